@@ -1,0 +1,164 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Processor transforms a history before it is sent to a model.
+//
+// The contract:
+//   - The input is read-only. Process must not modify the slice it is given
+//     nor any message or part it points to; it returns a new slice, which
+//     may share unchanged messages with the input.
+//   - The output is a valid history (see [Validate]): non-empty, ending with
+//     a request, every tool call answered right after its response and no
+//     tool return without its call.
+//   - The last message of the input (the request about to be sent) is
+//     returned unchanged, as the last message of the output.
+//   - Process is safe for concurrent use by many conversations.
+//   - Anything that waits (a model call) honours ctx cancellation.
+//
+// A [Chain] checks the output of each processor against this contract.
+type Processor interface {
+	Process(ctx context.Context, history []Message) ([]Message, error)
+}
+
+// Func adapts an ordinary function to the [Processor] interface.
+type Func func(ctx context.Context, history []Message) ([]Message, error)
+
+// Process calls f(ctx, history).
+func (f Func) Process(ctx context.Context, history []Message) ([]Message, error) {
+	return f(ctx, history)
+}
+
+// Errors returned when a history breaks the contract. A [ChainError] wraps
+// one of them together with the position of the processor that produced the
+// history; [Validate] wraps them with the index of the offending message.
+var (
+	// ErrEmptyHistory: the history has no messages.
+	ErrEmptyHistory = errors.New("empty history")
+	// ErrNoFinalRequest: the history does not end with a request.
+	ErrNoFinalRequest = errors.New("history does not end with a request")
+	// ErrOrphanToolReturn: a tool return (or retry prompt with a call ID)
+	// does not answer a call of the response right before it.
+	ErrOrphanToolReturn = errors.New("tool return without a matching tool call")
+	// ErrUnansweredToolCall: a tool call is not answered by a tool return
+	// before the next non-tool content.
+	ErrUnansweredToolCall = errors.New("tool call without a tool return")
+	// ErrLastRequestAltered: a processor changed or dropped the last
+	// request of the history it was given.
+	ErrLastRequestAltered = errors.New("last request altered")
+	// ErrMalformed: a message is malformed (unknown kind, a part of the
+	// wrong kind, a tool call or return without an ID).
+	ErrMalformed = errors.New("malformed message")
+)
+
+// ChainError reports which processor of a chain broke the contract or failed.
+type ChainError struct {
+	// Position is the processor's zero-based position in the flattened
+	// chain, or -1 when the chain's input itself was invalid.
+	Position int
+	// Processor is the failing processor's type, as fmt's %T prints it.
+	Processor string
+	// Err is the underlying error: a contract sentinel (wrapped with
+	// details) or the processor's own error.
+	Err error
+}
+
+// Error describes the failure and the processor's position.
+func (e *ChainError) Error() string {
+	if e.Position < 0 {
+		return "chain input: " + e.Err.Error()
+	}
+	return fmt.Sprintf("processor %d (%s): %v", e.Position, e.Processor, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *ChainError) Unwrap() error { return e.Err }
+
+type chain []Processor
+
+// Chain composes processors into one that runs them in order, the first one
+// first, each on the output of the previous one. After each processor it
+// checks the output against the [Processor] contract and stops with a
+// [*ChainError] naming the processor's position when the contract is broken
+// or the processor fails. Nested chains are flattened; Chain() returns a
+// processor that checks its input and returns it unchanged, and Chain(p)
+// returns p itself. The chain keeps its own copy of ps.
+func Chain(ps ...Processor) Processor {
+	var flat chain
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		if c, ok := p.(chain); ok {
+			flat = append(flat, c...)
+			continue
+		}
+		flat = append(flat, p)
+	}
+	if len(flat) == 1 {
+		return flat[0]
+	}
+	return flat
+}
+
+// Process runs the processors in order.
+func (c chain) Process(ctx context.Context, history []Message) ([]Message, error) {
+	if len(c) == 0 {
+		if err := Validate(history); err != nil {
+			return nil, &ChainError{Position: -1, Err: err}
+		}
+		return history, nil
+	}
+	if len(history) == 0 {
+		return nil, &ChainError{Position: -1, Err: ErrEmptyHistory}
+	}
+	last := history[len(history)-1]
+	cur := history
+	for i, p := range c {
+		if err := ctx.Err(); err != nil {
+			return nil, &ChainError{Position: i, Processor: fmt.Sprintf("%T", p), Err: err}
+		}
+		out, err := p.Process(ctx, cur)
+		if err == nil {
+			err = checkOutput(out, last)
+		}
+		if err != nil {
+			// Blame the input rather than the first processor when the
+			// input was already broken.
+			if i == 0 && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				if verr := Validate(history); verr != nil {
+					return nil, &ChainError{Position: -1, Err: verr}
+				}
+			}
+			return nil, &ChainError{Position: i, Processor: fmt.Sprintf("%T", p), Err: err}
+		}
+		cur = out
+	}
+	return cur, nil
+}
+
+// checkOutput validates out and checks that it ends with last, unchanged.
+func checkOutput(out []Message, last Message) error {
+	if err := Validate(out); err != nil {
+		return err
+	}
+	if !Equal(out[len(out)-1], last) {
+		return ErrLastRequestAltered
+	}
+	return nil
+}
+
+// When returns a processor that applies p only when pred reports true for
+// the history, and otherwise returns the history unchanged.
+func When(pred func(ctx context.Context, history []Message) bool, p Processor) Processor {
+	return Func(func(ctx context.Context, history []Message) ([]Message, error) {
+		if !pred(ctx, history) {
+			return history, nil
+		}
+		return p.Process(ctx, history)
+	})
+}

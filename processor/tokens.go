@@ -1,0 +1,85 @@
+package processor
+
+// CharsPerToken is the ratio EstimateTokens assumes for text it has no
+// provider count for.
+const CharsPerToken = 4
+
+// MessageOverheadTokens is the per-message cost EstimateTokens adds for
+// role markers and framing.
+const MessageOverheadTokens = 4
+
+// Chars returns the number of characters (bytes of UTF-8) of a message's
+// content that a provider would see: text, prompts, tool returns (JSON when
+// structured), tool names and arguments. Thinking is not counted, since it
+// is not sent back.
+func Chars(m Message) int {
+	n := len(m.Refusal)
+	for _, p := range m.Parts {
+		n += PartChars(p)
+	}
+	return n
+}
+
+// PartChars returns the number of characters of one part, as [Chars] counts.
+func PartChars(p Part) int {
+	switch p := p.(type) {
+	case SystemPrompt:
+		return len(p.Content)
+	case UserPrompt:
+		if p.Contents == nil {
+			return len(p.Content)
+		}
+		n := 0
+		for _, c := range p.Contents {
+			n += len(c.Text) + len(c.Data)
+		}
+		return n
+	case ToolReturn:
+		switch {
+		case p.JSON != nil:
+			return len(p.JSON)
+		case p.Contents != nil:
+			n := 0
+			for _, c := range p.Contents {
+				n += len(c) + 1
+			}
+			return max(n-1, 0)
+		}
+		return len(p.Content)
+	case RetryPrompt:
+		return len(p.Content)
+	case Text:
+		return len(p.Content)
+	case ToolCall:
+		return len(p.ToolName) + len(p.Args) + len(p.ToolCallID)
+	}
+	return 0
+}
+
+// MessageTokens estimates one message's prompt tokens from its characters.
+func MessageTokens(m Message) int {
+	return (Chars(m)+CharsPerToken-1)/CharsPerToken + MessageOverheadTokens
+}
+
+// EstimateTokens estimates the prompt tokens of sending history. It anchors
+// on the latest response whose usage is trustworthy: one with InputTokens
+// reported and Usage.PromptMessages equal to its own index (the messages
+// before it are still the ones that were sent). That response's input and
+// output tokens count exactly; only the messages after it are estimated,
+// at [CharsPerToken] characters a token plus [MessageOverheadTokens] each.
+// Without an anchor every message is estimated.
+func EstimateTokens(history []Message) int {
+	start, total := 0, 0
+	for i := len(history) - 1; i >= 0; i-- {
+		m := history[i]
+		if m.Kind == Response && m.Usage.InputTokens > 0 && m.Usage.PromptMessages == i {
+			total = int(m.Usage.InputTokens + m.Usage.OutputTokens)
+			start = i + 1
+			break
+		}
+	}
+	for _, m := range history[start:] {
+		total += MessageTokens(m)
+	}
+	return total
+}
