@@ -1,0 +1,287 @@
+package summarizer
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// DefaultDigestChars is the size bound of a [Digest] summary when
+// [DigestOptions.MaxChars] is 0.
+const DefaultDigestChars = 4000
+
+// DigestHeader starts every summary a [Digest] writes.
+const DigestHeader = "Digest of earlier messages (written offline, without a model)."
+
+// writtenLabel starts the line listing the files written; a later digest
+// reads it back from its previous summary so no written path is lost.
+const writtenLabel = "Files written: "
+
+// DigestOptions configures a [Digest]. The zero value means all defaults.
+type DigestOptions struct {
+	// MaxChars bounds the summary's size; 0 means DefaultDigestChars. The
+	// list of files written is always kept whole, even past the bound.
+	MaxChars int
+}
+
+// Digest is an offline, deterministic summarizer: it extracts the user's
+// requests, the tools called with their key arguments, the errors and
+// files seen and the last assistant text, without calling any model. It is
+// the window's fallback and the default when no model is configured. It is
+// safe for concurrent use.
+type Digest struct {
+	maxChars int
+}
+
+// NewDigest returns a Digest.
+func NewDigest(opts DigestOptions) *Digest {
+	n := opts.MaxChars
+	if n <= 0 {
+		n = DefaultDigestChars
+	}
+	return &Digest{maxChars: n}
+}
+
+// Summarize returns the digest of messages, merged with previous (kept,
+// clipped to a share of the bound; the files written it lists are carried
+// over whole). It never fails and never waits.
+func (d *Digest) Summarize(_ context.Context, messages []processor.Message, previous string) (string, error) {
+	return d.digest(messages, previous), nil
+}
+
+func (d *Digest) digest(messages []processor.Message, previous string) string {
+	written, mentioned := Paths(messages)
+	prevWritten, prevRest := splitDigest(previous)
+	written = mergePaths(prevWritten, written)
+
+	var b strings.Builder
+	b.WriteString(DigestHeader)
+	b.WriteString("\n")
+	b.WriteString("Messages covered: " + strconv.Itoa(len(messages)) + ".\n")
+	if len(written) > 0 {
+		b.WriteString(writtenLabel + strings.Join(written, ", ") + "\n")
+	}
+	fixed := b.Len() // the header and the files written, always kept
+	budget := d.maxChars - fixed
+	section := func(title, body string) {
+		if body == "" {
+			return
+		}
+		b.WriteString(title + "\n" + body + "\n")
+	}
+	share := func(pct int) int { return max(budget*pct/100, 0) }
+
+	if prevRest = strings.TrimSpace(prevRest); prevRest != "" {
+		section("Earlier summary:", clip(prevRest, share(30)))
+	}
+	section("User requests:", userRequests(messages, share(20)))
+	section("Tool calls:", toolCalls(messages, share(15)))
+	section("Errors seen:", errorsSeen(messages, share(10)))
+	section("Last assistant text:", clip(collapse(lastText(messages)), share(12)))
+	if left := d.maxChars - max(b.Len(), fixed) - len("Files mentioned: \n"); left > 0 && len(mentioned) > 0 {
+		var kept []string
+		n := 0
+		for _, p := range mentioned {
+			if n+len(p)+2 > left {
+				break
+			}
+			kept = append(kept, p)
+			n += len(p) + 2
+		}
+		if len(kept) > 0 {
+			b.WriteString("Files mentioned: " + strings.Join(kept, ", ") + "\n")
+		}
+	}
+	out := strings.TrimRight(b.String(), "\n")
+	if len(out) > fixed && len(out)-fixed > max(budget, 0) {
+		out = out[:fixed] + clip(out[fixed:], max(budget, 0))
+	}
+	return out
+}
+
+// splitDigest returns the files-written list of a previous digest and the
+// rest of its text. A previous summary of another kind is returned whole.
+func splitDigest(previous string) (written []string, rest string) {
+	if !strings.Contains(previous, writtenLabel) {
+		return nil, previous
+	}
+	var lines []string
+	for _, line := range strings.Split(previous, "\n") {
+		if list, ok := strings.CutPrefix(line, writtenLabel); ok && written == nil {
+			written = strings.Split(list, ", ")
+			continue
+		}
+		if line == DigestHeader || strings.HasPrefix(line, "Messages covered: ") {
+			continue
+		}
+		lines = append(lines, line)
+	}
+	return written, strings.Join(lines, "\n")
+}
+
+// mergePaths returns a followed by the paths of b it lacks.
+func mergePaths(a, b []string) []string {
+	seen := make(map[string]bool, len(a)+len(b))
+	var out []string
+	for _, p := range append(append([]string(nil), a...), b...) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// collapse replaces runs of white space with one space.
+func collapse(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// fitLines joins items as "- item" lines within budget characters, always
+// keeping the first item and then as many of the latest as fit, in order.
+func fitLines(items []string, budget int) string {
+	if len(items) == 0 || budget <= 0 {
+		return ""
+	}
+	line := func(s string) string { return "- " + s + "\n" }
+	first := line(items[0])
+	if len(first) > budget {
+		return strings.TrimRight(clip(first, budget), "\n")
+	}
+	used := len(first)
+	var tail []string
+	for i := len(items) - 1; i >= 1; i-- {
+		l := line(items[i])
+		if used+len(l) > budget {
+			break
+		}
+		used += len(l)
+		tail = append(tail, l)
+	}
+	var b strings.Builder
+	b.WriteString(first)
+	if skipped := len(items) - 1 - len(tail); skipped > 0 {
+		b.WriteString("- (" + strconv.Itoa(skipped) + " more left out)\n")
+	}
+	for i := len(tail) - 1; i >= 0; i-- {
+		b.WriteString(tail[i])
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// userRequests lists the user's prompts.
+func userRequests(messages []processor.Message, budget int) string {
+	var items []string
+	for _, m := range messages {
+		for _, p := range m.Parts {
+			if u, ok := p.(processor.UserPrompt); ok {
+				if t := collapse(userText(u)); t != "" {
+					items = append(items, clip(t, 300))
+				}
+			}
+		}
+	}
+	return fitLines(items, budget)
+}
+
+// argKeys are the argument names shown for a tool call, best first.
+var argKeys = []string{"command", "cmd", "file_path", "path", "pattern", "query", "url", "description", "prompt"}
+
+// keyArg returns the most telling argument of a call, clipped.
+func keyArg(args string) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(args), &m); err != nil {
+		return clip(collapse(args), 120)
+	}
+	for _, k := range argKeys {
+		if s, ok := m[k].(string); ok && s != "" {
+			return clip(collapse(s), 120)
+		}
+	}
+	return clip(collapse(args), 120)
+}
+
+// toolCalls counts the calls per tool and lists the latest ones.
+func toolCalls(messages []processor.Message, budget int) string {
+	var names []string
+	count := map[string]int{}
+	var items []string
+	for _, m := range messages {
+		for _, c := range m.ToolCalls() {
+			if count[c.ToolName] == 0 {
+				names = append(names, c.ToolName)
+			}
+			count[c.ToolName]++
+			items = append(items, c.ToolName+": "+keyArg(c.Args))
+		}
+	}
+	if len(items) == 0 {
+		return ""
+	}
+	var counts []string
+	for _, n := range names {
+		counts = append(counts, n+" x"+strconv.Itoa(count[n]))
+	}
+	head := clip(strconv.Itoa(len(items))+" calls: "+strings.Join(counts, ", "), budget)
+	return strings.TrimRight(head+"\n"+fitLines(items, budget-len(head)-1), "\n")
+}
+
+// errorMarkers are substrings that mark a line as an error report.
+var errorMarkers = []string{"error", "exception", "traceback", "failed", "fail:", "panic:", "fatal", "not found", "no such file", "denied", "<returncode>1", "exit status", "exit code"}
+
+// errorLine returns the first line of s that reads like an error, or "".
+func errorLine(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		l := strings.ToLower(line)
+		for _, mk := range errorMarkers {
+			if strings.Contains(l, mk) {
+				return clip(collapse(line), 200)
+			}
+		}
+	}
+	return ""
+}
+
+// errorsSeen lists the errors reported by tools and retry prompts.
+func errorsSeen(messages []processor.Message, budget int) string {
+	var items []string
+	seen := map[string]bool{}
+	add := func(tool, line string) {
+		if line == "" {
+			return
+		}
+		if tool != "" {
+			line = tool + ": " + line
+		}
+		if !seen[line] {
+			seen[line] = true
+			items = append(items, line)
+		}
+	}
+	for _, m := range messages {
+		for _, p := range m.Parts {
+			switch p := p.(type) {
+			case processor.RetryPrompt:
+				add(p.ToolName, clip(collapse(p.Content), 200))
+			case processor.ToolReturn:
+				add(p.ToolName, errorLine(p.ToolReturnContent()))
+			}
+		}
+	}
+	return fitLines(items, budget)
+}
+
+// lastText returns the last text the assistant wrote.
+func lastText(messages []processor.Message) string {
+	for i := len(messages) - 1; i >= 0; i-- {
+		if messages[i].Kind == processor.Response {
+			if t := messages[i].Text(); strings.TrimSpace(t) != "" {
+				return t
+			}
+		}
+	}
+	return ""
+}

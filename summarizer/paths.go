@@ -1,0 +1,429 @@
+package summarizer
+
+import (
+	"encoding/json"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// Paths returns the file paths seen in messages, each once, in order of
+// first appearance. written holds the paths a tool call wrote, edited,
+// created, moved or copied to: file-editing tools (their path arguments,
+// patch headers) and shell commands (redirections, sed -i, perl -i, tee,
+// touch, cp, mv). mentioned holds every other path-like token of the user
+// prompts, assistant text, tool arguments and then tool results: tokens
+// with a known file extension, or absolute and relative paths ("/etc/x",
+// "./x", "~/x") of at least two segments. It is deterministic.
+func Paths(messages []processor.Message) (written, mentioned []string) {
+	seenW := map[string]bool{}
+	addW := func(p string) {
+		p = cleanPath(p)
+		if p == "" || seenW[p] {
+			return
+		}
+		seenW[p] = true
+		written = append(written, p)
+	}
+	var first, late []string // mentioned in prompts and calls; in tool results
+	for _, m := range messages {
+		for _, part := range m.Parts {
+			switch p := part.(type) {
+			case processor.ToolCall:
+				for _, w := range writtenByCall(p) {
+					addW(w)
+				}
+				first = append(first, pathTokens(p.Args)...)
+			case processor.UserPrompt:
+				first = append(first, pathTokens(userText(p))...)
+			case processor.Text:
+				first = append(first, pathTokens(p.Content)...)
+			case processor.ToolReturn:
+				late = append(late, pathTokens(p.ToolReturnContent())...)
+			case processor.RetryPrompt:
+				late = append(late, pathTokens(p.Content)...)
+			}
+		}
+	}
+	seenM := map[string]bool{}
+	for _, p := range append(first, late...) {
+		if seenW[p] || seenM[p] {
+			continue
+		}
+		seenM[p] = true
+		mentioned = append(mentioned, p)
+	}
+	return written, mentioned
+}
+
+// pathKeys are argument names that hold a file path.
+var pathKeys = []string{"path", "file_path", "filepath", "file", "filename", "file_name", "target_file", "notebook_path", "target", "dest", "destination", "new_path", "old_path"}
+
+// commandKeys are argument names that hold a shell command.
+var commandKeys = []string{"command", "cmd", "script", "shell", "bash"}
+
+// writtenByCall returns the paths a tool call writes.
+func writtenByCall(c processor.ToolCall) []string {
+	var args map[string]any
+	if err := json.Unmarshal([]byte(c.Args), &args); err != nil {
+		// Not an object: a raw command or patch.
+		if strings.Contains(c.Args, "*** ") || strings.Contains(c.Args, "+++ ") {
+			return patchPaths(c.Args)
+		}
+		return nil
+	}
+	name := strings.ToLower(c.ToolName)
+	var out []string
+	if writesFiles(name, args) {
+		for _, k := range pathKeys {
+			if s, ok := args[k].(string); ok {
+				out = append(out, s)
+			}
+		}
+		if edits, ok := args["edits"].([]any); ok {
+			for _, e := range edits {
+				if e, ok := e.(map[string]any); ok {
+					for _, k := range pathKeys {
+						if s, ok := e[k].(string); ok {
+							out = append(out, s)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, v := range args {
+		if s, ok := v.(string); ok && (strings.Contains(s, "*** Add File:") || strings.Contains(s, "*** Update File:") || strings.Contains(s, "\n+++ ") || strings.HasPrefix(s, "+++ ") || strings.HasPrefix(s, "--- ")) {
+			out = append(out, patchPaths(s)...)
+		}
+	}
+	for _, k := range commandKeys {
+		if s, ok := args[k].(string); ok {
+			out = append(out, shellWritten(s)...)
+		}
+	}
+	return out
+}
+
+// writesFiles reports whether a tool of this name, with these arguments,
+// writes the files its path arguments name.
+func writesFiles(name string, args map[string]any) bool {
+	if cmd, ok := args["command"].(string); ok {
+		switch cmd {
+		case "create", "str_replace", "insert", "undo_edit", "write", "edit", "append", "replace":
+			return true
+		case "view", "read":
+			return false
+		}
+	}
+	for _, w := range []string{"write", "edit", "create", "replace", "insert", "patch", "append", "save", "update_file", "modify", "delete", "remove", "move", "rename"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// patchPaths returns the files a patch adds, updates or moves to.
+func patchPaths(s string) []string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimRight(line, "\r")
+		for _, prefix := range []string{"*** Add File: ", "*** Update File: ", "*** Move to: ", "+++ b/", "+++ "} {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				rest = strings.TrimSpace(rest)
+				if i := strings.IndexByte(rest, '\t'); i >= 0 {
+					rest = rest[:i]
+				}
+				if rest != "/dev/null" && rest != "" {
+					out = append(out, rest)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// shellWritten returns the files a shell command writes: redirection
+// targets, and the files of sed -i, perl -i, tee, touch, cp and mv.
+func shellWritten(cmd string) []string {
+	var out []string
+	for _, seg := range shellSegments(cmd) {
+		for i := 0; i+1 < len(seg); i++ {
+			if seg[i].op && (seg[i].s == ">" || seg[i].s == ">>") && !seg[i+1].op {
+				out = append(out, seg[i+1].s)
+			}
+		}
+		var words []string // the command's words without redirections
+		for i := 0; i < len(seg); i++ {
+			if seg[i].op {
+				i++ // skip the redirection's target
+				continue
+			}
+			words = append(words, seg[i].s)
+		}
+		for len(words) > 0 && (strings.Contains(words[0], "=") || words[0] == "sudo" || words[0] == "env" || words[0] == "command") {
+			words = words[1:]
+		}
+		if len(words) == 0 {
+			continue
+		}
+		out = append(out, commandWrites(path.Base(words[0]), words[1:])...)
+	}
+	return out
+}
+
+// commandWrites returns the files one simple command writes.
+func commandWrites(name string, args []string) []string {
+	var operands []string
+	inPlace, script := false, false
+	for _, a := range args {
+		switch {
+		case a == "--":
+		case strings.HasPrefix(a, "-"):
+			if strings.HasPrefix(a, "-i") || a == "--in-place" || (name == "perl" && strings.Contains(a, "i")) {
+				inPlace = true
+			}
+			if a == "-e" || a == "--expression" || a == "-f" || strings.HasPrefix(a, "--expression=") {
+				script = true
+			}
+		default:
+			operands = append(operands, a)
+		}
+	}
+	switch name {
+	case "sed", "perl":
+		if !inPlace {
+			return nil
+		}
+		if !script && len(operands) > 0 {
+			operands = operands[1:] // the script itself
+		} else if script && len(operands) > 0 && name == "sed" {
+			// -e SCRIPT: the option's value was taken as an operand.
+			operands = operands[1:]
+		}
+		return operands
+	case "tee", "touch", "truncate":
+		return operands
+	case "cp", "mv", "install", "ln", "rsync":
+		if len(operands) >= 2 {
+			return operands[len(operands)-1:]
+		}
+	}
+	return nil
+}
+
+// word is one token of a shell command: a word (quotes removed) or an
+// operator.
+type word struct {
+	s  string
+	op bool
+}
+
+// shellSegments splits a shell command into simple commands (at newlines,
+// ;, &, |, && and ||), each a list of words and redirection operators.
+// Here-document bodies are skipped. It is a heuristic, not a shell parser.
+func shellSegments(cmd string) [][]word {
+	var segs [][]word
+	var cur []word
+	var tok strings.Builder
+	inTok := false
+	var heredocs []string
+	flush := func() {
+		if inTok {
+			cur = append(cur, word{s: tok.String()})
+			tok.Reset()
+			inTok = false
+		}
+	}
+	endSeg := func() {
+		flush()
+		if len(cur) > 0 {
+			segs = append(segs, cur)
+		}
+		cur = nil
+	}
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(cmd[i+1:], c)
+			if j < 0 {
+				j = len(cmd) - i - 1
+			}
+			tok.WriteString(cmd[i+1 : i+1+j])
+			inTok = true
+			i += j + 1
+		case c == '\\' && i+1 < len(cmd):
+			tok.WriteByte(cmd[i+1])
+			inTok = true
+			i++
+		case c == ' ' || c == '\t':
+			flush()
+		case c == '\n':
+			endSeg()
+			if len(heredocs) > 0 {
+				// Skip the bodies of the here-documents opened on this line.
+				rest := cmd[i+1:]
+				for _, delim := range heredocs {
+					for {
+						line, after, found := strings.Cut(rest, "\n")
+						rest = after
+						if strings.TrimSpace(line) == delim || !found {
+							if !found {
+								rest = ""
+							}
+							break
+						}
+					}
+				}
+				heredocs = nil
+				i = len(cmd) - len(rest) - 1
+			}
+		case c == ';' || c == '|' || c == '&' || c == '(' || c == ')':
+			if c == '&' && i+1 < len(cmd) && cmd[i+1] == '>' {
+				// &> or &>>: redirect both streams.
+				flush()
+				continue
+			}
+			endSeg()
+		case c == '<':
+			flush()
+			if strings.HasPrefix(cmd[i:], "<<<") {
+				i += 2
+				cur = append(cur, word{s: "<<<", op: true})
+				continue
+			}
+			if strings.HasPrefix(cmd[i:], "<<") {
+				i++
+				if i+1 < len(cmd) && cmd[i+1] == '-' {
+					i++
+				}
+				// Read the delimiter word.
+				j := i + 1
+				for j < len(cmd) && (cmd[j] == ' ' || cmd[j] == '\t') {
+					j++
+				}
+				k := j
+				for k < len(cmd) && cmd[k] != ' ' && cmd[k] != '\t' && cmd[k] != '\n' && cmd[k] != ';' && cmd[k] != '>' && cmd[k] != '|' {
+					k++
+				}
+				delim := strings.Trim(cmd[j:k], `'"\`)
+				if delim != "" {
+					heredocs = append(heredocs, delim)
+				}
+				i = k - 1
+				continue
+			}
+			cur = append(cur, word{s: "<", op: true})
+		case c == '>':
+			// A file descriptor number right before > belongs to it.
+			if inTok && isDigits(tok.String()) {
+				tok.Reset()
+				inTok = false
+			}
+			flush()
+			op := ">"
+			if i+1 < len(cmd) && cmd[i+1] == '>' {
+				op = ">>"
+				i++
+			}
+			if i+1 < len(cmd) && (cmd[i+1] == '&' || cmd[i+1] == '|') {
+				// >&2 duplicates a descriptor; >| forces.
+				if cmd[i+1] == '&' {
+					i++
+					for i+1 < len(cmd) && (cmd[i+1] >= '0' && cmd[i+1] <= '9' || cmd[i+1] == '-') {
+						i++
+					}
+					continue
+				}
+				i++
+			}
+			cur = append(cur, word{s: op, op: true})
+		default:
+			tok.WriteByte(c)
+			inTok = true
+		}
+	}
+	endSeg()
+	return segs
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// cleanPath trims a path found by a heuristic and rejects what is not a
+// file path worth keeping.
+func cleanPath(p string) string {
+	p = strings.TrimSpace(p)
+	p = strings.Trim(p, "\"'`,;:()[]{}<>")
+	switch {
+	case p == "", p == "-", strings.HasPrefix(p, "/dev/"), strings.HasPrefix(p, "$"),
+		strings.ContainsAny(p, "*?\n"), strings.Contains(p, "://"):
+		return ""
+	}
+	return p
+}
+
+// candidateRE finds tokens that may be paths.
+var candidateRE = regexp.MustCompile(`[A-Za-z0-9_~./@+-]+`)
+
+// pathTokens returns the path-like tokens of text, in order.
+func pathTokens(text string) []string {
+	var out []string
+	for _, t := range candidateRE.FindAllString(text, -1) {
+		t = strings.TrimRight(t, ".-")
+		if len(t) < 3 || strings.HasPrefix(t, "//") || strings.HasPrefix(t, "@") || strings.HasSuffix(t, "/") {
+			continue
+		}
+		if looksLikePath(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// looksLikePath reports whether t has a known file extension, or is an
+// absolute, home or dot-relative path of at least two segments.
+func looksLikePath(t string) bool {
+	if ext := path.Ext(t); len(ext) > 1 && knownExt[strings.ToLower(ext[1:])] {
+		base := path.Base(t)
+		return len(base) > len(ext) || strings.HasPrefix(base, ".") // ".env" style files too
+	}
+	if rest, ok := strings.CutPrefix(t, "/"); ok {
+		return strings.Contains(strings.Trim(rest, "/"), "/")
+	}
+	for _, pre := range []string{"./", "../", "~/"} {
+		if rest, ok := strings.CutPrefix(t, pre); ok {
+			return rest != ""
+		}
+	}
+	return false
+}
+
+// knownExt lists the file extensions that mark a token as a path.
+var knownExt = func() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range strings.Fields(`go mod sum py pyi pyx js mjs cjs jsx ts tsx vue svelte rb rs java kt kts scala
+		c h cc cpp cxx hpp hh m mm swift cs fs php pl pm lua r jl dart zig nim ex exs erl hrl elm clj hs ml
+		sh bash zsh fish ps1 bat cmd sql graphql proto thrift
+		json jsonl yaml yml toml ini cfg conf env properties xml html htm css scss sass less svg
+		md markdown rst txt adoc org tex csv tsv log lock patch diff diffs
+		ipynb dockerfile makefile gradle cmake mk tf hcl nix bzl bazel
+		png jpg jpeg gif pdf zip tar gz tgz whl jar so dll a o db sqlite`) {
+		m[e] = true
+	}
+	return m
+}()
