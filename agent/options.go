@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+)
+
+// Option configures an [Agent]. Options are applied in order; a later
+// option overrides an earlier one of the same kind, except WithProcessors
+// and WithTools, whose arguments accumulate.
+type Option interface{ apply(*options) }
+
+type options struct {
+	processors []processor.Processor
+	tools      []Tool
+	system     string
+	maxSteps   int
+	logger     *zap.Logger
+	events     func(ctx context.Context, e Event)
+	onText     func(delta string)
+	settings   model.Settings
+	compactor  Compactor
+	store      Store
+}
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+// DefaultMaxSteps is the number of model requests a turn may make when
+// [WithMaxSteps] is not given.
+const DefaultMaxSteps = 25
+
+// WithProcessors appends history processors to the agent's chain. The chain
+// runs before every model request, the first one first.
+func WithProcessors(ps ...processor.Processor) Option {
+	return optionFunc(func(o *options) { o.processors = append(o.processors, ps...) })
+}
+
+// WithTools adds tools the model may call. Each tool needs a unique,
+// non-empty Name and a non-nil Func; [Agent.Run] reports a misconfigured
+// tool as an error wrapping [ErrConfig].
+func WithTools(tools ...Tool) Option {
+	return optionFunc(func(o *options) { o.tools = append(o.tools, tools...) })
+}
+
+// WithSystemPrompt sets the system prompt. It is sent only when a turn
+// starts a conversation (the history given to [Agent.Run] is empty): the
+// first request then holds the system prompt followed by the user prompt.
+// A continued conversation already carries it in its history.
+func WithSystemPrompt(s string) Option {
+	return optionFunc(func(o *options) { o.system = s })
+}
+
+// WithMaxSteps caps the model requests of one turn; n <= 0 means
+// [DefaultMaxSteps]. A turn that reaches the cap without a text answer
+// fails with [ErrStepLimit].
+func WithMaxSteps(n int) Option {
+	return optionFunc(func(o *options) { o.maxSteps = n })
+}
+
+// WithLogger sets the logger the agent writes its steps to; nil (the
+// default) means zap.NewNop().
+func WithLogger(l *zap.Logger) Option {
+	return optionFunc(func(o *options) { o.logger = l })
+}
+
+// WithEvents sets a callback that receives an [Event] for every step a user
+// interface would show. It is called synchronously from [Agent.Run], on the
+// goroutine running the turn, so it must return quickly; an agent shared by
+// concurrent conversations calls it concurrently.
+func WithEvents(f func(ctx context.Context, e Event)) Option {
+	return optionFunc(func(o *options) { o.events = f })
+}
+
+// WithOnText streams the model's text: f receives each piece of every
+// response's text as it arrives (the text of responses that also call
+// tools included). It sets [model.Settings.OnText], overriding the one of
+// [WithSettings]. For a callback per conversation on a shared agent, derive
+// one with [Agent.With].
+func WithOnText(f func(delta string)) Option {
+	return optionFunc(func(o *options) { o.onText = f })
+}
+
+// WithSettings sets the settings of every model request. Its Tools are
+// replaced by the tools of [WithTools], and its OnText by the callback of
+// [WithOnText] when one is given.
+func WithSettings(s model.Settings) Option {
+	return optionFunc(func(o *options) { o.settings = s })
+}
+
+// WithCompactor sets the compactor the agent forces when the provider
+// answers that the prompt is too long for its context window (an error
+// matching [model.ErrContextOverflow]): the agent compacts the history it
+// was sending and retries that request once. Without a compactor the
+// overflow error is returned.
+func WithCompactor(c Compactor) Option {
+	return optionFunc(func(o *options) { o.compactor = c })
+}
+
+// WithStore sets where the agent persists the conversation as it goes (see
+// [Store]). A store belongs to one conversation: set it on an agent derived
+// for that conversation with [Agent.With].
+func WithStore(s Store) Option {
+	return optionFunc(func(o *options) { o.store = s })
+}
