@@ -1,0 +1,169 @@
+package processortest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// Fixture is a named valid history that [Run] checks processors on.
+type Fixture struct {
+	// Name names the fixture in subtest names.
+	Name string
+	// History is the history; it ends with a request.
+	History []processor.Message
+}
+
+// Fixtures returns the built-in histories, freshly built (callers may keep
+// or modify them): a single user request, a short chat, a long tool loop
+// with many calls and outputs of several thousand characters, parallel
+// tool calls answered out of order and across requests, structured JSON
+// tool returns, multi-part user and tool content, unicode throughout, and
+// a few [RandomHistory] histories of different sizes.
+func Fixtures() []Fixture {
+	fs := []Fixture{
+		{"single-message", []processor.Message{processor.UserMessage("Hello!")}},
+		{"short", short()},
+		{"long-tool-loop", longToolLoop()},
+		{"parallel-tool-calls", parallelCalls()},
+		{"json-tool-returns", jsonReturns()},
+		{"multi-part", multiPart()},
+		{"unicode", unicode()},
+	}
+	for i, n := range []int{12, 60, 200} {
+		r := rand.New(rand.NewPCG(uint64(i)+1, 0xab1d9e))
+		fs = append(fs, Fixture{fmt.Sprintf("random-%d", n), RandomHistory(r, n)})
+	}
+	return fs
+}
+
+func response(parts ...processor.Part) processor.Message {
+	m := processor.NewResponse(parts...)
+	m.ModelName = "test-model"
+	return m
+}
+
+func call(id, tool, args string) processor.ToolCall {
+	return processor.ToolCall{ToolCallID: id, ToolName: tool, Args: args}
+}
+
+func ret(id, tool, content string) processor.ToolReturn {
+	return processor.ToolReturn{ToolCallID: id, ToolName: tool, Content: content}
+}
+
+func short() []processor.Message {
+	return []processor.Message{
+		processor.SystemMessage("You are a helpful assistant."),
+		processor.UserMessage("What is the capital of France?"),
+		response(processor.Text{Content: "Paris."}),
+		processor.UserMessage("And of Italy?"),
+	}
+}
+
+// lines returns n numbered lines of output, like a command would print.
+func lines(prefix string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%s line %d: some output of the command, more or less interesting\n", prefix, i)
+	}
+	return b.String()
+}
+
+func longToolLoop() []processor.Message {
+	h := []processor.Message{
+		processor.NewRequest(
+			processor.SystemPrompt{Content: "You are a coding agent. Use the tools."},
+			processor.UserPrompt{Content: "Find out why the tests fail and fix them."},
+		),
+	}
+	for i := range 40 {
+		id := fmt.Sprintf("call_%d", i)
+		resp := response(processor.ToolCall{ToolCallID: id, ToolName: "bash", Args: fmt.Sprintf(`{"command":"go test ./pkg%d/..."}`, i)})
+		if i%3 == 0 {
+			resp.Parts = append([]processor.Part{processor.Thinking{Content: "Let me look at package " + fmt.Sprint(i)}, processor.Text{Content: "Running the tests."}}, resp.Parts...)
+		}
+		resp.Usage = processor.Usage{InputTokens: int64(500 + 400*i), OutputTokens: 30, PromptMessages: len(h)}
+		h = append(h, resp)
+		out := lines(fmt.Sprintf("pkg%d", i), 1+(i*7)%120)
+		if i%10 == 9 {
+			h = append(h, processor.NewRequest(processor.RetryPrompt{ToolCallID: id, ToolName: "bash", Content: "command timed out"}))
+			continue
+		}
+		h = append(h, processor.NewRequest(ret(id, "bash", out)))
+	}
+	h = append(h,
+		response(processor.Text{Content: "The tests pass now: the fixture path was wrong."}),
+		processor.UserMessage("Great, now commit it."),
+	)
+	return h
+}
+
+func parallelCalls() []processor.Message {
+	return []processor.Message{
+		processor.UserMessage("Compare the three config files."),
+		response(
+			processor.Text{Content: "Reading them."},
+			call("a", "read_file", `{"path":"a.yaml"}`),
+			call("b", "read_file", `{"path":"b.yaml"}`),
+			call("c", "read_file", `{"path":"c.yaml"}`),
+		),
+		processor.NewRequest(ret("c", "read_file", lines("c.yaml", 50)), ret("a", "read_file", "key: 1\n")),
+		processor.NewRequest(processor.RetryPrompt{ToolCallID: "b", ToolName: "read_file", Content: "file not found"}),
+		response(call("d", "list_dir", `{"path":"."}`), call("e", "bash", `{"command":"cat b.yml"}`)),
+		processor.NewRequest(ret("e", "bash", lines("b.yml", 80))),
+		processor.NewRequest(ret("d", "list_dir", "a.yaml\nb.yml\nc.yaml\n")),
+		response(processor.Text{Content: "a and c differ in every key; b is named b.yml."}),
+		processor.UserMessage("Thanks. Which one is newest?"),
+		response(call("f", "bash", `{"command":"ls -lt"}`)),
+		processor.NewRequest(ret("f", "bash", "c.yaml\na.yaml\nb.yml\n")),
+	}
+}
+
+func jsonReturns() []processor.Message {
+	items := make([]map[string]any, 80)
+	for i := range items {
+		items[i] = map[string]any{"id": i, "title": fmt.Sprintf("Issue %d: crash on empty input", i), "labels": []string{"bug", "p2"}}
+	}
+	big, _ := json.Marshal(map[string]any{"total": len(items), "items": items})
+	return []processor.Message{
+		processor.UserMessage("List the open issues and the weather."),
+		response(call("j1", "issues", `{"state":"open"}`), call("j2", "weather", `{"city":"Zürich"}`)),
+		processor.NewRequest(
+			processor.ToolReturn{ToolCallID: "j1", ToolName: "issues", JSON: big},
+			processor.ToolReturn{ToolCallID: "j2", ToolName: "weather", JSON: json.RawMessage(`{"city":"Zürich","temp_c":-3.5,"sky":"❄️"}`)},
+		),
+		response(processor.Text{Content: "80 open issues; it is snowing in Zürich."}),
+		processor.UserMessage("Close issue 3."),
+		response(call("j3", "close_issue", `{"id":3}`)),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "j3", ToolName: "close_issue", JSON: json.RawMessage(`{"ok":true}`)}),
+	}
+}
+
+func multiPart() []processor.Message {
+	return []processor.Message{
+		processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{
+			{Type: "text", Text: "What is in this picture?"},
+			{Type: "image_url", Data: json.RawMessage(`{"url":"data:image/png;base64,iVBORw0KGgo=","detail":"low"}`)},
+			{Type: "text", Text: "Be brief."},
+		}}),
+		response(call("m1", "ocr", `{}`)),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "m1", ToolName: "ocr", Contents: []string{"page 1", lines("ocr", 60), "page 3"}}),
+		response(processor.Text{Content: "A scanned invoice."}),
+		processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "text", Text: "Total?"}}}),
+	}
+}
+
+func unicode() []processor.Message {
+	long := strings.Repeat("日本語のテキスト、👩‍💻 émoji e\u0301 עברית ", 300)
+	return []processor.Message{
+		processor.SystemMessage("Réponds en français, s'il te plaît. 🇫🇷"),
+		processor.UserMessage("Lis le fichier 文件.txt — merci ! ✨"),
+		response(processor.Thinking{Content: "Je vais lire le fichier… ∑"}, call("u1", "read_file", `{"path":"文件.txt"}`)),
+		processor.NewRequest(ret("u1", "read_file", long)),
+		response(processor.Text{Content: "Le fichier contient du japonais, de l'hébreu et des émojis 😀."}),
+		processor.UserMessage("Привет! Ωμέγα? 한국어 ok."),
+	}
+}
