@@ -1,0 +1,175 @@
+// Package compact compacts a whole conversation on demand, as a chat
+// application's /compact command does: it summarizes the history with a
+// model (optionally steered by the user's focus, as in "/compact focus on
+// the failing tests") and returns a minimal history made of the summary
+// marker and an acknowledging response, with a [Report] of what it
+// replaced. It works on abridge's message model ([Compact]) and directly on
+// openai-go message params ([CompactOpenAI]).
+//
+// The summary request is a window marker (see the window processor's
+// Marker and ParseMarker), so a later compaction — on demand or by the
+// window — recognises it and merges the old summary into the new one
+// instead of summarizing a summary.
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
+)
+
+// Errors returned by [Compact].
+var (
+	// ErrTooShort: the history holds too little to be worth compacting:
+	// fewer than [MinMessages] messages, or fewer than two besides its
+	// leading system prompts and an earlier summary with its
+	// acknowledgement.
+	ErrTooShort = errors.New("history too short to compact")
+	// ErrEmptySummary: the summarizer returned nothing but white space.
+	ErrEmptySummary = errors.New("empty summary")
+)
+
+// MinMessages is the smallest history [Compact] accepts.
+const MinMessages = 3
+
+// Acknowledgement is the text of the response that follows the summary in
+// a compacted history.
+const Acknowledgement = "Understood. I have the summary of our conversation so far and will continue from there."
+
+// Summarizer writes the summary. messages are read-only; previous is the
+// summary of an earlier compaction found in the history ("" when none) and
+// must be merged into the new one; focus is the user's instruction on what
+// to keep above all ("" when none). The LLM summarizer of package
+// summarizer satisfies it.
+type Summarizer interface {
+	SummarizeFocus(ctx context.Context, messages []processor.Message, previous, focus string) (string, error)
+}
+
+// Report describes a compaction: the history's size before and after, in
+// messages and in prompt tokens estimated with processor.EstimateTokens,
+// and the summary's length in bytes.
+type Report struct {
+	MessagesBefore, MessagesAfter, TokensBefore, TokensAfter int
+	SummaryChars                                             int
+}
+
+// Compact summarizes history with s, following focus when it is not empty,
+// and returns the compacted history: the history's leading system prompts
+// (kept first and verbatim: they are the agent's instructions, and are not
+// sent to the summarizer), then the summary marker (a request), then a
+// response with the text [Acknowledgement]. Without system prompts that is
+// the two messages [marker, acknowledgement].
+//
+// The compacted history ends with a response, not a request, so it is not
+// yet something to send: the host appends the next user prompt (an agent's
+// Run does) before the next model request.
+//
+// A summary marker already in the history is not summarized again: its
+// summary is passed to s as previous, and the acknowledgement right after it
+// is left out. A history too short to compact fails with [ErrTooShort]
+// before s is called. The history is not modified.
+func Compact(ctx context.Context, s Summarizer, history []processor.Message, focus string) ([]processor.Message, Report, error) {
+	rep := Report{MessagesBefore: len(history), TokensBefore: processor.EstimateTokens(history)}
+	head, body := splitSystem(history)
+	previous, body := dropMarkers(body)
+	if len(history) < MinMessages || len(body) < 2 {
+		return nil, rep, fmt.Errorf("%d messages, %d to summarize: %w", len(history), len(body), ErrTooShort)
+	}
+	summary, err := s.SummarizeFocus(ctx, body, previous, strings.TrimSpace(focus))
+	if err != nil {
+		return nil, rep, fmt.Errorf("summarize %d messages: %w", len(body), err)
+	}
+	summary = strings.TrimSpace(summary)
+	if summary == "" {
+		return nil, rep, fmt.Errorf("summarize %d messages: %w", len(body), ErrEmptySummary)
+	}
+	out := make([]processor.Message, 0, len(head)+2)
+	out = append(out, head...)
+	out = append(out, window.Marker(summary), processor.TextMessage(Acknowledgement))
+	rep.MessagesAfter = len(out)
+	rep.TokensAfter = processor.EstimateTokens(out)
+	rep.SummaryChars = len(summary)
+	return out, rep, nil
+}
+
+// CompactOpenAI is [Compact] for a history of openai-go message params. It
+// converts them with model.FromOpenAI, compacts, and converts the result
+// back with model.ToOpenAI: leading system (or developer) messages, a user
+// message holding the summary marker, and an assistant message with the
+// acknowledgement.
+func CompactOpenAI(ctx context.Context, s Summarizer, history []openai.ChatCompletionMessageParamUnion, focus string) ([]openai.ChatCompletionMessageParamUnion, Report, error) {
+	msgs, err := model.FromOpenAI(history)
+	if err != nil {
+		return nil, Report{MessagesBefore: len(history)}, fmt.Errorf("convert history: %w", err)
+	}
+	out, rep, err := Compact(ctx, s, msgs, focus)
+	if err != nil {
+		return nil, rep, err
+	}
+	params, err := model.ToOpenAI(out)
+	if err != nil {
+		return nil, rep, fmt.Errorf("convert compacted history: %w", err)
+	}
+	return params, rep, nil
+}
+
+// splitSystem returns the leading system prompts of history (whole
+// system-only requests, and the system parts that open the first request
+// holding anything else) and the rest.
+func splitSystem(history []processor.Message) (head, body []processor.Message) {
+	for i, m := range history {
+		if m.Kind != processor.Request {
+			return head, history[i:]
+		}
+		k := 0
+		for k < len(m.Parts) {
+			if _, ok := m.Parts[k].(processor.SystemPrompt); !ok {
+				break
+			}
+			k++
+		}
+		switch {
+		case k == 0:
+			return head, history[i:]
+		case k == len(m.Parts):
+			head = append(head, m)
+			continue
+		}
+		sys, rest := m, m
+		sys.Parts = slices.Clone(m.Parts[:k])
+		rest.Parts = slices.Clone(m.Parts[k:])
+		head = append(head, sys)
+		body = make([]processor.Message, 0, len(history)-i)
+		body = append(body, rest)
+		return head, append(body, history[i+1:]...)
+	}
+	return head, nil
+}
+
+// dropMarkers returns the summary of the last marker in body ("" when there
+// is none) and body without its markers and their acknowledgements.
+func dropMarkers(body []processor.Message) (previous string, rest []processor.Message) {
+	rest = make([]processor.Message, 0, len(body))
+	afterMarker := false
+	for _, m := range body {
+		if s, ok := window.ParseMarker(m); ok {
+			previous, afterMarker = s, true
+			continue
+		}
+		if afterMarker && m.Kind == processor.Response && !m.HasToolCalls() && strings.TrimSpace(m.Text()) == Acknowledgement {
+			afterMarker = false
+			continue
+		}
+		afterMarker = false
+		rest = append(rest, m)
+	}
+	return previous, rest
+}

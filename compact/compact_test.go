@@ -1,0 +1,365 @@
+package compact_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/openai/openai-go/v3"
+
+	"github.com/abridge-go/abridge/compact"
+	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+var _ compact.Summarizer = (*summarizer.LLM)(nil)
+
+// fake records what it was asked to summarize.
+type fake struct {
+	summary string
+	err     error
+	calls   int
+	got     []processor.Message
+	prev    string
+	focus   string
+}
+
+func (f *fake) SummarizeFocus(_ context.Context, msgs []processor.Message, previous, focus string) (string, error) {
+	f.calls++
+	f.got, f.prev, f.focus = slices.Clone(msgs), previous, focus
+	return f.summary, f.err
+}
+
+func call(id, name, args string) processor.Message {
+	return processor.NewResponse(processor.ToolCall{ToolCallID: id, ToolName: name, Args: args})
+}
+
+func ret(id, name, content string) processor.Message {
+	return processor.NewRequest(processor.ToolReturn{ToolCallID: id, ToolName: name, Content: content})
+}
+
+var (
+	sys  = processor.SystemMessage("You are a coding agent.")
+	conv = []processor.Message{
+		processor.UserMessage("fix the failing tests"),
+		call("c1", "bash", `{"command":"go test ./..."}`),
+		ret("c1", "bash", "--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 1, want 2"),
+		processor.TextMessage("TestParse fails: off by one in parse.go."),
+		processor.UserMessage("fix it"),
+		processor.TextMessage("Fixed parse.go line 40; tests pass."),
+	}
+	ack = processor.TextMessage(compact.Acknowledgement)
+)
+
+func cat(parts ...[]processor.Message) []processor.Message {
+	var out []processor.Message
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func one(m ...processor.Message) []processor.Message { return m }
+
+func TestCompact(t *testing.T) {
+	const summary = "Goal: fix TestParse. Status: done."
+	mixed := processor.NewRequest(processor.SystemPrompt{Content: "Be careful."}, processor.UserPrompt{Content: "hello"})
+	tests := []struct {
+		name      string
+		history   []processor.Message
+		focus     string
+		want      []processor.Message
+		wantSent  []processor.Message
+		wantPrev  string
+		wantFocus string
+	}{
+		{
+			name:      "plain history with focus",
+			history:   conv,
+			focus:     "  focus on the failing tests\n",
+			want:      one(window.Marker(summary), ack),
+			wantSent:  conv,
+			wantFocus: "focus on the failing tests",
+		},
+		{
+			name:     "system prompts kept first",
+			history:  cat(one(sys, processor.SystemMessage("Use Go.")), conv),
+			want:     one(sys, processor.SystemMessage("Use Go."), window.Marker(summary), ack),
+			wantSent: conv,
+		},
+		{
+			name:    "system parts split from the first prompt",
+			history: cat(one(mixed, processor.TextMessage("hi")), conv),
+			want: one(processor.NewRequest(processor.SystemPrompt{Content: "Be careful."}),
+				window.Marker(summary), ack),
+			wantSent: cat(one(processor.UserMessage("hello"), processor.TextMessage("hi")), conv),
+		},
+		{
+			name:     "earlier summary passed as previous",
+			history:  cat(one(sys, window.Marker("old summary"), ack), conv),
+			want:     one(sys, window.Marker(summary), ack),
+			wantSent: conv,
+			wantPrev: "old summary",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := slices.Clone(tt.history)
+			f := &fake{summary: "\n" + summary + "\n"}
+			got, rep, err := compact.Compact(context.Background(), f, tt.history, tt.focus)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("compacted (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantSent, f.got); diff != "" {
+				t.Errorf("summarized (-want +got):\n%s", diff)
+			}
+			if f.prev != tt.wantPrev || f.focus != tt.wantFocus {
+				t.Errorf("previous %q focus %q, want %q %q", f.prev, f.focus, tt.wantPrev, tt.wantFocus)
+			}
+			s, ok := window.ParseMarker(got[len(got)-2])
+			if !ok || s != summary {
+				t.Errorf("marker not recognised: %q %v", s, ok)
+			}
+			wantRep := compact.Report{
+				MessagesBefore: len(tt.history), MessagesAfter: len(tt.want),
+				TokensBefore: processor.EstimateTokens(tt.history), TokensAfter: processor.EstimateTokens(tt.want),
+				SummaryChars: len(summary),
+			}
+			if diff := cmp.Diff(wantRep, rep); diff != "" {
+				t.Errorf("report (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tt.history); diff != "" {
+				t.Errorf("input modified (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCompactReportShrinks(t *testing.T) {
+	long := slices.Clone(conv)
+	long[2] = ret("c1", "bash", strings.Repeat("FAIL line\n", 2000))
+	_, rep, err := compact.Compact(context.Background(), &fake{summary: "short"}, long, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.MessagesBefore != 6 || rep.MessagesAfter != 2 || rep.TokensAfter >= rep.TokensBefore/10 || rep.SummaryChars != 5 {
+		t.Errorf("report %+v: want 6 -> 2 messages and a tenth of the tokens", rep)
+	}
+}
+
+func TestCompactTooShort(t *testing.T) {
+	tests := []struct {
+		name    string
+		history []processor.Message
+	}{
+		{"empty", nil},
+		{"one prompt", one(processor.UserMessage("hi"))},
+		{"one exchange", one(processor.UserMessage("hi"), processor.TextMessage("hello"))},
+		{"system prompts and one message", one(sys, sys, processor.UserMessage("hi"))},
+		{"only a summary", one(window.Marker("s"), ack)},
+		{"system and a summary", one(sys, window.Marker("s"), ack)},
+		{"summary and one prompt", one(window.Marker("s"), ack, processor.UserMessage("next"))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fake{summary: "x"}
+			_, rep, err := compact.Compact(context.Background(), f, tt.history, "")
+			if !errors.Is(err, compact.ErrTooShort) {
+				t.Fatalf("error %v, want ErrTooShort", err)
+			}
+			if f.calls != 0 {
+				t.Error("summarizer called")
+			}
+			if rep.MessagesBefore != len(tt.history) || rep.MessagesAfter != 0 {
+				t.Errorf("report %+v", rep)
+			}
+		})
+	}
+}
+
+func TestCompactSummarizerErrors(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		name string
+		f    *fake
+		want error
+	}{
+		{"error", &fake{err: boom}, boom},
+		{"empty", &fake{summary: " \n"}, compact.ErrEmptySummary},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := compact.Compact(context.Background(), tt.f, conv, "")
+			if !errors.Is(err, tt.want) || out != nil {
+				t.Fatalf("got %v, %v; want nil, %v", out, err, tt.want)
+			}
+		})
+	}
+}
+
+// With the LLM summarizer, the focus reaches the model's prompt and the
+// history's system prompt does not.
+func TestCompactWithLLMSummarizer(t *testing.T) {
+	rec := model.NewRecorder(model.RespondText("Goal: fix TestParse."))
+	s := summarizer.New(rec, summarizer.Options{})
+	got, _, err := compact.Compact(context.Background(), s, cat(one(sys), conv), "keep the file names")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d messages, want 3", len(got))
+	}
+	calls := rec.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("%d model calls, want 1", len(calls))
+	}
+	sent := calls[0].Messages[len(calls[0].Messages)-1].Text()
+	for _, want := range []string{"keep the file names", "parse_test.go:12"} {
+		if !strings.Contains(sent, want) {
+			t.Errorf("summary prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(sent, "You are a coding agent.") {
+		t.Error("the system prompt was sent to the summarizer")
+	}
+}
+
+// jsonOf compares openai-go params through their JSON.
+var jsonOf = cmp.Transformer("json", func(m openai.ChatCompletionMessageParamUnion) string {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return string(b)
+})
+
+func TestCompactOpenAI(t *testing.T) {
+	history := []openai.ChatCompletionMessageParamUnion{
+		openai.SystemMessage("You are a coding agent."),
+		openai.UserMessage("fix the failing tests"),
+		{OfAssistant: &openai.ChatCompletionAssistantMessageParam{
+			ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: "c1", Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "bash", Arguments: `{"command":"go test"}`},
+			}}},
+		}},
+		openai.ToolMessage("FAIL TestParse", "c1"),
+		openai.AssistantMessage("TestParse fails."),
+	}
+	f := &fake{summary: "first summary"}
+	out, rep, err := compact.CompactOpenAI(context.Background(), f, history, "tests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []openai.ChatCompletionMessageParamUnion{
+		openai.SystemMessage("You are a coding agent."),
+		openai.UserMessage(window.Marker("first summary").Text()),
+		openai.AssistantMessage(compact.Acknowledgement),
+	}
+	if diff := cmp.Diff(want, out, jsonOf); diff != "" {
+		t.Errorf("compacted (-want +got):\n%s", diff)
+	}
+	if rep.MessagesBefore != 5 || rep.MessagesAfter != 3 || f.focus != "tests" {
+		t.Errorf("report %+v focus %q", rep, f.focus)
+	}
+	wantSent := []processor.Message{
+		processor.UserMessage("fix the failing tests"),
+		call("c1", "bash", `{"command":"go test"}`),
+		ret("c1", "bash", "FAIL TestParse"),
+		processor.TextMessage("TestParse fails."),
+	}
+	if diff := cmp.Diff(wantSent, f.got); diff != "" {
+		t.Errorf("summarized (-want +got):\n%s", diff)
+	}
+
+	// Through JSON and back, the marker is still recognised: compacting
+	// again merges the first summary instead of summarizing it.
+	b, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reloaded []openai.ChatCompletionMessageParamUnion
+	if err := json.Unmarshal(b, &reloaded); err != nil {
+		t.Fatal(err)
+	}
+	reloaded = append(reloaded, openai.UserMessage("now the docs"), openai.AssistantMessage("Docs updated."))
+	f2 := &fake{summary: "second summary"}
+	out2, _, err := compact.CompactOpenAI(context.Background(), f2, reloaded, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f2.prev != "first summary" {
+		t.Errorf("previous %q, want the first summary", f2.prev)
+	}
+	wantSent2 := []processor.Message{processor.UserMessage("now the docs"), processor.TextMessage("Docs updated.")}
+	if diff := cmp.Diff(wantSent2, f2.got); diff != "" {
+		t.Errorf("second compaction summarized (-want +got):\n%s", diff)
+	}
+	msgs, err := model.FromOpenAI(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := window.ParseMarker(msgs[1]); !ok || s != "second summary" {
+		t.Errorf("second marker %q %v", s, ok)
+	}
+}
+
+func TestCompactOpenAIInvalid(t *testing.T) {
+	bad := []openai.ChatCompletionMessageParamUnion{{}, openai.UserMessage("a"), openai.AssistantMessage("b")}
+	f := &fake{summary: "x"}
+	if _, _, err := compact.CompactOpenAI(context.Background(), f, bad, ""); err == nil {
+		t.Fatal("a message without a role was accepted")
+	}
+	if f.calls != 0 {
+		t.Error("summarizer called")
+	}
+}
+
+// Every shared transcript compacts to [system..., marker, ack] with far
+// fewer tokens.
+func TestCompactSharedTranscripts(t *testing.T) {
+	for _, path := range transcripts.Shared(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tr struct {
+				Messages []openai.ChatCompletionMessageParamUnion `json:"messages"`
+			}
+			if err := json.Unmarshal(b, &tr); err != nil {
+				t.Fatal(err)
+			}
+			out, rep, err := compact.CompactOpenAI(context.Background(), &fake{summary: "summary"}, tr.Messages, "")
+			if errors.Is(err, compact.ErrTooShort) {
+				t.Skipf("%d messages: too short", len(tr.Messages))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(out)
+			if n < 2 || out[n-1].OfAssistant == nil || out[n-2].OfUser == nil {
+				t.Fatalf("shape: %d messages, not ending with [user marker, assistant ack]", n)
+			}
+			for i, m := range out[:n-2] {
+				if m.OfSystem == nil && m.OfDeveloper == nil {
+					t.Errorf("message %d before the marker is not a system message", i)
+				}
+			}
+			if rep.MessagesBefore != len(tr.Messages) || rep.MessagesAfter != n || rep.TokensAfter >= rep.TokensBefore {
+				t.Errorf("report %+v", rep)
+			}
+		})
+	}
+}
