@@ -1,0 +1,114 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// The schema, the same on SQLite and PostgreSQL but for the type of the
+// sessions' key. Times are Unix nanoseconds (BIGINT) on both, messages are
+// the JSON of [MarshalMessage] kept as TEXT (not JSONB, which would not keep
+// the bytes).
+//
+//	schema_version(version)            one row: the migration the database is at
+//	sessions(id, name UNIQUE, version, created, updated)
+//	    version is bumped by every write; a Replace must name the version it
+//	    read (optimistic concurrency).
+//	messages(session_id, seq, synthetic, origin, compaction_id, data, created)
+//	    PRIMARY KEY (session_id, seq). seq numbers the session's rows 1, 2, 3…
+//	    in the order they were written. synthetic = false: a message appended
+//	    with Append, part of the transcript, never changed or deleted.
+//	    synthetic = true: a message that appeared in the working history
+//	    through Replace (a summary marker, a trimmed copy); origin is the
+//	    compaction that added it. compaction_id is the compaction that removed
+//	    the row from the working history, 0 while it has not been removed.
+//	compactions(session_id, id, after_seq, summary, created)
+//	    PRIMARY KEY (session_id, id); ids 1, 2, 3… per session. after_seq is
+//	    the last seq written before the compaction (where it happened).
+//	working(session_id, pos, seq)
+//	    PRIMARY KEY (session_id, pos): the working history, position by
+//	    position (0-based), each a reference to a messages row.
+const schemaVersion = 1
+
+// migrations[i] takes a database from version i to version i+1. The
+// sessions' key type is written {{key}}: the dialect's auto-increment key.
+var migrations = [][]string{
+	{
+		`CREATE TABLE sessions (
+			id {{key}},
+			name TEXT NOT NULL UNIQUE,
+			version BIGINT NOT NULL DEFAULT 0,
+			created BIGINT NOT NULL,
+			updated BIGINT NOT NULL
+		)`,
+		`CREATE TABLE messages (
+			session_id BIGINT NOT NULL REFERENCES sessions(id),
+			seq BIGINT NOT NULL,
+			synthetic BOOLEAN NOT NULL,
+			origin BIGINT NOT NULL DEFAULT 0,
+			compaction_id BIGINT NOT NULL DEFAULT 0,
+			data TEXT NOT NULL,
+			created BIGINT NOT NULL,
+			PRIMARY KEY (session_id, seq)
+		)`,
+		`CREATE TABLE compactions (
+			session_id BIGINT NOT NULL REFERENCES sessions(id),
+			id BIGINT NOT NULL,
+			after_seq BIGINT NOT NULL,
+			summary TEXT NOT NULL,
+			created BIGINT NOT NULL,
+			PRIMARY KEY (session_id, id)
+		)`,
+		`CREATE TABLE working (
+			session_id BIGINT NOT NULL REFERENCES sessions(id),
+			pos BIGINT NOT NULL,
+			seq BIGINT NOT NULL,
+			PRIMARY KEY (session_id, pos),
+			FOREIGN KEY (session_id, seq) REFERENCES messages(session_id, seq)
+		)`,
+	},
+}
+
+// migrate brings the database to schemaVersion, inside one transaction that
+// the backend serialises against other processes migrating at once.
+func migrate(ctx context.Context, b backend) error {
+	tx, err := b.begin(ctx, true)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.rollback()
+	if err := b.lockSchema(ctx, tx); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	if _, err := tx.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var have int64
+	if err := tx.queryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).scan(&have); err != nil {
+		return fmt.Errorf("migrate: read schema version: %w", err)
+	}
+	if have > schemaVersion {
+		return fmt.Errorf("migrate: database schema version %d is newer than this program's %d", have, schemaVersion)
+	}
+	if have == schemaVersion {
+		return tx.commit(ctx)
+	}
+	for v := have; v < schemaVersion; v++ {
+		for _, stmt := range migrations[v] {
+			if _, err := tx.exec(ctx, strings.ReplaceAll(stmt, "{{key}}", b.keyType())); err != nil {
+				return fmt.Errorf("migrate to version %d: %w", v+1, err)
+			}
+		}
+	}
+	if _, err := tx.exec(ctx, `DELETE FROM schema_version`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO schema_version (version) VALUES ($1)`, int64(schemaVersion)); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := tx.commit(ctx); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,243 @@
+// Package session stores agent conversations so that they survive restarts:
+// every message as it happened (the transcript), each compaction as a record
+// of which messages it took out of the working history and what replaced
+// them, and the working history itself — what the agent sends next.
+// Compacted messages are hidden from the working history, never deleted: the
+// full transcript can always be read back.
+//
+// A [Store] is a SQLite file by default (pure Go, no cgo; one file created on
+// first use) or a PostgreSQL database at scale; both behave the same. A
+// [Session] is one named conversation. Its Append and Replace methods match
+// the agent's store hook, so a *Session can be handed to the agent directly:
+// Append records new messages, Replace records the history the agent's
+// processors produced.
+//
+// Concurrency is optimistic: every write bumps the session's version, Append
+// is always accepted (appending cannot lose anything; a contended write is
+// retried), and Replace is refused with [ErrConflict] when the session changed
+// since this *Session last read or wrote it, so that a process never hides
+// messages it has not seen.
+//
+// The store returns the working history as it was stored. A process killed
+// in the middle of a turn can leave it ending with a tool call that was never
+// answered, or with a response; a host that resumes a session puts
+// [processor.Repair] first in its chain (or calls [processor.RepairHistory])
+// rather than the store altering what it recorded.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Store holds named sessions. Implementations are safe for concurrent use,
+// and several stores (in one process or many) may share one database.
+type Store interface {
+	// Session opens the session called name, creating it empty when it
+	// does not exist. The name must not be empty.
+	Session(ctx context.Context, name string) (*Session, error)
+	// List describes every session, sorted by name.
+	List(ctx context.Context) ([]Info, error)
+	// Close releases the database. Sessions of a closed store return
+	// errors.
+	Close() error
+}
+
+// Info describes a stored session.
+type Info struct {
+	// Name is the session's name.
+	Name string
+	// Messages is the number of messages in the transcript.
+	Messages int
+	// Compactions is the number of compactions recorded.
+	Compactions int
+	// Working is the number of messages in the working history.
+	Working int
+	// Created is when the session was created.
+	Created time.Time
+	// Updated is when the session was last written.
+	Updated time.Time
+}
+
+// DefaultPath returns the SQLite file [Open] uses for an empty DSN:
+// abridge/sessions.db under $XDG_DATA_HOME when it is set, otherwise under
+// ~/.local/share on Unix-like systems and under [os.UserConfigDir] on
+// Windows and macOS.
+func DefaultPath() (string, error) {
+	if dir := os.Getenv("XDG_DATA_HOME"); dir != "" && filepath.IsAbs(dir) {
+		return filepath.Join(dir, "abridge", "sessions.db"), nil
+	}
+	switch runtime.GOOS {
+	case "windows", "darwin", "ios", "plan9":
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return "", fmt.Errorf("session default path: %w", err)
+		}
+		return filepath.Join(dir, "abridge", "sessions.db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("session default path: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "abridge", "sessions.db"), nil
+}
+
+// Open opens the store named by dsn, creating its schema or migrating it to
+// this version when needed:
+//
+//   - "" opens the SQLite file at [DefaultPath];
+//   - "postgres://…" or "postgresql://…" opens a PostgreSQL database (any
+//     connection string pgx accepts in that form);
+//   - "sqlite:PATH" or a plain PATH opens the SQLite file at PATH, creating
+//     it and its parent directories when missing.
+//
+// A nil logger logs nothing.
+func Open(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	var (
+		b   backend
+		err error
+	)
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		b, err = openPostgres(ctx, dsn)
+	default:
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if strings.HasPrefix(path, "//") { // sqlite:///abs/path
+			path = path[2:]
+		}
+		if path == "" {
+			if path, err = DefaultPath(); err != nil {
+				return nil, fmt.Errorf("open session store: %w", err)
+			}
+		}
+		b, err = openSQLite(ctx, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	if err := migrate(ctx, b); err != nil {
+		_ = b.close()
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	logger.Debug("session store opened", zap.String("backend", b.name()))
+	return &store{b: b, log: logger}, nil
+}
+
+// store is the Store on any backend.
+type store struct {
+	b   backend
+	log *zap.Logger
+}
+
+func (s *store) Session(ctx context.Context, name string) (*Session, error) {
+	if name == "" {
+		return nil, errors.New("session: empty name")
+	}
+	var id, version int64
+	err := s.write(ctx, "open session "+name, func(t tx) error {
+		now := time.Now().UnixNano()
+		if _, err := t.exec(ctx, `INSERT INTO sessions (name, version, created, updated) VALUES ($1, 0, $2, $2)
+			ON CONFLICT (name) DO NOTHING`, name, now); err != nil {
+			return err
+		}
+		return t.queryRow(ctx, `SELECT id, version FROM sessions WHERE name = $1`, name).scan(&id, &version)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Session{st: s, id: id, name: name, version: version}, nil
+}
+
+func (s *store) List(ctx context.Context) ([]Info, error) {
+	var out []Info
+	err := s.read(ctx, "list sessions", func(t tx) error {
+		rs, err := t.query(ctx, `SELECT s.name, s.created, s.updated,
+			(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND NOT m.synthetic),
+			(SELECT COUNT(*) FROM compactions c WHERE c.session_id = s.id),
+			(SELECT COUNT(*) FROM working w WHERE w.session_id = s.id)
+			FROM sessions s ORDER BY s.name`)
+		if err != nil {
+			return err
+		}
+		defer rs.close()
+		for rs.next() {
+			var (
+				info                Info
+				created, updated    int64
+				msgs, comps, wcount int64
+			)
+			if err := rs.scan(&info.Name, &created, &updated, &msgs, &comps, &wcount); err != nil {
+				return err
+			}
+			info.Created, info.Updated = time.Unix(0, created), time.Unix(0, updated)
+			info.Messages, info.Compactions, info.Working = int(msgs), int(comps), int(wcount)
+			out = append(out, info)
+		}
+		return rs.err()
+	})
+	return out, err
+}
+
+func (s *store) Close() error {
+	if err := s.b.close(); err != nil {
+		return fmt.Errorf("close session store: %w", err)
+	}
+	return nil
+}
+
+// maxAttempts bounds how often a write is run again after contention.
+const maxAttempts = 8
+
+// write runs fn in a write transaction and commits it, running it again
+// (up to maxAttempts times) when the database reports contention. fn must
+// be safe to run again: everything it did is rolled back first.
+func (s *store) write(ctx context.Context, what string, fn func(t tx) error) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = s.once(ctx, true, fn)
+		if err == nil || !s.b.retryable(err) || attempt == maxAttempts {
+			break
+		}
+		s.log.Debug("session write contended: retrying", zap.String("op", what), zap.Int("attempt", attempt), zap.Error(err))
+		select {
+		case <-time.After(time.Duration(attempt*attempt) * 5 * time.Millisecond):
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// read runs fn in a read-only snapshot.
+func (s *store) read(ctx context.Context, what string, fn func(t tx) error) error {
+	if err := s.once(ctx, false, fn); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+func (s *store) once(ctx context.Context, write bool, fn func(t tx) error) error {
+	t, err := s.b.begin(ctx, write)
+	if err != nil {
+		return err
+	}
+	defer t.rollback()
+	if err := fn(t); err != nil {
+		return err
+	}
+	return t.commit(ctx)
+}
