@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
@@ -117,6 +118,19 @@ var words = []string{
 func (g *gen) text(lo, hi int) string {
 	n := lo + g.r.IntN(hi-lo+1)
 	var b strings.Builder
+	b.Grow(n + 32)
+	if n > 1000 {
+		// Long outputs repeat a random block of lines, numbered, which is
+		// what command output often looks like and much cheaper to build.
+		block := g.text(200, 600)
+		for k := 1; b.Len() < n; k++ {
+			b.WriteString(strconv.Itoa(k))
+			b.WriteString(": ")
+			b.WriteString(block)
+			b.WriteByte('\n')
+		}
+		return b.String()
+	}
 	for b.Len() < n {
 		if b.Len() > 0 {
 			if g.r.IntN(12) == 0 {

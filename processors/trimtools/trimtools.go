@@ -231,6 +231,9 @@ func runeOffset(s string, n int) (int, bool) {
 			i += 8
 			n -= 8
 		}
+		if n == 0 {
+			break
+		}
 		if i >= len(s) {
 			return i, false
 		}

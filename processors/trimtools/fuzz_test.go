@@ -1,0 +1,113 @@
+package trimtools_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processor/processortest"
+	"github.com/abridge-go/abridge/processors/trimtools"
+)
+
+// FuzzTrimtools runs the trimmer on random valid histories, with the fuzzed
+// content placed in the first tool return, and checks its invariants: valid
+// output, last request intact, input untouched, only tool returns changed,
+// each keeping its tool and call ID, no tool return outside the last
+// KeepLast messages longer than the cap, and trimming idempotent.
+func FuzzTrimtools(f *testing.F) {
+	f.Add(uint64(1), uint16(40), int16(0), int8(0), "")
+	f.Add(uint64(2), uint16(200), int16(150), int8(1), strings.Repeat("語😀x", 900))
+	f.Add(uint64(3), uint16(3), int16(-1), int8(-2), "\xff\xfe\x80")
+	f.Add(uint64(4), uint16(90), int16(2000), int8(5), strings.Repeat("é", 2001))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint16, maxChars int16, keepLast int8, content string) {
+		h := processortest.RandomHistory(rand.New(rand.NewPCG(seed, uint64(n))), int(n%200))
+		if content != "" {
+			h = withContent(h, content)
+		}
+		before := processortest.Clone(h)
+		tr := trimtools.New(trimtools.Options{MaxChars: int(maxChars), KeepLast: int(keepLast)})
+		out, err := tr.Process(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := processortest.Diff(before, h); err != nil {
+			t.Fatalf("input modified: %v", err)
+		}
+		if err := processor.Validate(out); err != nil {
+			t.Fatalf("invalid output: %v", err)
+		}
+		if len(out) != len(h) {
+			t.Fatalf("%d messages out, %d in", len(out), len(h))
+		}
+		if !processor.Equal(out[len(out)-1], h[len(h)-1]) {
+			t.Fatal("last request altered")
+		}
+		end := len(h) - tr.KeepLast()
+		for i := range out {
+			if i >= end || tr.MaxChars() < 0 {
+				if !processor.Equal(out[i], h[i]) {
+					t.Fatalf("message %d changed though it is kept", i)
+				}
+				continue
+			}
+			checkMessage(t, i, h[i], out[i], tr.MaxChars())
+		}
+		again, err := tr.Process(context.Background(), out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := processortest.Diff(out, again); err != nil {
+			t.Fatalf("not idempotent: %v", err)
+		}
+	})
+}
+
+// checkMessage checks one trimmed-or-not message against its input.
+func checkMessage(t *testing.T, i int, in, out processor.Message, maxChars int) {
+	t.Helper()
+	if len(in.Parts) != len(out.Parts) {
+		t.Fatalf("message %d: %d parts, want %d", i, len(out.Parts), len(in.Parts))
+	}
+	inMeta, outMeta := in, out
+	inMeta.Parts, outMeta.Parts = nil, nil
+	if !processor.Equal(inMeta, outMeta) {
+		t.Fatalf("message %d: metadata changed", i)
+	}
+	for j, p := range out.Parts {
+		r, ok := p.(processor.ToolReturn)
+		orig, wasReturn := in.Parts[j].(processor.ToolReturn)
+		if !ok || !wasReturn {
+			if !processor.Equal(processor.NewRequest(p), processor.NewRequest(in.Parts[j])) {
+				t.Fatalf("message %d part %d: a %s part changed", i, j, p.PartKind())
+			}
+			continue
+		}
+		if r.ToolName != orig.ToolName || r.ToolCallID != orig.ToolCallID {
+			t.Fatalf("message %d part %d: tool or call ID changed", i, j)
+		}
+		if n := utf8.RuneCountInString(r.ToolReturnContent()); n > maxChars {
+			t.Fatalf("message %d part %d: %d characters, limit %d", i, j, n, maxChars)
+		}
+		if r.ToolReturnContent() != orig.ToolReturnContent() && !strings.Contains(r.Content, " bytes trimmed by abridge ...]") {
+			t.Fatalf("message %d part %d: content changed without a note", i, j)
+		}
+	}
+}
+
+// withContent returns h with the content of its first tool return replaced.
+func withContent(h []processor.Message, content string) []processor.Message {
+	for i, m := range h {
+		for j, p := range m.Parts {
+			if r, ok := p.(processor.ToolReturn); ok {
+				parts := append([]processor.Part(nil), m.Parts...)
+				parts[j] = processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}
+				h[i].Parts = parts
+				return h
+			}
+		}
+	}
+	return h
+}
