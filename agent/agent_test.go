@@ -332,8 +332,14 @@ func TestRunChainBeforeEveryRequest(t *testing.T) {
 	)
 	p := &trimOld{}
 	st := &memStore{}
+	var processed []agent.Event
+	onEvent := func(_ context.Context, e agent.Event) {
+		if e.Kind == agent.EventProcessed {
+			processed = append(processed, e)
+		}
+	}
 	res, err := agent.New(rec, agent.WithTools(echoTool), agent.WithProcessors(p)).
-		With(agent.WithStore(st)).Run(context.Background(), stored, "go on")
+		With(agent.WithStore(st), agent.WithEvents(onEvent)).Run(context.Background(), stored, "go on")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,6 +398,10 @@ func TestRunChainBeforeEveryRequest(t *testing.T) {
 	// Requests 1 and 3 trimmed something new; request 2 did not.
 	if len(st.replaced) != 2 {
 		t.Fatalf("%d replacements, want 2", len(st.replaced))
+	}
+	if len(processed) != 2 || processed[0].Step != 1 || processed[1].Step != 3 ||
+		processed[0].Messages != 5 || processed[0].TokensBefore <= processed[0].Tokens {
+		t.Errorf("history-processed events %+v, want steps 1 and 3, 5 messages, fewer tokens after", processed)
 	}
 	if diff := cmp.Diff(last, st.replaced[1], ignoreMeta); diff != "" {
 		t.Errorf("last replacement (-want +got):\n%s", diff)
@@ -700,5 +710,54 @@ func TestRunCompactionForcedLog(t *testing.T) {
 	}
 	if n := logs.FilterMessage("compaction forced").Len(); n != 1 {
 		t.Errorf("%d 'compaction forced' lines at info, want 1", n)
+	}
+}
+
+// conversational answers like a model would: a user prompt gets a call of
+// echo carrying the prompt, a tool return gets a text quoting it. Each
+// conversation's answer therefore depends only on its own history.
+func conversational(_ context.Context, i int, c model.Call) (processor.Message, error) {
+	last := c.Messages[len(c.Messages)-1]
+	switch p := last.Parts[len(last.Parts)-1].(type) {
+	case processor.UserPrompt:
+		args, _ := json.Marshal(map[string]string{"text": p.Content})
+		return callsResponse(call(fmt.Sprintf("call_%d", i), "echo", string(args))), nil
+	case processor.ToolReturn:
+		return processor.TextMessage("echoed " + p.Content), nil
+	}
+	return processor.Message{}, fmt.Errorf("unexpected last part %T", last.Parts[0])
+}
+
+func TestRunConcurrentRecorder(t *testing.T) {
+	const n = 200
+	rec := model.NewRecorder(conversational)
+	var mu sync.Mutex
+	events := 0
+	a := agent.New(rec, agent.WithTools(echoTool), agent.WithProcessors(&trimOld{}),
+		agent.WithSystemPrompt("sys"),
+		agent.WithEvents(func(context.Context, agent.Event) { mu.Lock(); events++; mu.Unlock() }))
+	results := make([]*agent.Result, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			results[i], errs[i] = a.Run(context.Background(), nil, fmt.Sprintf("prompt %d", i))
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("turn %d: %v", i, errs[i])
+		}
+		want := fmt.Sprintf(`echoed {"text":"prompt %d"}`, i)
+		if results[i].Text != want || len(results[i].History) != 4 {
+			t.Errorf("turn %d: text %q, %d messages; want %q, 4", i, results[i].Text, len(results[i].History), want)
+		}
+	}
+	if got := len(rec.Calls()); got != 2*n {
+		t.Errorf("%d model calls, want %d", got, 2*n)
+	}
+	if events != 5*n { // request, response, tool, request, response
+		t.Errorf("%d events, want %d", events, 5*n)
 	}
 }
