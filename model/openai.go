@@ -1,0 +1,371 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"go.uber.org/zap"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// DefaultModel is the model an [OpenAI] uses unless [WithModel] names
+// another.
+const DefaultModel = "gpt-4.1-mini"
+
+// OpenAI is a [Model] that calls an OpenAI Chat Completions endpoint (or a
+// compatible one) through openai-go v3. It is safe for concurrent use.
+//
+// The client reads OPENAI_API_KEY and OPENAI_BASE_URL (and the
+// organization and project ids) from the environment itself; the options
+// given to [NewOpenAI] win over them.
+type OpenAI struct {
+	client openai.Client
+	model  string
+	logger *zap.Logger
+}
+
+var _ Model = (*OpenAI)(nil)
+
+// Option configures an [OpenAI].
+type Option interface {
+	apply(*options)
+}
+
+type options struct {
+	model          string
+	baseURL        string
+	apiKey         string
+	httpClient     *http.Client
+	maxRetries     *int
+	logger         *zap.Logger
+	requestOptions []option.RequestOption
+}
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+// WithModel sets the model name sent with every request. The default is
+// [DefaultModel]; an empty name keeps the default.
+func WithModel(name string) Option {
+	return optionFunc(func(o *options) {
+		if name != "" {
+			o.model = name
+		}
+	})
+}
+
+// WithBaseURL sets the endpoint's base URL; requests go to
+// <url>/chat/completions. The default is OPENAI_BASE_URL, else OpenAI's.
+func WithBaseURL(url string) Option {
+	return optionFunc(func(o *options) { o.baseURL = url })
+}
+
+// WithAPIKey sets the API key. The default is OPENAI_API_KEY. The key is
+// sent as a bearer token and never logged nor included in errors.
+func WithAPIKey(key string) Option {
+	return optionFunc(func(o *options) { o.apiKey = key })
+}
+
+// WithHTTPClient sets the HTTP client requests are made with. The default
+// is http.DefaultClient.
+func WithHTTPClient(c *http.Client) Option {
+	return optionFunc(func(o *options) { o.httpClient = c })
+}
+
+// WithMaxRetries sets how many times a failed request (a connection error,
+// 408, 409, 429 or 5xx) is retried. The default is openai-go's, 2.
+// Settings.Timeout bounds the request with all its retries.
+func WithMaxRetries(n int) Option {
+	return optionFunc(func(o *options) { o.maxRetries = &n })
+}
+
+// WithLogger sets the logger; nil (the default) means zap.NewNop(). A
+// successful request is logged at debug level with its model, message
+// count, usage and duration; failures are returned, not logged.
+func WithLogger(l *zap.Logger) Option {
+	return optionFunc(func(o *options) { o.logger = l })
+}
+
+// WithRequestOptions adds openai-go request options (headers, middleware,
+// ...), applied after the options above.
+func WithRequestOptions(opts ...option.RequestOption) Option {
+	return optionFunc(func(o *options) { o.requestOptions = append(o.requestOptions, opts...) })
+}
+
+// NewOpenAI returns an OpenAI configured by opts.
+func NewOpenAI(opts ...Option) *OpenAI {
+	o := options{model: DefaultModel}
+	for _, opt := range opts {
+		if opt != nil {
+			opt.apply(&o)
+		}
+	}
+	var ropts []option.RequestOption
+	if o.baseURL != "" {
+		ropts = append(ropts, option.WithBaseURL(o.baseURL))
+	}
+	if o.apiKey != "" {
+		ropts = append(ropts, option.WithAPIKey(o.apiKey))
+	}
+	if o.httpClient != nil {
+		ropts = append(ropts, option.WithHTTPClient(o.httpClient))
+	}
+	if o.maxRetries != nil {
+		ropts = append(ropts, option.WithMaxRetries(max(*o.maxRetries, 0)))
+	}
+	ropts = append(ropts, o.requestOptions...)
+	logger := o.logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &OpenAI{client: openai.NewClient(ropts...), model: o.model, logger: logger}
+}
+
+// Name returns the model name sent with every request.
+func (m *OpenAI) Name() string { return m.model }
+
+// Request sends messages to the Chat Completions endpoint and returns the
+// first choice as a [processor.Response]: a [processor.Text] part when the
+// content is not empty, a [processor.ToolCall] part per tool call, the
+// refusal in Refusal, the provider's model name, finish reason and usage
+// (InputTokens = prompt_tokens, CachedInputTokens = cached prompt tokens,
+// OutputTokens = completion_tokens, PromptMessages = len(messages)).
+//
+// With Settings.OnText set the request streams (usage included) and OnText
+// receives the text as it arrives; the returned message is the same.
+// Settings.Timeout bounds the whole call, retries included.
+//
+// Every failure of the call is an [*Error]: errors.Is(err,
+// [ErrContextOverflow]) holds when the prompt was too long, and
+// errors.Is(err, context.DeadlineExceeded) or context.Canceled when the
+// timeout expired or ctx ended. Settings that cannot be sent and messages
+// that cannot be converted (see [ToOpenAI]) are reported before any call.
+func (m *OpenAI) Request(ctx context.Context, messages []processor.Message, s Settings) (processor.Message, error) {
+	params, err := m.params(messages, s)
+	if err != nil {
+		return processor.Message{}, fmt.Errorf("openai request: %w", err)
+	}
+	callCtx := ctx
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	var res *http.Response
+	var completion *openai.ChatCompletion
+	if s.OnText != nil {
+		completion, err = m.stream(callCtx, params, s.OnText, &res)
+	} else {
+		completion, err = m.client.Chat.Completions.New(callCtx, params, option.WithResponseInto(&res))
+	}
+	status := 0
+	if res != nil {
+		status = res.StatusCode
+	}
+	if err != nil {
+		return processor.Message{}, callError(ctx, callCtx, s.Timeout, status, err)
+	}
+	msg, err := responseMessage(completion, status)
+	if err != nil {
+		return processor.Message{}, err
+	}
+	msg.Usage.PromptMessages = len(messages)
+	m.logger.Debug("model request",
+		zap.String("model", m.model),
+		zap.String("response_model", msg.ModelName),
+		zap.Int("messages", len(messages)),
+		zap.Int("tools", len(s.Tools)),
+		zap.Bool("stream", s.OnText != nil),
+		zap.Int64("input_tokens", msg.Usage.InputTokens),
+		zap.Int64("cached_input_tokens", msg.Usage.CachedInputTokens),
+		zap.Int64("output_tokens", msg.Usage.OutputTokens),
+		zap.String("finish_reason", msg.FinishReason),
+		zap.Duration("elapsed", time.Since(start)),
+	)
+	return msg, nil
+}
+
+// params builds the request body.
+func (m *OpenAI) params(messages []processor.Message, s Settings) (openai.ChatCompletionNewParams, error) {
+	var p openai.ChatCompletionNewParams
+	msgs, err := ToOpenAI(messages)
+	if err != nil {
+		return p, err
+	}
+	p.Model = m.model
+	p.Messages = msgs
+	names := make(map[string]bool, len(s.Tools))
+	for i, t := range s.Tools {
+		if t.Name == "" {
+			return p, fmt.Errorf("tool %d without name", i)
+		}
+		names[t.Name] = true
+		def := openai.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			def.Description = openai.String(t.Description)
+		}
+		if t.Strict {
+			def.Strict = openai.Bool(true)
+		}
+		if len(bytes.TrimSpace(t.Parameters)) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(t.Parameters))
+			dec.UseNumber()
+			var schema map[string]any
+			if err := dec.Decode(&schema); err != nil {
+				return p, fmt.Errorf("tool %q: parameters must be a JSON object schema: %w", t.Name, err)
+			}
+			def.Parameters = schema
+		}
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(def))
+	}
+	switch s.ToolChoice {
+	case "":
+	case "auto", "none", "required":
+		p.ToolChoice.OfAuto = openai.String(s.ToolChoice)
+	default:
+		if !names[s.ToolChoice] {
+			return p, fmt.Errorf("tool choice %q names no offered tool", s.ToolChoice)
+		}
+		p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: s.ToolChoice})
+	}
+	if s.Temperature != nil {
+		p.Temperature = openai.Float(*s.Temperature)
+	}
+	switch {
+	case s.MaxTokens < 0:
+		return p, fmt.Errorf("negative max tokens %d", s.MaxTokens)
+	case s.MaxTokens > 0:
+		p.MaxCompletionTokens = openai.Int(int64(s.MaxTokens))
+	}
+	if s.Timeout < 0 {
+		return p, fmt.Errorf("negative timeout %s", s.Timeout)
+	}
+	return p, nil
+}
+
+// stream makes a streaming request and accumulates its chunks.
+func (m *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewParams, onText func(string), res **http.Response) (*openai.ChatCompletion, error) {
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	st := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(res))
+	defer st.Close()
+	acc := &openai.ChatCompletionAccumulator{}
+	for st.Next() {
+		chunk := st.Current()
+		if !acc.AddChunk(chunk) {
+			return nil, errors.New("stream chunk could not be accumulated (inconsistent id or index)")
+		}
+		for _, c := range chunk.Choices {
+			if c.Index == 0 && c.Delta.Content != "" {
+				onText(c.Delta.Content)
+			}
+		}
+	}
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	return &acc.ChatCompletion, nil
+}
+
+// responseMessage converts the first choice of a completion.
+func responseMessage(c *openai.ChatCompletion, status int) (processor.Message, error) {
+	if c == nil || len(c.Choices) == 0 {
+		return processor.Message{}, &Error{StatusCode: status, Message: "response has no choices"}
+	}
+	ch := c.Choices[0]
+	msg := ch.Message
+	m := processor.Message{
+		Kind:         processor.Response,
+		ModelName:    c.Model,
+		FinishReason: ch.FinishReason,
+		Refusal:      msg.Refusal,
+		Usage: processor.Usage{
+			InputTokens:       c.Usage.PromptTokens,
+			CachedInputTokens: c.Usage.PromptTokensDetails.CachedTokens,
+			OutputTokens:      c.Usage.CompletionTokens,
+		},
+	}
+	if msg.Content != "" {
+		m.Parts = append(m.Parts, processor.Text{Content: msg.Content})
+	}
+	for k, tc := range msg.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			return processor.Message{}, &Error{StatusCode: status, Message: fmt.Sprintf("response tool call %d has unsupported type %q", k, tc.Type)}
+		}
+		if tc.ID == "" {
+			return processor.Message{}, &Error{StatusCode: status, Message: fmt.Sprintf("response tool call %d (%q) without id", k, tc.Function.Name)}
+		}
+		m.Parts = append(m.Parts, processor.ToolCall{ToolCallID: tc.ID, ToolName: tc.Function.Name, Args: tc.Function.Arguments})
+	}
+	return m, nil
+}
+
+// callError turns a failed call into an *Error that keeps err (and the
+// context's error) matchable.
+func callError(ctx, callCtx context.Context, timeout time.Duration, status int, err error) error {
+	var me *Error
+	if errors.As(err, &me) {
+		return err
+	}
+	var ae *openai.Error
+	if errors.As(err, &ae) {
+		e := &Error{StatusCode: ae.StatusCode, Code: ae.Code, Type: ae.Type, Message: ae.Message, Err: err}
+		if e.Message == "" {
+			e.Message = http.StatusText(e.StatusCode) + " (no error message in the response)"
+		}
+		return e
+	}
+	e := &Error{StatusCode: status, Err: err}
+	var se *ssestream.StreamError
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case ctx.Err() != nil:
+		e.Message = "request interrupted: " + ctx.Err().Error()
+		e.Err = withCause(ctx.Err(), err)
+	case callCtx.Err() != nil:
+		e.Message = fmt.Sprintf("request timed out after %s", timeout)
+		e.Err = withCause(callCtx.Err(), err)
+	case errors.As(err, &se):
+		var body struct {
+			Error struct {
+				Message string `json:"message"`
+				Type    string `json:"type"`
+				Code    any    `json:"code"`
+			} `json:"error"`
+		}
+		e.Message = se.Message
+		if json.Unmarshal(se.Event.Data, &body) == nil && body.Error.Message != "" {
+			e.Message = "stream error: " + body.Error.Message
+			e.Type = body.Error.Type
+			if body.Error.Code != nil {
+				e.Code = fmt.Sprint(body.Error.Code)
+			}
+		}
+	case errors.As(err, &syn), errors.As(err, &typ), errors.Is(err, io.ErrUnexpectedEOF) && status < 400:
+		e.Message = "malformed JSON in response: " + err.Error()
+	case status >= 400:
+		e.Message = fmt.Sprintf("%s with an unreadable error body: %v", http.StatusText(status), err)
+	}
+	return e
+}
+
+// withCause returns err when it already matches ctxErr, and otherwise an
+// error matching both that reads "<ctxErr>: <err>".
+func withCause(ctxErr, err error) error {
+	if errors.Is(err, ctxErr) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ctxErr, err)
+}
