@@ -1,0 +1,63 @@
+package window
+
+import (
+	"strings"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// Prefix is the first line of every summary marker. It is what
+// [ParseMarker] recognises, so a marker read back from OpenAI JSON (a plain
+// user message) is still known for what it is.
+const Prefix = "[abridge: summary of the earlier conversation]"
+
+// handoff follows Prefix and frames the summary for the model.
+const handoff = "The messages that were here have been condensed into the summary below to save context. " +
+	"The assistant was in the middle of this work: treat the summary as its memory of what happened, " +
+	"continue from where it stopped, and do not redo steps it reports as done."
+
+// Marker returns the request that stands in for compacted messages: one
+// user prompt made of [Prefix], a hand-off sentence, a blank line and the
+// summary.
+func Marker(summary string) processor.Message {
+	return processor.UserMessage(Prefix + "\n" + handoff + "\n\n" + strings.TrimSpace(summary))
+}
+
+// ParseMarker reports whether m is a marker built by [Marker] (also after
+// a round trip through OpenAI JSON) and returns its summary.
+func ParseMarker(m processor.Message) (summary string, ok bool) {
+	if m.Kind != processor.Request || len(m.Parts) != 1 {
+		return "", false
+	}
+	u, isUser := m.Parts[0].(processor.UserPrompt)
+	if !isUser {
+		return "", false
+	}
+	text := u.Content
+	if u.Contents != nil {
+		if len(u.Contents) != 1 || u.Contents[0].Type != "text" {
+			return "", false
+		}
+		text = u.Contents[0].Text
+	}
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	rest, found := strings.CutPrefix(text, Prefix+"\n")
+	if !found {
+		return "", rest == Prefix
+	}
+	if s, found := strings.CutPrefix(rest, handoff+"\n\n"); found {
+		return s, true
+	}
+	// A marker whose framing sentence changed: the summary follows the
+	// first blank line.
+	if _, s, found := strings.Cut(rest, "\n\n"); found {
+		return s, true
+	}
+	return rest, true
+}
+
+// isMarker reports whether m is a summary marker.
+func isMarker(m processor.Message) bool {
+	_, ok := ParseMarker(m)
+	return ok
+}

@@ -1,0 +1,526 @@
+// Package window is abridge's sliding-window processor. Once a history is
+// too long (more than a number of messages, or estimated prompt tokens
+// above a share of the context window), it keeps the head run (the start
+// of the conversation through the first plain text answer), replaces the
+// middle with one summary marker (a user prompt holding a hand-off note)
+// and keeps a tail of recent messages, never splitting a tool call from
+// its returns. A previous marker is merged into the next summary rather
+// than summarized again, a per-conversation cache makes each message be
+// summarized about once even when the host keeps its full history, and a
+// summarizer that fails or times out falls back to an offline digest, so a
+// user's request never fails because of the summary.
+package window
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+// Summarizer writes the summary that replaces compacted messages, merging
+// previous (a summary of earlier messages, or "") into it. The window calls
+// it with a deadline; it must honour ctx and be safe for concurrent use.
+type Summarizer interface {
+	Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error)
+}
+
+// Defaults of [Options].
+const (
+	DefaultMaxMessages     = 40
+	DefaultTriggerPercent  = 70
+	DefaultTimeout         = 90 * time.Second
+	DefaultBreakerFailures = 3
+	DefaultBreakerCooldown = 5 * time.Minute
+)
+
+// Errors reported in [Event.Err] when a summary is not used.
+var (
+	// ErrEmptySummary: the summarizer returned only white space.
+	ErrEmptySummary = errors.New("empty summary")
+	// ErrSummaryTooLarge: the summary is not smaller than the messages it
+	// would replace.
+	ErrSummaryTooLarge = errors.New("summary not smaller than the messages it replaces")
+	// ErrCircuitOpen: the summarizer failed too often in a row and is not
+	// called until the cool-down has passed.
+	ErrCircuitOpen = errors.New("summarizer circuit open")
+)
+
+// Options configures a [Window]. The zero value means all defaults: the
+// count trigger at 40 messages, no token trigger, the offline digest as
+// summarizer.
+type Options struct {
+	// Summarizer writes the summaries. Nil means the offline digest
+	// (summarizer.NewDigest with defaults), which never calls a model.
+	Summarizer Summarizer
+	// Fallback writes the summary when Summarizer fails, times out,
+	// returns an empty summary or one not smaller than what it replaces,
+	// and while the circuit breaker is open. Nil means the offline digest.
+	Fallback Summarizer
+	// MaxMessages triggers compaction when the history has more messages
+	// than this. 0 means DefaultMaxMessages (40); a negative value
+	// disables the count trigger (the tail size is then computed from 40).
+	// A configuration layer that uses 0 for "disabled" must pass -1.
+	MaxMessages int
+	// ContextWindow is the model's context size in tokens. When positive,
+	// compaction also triggers once the estimated prompt tokens
+	// (processor.EstimateTokens) pass TriggerPercent of it, and the tail
+	// is shortened (down to 4 messages) to fit in half of that threshold.
+	// 0 means no token trigger.
+	ContextWindow int
+	// TriggerPercent is the share of ContextWindow that triggers
+	// compaction; 0 means DefaultTriggerPercent (70).
+	TriggerPercent int
+	// KeepUserTurns, when positive, makes the tail the last KeepUserTurns
+	// user turns and everything after them, instead of the last
+	// max(4, MaxMessages/2) messages. With fewer user turns than that
+	// after the head, nothing is compacted.
+	KeepUserTurns int
+	// Timeout bounds each Summarizer call; 0 means DefaultTimeout (90s).
+	Timeout time.Duration
+	// BreakerFailures is the number of consecutive summarizer failures
+	// after which the window stops calling it for BreakerCooldown and uses
+	// the fallback; 0 means DefaultBreakerFailures (3).
+	BreakerFailures int
+	// BreakerCooldown is how long the breaker stays open; 0 means
+	// DefaultBreakerCooldown (5m).
+	BreakerCooldown time.Duration
+	// CacheSize is the number of conversations whose last summary is
+	// remembered; 0 means DefaultCacheSize, negative disables the cache.
+	CacheSize int
+	// Logger receives compaction lines; nil means zap.NewNop().
+	Logger *zap.Logger
+	// OnEvent, when set, is called synchronously for every compaction
+	// event. It must be safe for concurrent use when the window is shared.
+	OnEvent func(ctx context.Context, e Event)
+	// Now returns the current time (for the breaker); nil means time.Now.
+	Now func() time.Time
+}
+
+// EventType tells what an [Event] reports.
+type EventType int
+
+// Event types, in the order a compaction reports them: Started, then
+// Failed when the summarizer's summary could not be used (the fallback
+// takes over), then Finished.
+const (
+	EventStarted EventType = iota + 1
+	EventFinished
+	EventFailed
+)
+
+// String returns "started", "finished", "failed" or "event(N)".
+func (t EventType) String() string {
+	switch t {
+	case EventStarted:
+		return "started"
+	case EventFinished:
+		return "finished"
+	case EventFailed:
+		return "failed"
+	}
+	return "event(" + strconv.Itoa(int(t)) + ")"
+}
+
+// Event reports the progress of one compaction to the host.
+type Event struct {
+	// Type is what happened.
+	Type EventType
+	// MessagesBefore and TokensBefore measure the history given to the
+	// window (tokens estimated with processor.EstimateTokens).
+	MessagesBefore, TokensBefore int
+	// MessagesAfter and TokensAfter measure the compacted history (set on
+	// EventFinished).
+	MessagesAfter, TokensAfter int
+	// Summarized is the number of messages newly folded into the summary:
+	// those sent to the summarizer (a previous summary is not counted).
+	Summarized int
+	// SummaryChars is the size of the summary used (EventFinished).
+	SummaryChars int
+	// Duration is the time the compaction took (EventFinished, and
+	// EventFailed for the failed call).
+	Duration time.Duration
+	// Err is why the summary could not be used (EventFailed).
+	Err error
+	// Fallback is true when the summary came from the fallback.
+	Fallback bool
+	// Reason names the failure briefly: "timeout", "summarizer error",
+	// "empty summary", "summary too large", "circuit open" (EventFailed).
+	Reason string
+}
+
+// Window is the sliding-window processor. It is safe for concurrent use by
+// many conversations.
+type Window struct {
+	sum      Summarizer
+	fallback Summarizer
+	digest   *summarizer.Digest
+
+	maxMessages  int // count trigger; <= 0 disables
+	keep         int // tail size in messages
+	headLimit    int // the head run must end within this many messages
+	tokenTrigger int // estimated tokens that trigger; 0 disables
+	keepTurns    int
+	timeout      time.Duration
+
+	breakerFailures int
+	breakerCooldown time.Duration
+	now             func() time.Time
+
+	logger  *zap.Logger
+	onEvent func(ctx context.Context, e Event)
+	cache   *cache
+
+	mu        sync.Mutex // guards the breaker
+	failures  int
+	openUntil time.Time
+}
+
+var _ processor.Processor = (*Window)(nil)
+
+// New returns a Window configured by opts.
+func New(opts Options) *Window {
+	w := &Window{
+		sum:             opts.Summarizer,
+		fallback:        opts.Fallback,
+		digest:          summarizer.NewDigest(summarizer.DigestOptions{}),
+		keepTurns:       opts.KeepUserTurns,
+		timeout:         opts.Timeout,
+		breakerFailures: opts.BreakerFailures,
+		breakerCooldown: opts.BreakerCooldown,
+		now:             opts.Now,
+		logger:          opts.Logger,
+		onEvent:         opts.OnEvent,
+	}
+	if w.sum == nil {
+		w.sum = w.digest
+	}
+	if w.fallback == nil {
+		w.fallback = w.digest
+	}
+	n := opts.MaxMessages
+	switch {
+	case n == 0:
+		w.maxMessages = DefaultMaxMessages
+	case n > 0:
+		w.maxMessages = n
+	}
+	if n <= 0 {
+		n = DefaultMaxMessages
+	}
+	w.keep = max(4, n/2)
+	w.headLimit = max(4, w.keep/2)
+	if opts.ContextWindow > 0 {
+		pct := opts.TriggerPercent
+		if pct <= 0 {
+			pct = DefaultTriggerPercent
+		}
+		w.tokenTrigger = max(1, opts.ContextWindow*pct/100)
+	}
+	if w.timeout <= 0 {
+		w.timeout = DefaultTimeout
+	}
+	if w.breakerFailures <= 0 {
+		w.breakerFailures = DefaultBreakerFailures
+	}
+	if w.breakerCooldown <= 0 {
+		w.breakerCooldown = DefaultBreakerCooldown
+	}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	if w.logger == nil {
+		w.logger = zap.NewNop()
+	}
+	size := opts.CacheSize
+	if size == 0 {
+		size = DefaultCacheSize
+	}
+	w.cache = newCache(size)
+	return w
+}
+
+// Process returns history unchanged while it is within bounds; once a
+// trigger fires it returns the head, one summary marker and the tail. When
+// this conversation was compacted before and history still begins with the
+// messages that were compacted (the host kept its full history), the same
+// cut and the same marker are applied again, and a new compaction happens
+// only when that result outgrows the bounds again. A summarizer failure
+// never fails the call: the fallback's summary is used. Process fails only
+// on an empty history or when ctx is done (checked first, and while a
+// summary is being written).
+func (w *Window) Process(ctx context.Context, history []processor.Message) ([]processor.Message, error) {
+	if len(history) == 0 {
+		return nil, processor.ErrEmptyHistory
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v := w.view(history)
+	if !w.triggered(v.msgs) {
+		return v.msgs, nil
+	}
+	return w.compact(ctx, history, v, false)
+}
+
+// Compact compacts history now, whatever the triggers say (for example
+// after the provider reported a context overflow). When the usual tail
+// leaves fewer than 2 messages to compact, it keeps only the last request
+// (with the call it answers, if any). When there is still nothing to
+// compact, it returns history (with any remembered compaction applied)
+// unchanged.
+func (w *Window) Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error) {
+	if len(history) == 0 {
+		return nil, processor.ErrEmptyHistory
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return w.compact(ctx, history, w.view(history), true)
+}
+
+// view is a history with a remembered compaction applied.
+type view struct {
+	msgs   []processor.Message
+	head   int
+	reused int // messages of the input the marker at msgs[head] stands for; 0 when none
+	key    uint64
+}
+
+// view applies the remembered compaction of this conversation to history
+// when history still starts with the span it covers.
+func (w *Window) view(history []processor.Message) view {
+	head := headEnd(history, w.headLimit)
+	v := view{msgs: history, head: head}
+	if head >= len(history)-1 {
+		return v
+	}
+	v.key = w.cache.key(history, head)
+	for _, s := range w.cache.get(v.key) {
+		end := head + s.count
+		if s.count < 1 || end > len(history)-1 || answers(history[end]) {
+			continue
+		}
+		if w.cache.fingerprint(history[head:end]) != s.fp {
+			continue
+		}
+		out := make([]processor.Message, 0, len(history)-s.count+1)
+		out = append(out, history[:head]...)
+		out = append(out, s.marker)
+		out = append(out, history[end:]...)
+		v.msgs, v.reused = out, s.count
+		return v
+	}
+	return v
+}
+
+// triggered reports whether h is over a bound.
+func (w *Window) triggered(h []processor.Message) bool {
+	if w.maxMessages > 0 && len(h) > w.maxMessages {
+		return true
+	}
+	return w.tokenTrigger > 0 && processor.EstimateTokens(h) > w.tokenTrigger
+}
+
+// tailStart returns where the tail of h begins, the head ending at head.
+func (w *Window) tailStart(h []processor.Message, head int, force bool) int {
+	var start int
+	if w.keepTurns > 0 {
+		start = userTurnStart(h, head, w.keepTurns)
+	} else {
+		start = len(h) - w.keep
+	}
+	start = backToPair(h, max(start, head), head)
+	if w.tokenTrigger > 0 && w.keepTurns <= 0 {
+		// Shorten the tail until it fits in half the trigger, leaving room
+		// to grow before the next compaction.
+		limit := len(h) - 4
+		for start < limit && tokens(h[start:]) > w.tokenTrigger/2 {
+			next := start + 1
+			for next < limit && answers(h[next]) {
+				next++
+			}
+			if answers(h[next]) {
+				break
+			}
+			start = next
+		}
+	}
+	if force && start-head < 2 {
+		// Keep only the last request and the response it answers.
+		start = backToPair(h, len(h)-1, head)
+	}
+	return start
+}
+
+// compact replaces the middle of v.msgs with a summary marker.
+func (w *Window) compact(ctx context.Context, history []processor.Message, v view, force bool) ([]processor.Message, error) {
+	h, head := v.msgs, v.head
+	start := w.tailStart(h, head, force)
+	minMiddle := 2
+	if force {
+		minMiddle = 1
+	}
+	if start-head < minMiddle {
+		w.logger.Debug("window: nothing to compact", zap.Int("messages", len(h)), zap.Int("head", head), zap.Int("tail_start", start))
+		return h, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	began := w.now()
+	middle := h[head:start]
+	var previous []string
+	var fresh []processor.Message
+	replaced := 0
+	for _, m := range middle {
+		replaced += processor.Chars(m)
+		if s, ok := ParseMarker(m); ok {
+			if s = strings.TrimSpace(s); s != "" {
+				previous = append(previous, s)
+			}
+			continue
+		}
+		fresh = append(fresh, m)
+	}
+	prev := strings.Join(previous, "\n\n")
+	ev := Event{
+		MessagesBefore: len(history),
+		TokensBefore:   processor.EstimateTokens(history),
+		Summarized:     len(fresh),
+	}
+	w.emit(ctx, EventStarted, ev)
+
+	summary, fallback, err := w.summarize(ctx, fresh, prev, replaced, ev)
+	if err != nil {
+		return nil, err
+	}
+	marker := Marker(summary)
+	out := make([]processor.Message, 0, head+1+len(h)-start)
+	out = append(out, h[:head]...)
+	out = append(out, marker)
+	out = append(out, h[start:]...)
+	if verr := processor.Validate(out); verr != nil {
+		// Only an invalid input can lead here; leave it as it came.
+		w.logger.Warn("window: compaction skipped, history invalid", zap.Error(verr))
+		return h, nil
+	}
+
+	// Remember the span of the input the marker now stands for.
+	covered := start - head
+	if v.reused > 0 {
+		covered += v.reused - 1
+	}
+	if head+covered <= len(history) {
+		key := v.key
+		if key == 0 {
+			key = w.cache.key(history, head)
+		}
+		w.cache.put(key, span{count: covered, fp: w.cache.fingerprint(history[head : head+covered]), summary: summary, marker: marker})
+	}
+
+	ev.MessagesAfter = len(out)
+	ev.TokensAfter = processor.EstimateTokens(out)
+	ev.SummaryChars = len(summary)
+	ev.Duration = w.now().Sub(began)
+	ev.Fallback = fallback
+	w.emit(ctx, EventFinished, ev)
+	w.logger.Info("window: compacted",
+		zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
+		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter),
+		zap.Int("summarized", ev.Summarized), zap.Int("summary_chars", ev.SummaryChars),
+		zap.Bool("fallback", fallback), zap.Duration("duration", ev.Duration))
+	return out, nil
+}
+
+// summarize returns the summary of fresh merged with prev, from the
+// summarizer or, when it cannot be used, from the fallback. It fails only
+// when ctx is done.
+func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, replaced int, ev Event) (string, bool, error) {
+	if len(fresh) == 0 {
+		// Only markers in the middle: merge their summaries as they are.
+		return prev, false, nil
+	}
+	began := w.now()
+	var reason string
+	var err error
+	if w.breakerOpen() {
+		reason, err = "circuit open", ErrCircuitOpen
+	} else {
+		cctx, cancel := context.WithTimeout(ctx, w.timeout)
+		var s string
+		s, err = w.sum.Summarize(cctx, fresh, prev)
+		cancel()
+		if cerr := ctx.Err(); cerr != nil {
+			return "", false, cerr
+		}
+		switch {
+		case err != nil && errors.Is(err, context.DeadlineExceeded):
+			reason = "timeout"
+		case err != nil:
+			reason = "summarizer error"
+		case strings.TrimSpace(s) == "":
+			reason, err = "empty summary", ErrEmptySummary
+		case len(s) >= replaced:
+			reason, err = "summary too large", ErrSummaryTooLarge
+		}
+		w.record(err == nil)
+		if err == nil {
+			return strings.TrimSpace(s), false, nil
+		}
+	}
+	ev.Err, ev.Reason, ev.Fallback = err, reason, true
+	ev.Duration = w.now().Sub(began)
+	w.logger.Warn("window: summary not used, falling back", zap.String("reason", reason), zap.Error(err))
+	w.emit(ctx, EventFailed, ev)
+
+	s, ferr := w.fallback.Summarize(ctx, fresh, prev)
+	if ferr != nil || strings.TrimSpace(s) == "" {
+		if ferr != nil {
+			w.logger.Warn("window: fallback failed, using the digest", zap.Error(ferr))
+		}
+		s, _ = w.digest.Summarize(ctx, fresh, prev)
+	}
+	return strings.TrimSpace(s), true, nil
+}
+
+// breakerOpen reports whether the summarizer is resting after repeated
+// failures.
+func (w *Window) breakerOpen() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.now().Before(w.openUntil)
+}
+
+// record counts a summarizer success or failure, opening the breaker after
+// BreakerFailures failures in a row.
+func (w *Window) record(ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ok {
+		w.failures = 0
+		return
+	}
+	// After the cool-down one more failure opens the breaker again: the
+	// count is only reset by a success.
+	w.failures++
+	if w.failures >= w.breakerFailures {
+		w.openUntil = w.now().Add(w.breakerCooldown)
+		w.logger.Warn("window: summarizer circuit open", zap.Duration("cooldown", w.breakerCooldown))
+	}
+}
+
+func (w *Window) emit(ctx context.Context, t EventType, ev Event) {
+	if w.onEvent == nil {
+		return
+	}
+	ev.Type = t
+	w.onEvent(ctx, ev)
+}

@@ -1,0 +1,534 @@
+package window
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processor/processortest"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+// --- history builders -------------------------------------------------
+
+func user(s string) processor.Message { return processor.UserMessage(s) }
+func text(s string) processor.Message { return processor.TextMessage(s) }
+
+func call(id, tool, args string) processor.Message {
+	return processor.NewResponse(processor.ToolCall{ToolCallID: id, ToolName: tool, Args: args})
+}
+
+func ret(id, tool, content string) processor.Message {
+	return processor.NewRequest(processor.ToolReturn{ToolCallID: id, ToolName: tool, Content: content})
+}
+
+// toolLoop returns n call/return pairs whose payloads are about size
+// characters each.
+func toolLoop(from, n, size int) []processor.Message {
+	var h []processor.Message
+	for i := from; i < from+n; i++ {
+		id := fmt.Sprintf("call_%d", i)
+		h = append(h,
+			call(id, "bash", fmt.Sprintf(`{"command":"cat file%d.go"}`, i)),
+			ret(id, "bash", fmt.Sprintf("output %d: %s", i, strings.Repeat("x", size))))
+	}
+	return h
+}
+
+// conversation returns a head run (system, user, text answer), a second
+// user prompt and n tool pairs, ending with a tool return.
+func conversation(n, size int) []processor.Message {
+	h := []processor.Message{
+		processor.SystemMessage("You are a coding agent."),
+		user("Fix the failing test in pkg/x."),
+		text("I'll look at the package first."),
+		user("Go ahead."),
+	}
+	return append(h, toolLoop(0, n, size)...)
+}
+
+// roles describes a history compactly: S system, U user, M marker, A text
+// answer, C tool call, R tool return.
+func roles(h []processor.Message) string {
+	var b strings.Builder
+	for _, m := range h {
+		switch {
+		case isMarker(m):
+			b.WriteByte('M')
+		case m.HasToolCalls():
+			b.WriteByte('C')
+		case m.Kind == processor.Response:
+			b.WriteByte('A')
+		case answers(m):
+			b.WriteByte('R')
+		default:
+			if _, ok := m.Parts[0].(processor.SystemPrompt); ok {
+				b.WriteByte('S')
+			} else {
+				b.WriteByte('U')
+			}
+		}
+	}
+	return b.String()
+}
+
+// recorder returns an LLM summarizer over a Recorder answering text.
+func recorder(replies ...model.Reply) (*summarizer.LLM, *model.Recorder) {
+	rec := model.NewRecorder(replies...)
+	return summarizer.New(rec, summarizer.Options{}), rec
+}
+
+// events collects the events a window reports.
+type events struct {
+	mu  sync.Mutex
+	all []Event
+}
+
+func (e *events) on(_ context.Context, ev Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.all = append(e.all, ev)
+}
+
+func (e *events) types() []EventType {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []EventType
+	for _, ev := range e.all {
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+func (e *events) last(t EventType) Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := len(e.all) - 1; i >= 0; i-- {
+		if e.all[i].Type == t {
+			return e.all[i]
+		}
+	}
+	return Event{}
+}
+
+// --- conformance --------------------------------------------------------
+
+func TestConformance(t *testing.T) {
+	long := conversation(30, 50)
+	for _, tc := range []struct {
+		name string
+		opts func() Options
+	}{
+		{"digest-default", func() Options { return Options{} }},
+		{"digest-small", func() Options { return Options{MaxMessages: 6} }},
+		{"llm-small", func() Options {
+			s, _ := recorder(model.RespondText("A short summary."))
+			return Options{MaxMessages: 6, Summarizer: s}
+		}},
+		{"tokens", func() Options { return Options{MaxMessages: -1, ContextWindow: 500} }},
+		{"user-turns", func() Options { return Options{MaxMessages: 6, KeepUserTurns: 1} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			processortest.Run(t, func(t *testing.T) processor.Processor { return New(tc.opts()) },
+				processortest.RequireCancel(), processortest.WithHistories(long))
+		})
+	}
+}
+
+// --- splitting --------------------------------------------------------
+
+func TestSplit(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		history []processor.Message
+		want    string
+	}{
+		{
+			name:    "below the trigger",
+			opts:    Options{MaxMessages: 40},
+			history: conversation(10, 10),
+			want:    "SUAU" + strings.Repeat("CR", 10),
+		},
+		{
+			name:    "head run, marker, tail of N/2",
+			opts:    Options{MaxMessages: 20},
+			history: conversation(20, 10),
+			want:    "SUAMCRCRCRCRCR",
+		},
+		{
+			name: "tail moved back so a pair is not split",
+			opts: Options{MaxMessages: 8},
+			// 4 kept messages would start with a tool return.
+			history: append(conversation(5, 10), text("done"), user("thanks"), user("and more")),
+			want:    "SUAMCRAUU",
+		},
+		{
+			name: "long first run: head bounded to the leading requests",
+			opts: Options{MaxMessages: 8},
+			history: append([]processor.Message{processor.SystemMessage("sys"), user("task")},
+				append(toolLoop(0, 8, 10), text("done"), user("next"))...),
+			want: "SUMCRAU",
+		},
+		{
+			name: "user turns",
+			opts: Options{MaxMessages: 8, KeepUserTurns: 1},
+			history: append(append(conversation(6, 10), text("ok"), user("now the docs")),
+				toolLoop(10, 1, 10)...),
+			want: "SUAMUCR",
+		},
+		{
+			name:    "middle too small",
+			opts:    Options{MaxMessages: 5},
+			history: []processor.Message{processor.SystemMessage("s"), user("u"), text("a"), user("u2"), text("a2"), user("u3")},
+			want:    "SUAUAU",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := processortest.Clone(tc.history)
+			out, err := New(tc.opts).Process(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, roles(out)); diff != "" {
+				t.Errorf("roles (-want +got):\n%s", diff)
+			}
+			if err := processor.Validate(out); err != nil {
+				t.Errorf("invalid output: %v", err)
+			}
+			if err := processortest.Diff(tc.history, in); err != nil {
+				t.Errorf("input modified: %v", err)
+			}
+		})
+	}
+}
+
+func TestTokenTrigger(t *testing.T) {
+	h := conversation(6, 2000) // about 3100 estimated tokens
+	w := New(Options{MaxMessages: -1, ContextWindow: 5000})
+	out, err := w.Process(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(h) {
+		t.Fatalf("below 70%% of the window: got %d messages, want %d unchanged", len(out), len(h))
+	}
+	h = conversation(8, 2000) // about 4100 tokens: over 3500
+	out, err = w.Process(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := processor.EstimateTokens(out); got > 1750+200 {
+		t.Errorf("after compaction %d estimated tokens, want about half the trigger 3500 (roles %s)", got, roles(out))
+	}
+	if !strings.Contains(roles(out), "M") {
+		t.Errorf("no marker in %s", roles(out))
+	}
+}
+
+// --- marker ---------------------------------------------------------------
+
+func TestMarkerRoundTrip(t *testing.T) {
+	summary := "Goal: fix pkg/x.\n\nNext step: run go test ./pkg/x."
+	h := []processor.Message{user("hi"), Marker(summary), user("go on")}
+	params, err := model.ToOpenAI(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := model.FromOpenAI(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := model.Save(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := model.Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]processor.Message{"direct": h[1], "params": back[1], "json": loaded[1]} {
+		got, ok := ParseMarker(m)
+		if !ok {
+			t.Errorf("%s: marker not recognised", name)
+			continue
+		}
+		if diff := cmp.Diff(summary, got); diff != "" {
+			t.Errorf("%s: summary (-want +got):\n%s", name, diff)
+		}
+	}
+	for _, m := range []processor.Message{user("hi"), user(Prefix + " but not on its own line"), text(Prefix + "\nx")} {
+		if _, ok := ParseMarker(m); ok {
+			t.Errorf("ParseMarker(%q) = true, want false", m.Text())
+		}
+	}
+}
+
+// --- rolling summaries ------------------------------------------------------
+
+func TestRollingSummaryAgentMode(t *testing.T) {
+	sum, rec := recorder(model.RespondText("First summary: edited file3.go."), model.RespondText("Second summary: merged."))
+	w := New(Options{MaxMessages: 12, Summarizer: sum})
+	h := conversation(10, 200)
+	out, err := w.Process(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(rec.Calls()); got != 1 {
+		t.Fatalf("%d summary calls, want 1", got)
+	}
+	// The agent stores the processed history and keeps going.
+	stored := append(append([]processor.Message(nil), out...), toolLoop(100, 4, 200)...)
+	out2, err := w.Process(context.Background(), stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := rec.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d summary calls, want 2", len(calls))
+	}
+	prompt := calls[1].Messages[1].Text()
+	if !strings.Contains(prompt, "First summary: edited file3.go.") {
+		t.Errorf("second summary request lacks the previous summary:\n%s", prompt)
+	}
+	if strings.Contains(prompt, Prefix) {
+		t.Errorf("second summary request contains the old marker as text:\n%s", prompt)
+	}
+	if strings.Contains(prompt, "cat file0.go") {
+		t.Errorf("second summary request summarizes again messages of the first one")
+	}
+	got, ok := ParseMarker(out2[3])
+	if !ok || got != "Second summary: merged." {
+		t.Errorf("marker after second compaction = %q, %v", got, ok)
+	}
+}
+
+// --- failures ---------------------------------------------------------------
+
+func TestFailuresFallBack(t *testing.T) {
+	block := func(ctx context.Context, _ int, _ model.Call) (processor.Message, error) {
+		<-ctx.Done()
+		return processor.Message{}, ctx.Err()
+	}
+	for _, tc := range []struct {
+		name   string
+		reply  model.Reply
+		reason string
+		err    error
+	}{
+		{"provider error", model.Fail(&model.Error{StatusCode: 500, Message: "boom"}), "summarizer error", nil},
+		{"timeout", block, "timeout", context.DeadlineExceeded},
+		{"empty", model.RespondText("  \n"), "summarizer error", summarizer.ErrEmptySummary},
+		{"oversize", model.RespondText(strings.Repeat("long ", 20000)), "summary too large", ErrSummaryTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sum, rec := recorder(tc.reply)
+			var ev events
+			w := New(Options{MaxMessages: 10, Summarizer: sum, Timeout: 20 * time.Millisecond, OnEvent: ev.on})
+			h := conversation(10, 100)
+			out, err := w.Process(context.Background(), h)
+			if err != nil {
+				t.Fatalf("Process failed: %v", err)
+			}
+			if len(rec.Calls()) != 1 {
+				t.Errorf("%d summary calls, want 1", len(rec.Calls()))
+			}
+			if err := processor.Validate(out); err != nil {
+				t.Fatal(err)
+			}
+			s, ok := ParseMarker(out[3])
+			if !ok || !strings.HasPrefix(s, summarizer.DigestHeader) {
+				t.Errorf("marker = %q, want the digest", s)
+			}
+			if diff := cmp.Diff([]EventType{EventStarted, EventFailed, EventFinished}, ev.types()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			f := ev.last(EventFailed)
+			if f.Reason != tc.reason || !f.Fallback {
+				t.Errorf("failed event = reason %q fallback %v, want %q true", f.Reason, f.Fallback, tc.reason)
+			}
+			if tc.err != nil && !errors.Is(f.Err, tc.err) {
+				t.Errorf("failed event error %v, want %v", f.Err, tc.err)
+			}
+			if fin := ev.last(EventFinished); !fin.Fallback || fin.MessagesAfter != len(out) || fin.MessagesBefore != len(h) {
+				t.Errorf("finished event %+v", fin)
+			}
+		})
+	}
+}
+
+func TestCancelledContextFails(t *testing.T) {
+	block := func(ctx context.Context, _ int, _ model.Call) (processor.Message, error) {
+		<-ctx.Done()
+		return processor.Message{}, ctx.Err()
+	}
+	sum, _ := recorder(block)
+	w := New(Options{MaxMessages: 10, Summarizer: sum})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	_, err := w.Process(ctx, conversation(10, 100))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// clock is an injectable clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestCircuitBreaker(t *testing.T) {
+	sum, rec := recorder(model.Fail(errors.New("down")))
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var ev events
+	w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, OnEvent: ev.on, CacheSize: -1})
+	h := conversation(10, 100)
+	run := func() Event {
+		t.Helper()
+		out, err := w.Process(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, _ := ParseMarker(out[3]); !strings.HasPrefix(s, summarizer.DigestHeader) {
+			t.Fatalf("marker %q is not the digest", s)
+		}
+		return ev.last(EventFailed)
+	}
+	for i := 1; i <= 3; i++ {
+		if e := run(); e.Reason != "summarizer error" || len(rec.Calls()) != i {
+			t.Fatalf("failure %d: reason %q, %d calls", i, e.Reason, len(rec.Calls()))
+		}
+	}
+	// Open: the model is not called.
+	clk.add(4 * time.Minute)
+	if e := run(); e.Reason != "circuit open" || !errors.Is(e.Err, ErrCircuitOpen) || len(rec.Calls()) != 3 {
+		t.Fatalf("open breaker: reason %q, err %v, %d calls", e.Reason, e.Err, len(rec.Calls()))
+	}
+	// After the cool-down it tries again; one more failure reopens it.
+	clk.add(2 * time.Minute)
+	if e := run(); e.Reason != "summarizer error" || len(rec.Calls()) != 4 {
+		t.Fatalf("half-open: reason %q, %d calls", e.Reason, len(rec.Calls()))
+	}
+	if e := run(); e.Reason != "circuit open" || len(rec.Calls()) != 4 {
+		t.Fatalf("reopened: reason %q, %d calls", e.Reason, len(rec.Calls()))
+	}
+}
+
+func TestBreakerClosesOnSuccess(t *testing.T) {
+	fails := 3
+	reply := func(_ context.Context, i int, _ model.Call) (processor.Message, error) {
+		if i < fails {
+			return processor.Message{}, errors.New("down")
+		}
+		return processor.TextMessage("Recovered summary."), nil
+	}
+	sum, rec := recorder(reply)
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, CacheSize: -1})
+	h := conversation(10, 100)
+	for range 3 {
+		if _, err := w.Process(context.Background(), h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.add(DefaultBreakerCooldown)
+	out, err := w.Process(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := ParseMarker(out[3]); s != "Recovered summary." || len(rec.Calls()) != 4 {
+		t.Fatalf("after cool-down: marker %q, %d calls", s, len(rec.Calls()))
+	}
+}
+
+// --- Compact ------------------------------------------------------------------
+
+func TestCompactForces(t *testing.T) {
+	h := conversation(3, 100) // 10 messages: far below the trigger
+	w := New(Options{})
+	out, err := w.Compact(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("SUAMCR", roles(out)); diff != "" {
+		t.Errorf("roles (-want +got):\n%s", diff)
+	}
+	if _, err := w.Compact(context.Background(), nil); !errors.Is(err, processor.ErrEmptyHistory) {
+		t.Errorf("Compact(nil) err = %v", err)
+	}
+	short := []processor.Message{user("only")}
+	out, err = w.Compact(context.Background(), short)
+	if err != nil || len(out) != 1 {
+		t.Errorf("Compact(one message) = %d messages, %v", len(out), err)
+	}
+}
+
+// --- stability and cache -------------------------------------------------------
+
+func TestFullHistoryReusesCut(t *testing.T) {
+	sum, rec := recorder(model.RespondText("Summary one."), model.RespondText("Summary two."))
+	w := New(Options{MaxMessages: 12, Summarizer: sum})
+	full := conversation(8, 100) // 20 messages
+	out1, err := w.Process(context.Background(), full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The host keeps its full history and adds a turn: same cut, same
+	// marker, no new summary.
+	full = append(full, toolLoop(50, 1, 100)...)
+	out2, err := w.Process(context.Background(), full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Calls()) != 1 {
+		t.Fatalf("%d summary calls, want 1", len(rec.Calls()))
+	}
+	if err := processortest.Diff(out1, out2[:len(out1)]); err != nil {
+		t.Errorf("output not stable between compactions: %v", err)
+	}
+	// Grow past the trigger: only the new span is summarized, with the
+	// previous summary.
+	full = append(full, toolLoop(60, 3, 100)...)
+	out3, err := w.Process(context.Background(), full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := rec.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d summary calls, want 2", len(calls))
+	}
+	prompt := calls[1].Messages[1].Text()
+	if !strings.Contains(prompt, "Summary one.") || strings.Contains(prompt, "file0.go") {
+		t.Errorf("second request should hold the previous summary and only new messages:\n%s", prompt)
+	}
+	if s, _ := ParseMarker(out3[3]); s != "Summary two." {
+		t.Errorf("marker %q", s)
+	}
+}
+
+func TestCacheEvicts(t *testing.T) {
+	c := newCache(2)
+	for k := uint64(1); k <= 3; k++ {
+		c.put(k, span{count: int(k)})
+	}
+	if c.len() != 2 || c.get(1) != nil || c.get(3) == nil {
+		t.Errorf("LRU: len %d, key 1 kept %v", c.len(), c.get(1) != nil)
+	}
+}
