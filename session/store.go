@@ -231,6 +231,9 @@ func (s *store) read(ctx context.Context, what string, fn func(t tx) error) erro
 }
 
 func (s *store) once(ctx context.Context, write bool, fn func(t tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	t, err := s.b.begin(ctx, write)
 	if err != nil {
 		return err
