@@ -33,13 +33,13 @@ func Example() {
 		return
 	}
 	fmt.Printf("%d -> %d messages\n", rep.MessagesBefore, rep.MessagesAfter)
-	fmt.Println(out[0].Text() == "" && out[0].Parts[0].(processor.SystemPrompt).Content == "You are a coding agent.")
+	fmt.Println(out[0].Parts[0].PartKind())
 	summary, _ := window.ParseMarker(out[1])
 	fmt.Println(summary)
 	fmt.Println(out[2].Text())
 	// Output:
 	// 5 -> 3 messages
-	// true
+	// system-prompt
 	// Goal: fix TestParse in parse.go. Status: fixed, tests pass.
 	// Understood. I have the summary of our conversation so far and will continue from there.
 }
