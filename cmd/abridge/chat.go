@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/abridge-go/abridge/agent"
+	"github.com/abridge-go/abridge/compact"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/session"
+)
+
+var chatCommand = &command{
+	name:    "chat",
+	summary: "talk to the model in an agent that stays inside its context window",
+	usage:   "abridge chat [--session NAME]",
+	about: `Chat is an interactive agent: type a message and press Enter. The
+history goes through abridge's processors before every request, and what
+they do (a summary being written, a compaction) shows as status lines on
+stderr. It needs a model endpoint (OPENAI_API_KEY or OPENAI_BASE_URL).
+
+Commands:
+
+  /compact [FOCUS]  summarize the conversation now, keeping FOCUS in particular
+  /history          print the working history
+  /usage            print the tokens used so far and the history's size
+  /help             print these commands
+  /quit             leave (so does end of input)
+
+With --session NAME the conversation is resumed from the session store
+(ABRIDGE_SESSION_DB; a SQLite file by default) and every message is saved.`,
+	env:   vars(envModel, envWindow, []string{envAgent, envSession}, envLog),
+	flags: chatFlags,
+}
+
+// systemPrompt starts every new conversation.
+const systemPrompt = "You are a helpful assistant talking to the user in a terminal. Answer concisely, in plain text."
+
+const chatCommands = `/compact [FOCUS]  summarize the conversation now
+/history          print the working history
+/usage            print the tokens used so far
+/quit             leave`
+
+func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
+	name := fs.String("session", "", "resume and save the conversation as session `NAME`")
+	return func(ctx context.Context, c *cli, args []string) error {
+		if len(args) > 0 {
+			return usagef("chat: unexpected arguments: %s", strings.Join(args, " "))
+		}
+		env, err := c.setup()
+		if err != nil {
+			return err
+		}
+		defer env.close()
+		if !env.cfg.Endpoint() {
+			return errors.New("chat: no model endpoint configured: set OPENAI_API_KEY or OPENAI_BASE_URL")
+		}
+		ch := &chat{cli: c}
+		m := env.cfg.NewModel(env.logger)
+		s, _ := env.cfg.NewSummarizer(env.logger)
+		w := env.cfg.NewWindow(s, env.logger, ch.windowEvent)
+		opts := []agent.Option{
+			agent.WithSystemPrompt(systemPrompt),
+			agent.WithProcessors(env.cfg.NewChain(w)),
+			agent.WithMaxSteps(env.cfg.MaxSteps),
+			agent.WithLogger(env.logger),
+			agent.WithEvents(ch.agentEvent),
+			agent.WithOnText(ch.text),
+			agent.WithCompactor(w),
+		}
+		if *name != "" {
+			store, err := session.Open(ctx, env.cfg.SessionDB, env.logger)
+			if err != nil {
+				return fmt.Errorf("chat: open session store: %w", err)
+			}
+			defer store.Close()
+			sess, err := store.Session(ctx, *name)
+			if err != nil {
+				return fmt.Errorf("chat: session %q: %w", *name, err)
+			}
+			if ch.history, err = sess.Working(ctx); err != nil {
+				return fmt.Errorf("chat: session %q: %w", *name, err)
+			}
+			ch.store = sess
+			opts = append(opts, agent.WithStore(sess))
+			if len(ch.history) > 0 {
+				c.status(fmt.Sprintf("resumed session %q: %d messages (~%s tokens)", *name, len(ch.history), tokens(processor.EstimateTokens(ch.history))))
+			} else {
+				c.status(fmt.Sprintf("new session %q", *name))
+			}
+		}
+		ch.agent = agent.New(m, opts...)
+		ch.compact = focusSummarizer(env, c, "")
+		return ch.loop(ctx)
+	}
+}
+
+// chat is one interactive conversation.
+type chat struct {
+	*cli
+	agent   *agent.Agent
+	compact compact.Summarizer
+	store   agent.Store
+	history []processor.Message
+	usage   processor.Usage
+	steps   int
+	turns   int
+	// streamed is set once text of the current turn was printed.
+	streamed bool
+}
+
+func (ch *chat) loop(ctx context.Context) error {
+	in := bufio.NewScanner(ch.stdin)
+	in.Buffer(make([]byte, 64*1024), 16<<20)
+	interactive := isTerminal(ch.stdout) && isTerminal(ch.stdin)
+	if interactive {
+		ch.status("type a message, or /help")
+	}
+	for {
+		if interactive {
+			fmt.Fprint(ch.stdout, "> ")
+		}
+		if !in.Scan() {
+			if interactive {
+				fmt.Fprintln(ch.stdout)
+			}
+			if err := in.Err(); err != nil {
+				return fmt.Errorf("chat: read input: %w", err)
+			}
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil
+		}
+		line := strings.TrimSpace(in.Text())
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "/") {
+			quit, err := ch.command(ctx, line)
+			if err != nil {
+				fmt.Fprintf(ch.stderr, "abridge: %v\n", err)
+			}
+			if quit {
+				return nil
+			}
+			continue
+		}
+		if err := ch.turn(ctx, line); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			fmt.Fprintf(ch.stderr, "abridge: %s\n", strings.Join(strings.Fields(err.Error()), " "))
+		}
+	}
+}
+
+// turn sends one prompt and prints the answer.
+func (ch *chat) turn(ctx context.Context, prompt string) error {
+	ch.streamed = false
+	res, err := ch.agent.Run(ctx, ch.history, prompt)
+	if ch.streamed {
+		fmt.Fprintln(ch.stdout)
+	}
+	if err != nil {
+		return err
+	}
+	ch.history = res.History
+	ch.usage = ch.usage.Add(res.Usage)
+	ch.steps += res.Steps
+	ch.turns++
+	if !ch.streamed {
+		fmt.Fprintln(ch.stdout, res.Text)
+	}
+	return nil
+}
+
+// command runs a slash command and reports whether to quit.
+func (ch *chat) command(ctx context.Context, line string) (quit bool, err error) {
+	name, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	switch name {
+	case "/quit", "/exit", "/q":
+		return true, nil
+	case "/help":
+		fmt.Fprintln(ch.stdout, chatCommands)
+	case "/history":
+		writeHistory(ch.stdout, ch.history)
+	case "/usage":
+		fmt.Fprintf(ch.stdout, "turns: %d, requests: %d\n", ch.turns, ch.steps)
+		fmt.Fprintf(ch.stdout, "tokens: %s input (%s cached), %s output\n",
+			count(int(ch.usage.InputTokens)), count(int(ch.usage.CachedInputTokens)), count(int(ch.usage.OutputTokens)))
+		fmt.Fprintf(ch.stdout, "history: %d messages, ~%s tokens\n", len(ch.history), count(processor.EstimateTokens(ch.history)))
+	case "/compact":
+		return false, ch.compactNow(ctx, arg)
+	default:
+		return false, fmt.Errorf("unknown command %s (try /help)", name)
+	}
+	return false, nil
+}
+
+// compactNow summarizes the whole conversation on the user's request.
+func (ch *chat) compactNow(ctx context.Context, focus string) error {
+	if len(ch.history) == 0 {
+		return errors.New("/compact: nothing to compact yet")
+	}
+	ch.status(fmt.Sprintf("… summarizing %d messages", len(ch.history)))
+	out, rep, err := compact.Compact(ctx, ch.compact, ch.history, focus)
+	if err != nil {
+		return fmt.Errorf("/compact: %w", err)
+	}
+	if ch.store != nil {
+		if err := ch.store.Replace(ctx, out); err != nil {
+			return fmt.Errorf("/compact: save: %w", err)
+		}
+	}
+	ch.history = out
+	ch.status(describeCompaction(rep))
+	return nil
+}
+
+func (ch *chat) text(delta string) {
+	ch.streamed = true
+	io.WriteString(ch.stdout, delta)
+}
+
+// windowEvent shows what the window is doing.
+func (ch *chat) windowEvent(_ context.Context, ev window.Event) {
+	ch.status(describeWindowEvent(ev))
+}
+
+func describeWindowEvent(ev window.Event) string {
+	switch ev.Type {
+	case window.EventStarted:
+		n := ev.Summarized
+		if n == 0 {
+			n = ev.MessagesBefore
+		}
+		return fmt.Sprintf("… summarizing %d messages", n)
+	case window.EventFinished:
+		s := fmt.Sprintf("compacted %d → %d messages (%s → %s tokens)",
+			ev.MessagesBefore, ev.MessagesAfter, tokens(ev.TokensBefore), tokens(ev.TokensAfter))
+		if ev.Fallback {
+			s += " with the fallback digest"
+		}
+		return s
+	case window.EventFailed:
+		return fmt.Sprintf("summary failed (%v): %d → %d messages with a fallback digest", ev.Err, ev.MessagesBefore, ev.MessagesAfter)
+	}
+	return fmt.Sprintf("window: %v", ev.Type)
+}
+
+// agentEvent shows the agent's steps a user would want to see.
+func (ch *chat) agentEvent(_ context.Context, ev agent.Event) {
+	switch ev.Kind {
+	case agent.EventTool:
+		if ev.Err != nil {
+			ch.status(fmt.Sprintf("tool %s failed: %v", ev.ToolName, ev.Err))
+		} else {
+			ch.status("ran tool " + ev.ToolName)
+		}
+	case agent.EventCompactionForced:
+		if ev.Err != nil {
+			ch.status(fmt.Sprintf("the prompt was too long and compacting failed: %v", ev.Err))
+			return
+		}
+		ch.status(fmt.Sprintf("the prompt was too long: compacted %d → %d messages (%s → %s tokens)",
+			ev.MessagesBefore, ev.Messages, tokens(ev.TokensBefore), tokens(ev.Tokens)))
+	}
+}
+
+// writeHistory prints a history one line per part.
+func writeHistory(w io.Writer, history []processor.Message) {
+	if len(history) == 0 {
+		fmt.Fprintln(w, "(no messages yet)")
+		return
+	}
+	for i, m := range history {
+		for _, line := range describeMessage(m) {
+			fmt.Fprintf(w, "%3d  %s\n", i+1, line)
+		}
+	}
+}
+
+// describeMessage returns one line per part of m.
+func describeMessage(m processor.Message) []string {
+	if summary, ok := window.ParseMarker(m); ok {
+		return []string{"summary: " + clip(summary)}
+	}
+	var lines []string
+	for _, p := range m.Parts {
+		switch p := p.(type) {
+		case processor.SystemPrompt:
+			lines = append(lines, "system: "+clip(p.Content))
+		case processor.UserPrompt:
+			lines = append(lines, "user: "+clip(processor.NewRequest(p).Text()))
+		case processor.ToolReturn:
+			lines = append(lines, fmt.Sprintf("tool %s: %s", p.ToolName, clip(p.ToolReturnContent())))
+		case processor.RetryPrompt:
+			lines = append(lines, fmt.Sprintf("retry %s: %s", p.ToolName, clip(p.Content)))
+		case processor.Text:
+			lines = append(lines, "assistant: "+clip(p.Content))
+		case processor.ToolCall:
+			lines = append(lines, fmt.Sprintf("assistant calls %s(%s)", p.ToolName, clip(p.Args)))
+		case processor.Thinking:
+			lines = append(lines, "thinking: "+clip(p.Content))
+		}
+	}
+	if len(lines) == 0 {
+		lines = append(lines, m.Kind.String()+": (empty)")
+	}
+	return lines
+}
+
+// clip shortens s to one line of at most 160 characters.
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 160 {
+		return string(r[:157]) + "..."
+	}
+	return s
+}

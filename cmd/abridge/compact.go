@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/abridge-go/abridge/compact"
+	"github.com/abridge-go/abridge/config"
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+var compactCommand = &command{
+	name:    "compact",
+	summary: "summarize a whole history into a two-message history",
+	usage:   "abridge compact [--focus TEXT] FILE",
+	about: `Compact summarizes the whole history in FILE, as a chat app's /compact
+does, and prints the compacted history (a summary request and an
+acknowledging response) as OpenAI JSON on stdout. What it replaced goes
+to stderr: messages and estimated tokens before and after, and the
+summary's size.
+
+--focus tells the model what the summary should keep in particular. The
+offline digest, used when no model endpoint is configured, ignores it.`,
+	env:   vars(envModel, envLog),
+	flags: compactFlags,
+}
+
+func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
+	focus := fs.String("focus", "", "what the summary should concentrate on, in the user's words")
+	return func(ctx context.Context, c *cli, args []string) error {
+		path, err := oneFile("compact", args)
+		if err != nil {
+			return err
+		}
+		history, err := loadHistory(path)
+		if err != nil {
+			return err
+		}
+		env, err := c.setup()
+		if err != nil {
+			return err
+		}
+		defer env.close()
+		s := focusSummarizer(env, c, *focus)
+		out, rep, err := compact.Compact(ctx, s, history, *focus)
+		if err != nil {
+			return fmt.Errorf("compact %s: %w", path, err)
+		}
+		if err := model.Save(c.stdout, out); err != nil {
+			return fmt.Errorf("compact: write history: %w", err)
+		}
+		fmt.Fprintln(c.stderr, describeCompaction(rep))
+		return nil
+	}
+}
+
+// describeCompaction says what a compaction replaced.
+func describeCompaction(r compact.Report) string {
+	return fmt.Sprintf("compacted %d → %d messages (%s → %s tokens), %s-character summary",
+		r.MessagesBefore, r.MessagesAfter, tokens(r.TokensBefore), tokens(r.TokensAfter), count(r.SummaryChars))
+}
+
+// focusSummarizer returns the summarizer compact uses: an LLM summarizer
+// calling the primary model (ABRIDGE_MODEL) when summaries are written by a
+// model, or else the offline digest, which ignores the focus (and says so
+// when focus is set).
+func focusSummarizer(env *runEnv, c *cli, focus string) compact.Summarizer {
+	if env.cfg.SummarizerKind() == config.SummarizerLLM {
+		return summarizer.New(env.cfg.NewModel(env.logger), summarizer.Options{
+			Timeout: env.cfg.SummaryTimeout,
+			Logger:  env.logger,
+		})
+	}
+	extra := ""
+	if focus != "" {
+		extra = ", which ignores the focus"
+	}
+	c.noteDigest(env, extra)
+	return digestFocus{summarizer.NewDigest(summarizer.DigestOptions{})}
+}
+
+// digestFocus adapts the offline digest to compact's summarizer; the digest
+// has no use for a focus.
+type digestFocus struct{ d *summarizer.Digest }
+
+func (d digestFocus) SummarizeFocus(ctx context.Context, msgs []processor.Message, previous, _ string) (string, error) {
+	return d.d.Summarize(ctx, msgs, previous)
+}

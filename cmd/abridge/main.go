@@ -1,0 +1,291 @@
+// Command abridge replays, processes and compacts agent conversations with
+// abridge's history processors, and runs an interactive agent that stays
+// inside its context window.
+//
+// Usage:
+//
+//	abridge replay [--json] [--plot FILE.svg] [--mode processed|full] [FILE...]
+//	abridge process FILE
+//	abridge compact [--focus TEXT] FILE
+//	abridge chat [--session NAME]
+//	abridge sessions [show NAME]
+//	abridge help [COMMAND]
+//
+// Histories are OpenAI Chat Completions JSON: a bare array of messages or an
+// object with a "messages" array. With no model endpoint configured
+// (OPENAI_API_KEY or OPENAI_BASE_URL) abridge summarizes with its offline
+// digest and says so. Run "abridge help" for the environment variables.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/abridge-go/abridge/config"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, environ(os.Environ()))
+	stop()
+	os.Exit(code)
+}
+
+// environ turns "KEY=value" pairs into a map.
+func environ(pairs []string) map[string]string {
+	m := make(map[string]string, len(pairs))
+	for _, kv := range pairs {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// cli is what every command runs with: its standard streams and its
+// environment.
+type cli struct {
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+	environ map[string]string
+}
+
+// command is one subcommand of abridge.
+type command struct {
+	name    string
+	summary string
+	// usage is the synopsis, e.g. "abridge process FILE".
+	usage string
+	// about is the paragraph printed after the synopsis.
+	about string
+	// env lists the environment variables that matter to the command.
+	env []string
+	// flags declares the command's flags on fs and returns the function
+	// that runs the command with the remaining arguments.
+	flags func(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error
+}
+
+func commands() []*command {
+	return []*command{replayCommand, processCommand, compactCommand, chatCommand, sessionsCommand}
+}
+
+func lookup(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// usageError is a mistake in how abridge was called; it exits with 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// run runs abridge with the given arguments (without the program name),
+// streams and environment, and returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env map[string]string) int {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, environ: env}
+	if env == nil {
+		c.environ = map[string]string{}
+	}
+	if len(args) == 0 {
+		writeMainUsage(stderr)
+		return exitUsage
+	}
+	switch name := args[0]; name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && name == "help" {
+			cmd := lookup(args[1])
+			if cmd == nil {
+				return fail(stderr, usagef("help: unknown command %q (commands: %s)", args[1], commandNames()))
+			}
+			writeCommandUsage(stdout, cmd, newFlagSet(cmd))
+			return exitOK
+		}
+		writeMainUsage(stdout)
+		return exitOK
+	}
+	cmd := lookup(args[0])
+	if cmd == nil {
+		if strings.HasPrefix(args[0], "-") {
+			return fail(stderr, usagef("unknown flag %s before the command (commands: %s)", args[0], commandNames()))
+		}
+		return fail(stderr, usagef("unknown command %q (commands: %s)", args[0], commandNames()))
+	}
+	fs := newFlagSet(cmd)
+	runCmd := cmd.flags(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			writeCommandUsage(stdout, cmd, fs)
+			return exitOK
+		}
+		return fail(stderr, usagef("%s: %v (see abridge %s --help)", cmd.name, err, cmd.name))
+	}
+	if err := runCmd(ctx, c, fs.Args()); err != nil {
+		return fail(stderr, err)
+	}
+	return exitOK
+}
+
+func newFlagSet(cmd *command) *flag.FlagSet {
+	fs := flag.NewFlagSet("abridge "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// fail prints err as one line and returns its exit code.
+func fail(stderr io.Writer, err error) int {
+	msg := oneLine(err.Error())
+	fmt.Fprintf(stderr, "abridge: %s\n", msg)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// oneLine joins the lines of a message with "; " and collapses white space.
+func oneLine(msg string) string {
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func commandNames() string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Variables that matter to the commands, by name; their descriptions come
+// from the config package.
+var (
+	envModel = []string{config.EnvOpenAIKey, config.EnvOpenAIBaseURL, config.Prefix + "MODEL",
+		config.Prefix + "SUMMARIZER", config.Prefix + "SUMMARY_MODEL", config.Prefix + "SUMMARY_BASE_URL",
+		config.Prefix + "SUMMARY_API_KEY", config.Prefix + "SUMMARY_TIMEOUT"}
+	envWindow = []string{config.Prefix + "TRIM_CHARS", config.Prefix + "MAX_MESSAGES",
+		config.Prefix + "CONTEXT_WINDOW", config.Prefix + "THRESHOLD_PERCENT", config.Prefix + "KEEP_USER_TURNS"}
+	envLog     = []string{config.Prefix + "LOG_LEVEL", config.Prefix + "LOG_FORMAT"}
+	envSession = config.Prefix + "SESSION_DB"
+	envAgent   = config.Prefix + "MAX_STEPS"
+)
+
+// vars joins lists of variable names.
+func vars(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// writeEnv lists the named variables with their defaults and meaning; nil
+// lists them all.
+func writeEnv(b *strings.Builder, names []string) {
+	all := config.Variables()
+	if names == nil {
+		for _, v := range all {
+			names = append(names, v.Name)
+		}
+	}
+	for _, name := range names {
+		for _, v := range all {
+			if v.Name != name {
+				continue
+			}
+			fmt.Fprintf(b, "  %s (default %s)\n", v.Name, v.Default)
+			b.WriteString(wrap(v.Description, "        ", 76))
+		}
+	}
+}
+
+// wrap fills text into lines of at most width characters, each indented.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += w
+	}
+	if len(line) > len(indent) {
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+func writeMainUsage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("abridge keeps LLM agents inside their context window.\n\nUsage:\n\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %s\n", c.usage)
+	}
+	b.WriteString("  abridge help [COMMAND]\n\nCommands:\n\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nHistories are OpenAI Chat Completions JSON: a bare array of messages or\n")
+	b.WriteString("{\"messages\": [...]}. Without OPENAI_API_KEY or OPENAI_BASE_URL abridge\n")
+	b.WriteString("summarizes with its offline digest.\n\nEnvironment:\n\n")
+	writeEnv(&b, nil)
+	b.WriteString("\nRun \"abridge COMMAND --help\" for a command's flags.\n")
+	io.WriteString(w, b.String())
+}
+
+func writeCommandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: %s\n\n%s\n", cmd.usage, strings.TrimSpace(cmd.about))
+	var flags strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		fmt.Fprintf(&flags, "%s\n        %s", line, usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(&flags, " (default %s)", f.DefValue)
+		}
+		flags.WriteString("\n")
+	})
+	flags.WriteString("  --help\n        print this help\n")
+	fmt.Fprintf(&b, "\nFlags:\n\n%s", flags.String())
+	if len(cmd.env) > 0 {
+		b.WriteString("\nEnvironment:\n\n")
+		writeEnv(&b, cmd.env)
+	}
+	io.WriteString(w, b.String())
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+)
+
+// result is what one run of the CLI produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs abridge in-process with the given arguments, input and
+// environment.
+func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &stdout, &stderr, env)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// fakeOpenAI is an OpenAI Chat Completions server for tests. It answers a
+// summary request (tool_choice "none") with summary, and any other request
+// with "reply to: " and the last user message. It streams (SSE) when the
+// request asks for it.
+type fakeOpenAI struct {
+	srv     *httptest.Server
+	summary string
+
+	mu       sync.Mutex
+	requests []chatRequest
+}
+
+type chatRequest struct {
+	Model      string          `json:"model"`
+	Stream     bool            `json:"stream"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+	Messages   []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+// text returns message i's content as text.
+func (r chatRequest) text(i int) string {
+	var s string
+	if json.Unmarshal(r.Messages[i].Content, &s) == nil {
+		return s
+	}
+	var parts []struct{ Text string }
+	_ = json.Unmarshal(r.Messages[i].Content, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+func (r chatRequest) summary() bool { return string(r.ToolChoice) == `"none"` }
+
+func newFakeOpenAI(t *testing.T) *fakeOpenAI {
+	f := &fakeOpenAI{summary: "SUMMARY: the user is fixing a nil map panic in the store package."}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// env returns an environment pointing the CLI at the server.
+func (f *fakeOpenAI) env(extra ...string) map[string]string {
+	m := map[string]string{"OPENAI_BASE_URL": f.srv.URL, "OPENAI_API_KEY": "test"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i]] = extra[i+1]
+	}
+	return m
+}
+
+// Requests returns the requests received so far.
+func (f *fakeOpenAI) Requests() []chatRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]chatRequest(nil), f.requests...)
+}
+
+func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error","code":null}}`, err.Error())
+		return
+	}
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	f.mu.Unlock()
+
+	answer := f.summary
+	if !req.summary() {
+		answer = "reply to: "
+		for i := len(req.Messages) - 1; i >= 0; i-- {
+			if req.Messages[i].Role == "user" {
+				answer += req.text(i)
+				break
+			}
+		}
+	}
+	promptTokens := len(body) / 4
+	usage := fmt.Sprintf(`{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":0}}`,
+		promptTokens, len(answer)/4+1, promptTokens+len(answer)/4+1)
+	text, _ := json.Marshal(answer)
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":%q,`+
+			`"choices":[{"index":0,"message":{"role":"assistant","content":%s,"refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":%s}`,
+			req.Model, text, usage)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	chunk := func(delta, finish string) {
+		fin := "null"
+		if finish != "" {
+			fin = `"` + finish + `"`
+		}
+		fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":%q,"+
+			"\"choices\":[{\"index\":0,\"delta\":%s,\"logprobs\":null,\"finish_reason\":%s}]}\n\n", req.Model, delta, fin)
+	}
+	chunk(`{"role":"assistant","content":""}`, "")
+	words := strings.SplitAfter(answer, " ")
+	for _, word := range words {
+		piece, _ := json.Marshal(word)
+		chunk(`{"content":`+string(piece)+`}`, "")
+	}
+	chunk(`{}`, "stop")
+	fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":%q,\"choices\":[],\"usage\":%s}\n\n", req.Model, usage)
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+func TestHelp(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"help"}, []string{"Usage:", "abridge replay", "abridge chat", "OPENAI_API_KEY", "ABRIDGE_MAX_MESSAGES"}},
+		{[]string{"--help"}, []string{"Usage:", "abridge sessions"}},
+		{[]string{"-h"}, []string{"Usage:", "abridge process FILE"}},
+		{[]string{"help", "compact"}, []string{"abridge compact [--focus TEXT] FILE", "--focus"}},
+		{[]string{"replay", "--help"}, []string{"--json", "--plot FILE.svg", "--mode processed|full", "OPENAI_BASE_URL", "ABRIDGE_TRIM_CHARS"}},
+		{[]string{"replay", "-h"}, []string{"--json"}},
+		{[]string{"process", "--help"}, []string{"abridge process FILE", "ABRIDGE_MAX_MESSAGES"}},
+		{[]string{"compact", "--help"}, []string{"--focus TEXT", "ABRIDGE_MODEL"}},
+		{[]string{"chat", "--help"}, []string{"--session NAME", "/compact", "/history", "/usage", "/quit", "ABRIDGE_SESSION_DB"}},
+		{[]string{"sessions", "--help"}, []string{"abridge sessions [show NAME]", "ABRIDGE_SESSION_DB"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := runCLI(t, nil, "", tt.args...)
+			if r.code != 0 || r.stderr != "" {
+				t.Fatalf("exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.stdout, w) {
+					t.Errorf("help does not mention %q:\n%s", w, r.stdout)
+				}
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		code int
+		want string
+	}{
+		{"no command", nil, nil, 2, "Usage:"},
+		{"unknown command", nil, []string{"frobnicate"}, 2, `abridge: unknown command "frobnicate"`},
+		{"flag before command", nil, []string{"--json"}, 2, "abridge: unknown flag --json"},
+		{"help for unknown command", nil, []string{"help", "frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"bad flag", nil, []string{"replay", "--bogus"}, 2, "abridge: replay: flag provided but not defined: -bogus"},
+		{"bad mode", nil, []string{"replay", "--mode", "half"}, 2, `--mode is "half"`},
+		{"replay missing file", nil, []string{"replay", "testdata/missing.json"}, 1, "missing.json"},
+		{"process without file", nil, []string{"process"}, 2, "abridge: process: missing FILE"},
+		{"process two files", nil, []string{"process", "a.json", "b.json"}, 2, "want one FILE"},
+		{"process missing file", nil, []string{"process", "testdata/missing.json"}, 1, "abridge: load testdata/missing.json"},
+		{"process broken JSON", nil, []string{"process", "testdata/broken.json"}, 1, "abridge: load testdata/broken.json"},
+		{"compact broken JSON", nil, []string{"compact", "testdata/broken.json"}, 1, "abridge: load testdata/broken.json"},
+		{"compact missing file", nil, []string{"compact", "--focus", "x", "testdata/missing.json"}, 1, "missing.json"},
+		{"bad env value", map[string]string{"ABRIDGE_MAX_MESSAGES": "-3"}, []string{"process", "testdata/history.json"}, 1, "ABRIDGE_MAX_MESSAGES"},
+		{"two bad env values", map[string]string{"ABRIDGE_MAX_MESSAGES": "x", "ABRIDGE_THRESHOLD_PERCENT": "200"}, []string{"replay"}, 1, "ABRIDGE_THRESHOLD_PERCENT"},
+		{"chat without endpoint", nil, []string{"chat"}, 1, "abridge: chat: no model endpoint configured"},
+		{"chat arguments", nil, []string{"chat", "hello"}, 2, "unexpected arguments"},
+		{"sessions unknown subcommand", nil, []string{"sessions", "frob"}, 2, `unknown subcommand "frob"`},
+		{"sessions show without name", nil, []string{"sessions", "show"}, 2, "want one NAME"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.env, "", tt.args...)
+			if r.code != tt.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, tt.code, r.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout = %q, want nothing", r.stdout)
+			}
+			if !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("stderr does not mention %q:\n%s", tt.want, r.stderr)
+			}
+			if tt.args == nil {
+				return // the bare command prints its usage
+			}
+			if lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n"); len(lines) != 1 {
+				t.Errorf("stderr has %d lines, want one:\n%s", len(lines), r.stderr)
+			}
+		})
+	}
+}
+
+func TestEnviron(t *testing.T) {
+	got := environ([]string{"A=1", "B=x=y", "C=", "broken"})
+	want := map[string]string{"A": "1", "B": "x=y", "C": ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("environ (-want +got):\n%s", diff)
+	}
+}
+
+// saveFile writes history to path as OpenAI JSON.
+func saveFile(t *testing.T, path string, history []processor.Message) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := model.Save(&b, history); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

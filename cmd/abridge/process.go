@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/abridge-go/abridge/config"
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
+)
+
+var processCommand = &command{
+	name:    "process",
+	summary: "run the processor chain once on a history and print the result",
+	usage:   "abridge process FILE",
+	about: `Process runs abridge's processor chain (tool-return trimming, then the
+window) once on the history in FILE, as an agent would before sending it,
+and prints the processed history as OpenAI JSON on stdout. What changed
+goes to stderr: messages before and after, tool returns trimmed, and
+whether the window compacted, with sizes.
+
+A history that ends with the model's response is processed up to its last
+request, as it was before that response was asked for; the messages after
+it are kept as they are. A history with unanswered tool calls or orphaned
+tool returns is repaired first, and the repairs are reported.`,
+	env:   vars(envModel, envWindow, envLog),
+	flags: processFlags,
+}
+
+func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
+	return func(ctx context.Context, c *cli, args []string) error {
+		path, err := oneFile("process", args)
+		if err != nil {
+			return err
+		}
+		history, err := loadHistory(path)
+		if err != nil {
+			return err
+		}
+		env, err := c.setup()
+		if err != nil {
+			return err
+		}
+		defer env.close()
+
+		s, kind := env.cfg.NewSummarizer(env.logger)
+		if kind != config.SummarizerLLM {
+			c.noteDigest(env, "")
+		}
+		var events windowEvents
+		w := env.cfg.NewWindow(s, env.logger, events.add)
+		chain := env.cfg.NewChain(w)
+
+		repaired, fixes := processor.RepairHistory(history)
+		for _, f := range fixes {
+			c.note("repaired " + f.String())
+		}
+		head, rest := splitAtLastRequest(repaired)
+		if len(head) == 0 {
+			return fmt.Errorf("process: %s has no request to process", path)
+		}
+		if len(rest) > 0 {
+			c.note(fmt.Sprintf("history ends with a response: processing messages 1-%d and keeping the last %d as they are", len(head), len(rest)))
+		}
+		out, err := chain.Process(ctx, head)
+		if err != nil {
+			return fmt.Errorf("process %s: %w", path, err)
+		}
+		out = append(out[:len(out):len(out)], rest...)
+		if err := model.Save(c.stdout, out); err != nil {
+			return fmt.Errorf("process: write history: %w", err)
+		}
+		trimmed, removed := trimmedReturns(head, out)
+		fmt.Fprintf(c.stderr, "messages: %d → %d\n", len(history), len(out))
+		fmt.Fprintf(c.stderr, "tool returns trimmed: %d (%s characters removed)\n", trimmed, count(removed))
+		fmt.Fprintf(c.stderr, "compaction: %s\n", events.describe(kind))
+		return nil
+	}
+}
+
+// oneFile checks that args is exactly one file.
+func oneFile(cmd string, args []string) (string, error) {
+	switch len(args) {
+	case 0:
+		return "", usagef("%s: missing FILE (see abridge %s --help)", cmd, cmd)
+	case 1:
+		return args[0], nil
+	}
+	return "", usagef("%s: want one FILE, got %d arguments: %s", cmd, len(args), strings.Join(args, " "))
+}
+
+// loadHistory reads an OpenAI-format history from path.
+func loadHistory(path string) ([]processor.Message, error) {
+	history, err := model.LoadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	if len(history) == 0 {
+		return nil, fmt.Errorf("load %s: no messages", path)
+	}
+	return history, nil
+}
+
+// splitAtLastRequest splits history after its last request.
+func splitAtLastRequest(history []processor.Message) (head, rest []processor.Message) {
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Kind == processor.Request {
+			return history[:i+1], history[i+1:]
+		}
+	}
+	return nil, history
+}
+
+// trimmedReturns counts the tool returns of in whose content is shorter in
+// out, and the characters removed from them.
+func trimmedReturns(in, out []processor.Message) (n, removed int) {
+	before := map[string]int{}
+	for _, m := range in {
+		for _, p := range m.Parts {
+			if r, ok := p.(processor.ToolReturn); ok {
+				before[r.ToolCallID] = processor.PartChars(r)
+			}
+		}
+	}
+	for _, m := range out {
+		for _, p := range m.Parts {
+			r, ok := p.(processor.ToolReturn)
+			if !ok {
+				continue
+			}
+			if b, ok := before[r.ToolCallID]; ok && processor.PartChars(r) < b {
+				n++
+				removed += b - processor.PartChars(r)
+			}
+		}
+	}
+	return n, removed
+}
+
+// windowEvents collects the window's events.
+type windowEvents struct {
+	mu     sync.Mutex
+	events []window.Event
+}
+
+func (e *windowEvents) add(_ context.Context, ev window.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.events = append(e.events, ev)
+}
+
+// describe says whether the window compacted, and how.
+func (e *windowEvents) describe(summarizer string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, ev := range e.events {
+		switch ev.Type {
+		case window.EventFinished:
+			how := "summary by the model"
+			if summarizer != "llm" {
+				how = "offline digest"
+			}
+			if ev.Fallback {
+				how = "fallback digest"
+			}
+			return fmt.Sprintf("yes, %d messages summarized (%s), %d → %d messages, %s → %s tokens, %s-character summary",
+				ev.Summarized, how, ev.MessagesBefore, ev.MessagesAfter, tokens(ev.TokensBefore), tokens(ev.TokensAfter), count(ev.SummaryChars))
+		case window.EventFailed:
+			return fmt.Sprintf("failed (%v); %d → %d messages with a fallback marker", ev.Err, ev.MessagesBefore, ev.MessagesAfter)
+		}
+	}
+	return "no (the history is within the window)"
+}
+
+// tokens formats a token count briefly: 950, 21k, 1.2M.
+func tokens(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 10_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	case n < 1_000_000:
+		return fmt.Sprintf("%dk", (n+500)/1000)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
+}
+
+// count formats n with thousands separators.
+func count(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + count(-n)
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

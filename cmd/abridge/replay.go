@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/abridge-go/abridge/config"
+	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/replay"
+)
+
+var replayCommand = &command{
+	name:    "replay",
+	summary: "replay transcripts as the agent would have sent them and report the savings",
+	usage:   "abridge replay [--json] [--plot FILE.svg] [--mode processed|full] [FILE...]",
+	about: `Replay replays each transcript request by request, running abridge's
+processors before every request as an agent would, and prints a table per
+transcript with totals: requests, compactions, summarizer calls, prompt size
+before and after (characters and estimated tokens), reduction, prompt-cache
+reuse, fidelity, invalid requests and processor time.
+
+With no FILE it replays the transcripts shipped in testdata/transcripts.
+Without a model endpoint the window summarizes with the offline digest;
+with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the model.`,
+	env:   vars(envModel, envWindow, envLog),
+	flags: replayFlags,
+}
+
+func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	plot := fs.String("plot", "", "draw prompt size per request with and without abridge to `FILE.svg`")
+	mode := fs.String("mode", "processed", "what the agent stores between requests: `processed|full` "+
+		"(processed: the processed history replaces the stored one; full: the full history is kept and processed again each request)")
+	return func(ctx context.Context, c *cli, args []string) error {
+		m, err := replay.ParseMode(*mode)
+		if err != nil {
+			return usagef("replay: --mode is %q; want processed or full", *mode)
+		}
+		env, err := c.setup()
+		if err != nil {
+			return err
+		}
+		defer env.close()
+		files := args
+		if len(files) == 0 {
+			if files, err = shippedTranscripts(); err != nil {
+				return err
+			}
+		}
+		for _, f := range files {
+			if _, err := os.Stat(f); err != nil {
+				return fmt.Errorf("replay: %w", err)
+			}
+		}
+		opts := replay.Options{
+			Mode:     m,
+			Window:   env.cfg.WindowOptions(),
+			Trim:     env.cfg.TrimOptions(),
+			Progress: newProgress(c.stderr).update,
+		}
+		if env.cfg.SummarizerKind() == config.SummarizerLLM {
+			opts.Summarizer = replay.SummarizerModel
+			opts.Model = env.cfg.NewSummaryModel(env.logger)
+		} else {
+			opts.Summarizer = replay.SummarizerDigest
+			c.noteDigest(env, "")
+		}
+		report, err := replay.Run(ctx, files, opts)
+		opts.Progress("", 0, 0)
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		if *asJSON {
+			err = report.WriteJSON(c.stdout)
+		} else {
+			err = report.WriteTable(c.stdout)
+		}
+		if err != nil {
+			return fmt.Errorf("replay: write report: %w", err)
+		}
+		if *plot != "" {
+			if err := report.Plot(*plot); err != nil {
+				return fmt.Errorf("replay: plot: %w", err)
+			}
+			c.note("wrote " + *plot)
+		}
+		return nil
+	}
+}
+
+// shippedTranscripts returns the transcripts in testdata/transcripts of the
+// module abridge runs in.
+func shippedTranscripts() ([]string, error) {
+	dir, err := transcripts.ShippedDir()
+	if err != nil {
+		return nil, fmt.Errorf("replay: no FILE given and %w", err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("replay: no FILE given and no transcripts in %s", dir)
+	}
+	sort.Strings(files)
+	return files, nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/abridge-go/abridge/internal/transcripts"
+)
+
+func TestReplayShippedOffline(t *testing.T) {
+	files := transcripts.Shipped(t)
+	r := runCLI(t, nil, "", "replay")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	for _, f := range files {
+		if !strings.Contains(r.stdout, strings.TrimSuffix(filepath.Base(f), ".json")[:20]) {
+			t.Errorf("table does not mention %s:\n%s", filepath.Base(f), r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "digest") {
+		t.Errorf("table does not say the digest summarized:\n%s", r.stdout)
+	}
+	want := "abridge: no model endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL): summarizing with the offline digest\n"
+	if r.stderr != want {
+		t.Errorf("stderr = %q, want %q", r.stderr, want)
+	}
+}
+
+func TestReplayJSON(t *testing.T) {
+	files := transcripts.Shipped(t)
+	for _, mode := range []string{"processed", "full"} {
+		t.Run(mode, func(t *testing.T) {
+			r := runCLI(t, nil, "", "replay", "--json", "--mode", mode)
+			if r.code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+			}
+			var report map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+				t.Fatalf("--json output does not parse: %v\n%s", err, r.stdout)
+			}
+			for _, f := range files {
+				if !strings.Contains(r.stdout, filepath.Base(f)) {
+					t.Errorf("JSON does not mention %s", filepath.Base(f))
+				}
+			}
+			if !strings.Contains(r.stdout, `"`+mode+`"`) {
+				t.Errorf("JSON does not record mode %q", mode)
+			}
+		})
+	}
+}
+
+func TestReplayPlot(t *testing.T) {
+	transcripts.Shipped(t)
+	path := filepath.Join(t.TempDir(), "prompt.svg")
+	r := runCLI(t, nil, "", "replay", "--plot", path)
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "<svg") {
+		t.Errorf("%s is not an SVG: %.200s", path, b)
+	}
+	if !strings.Contains(r.stderr, "wrote "+path) {
+		t.Errorf("stderr does not say where the plot went:\n%s", r.stderr)
+	}
+}
+
+// TestReplayModel replays a small history with a window small enough to
+// compact, against a fake OpenAI server: the summaries come from it.
+func TestReplayModel(t *testing.T) {
+	f := newFakeOpenAI(t)
+	r := runCLI(t, f.env("ABRIDGE_MAX_MESSAGES", "6"), "", "replay", "--json", "testdata/history.json")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "digest") {
+		t.Errorf("stderr mentions the digest with an endpoint configured:\n%s", r.stderr)
+	}
+	var report struct {
+		Options struct{ Summarizer string } `json:"options"`
+		Total      struct {
+			SummarizerCalls int `json:"summarizer_calls"`
+			Invalid         int `json:"invalid_requests"`
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, r.stdout)
+	}
+	if report.Options.Summarizer != "model" {
+		t.Errorf("summarizer = %q, want model", report.Options.Summarizer)
+	}
+	n := 0
+	for _, req := range f.Requests() {
+		if req.summary() {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Errorf("the server received no summary request")
+	}
+	if report.Total.SummarizerCalls == 0 || report.Total.Invalid != 0 {
+		t.Errorf("summarizer calls %d, invalid requests %d; want some and 0", report.Total.SummarizerCalls, report.Total.Invalid)
+	}
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestProgress(t *testing.T) {
+	var b bytes.Buffer
+	clock := time.Unix(0, 0)
+	p := &progress{w: &b, on: true, start: clock, now: func() time.Time { return clock }, minimum: time.Second}
+	p.update("dir/a.json", 1, 3) // too early: nothing drawn
+	clock = clock.Add(2 * time.Second)
+	p.update("dir/b.json", 2, 3)
+	clock = clock.Add(10 * time.Millisecond)
+	p.update("dir/c.json", 3, 3) // the last one is always drawn
+	p.update("", 0, 0)
+	want := "\r\x1b[Kreplaying b.json 2/3\r\x1b[Kreplaying c.json 3/3\r\x1b[K"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+
+	b.Reset()
+	off := newProgress(&b) // a buffer is not a terminal
+	off.update("a.json", 1, 1)
+	off.update("", 0, 0)
+	if b.Len() != 0 {
+		t.Errorf("progress drew %q on a non-terminal", b.String())
+	}
+}
+
+func TestFormat(t *testing.T) {
+	tests := []struct {
+		n           int
+		tokens, num string
+	}{
+		{0, "0", "0"},
+		{950, "950", "950"},
+		{1234, "1.2k", "1,234"},
+		{88_400, "88k", "88,400"},
+		{1_234_567, "1.2M", "1,234,567"},
+		{-4321, "-4321", "-4,321"},
+	}
+	for _, tt := range tests {
+		got := []string{tokens(tt.n), count(tt.n)}
+		if diff := cmp.Diff([]string{tt.tokens, tt.num}, got); diff != "" {
+			t.Errorf("tokens, count of %d (-want +got):\n%s", tt.n, diff)
+		}
+	}
+}
