@@ -1,0 +1,296 @@
+package config
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+func mustLoad(t *testing.T, environ map[string]string) *Config {
+	t.Helper()
+	c, err := LoadFrom(environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestTrimOptions(t *testing.T) {
+	tests := []struct {
+		value string
+		want  trimtools.Options
+	}{
+		{"", trimtools.Options{MaxChars: 2000}},
+		{"0", trimtools.Options{MaxChars: -1}},
+		{"150", trimtools.Options{MaxChars: 150}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			c := mustLoad(t, map[string]string{"ABRIDGE_TRIM_CHARS": tt.value})
+			if diff := cmp.Diff(tt.want, c.TrimOptions()); diff != "" {
+				t.Errorf("TrimOptions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWindowOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		environ map[string]string
+		want    window.Options
+	}{
+		{"defaults", nil, window.Options{MaxMessages: 40, TriggerPercent: 70, Timeout: 90 * time.Second}},
+		{"count trigger off", map[string]string{"ABRIDGE_MAX_MESSAGES": "0"},
+			window.Options{MaxMessages: -1, TriggerPercent: 70, Timeout: 90 * time.Second}},
+		{"all set", map[string]string{
+			"ABRIDGE_MAX_MESSAGES": "30", "ABRIDGE_CONTEXT_WINDOW": "128000", "ABRIDGE_THRESHOLD_PERCENT": "80",
+			"ABRIDGE_KEEP_USER_TURNS": "2", "ABRIDGE_SUMMARY_TIMEOUT": "30s",
+		}, window.Options{MaxMessages: 30, ContextWindow: 128000, TriggerPercent: 80, KeepUserTurns: 2, Timeout: 30 * time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mustLoad(t, tt.environ).WindowOptions()
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("WindowOptions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// toolReturnSizes returns the content length of every tool return.
+func toolReturnSizes(h []processor.Message) []int {
+	var out []int
+	for _, m := range h {
+		for _, p := range m.Parts {
+			if r, ok := p.(processor.ToolReturn); ok {
+				out = append(out, len(r.Content))
+			}
+		}
+	}
+	return out
+}
+
+func TestNewChainTrims(t *testing.T) {
+	h := conversation(12) // tool returns of 600 characters
+	full := toolReturnSizes(h)
+	tests := []struct {
+		value   string
+		trimmed bool
+	}{
+		{"0", false},
+		{"2000", false},
+		{"100", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			c := mustLoad(t, map[string]string{"ABRIDGE_TRIM_CHARS": tt.value})
+			out, err := c.NewChain(nil).Process(context.Background(), h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := toolReturnSizes(out)
+			if len(got) != len(full) {
+				t.Fatalf("tool returns: %d, want %d", len(got), len(full))
+			}
+			for i := range got {
+				if (got[i] < full[i]) != tt.trimmed {
+					t.Errorf("tool return %d: %d of %d characters kept, want trimmed=%v", i, got[i], full[i], tt.trimmed)
+				}
+			}
+		})
+	}
+}
+
+func TestBuildDigest(t *testing.T) {
+	c := mustLoad(t, map[string]string{"ABRIDGE_MAX_MESSAGES": "8"})
+	var events atomic.Int32
+	comp, err := c.Build(BuildOptions{OnEvent: func(context.Context, window.Event) { events.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if comp.SummarizerKind != "digest" {
+		t.Errorf("SummarizerKind = %q, want digest", comp.SummarizerKind)
+	}
+	if _, ok := comp.Summarizer.(*summarizer.Digest); !ok {
+		t.Errorf("Summarizer is %T, want *summarizer.Digest", comp.Summarizer)
+	}
+	if comp.Logger == nil || comp.Model == nil || comp.Window == nil || comp.Chain == nil || len(comp.AgentOptions) != 4 {
+		t.Fatalf("Build left a component out: %+v", comp)
+	}
+	h := conversation(20)
+	out, err := comp.Chain.Process(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) >= len(h) {
+		t.Errorf("chain kept %d of %d messages; the window should have compacted", len(out), len(h))
+	}
+	if err := processor.Validate(out); err != nil {
+		t.Errorf("chain output: %v", err)
+	}
+	if events.Load() == 0 {
+		t.Errorf("OnEvent was never called")
+	}
+}
+
+func TestBuildLLM(t *testing.T) {
+	srv := newFakeOpenAI(t)
+	c := mustLoad(t, map[string]string{
+		"OPENAI_BASE_URL":         srv.URL,
+		"OPENAI_API_KEY":          "main-key",
+		"ABRIDGE_MODEL":           "main-model",
+		"ABRIDGE_SUMMARY_MODEL":   "summary-model",
+		"ABRIDGE_SUMMARY_API_KEY": "summary-key",
+		"ABRIDGE_MAX_MESSAGES":    "8",
+	})
+	comp, err := c.Build(BuildOptions{Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if comp.SummarizerKind != "llm" {
+		t.Fatalf("SummarizerKind = %q, want llm", comp.SummarizerKind)
+	}
+	if _, ok := comp.Summarizer.(*summarizer.LLM); !ok {
+		t.Errorf("Summarizer is %T, want *summarizer.LLM", comp.Summarizer)
+	}
+	if got := comp.Model.Name(); got != "main-model" {
+		t.Errorf("Model.Name() = %q, want main-model", got)
+	}
+
+	h := conversation(20)
+	out, err := comp.Chain.Process(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) >= len(h) {
+		t.Errorf("chain kept %d of %d messages; the window should have compacted", len(out), len(h))
+	}
+	if !strings.Contains(historyText(out), "step 3 is next") {
+		t.Errorf("the summary from the fake server is not in the processed history")
+	}
+	if _, err := comp.Model.Request(context.Background(), out, model.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+
+	var got []seen
+	for _, s := range srv.seen() {
+		got = append(got, seen{Model: s.Model, Authorization: s.Authorization})
+	}
+	want := []seen{
+		{Model: "summary-model", Authorization: "Bearer summary-key"},
+		{Model: "main-model", Authorization: "Bearer main-key"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("requests the server received (-want +got):\n%s", diff)
+	}
+}
+
+// historyText joins the text of every part of h.
+func historyText(h []processor.Message) string {
+	var b strings.Builder
+	for _, m := range h {
+		for _, p := range m.Parts {
+			switch p := p.(type) {
+			case processor.UserPrompt:
+				b.WriteString(p.Content)
+			case processor.Text:
+				b.WriteString(p.Content)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+func TestNewSummarizerFallsBackToPrimaryEndpoint(t *testing.T) {
+	srv := newFakeOpenAI(t)
+	c := mustLoad(t, map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "main-key", "ABRIDGE_MODEL": "m"})
+	s, kind := c.NewSummarizer(nil)
+	if kind != "llm" {
+		t.Fatalf("kind = %q, want llm", kind)
+	}
+	if _, err := s.Summarize(context.Background(), conversation(8)[:7], ""); err != nil {
+		t.Fatal(err)
+	}
+	want := []seen{{Model: "m", Authorization: "Bearer main-key"}}
+	var got []seen
+	for _, r := range srv.seen() {
+		got = append(got, seen{Model: r.Model, Authorization: r.Authorization})
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+func TestLogger(t *testing.T) {
+	tests := []struct {
+		level, format string
+		want          []string // substrings of the output
+		absent        []string
+	}{
+		{"info", "console", []string{"INFO\tshown", "WARN\talso shown"}, []string{"hidden"}},
+		{"warn", "console", []string{"WARN\talso shown"}, []string{"shown\t", "hidden"}},
+		{"debug", "json", []string{`"level":"debug","ts":`, `"msg":"hidden"`, `"msg":"shown"`}, nil},
+		{"error", "json", nil, []string{"shown", "hidden"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.level+"/"+tt.format, func(t *testing.T) {
+			c := mustLoad(t, map[string]string{"ABRIDGE_LOG_LEVEL": tt.level, "ABRIDGE_LOG_FORMAT": tt.format})
+			var buf bytes.Buffer
+			l, err := c.newLogger(zapcore.AddSync(&buf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Debug("hidden")
+			l.Info("shown")
+			l.Warn("also shown")
+			out := buf.String()
+			for _, s := range tt.want {
+				if !strings.Contains(out, s) {
+					t.Errorf("output lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range tt.absent {
+				if strings.Contains(out, s) {
+					t.Errorf("output has %q:\n%s", s, out)
+				}
+			}
+		})
+	}
+	if _, err := Default().Logger(); err != nil {
+		t.Errorf("Logger() with the defaults: %v", err)
+	}
+}
+
+func TestLoggerInvalid(t *testing.T) {
+	c := Default()
+	c.LogLevel = "loud"
+	c.LogFormat = "xml"
+	_, err := c.Logger()
+	want := "build logger: " +
+		`ABRIDGE_LOG_LEVEL="loud": unknown value; accepted: debug, info, warn or error` + "\n" +
+		`ABRIDGE_LOG_FORMAT="xml": unknown value; accepted: console or json`
+	if err == nil {
+		t.Fatal("Logger accepted a bad level and format")
+	}
+	if diff := cmp.Diff(want, err.Error()); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+	if _, err := c.Build(BuildOptions{}); err == nil {
+		t.Errorf("Build accepted a bad level and format")
+	}
+}

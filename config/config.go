@@ -1,0 +1,291 @@
+// Package config reads abridge's settings from the environment (variables
+// prefixed ABRIDGE_, plus OPENAI_API_KEY and OPENAI_BASE_URL, which the
+// OpenAI client also reads itself), checks every value against its accepted
+// range, and builds the components a host needs from them: the logger, the
+// model, the summarizer, the sliding window and the processor chain. A
+// [Config] prints and logs itself with its secrets redacted.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Prefix is the prefix of every variable abridge reads, other than the
+// OPENAI_ ones.
+const Prefix = "ABRIDGE_"
+
+// Names of the variables the OpenAI client reads itself; a Config reads them
+// too, to tell whether a model endpoint is configured and to keep the key out
+// of what it prints.
+const (
+	EnvOpenAIKey     = "OPENAI_API_KEY"
+	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+)
+
+// Summarizer kinds: the values of Config.Summarizer and what
+// [Config.SummarizerKind] resolves them to.
+const (
+	SummarizerAuto   = "auto"
+	SummarizerLLM    = "llm"
+	SummarizerDigest = "digest"
+)
+
+// Config holds every setting. [Load] and [LoadFrom] fill it from the
+// environment and check it; [Default] returns the defaults. Each field's
+// variable is ABRIDGE_ followed by its env tag.
+//
+// Printing a Config (String, GoString, MarshalJSON, MarshalLogObject)
+// redacts the API keys and any password in a URL or DSN.
+type Config struct {
+	// Model is the primary model's name. Default gpt-4.1-mini.
+	Model string `env:"MODEL" envDefault:"gpt-4.1-mini"`
+	// SummaryModel is the summarizer's model; "" means Model.
+	SummaryModel string `env:"SUMMARY_MODEL"`
+	// SummaryBaseURL is the summarizer's endpoint; "" means the primary
+	// one (OPENAI_BASE_URL, else the OpenAI API).
+	SummaryBaseURL string `env:"SUMMARY_BASE_URL"`
+	// SummaryAPIKey is the summarizer's API key; "" means OPENAI_API_KEY.
+	SummaryAPIKey string `env:"SUMMARY_API_KEY" json:"-"`
+	// SummaryTimeout bounds one summary, retries included. Default 90s.
+	SummaryTimeout time.Duration `env:"SUMMARY_TIMEOUT" envDefault:"90s"`
+	// TrimChars caps old tool outputs, in characters; 0 disables trimming.
+	// Default 2000.
+	TrimChars int `env:"TRIM_CHARS" envDefault:"2000"`
+	// MaxMessages makes the window compact a history longer than this many
+	// messages; 0 disables this trigger. Default 40.
+	MaxMessages int `env:"MAX_MESSAGES" envDefault:"40"`
+	// ContextWindow is the model's context window in tokens; the window
+	// compacts a prompt estimated above ThresholdPercent of it. 0 (the
+	// default) disables this trigger.
+	ContextWindow int `env:"CONTEXT_WINDOW" envDefault:"0"`
+	// ThresholdPercent is the share of ContextWindow, 1 to 100, at which
+	// the window compacts. Default 70.
+	ThresholdPercent int `env:"THRESHOLD_PERCENT" envDefault:"70"`
+	// KeepUserTurns, when positive, makes the window's tail the last
+	// KeepUserTurns user turns and everything after them instead of a
+	// message count. Default 0.
+	KeepUserTurns int `env:"KEEP_USER_TURNS" envDefault:"0"`
+	// Summarizer is auto, llm or digest. auto (the default) means llm when
+	// a model endpoint is configured (see [Config.Endpoint]), else digest.
+	Summarizer string `env:"SUMMARIZER" envDefault:"auto"`
+	// MaxSteps caps the model requests of one agent turn. Default 25.
+	MaxSteps int `env:"MAX_STEPS" envDefault:"25"`
+	// SessionDB is the session store's DSN; "" means the default SQLite
+	// file.
+	SessionDB string `env:"SESSION_DB"`
+	// LogLevel is debug, info, warn or error. Default info.
+	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
+	// LogFormat is console or json. Default console.
+	LogFormat string `env:"LOG_FORMAT" envDefault:"console"`
+
+	// openAIKey and openAIBaseURL are OPENAI_API_KEY and OPENAI_BASE_URL
+	// as read by Load or LoadFrom.
+	openAIKey     string
+	openAIBaseURL string
+}
+
+// ErrInvalid is matched (with errors.Is) by every error [Load], [LoadFrom]
+// and [Config.Validate] return for a bad value.
+var ErrInvalid = errors.New("invalid configuration")
+
+// VarError reports one variable whose value is not accepted. Its message
+// names the variable, the value (with any API key in it redacted) and the
+// accepted range.
+type VarError struct {
+	// Var is the variable's name, e.g. ABRIDGE_THRESHOLD_PERCENT.
+	Var string
+	// Value is the value as set, with secrets redacted.
+	Value string
+	// Problem says what is wrong, e.g. "not an integer", "out of range".
+	Problem string
+	// Accepted describes the accepted values, e.g. "an integer from 1 to 100".
+	Accepted string
+}
+
+// Error describes the variable, its value and the accepted range, on one
+// line.
+func (e *VarError) Error() string {
+	return fmt.Sprintf("%s=%q: %s; accepted: %s", e.Var, e.Value, e.Problem, e.Accepted)
+}
+
+// Unwrap returns [ErrInvalid].
+func (e *VarError) Unwrap() error { return ErrInvalid }
+
+// Load reads the configuration from the process environment. See
+// [LoadFrom].
+func Load() (*Config, error) {
+	return LoadFrom(env.ToMap(os.Environ()))
+}
+
+// LoadFrom reads the configuration from environ, a map of variable names to
+// values (nil is an empty environment). Unset or empty variables take their
+// defaults; surrounding white space is ignored, and the enumerated values
+// (summarizer, log level and format) are case-insensitive. OPENAI_API_KEY
+// and OPENAI_BASE_URL are read from environ too.
+//
+// Every bad value is reported: the error joins (errors.Join) one
+// [*VarError] per variable, each on its own line, and matches [ErrInvalid].
+// On error the returned Config is nil.
+func LoadFrom(environ map[string]string) (*Config, error) {
+	m := make(map[string]string, len(environ))
+	for k, v := range environ {
+		if strings.HasPrefix(k, Prefix) {
+			v = strings.TrimSpace(v)
+		}
+		m[k] = v
+	}
+	var c Config
+	c.openAIKey = m[EnvOpenAIKey]
+	c.openAIBaseURL = strings.TrimSpace(m[EnvOpenAIBaseURL])
+
+	var errs []error
+	failed := map[string]bool{}
+	if err := env.ParseWithOptions(&c, env.Options{Environment: m, Prefix: Prefix}); err != nil {
+		var agg env.AggregateError
+		if !errors.As(err, &agg) {
+			return nil, fmt.Errorf("read environment: %w", err)
+		}
+		for _, e := range agg.Errors {
+			ve, ok := parseFailure(e, m, &c)
+			if !ok {
+				// Not a value error (a programming error in the
+				// struct tags); its text names a field, not a value.
+				return nil, fmt.Errorf("read environment: %w", e)
+			}
+			failed[ve.Var] = true
+			errs = append(errs, ve)
+		}
+	}
+	c.Summarizer = strings.ToLower(c.Summarizer)
+	c.LogLevel = strings.ToLower(c.LogLevel)
+	c.LogFormat = strings.ToLower(c.LogFormat)
+	for _, ve := range c.check() {
+		if !failed[ve.Var] {
+			errs = append(errs, ve)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &c, nil
+}
+
+// Default returns a Config with every setting at its default, as
+// LoadFrom(nil) returns it.
+func Default() *Config {
+	c, err := LoadFrom(nil)
+	if err != nil {
+		// The defaults are tested to be valid; this is unreachable.
+		return &Config{}
+	}
+	return c
+}
+
+// Validate checks every setting against its accepted range, as LoadFrom
+// does, for a Config built or changed in code. The error joins one
+// [*VarError] per bad setting.
+func (c *Config) Validate() error {
+	var errs []error
+	for _, ve := range c.check() {
+		errs = append(errs, ve)
+	}
+	return errors.Join(errs...)
+}
+
+// check returns one error per setting out of range.
+func (c *Config) check() []*VarError {
+	var errs []*VarError
+	for _, v := range variables {
+		if v.valid == nil || v.valid(c) {
+			continue
+		}
+		errs = append(errs, &VarError{
+			Var:      v.Name,
+			Value:    c.redacted(&v),
+			Problem:  v.problem,
+			Accepted: v.Accepted,
+		})
+	}
+	return errs
+}
+
+// parseFailure turns an error of the env package into a VarError for the
+// variable it concerns, reporting false when it is not about a value.
+func parseFailure(err error, environ map[string]string, c *Config) (*VarError, bool) {
+	var pe env.ParseError
+	if !errors.As(err, &pe) {
+		return nil, false
+	}
+	v := byField(pe.Name)
+	if v == nil {
+		return nil, false
+	}
+	problem := "not " + v.kind
+	if errors.Is(pe.Err, strconv.ErrRange) {
+		problem = "out of range"
+	}
+	return &VarError{
+		Var:      v.Name,
+		Value:    c.hide(v, environ[v.Name]),
+		Problem:  problem,
+		Accepted: v.Accepted,
+	}, true
+}
+
+// Endpoint reports whether a model endpoint is configured: OPENAI_API_KEY,
+// OPENAI_BASE_URL or ABRIDGE_SUMMARY_BASE_URL is set. It decides what the
+// auto summarizer resolves to.
+func (c *Config) Endpoint() bool {
+	return c.openAIKey != "" || c.openAIBaseURL != "" || c.SummaryBaseURL != ""
+}
+
+// SummarizerKind resolves Summarizer: llm or digest as set, and for auto,
+// llm when [Config.Endpoint] reports an endpoint, else digest.
+func (c *Config) SummarizerKind() string {
+	switch c.Summarizer {
+	case SummarizerLLM, SummarizerDigest:
+		return c.Summarizer
+	}
+	if c.Endpoint() {
+		return SummarizerLLM
+	}
+	return SummarizerDigest
+}
+
+// summaryModel is the summarizer's model name.
+func (c *Config) summaryModel() string {
+	if c.SummaryModel != "" {
+		return c.SummaryModel
+	}
+	return c.Model
+}
+
+// summaryBaseURL is the summarizer's endpoint, "" for the client's default.
+func (c *Config) summaryBaseURL() string {
+	if c.SummaryBaseURL != "" {
+		return c.SummaryBaseURL
+	}
+	return c.openAIBaseURL
+}
+
+// summaryKey is the summarizer's API key, "" for the client's default.
+func (c *Config) summaryKey() string {
+	if c.SummaryAPIKey != "" {
+		return c.SummaryAPIKey
+	}
+	return c.openAIKey
+}
+
+// validURL reports whether s is an absolute http or https URL.
+func validURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

@@ -1,0 +1,358 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var allowConfig = cmp.AllowUnexported(Config{})
+
+// defaults is the Config every unset variable leads to.
+func defaults() Config {
+	return Config{
+		Model:            "gpt-4.1-mini",
+		SummaryTimeout:   90 * time.Second,
+		TrimChars:        2000,
+		MaxMessages:      40,
+		ContextWindow:    0,
+		ThresholdPercent: 70,
+		KeepUserTurns:    0,
+		Summarizer:       "auto",
+		MaxSteps:         25,
+		LogLevel:         "info",
+		LogFormat:        "console",
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	for name, environ := range map[string]map[string]string{
+		"nil":       nil,
+		"empty":     {},
+		"all empty": emptyValues(),
+		"unrelated": {"HOME": "/root", "ABRIDGE_TRANSCRIPTS": "/tmp/x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := LoadFrom(environ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(defaults(), *got, allowConfig); diff != "" {
+				t.Errorf("LoadFrom (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if diff := cmp.Diff(defaults(), *Default(), allowConfig); diff != "" {
+		t.Errorf("Default (-want +got):\n%s", diff)
+	}
+	if err := Default().Validate(); err != nil {
+		t.Errorf("Default().Validate() = %v", err)
+	}
+}
+
+// emptyValues sets every ABRIDGE_ variable to "".
+func emptyValues() map[string]string {
+	m := map[string]string{}
+	for _, v := range variables {
+		if v.field != "" {
+			m[v.Name] = ""
+		}
+	}
+	return m
+}
+
+func TestEachVariable(t *testing.T) {
+	tests := []struct {
+		name, value string
+		want        func(c *Config)
+	}{
+		{"ABRIDGE_MODEL", "gpt-5", func(c *Config) { c.Model = "gpt-5" }},
+		{"ABRIDGE_SUMMARY_MODEL", "gpt-4.1-nano", func(c *Config) { c.SummaryModel = "gpt-4.1-nano" }},
+		{"ABRIDGE_SUMMARY_BASE_URL", "http://127.0.0.1:11434/v1", func(c *Config) { c.SummaryBaseURL = "http://127.0.0.1:11434/v1" }},
+		{"ABRIDGE_SUMMARY_API_KEY", "sk-summary", func(c *Config) { c.SummaryAPIKey = "sk-summary" }},
+		{"ABRIDGE_SUMMARY_TIMEOUT", "2m30s", func(c *Config) { c.SummaryTimeout = 150 * time.Second }},
+		{"ABRIDGE_SUMMARY_TIMEOUT", "1ms", func(c *Config) { c.SummaryTimeout = time.Millisecond }},
+		{"ABRIDGE_TRIM_CHARS", "500", func(c *Config) { c.TrimChars = 500 }},
+		{"ABRIDGE_TRIM_CHARS", "100", func(c *Config) { c.TrimChars = 100 }},
+		{"ABRIDGE_TRIM_CHARS", "0", func(c *Config) { c.TrimChars = 0 }},
+		{"ABRIDGE_MAX_MESSAGES", "80", func(c *Config) { c.MaxMessages = 80 }},
+		{"ABRIDGE_MAX_MESSAGES", "0", func(c *Config) { c.MaxMessages = 0 }},
+		{"ABRIDGE_CONTEXT_WINDOW", "128000", func(c *Config) { c.ContextWindow = 128000 }},
+		{"ABRIDGE_THRESHOLD_PERCENT", "1", func(c *Config) { c.ThresholdPercent = 1 }},
+		{"ABRIDGE_THRESHOLD_PERCENT", "100", func(c *Config) { c.ThresholdPercent = 100 }},
+		{"ABRIDGE_KEEP_USER_TURNS", "3", func(c *Config) { c.KeepUserTurns = 3 }},
+		{"ABRIDGE_SUMMARIZER", "llm", func(c *Config) { c.Summarizer = "llm" }},
+		{"ABRIDGE_SUMMARIZER", "digest", func(c *Config) { c.Summarizer = "digest" }},
+		{"ABRIDGE_SUMMARIZER", "Digest", func(c *Config) { c.Summarizer = "digest" }},
+		{"ABRIDGE_MAX_STEPS", "1", func(c *Config) { c.MaxSteps = 1 }},
+		{"ABRIDGE_SESSION_DB", "postgres://localhost/abridge", func(c *Config) { c.SessionDB = "postgres://localhost/abridge" }},
+		{"ABRIDGE_LOG_LEVEL", "debug", func(c *Config) { c.LogLevel = "debug" }},
+		{"ABRIDGE_LOG_LEVEL", "WARN", func(c *Config) { c.LogLevel = "warn" }},
+		{"ABRIDGE_LOG_LEVEL", "error", func(c *Config) { c.LogLevel = "error" }},
+		{"ABRIDGE_LOG_FORMAT", "json", func(c *Config) { c.LogFormat = "json" }},
+		{"ABRIDGE_MAX_STEPS", " 7 ", func(c *Config) { c.MaxSteps = 7 }},
+		{"OPENAI_API_KEY", "sk-primary", func(c *Config) { c.openAIKey = "sk-primary" }},
+		{"OPENAI_BASE_URL", "https://example.test/v1", func(c *Config) { c.openAIBaseURL = "https://example.test/v1" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
+			got, err := LoadFrom(map[string]string{tt.name: tt.value})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := defaults()
+			tt.want(&want)
+			if diff := cmp.Diff(want, *got, allowConfig); diff != "" {
+				t.Errorf("LoadFrom (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTable checks that the variables table documents every field of
+// Config with its env tag and default, so the README cannot drift.
+func TestTable(t *testing.T) {
+	typ := reflect.TypeFor[Config]()
+	seen := map[string]bool{}
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		tag, ok := f.Tag.Lookup("env")
+		if !ok {
+			continue
+		}
+		v := byField(f.Name)
+		if v == nil {
+			t.Errorf("field %s (env %q) is missing from the variables table", f.Name, tag)
+			continue
+		}
+		seen[f.Name] = true
+		if v.Name != Prefix+tag {
+			t.Errorf("field %s: table says %s, tag says %s", f.Name, v.Name, Prefix+tag)
+		}
+		if def, ok := f.Tag.Lookup("envDefault"); ok && v.Default != def {
+			t.Errorf("%s: table default %q, tag default %q", v.Name, v.Default, def)
+		}
+		if _, ok := f.Tag.Lookup("envDefault"); !ok && !strings.HasPrefix(v.Default, "(") {
+			t.Errorf("%s: has no envDefault but the table gives %q", v.Name, v.Default)
+		}
+	}
+	for _, v := range variables {
+		if v.field != "" && !seen[v.field] {
+			t.Errorf("table variable %s names field %q, which has no env tag", v.Name, v.field)
+		}
+		if v.Accepted == "" || v.Description == "" || v.show == nil {
+			t.Errorf("table variable %s is incomplete", v.Name)
+		}
+	}
+	if got, want := len(Variables()), len(variables); got != want {
+		t.Errorf("Variables() has %d entries, want %d", got, want)
+	}
+}
+
+func TestInvalid(t *testing.T) {
+	tests := []struct {
+		name, value string
+		want        string
+	}{
+		{"ABRIDGE_SUMMARY_BASE_URL", "localhost:8080", `ABRIDGE_SUMMARY_BASE_URL="localhost:8080": not an http or https URL; accepted: an http or https URL`},
+		{"ABRIDGE_SUMMARY_BASE_URL", "ftp://host/v1", `ABRIDGE_SUMMARY_BASE_URL="ftp://host/v1": not an http or https URL; accepted: an http or https URL`},
+		{"OPENAI_BASE_URL", "example.test", `OPENAI_BASE_URL="example.test": not an http or https URL; accepted: an http or https URL`},
+		{"ABRIDGE_SUMMARY_TIMEOUT", "90", `ABRIDGE_SUMMARY_TIMEOUT="90": not a duration; accepted: a positive duration with a unit (90s, 2m)`},
+		{"ABRIDGE_SUMMARY_TIMEOUT", "soon", `ABRIDGE_SUMMARY_TIMEOUT="soon": not a duration; accepted: a positive duration with a unit (90s, 2m)`},
+		{"ABRIDGE_SUMMARY_TIMEOUT", "-5s", `ABRIDGE_SUMMARY_TIMEOUT="-5s": out of range; accepted: a positive duration with a unit (90s, 2m)`},
+		{"ABRIDGE_SUMMARY_TIMEOUT", "0s", `ABRIDGE_SUMMARY_TIMEOUT="0s": out of range; accepted: a positive duration with a unit (90s, 2m)`},
+		{"ABRIDGE_TRIM_CHARS", "lots", `ABRIDGE_TRIM_CHARS="lots": not an integer; accepted: 0 (disables trimming) or an integer ≥ 100`},
+		{"ABRIDGE_TRIM_CHARS", "2.5", `ABRIDGE_TRIM_CHARS="2.5": not an integer; accepted: 0 (disables trimming) or an integer ≥ 100`},
+		{"ABRIDGE_TRIM_CHARS", "-1", `ABRIDGE_TRIM_CHARS="-1": out of range; accepted: 0 (disables trimming) or an integer ≥ 100`},
+		{"ABRIDGE_TRIM_CHARS", "99", `ABRIDGE_TRIM_CHARS="99": out of range; accepted: 0 (disables trimming) or an integer ≥ 100`},
+		{"ABRIDGE_TRIM_CHARS", "99999999999", `ABRIDGE_TRIM_CHARS="99999999999": out of range; accepted: 0 (disables trimming) or an integer ≥ 100`},
+		{"ABRIDGE_MAX_MESSAGES", "-40", `ABRIDGE_MAX_MESSAGES="-40": out of range; accepted: an integer ≥ 0; 0 disables this trigger`},
+		{"ABRIDGE_MAX_MESSAGES", "forty", `ABRIDGE_MAX_MESSAGES="forty": not an integer; accepted: an integer ≥ 0; 0 disables this trigger`},
+		{"ABRIDGE_CONTEXT_WINDOW", "-1", `ABRIDGE_CONTEXT_WINDOW="-1": out of range; accepted: an integer ≥ 0; 0 disables this trigger`},
+		{"ABRIDGE_CONTEXT_WINDOW", "128k", `ABRIDGE_CONTEXT_WINDOW="128k": not an integer; accepted: an integer ≥ 0; 0 disables this trigger`},
+		{"ABRIDGE_THRESHOLD_PERCENT", "0", `ABRIDGE_THRESHOLD_PERCENT="0": out of range; accepted: an integer from 1 to 100`},
+		{"ABRIDGE_THRESHOLD_PERCENT", "101", `ABRIDGE_THRESHOLD_PERCENT="101": out of range; accepted: an integer from 1 to 100`},
+		{"ABRIDGE_THRESHOLD_PERCENT", "70%", `ABRIDGE_THRESHOLD_PERCENT="70%": not an integer; accepted: an integer from 1 to 100`},
+		{"ABRIDGE_KEEP_USER_TURNS", "-2", `ABRIDGE_KEEP_USER_TURNS="-2": out of range; accepted: an integer ≥ 0`},
+		{"ABRIDGE_SUMMARIZER", "gpt", `ABRIDGE_SUMMARIZER="gpt": unknown value; accepted: auto, llm or digest`},
+		{"ABRIDGE_MAX_STEPS", "0", `ABRIDGE_MAX_STEPS="0": out of range; accepted: an integer ≥ 1`},
+		{"ABRIDGE_MAX_STEPS", "-3", `ABRIDGE_MAX_STEPS="-3": out of range; accepted: an integer ≥ 1`},
+		{"ABRIDGE_LOG_LEVEL", "verbose", `ABRIDGE_LOG_LEVEL="verbose": unknown value; accepted: debug, info, warn or error`},
+		{"ABRIDGE_LOG_LEVEL", "fatal", `ABRIDGE_LOG_LEVEL="fatal": unknown value; accepted: debug, info, warn or error`},
+		{"ABRIDGE_LOG_FORMAT", "text", `ABRIDGE_LOG_FORMAT="text": unknown value; accepted: console or json`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
+			c, err := LoadFrom(map[string]string{tt.name: tt.value})
+			if err == nil {
+				t.Fatalf("LoadFrom accepted %s=%q: %v", tt.name, tt.value, c)
+			}
+			if c != nil {
+				t.Errorf("LoadFrom returned a Config with its error")
+			}
+			if diff := cmp.Diff(tt.want, err.Error()); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error does not match ErrInvalid")
+			}
+			var ve *VarError
+			if !errors.As(err, &ve) || ve.Var != tt.name {
+				t.Errorf("errors.As VarError = %+v, want Var %s", ve, tt.name)
+			}
+		})
+	}
+}
+
+func TestInvalidAllReported(t *testing.T) {
+	_, err := LoadFrom(map[string]string{
+		"ABRIDGE_TRIM_CHARS":        "abc",
+		"ABRIDGE_MAX_MESSAGES":      "-1",
+		"ABRIDGE_THRESHOLD_PERCENT": "250",
+		"ABRIDGE_SUMMARY_TIMEOUT":   "ten",
+		"ABRIDGE_LOG_LEVEL":         "loud",
+		"ABRIDGE_LOG_FORMAT":        "xml",
+		"ABRIDGE_MAX_STEPS":         "x",
+		"ABRIDGE_MODEL":             "fine",
+	})
+	if err == nil {
+		t.Fatal("LoadFrom accepted bad values")
+	}
+	var got []string
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		name, _, _ := strings.Cut(line, "=")
+		got = append(got, name)
+	}
+	// In the table's order, each bad variable once, one per line.
+	want := []string{
+		"ABRIDGE_SUMMARY_TIMEOUT", "ABRIDGE_TRIM_CHARS", "ABRIDGE_MAX_MESSAGES",
+		"ABRIDGE_THRESHOLD_PERCENT", "ABRIDGE_MAX_STEPS", "ABRIDGE_LOG_LEVEL", "ABRIDGE_LOG_FORMAT",
+	}
+	sortByTable(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("variables named by the error (-want +got):\n%s\nerror:\n%v", diff, err)
+	}
+}
+
+// sortByTable orders variable names as the table does.
+func sortByTable(names []string) {
+	pos := map[string]int{}
+	for i, v := range variables {
+		pos[v.Name] = i
+	}
+	for i := 1; i < len(names); i++ {
+		for j := i; j > 0 && pos[names[j]] < pos[names[j-1]]; j-- {
+			names[j], names[j-1] = names[j-1], names[j]
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	c := Default()
+	c.TrimChars = -5
+	c.ThresholdPercent = 0
+	err := c.Validate()
+	want := "ABRIDGE_TRIM_CHARS=\"-5\": out of range; accepted: 0 (disables trimming) or an integer ≥ 100\n" +
+		"ABRIDGE_THRESHOLD_PERCENT=\"0\": out of range; accepted: an integer from 1 to 100"
+	if err == nil {
+		t.Fatal("Validate accepted bad values")
+	}
+	if diff := cmp.Diff(want, err.Error()); diff != "" {
+		t.Errorf("Validate (-want +got):\n%s", diff)
+	}
+	var zero Config
+	if err := zero.Validate(); err == nil || !strings.Contains(err.Error(), "ABRIDGE_MODEL=\"\": empty") {
+		t.Errorf("zero Config: Validate = %v, want an ABRIDGE_MODEL error", err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	t.Setenv("ABRIDGE_MAX_MESSAGES", "12")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxMessages != 12 || c.openAIBaseURL != "http://127.0.0.1:9/v1" || !c.Endpoint() {
+		t.Errorf("Load = %v", c)
+	}
+	t.Setenv("ABRIDGE_MAX_MESSAGES", "-12")
+	if _, err := Load(); err == nil || !strings.HasPrefix(err.Error(), "ABRIDGE_MAX_MESSAGES=") {
+		t.Errorf("Load with a bad value: %v", err)
+	}
+}
+
+func TestLoadFromDoesNotModifyItsArgument(t *testing.T) {
+	in := map[string]string{"ABRIDGE_MAX_STEPS": " 9 ", "ABRIDGE_LOG_LEVEL": "DEBUG"}
+	want := map[string]string{"ABRIDGE_MAX_STEPS": " 9 ", "ABRIDGE_LOG_LEVEL": "DEBUG"}
+	if _, err := LoadFrom(in); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, in); diff != "" {
+		t.Errorf("LoadFrom changed its argument (-want +got):\n%s", diff)
+	}
+}
+
+func TestEndpointAndSummarizerKind(t *testing.T) {
+	tests := []struct {
+		name     string
+		environ  map[string]string
+		endpoint bool
+		kind     string
+	}{
+		{"nothing", nil, false, "digest"},
+		{"primary key", map[string]string{"OPENAI_API_KEY": "k"}, true, "llm"},
+		{"primary URL", map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, true, "llm"},
+		{"summary URL", map[string]string{"ABRIDGE_SUMMARY_BASE_URL": "http://127.0.0.1:1/v1"}, true, "llm"},
+		{"summary key alone", map[string]string{"ABRIDGE_SUMMARY_API_KEY": "k"}, false, "digest"},
+		{"empty key", map[string]string{"OPENAI_API_KEY": ""}, false, "digest"},
+		{"forced llm", map[string]string{"ABRIDGE_SUMMARIZER": "llm"}, false, "llm"},
+		{"forced digest", map[string]string{"ABRIDGE_SUMMARIZER": "digest", "OPENAI_API_KEY": "k"}, true, "digest"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := LoadFrom(tt.environ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Endpoint(); got != tt.endpoint {
+				t.Errorf("Endpoint() = %v, want %v", got, tt.endpoint)
+			}
+			if got := c.SummarizerKind(); got != tt.kind {
+				t.Errorf("SummarizerKind() = %q, want %q", got, tt.kind)
+			}
+		})
+	}
+}
+
+func TestSummaryFallbacks(t *testing.T) {
+	tests := []struct {
+		name            string
+		environ         map[string]string
+		model, url, key string
+	}{
+		{"primary", map[string]string{"ABRIDGE_MODEL": "m", "OPENAI_BASE_URL": "http://a/v1", "OPENAI_API_KEY": "ka"},
+			"m", "http://a/v1", "ka"},
+		{"own", map[string]string{
+			"ABRIDGE_MODEL": "m", "OPENAI_BASE_URL": "http://a/v1", "OPENAI_API_KEY": "ka",
+			"ABRIDGE_SUMMARY_MODEL": "s", "ABRIDGE_SUMMARY_BASE_URL": "http://b/v1", "ABRIDGE_SUMMARY_API_KEY": "kb",
+		}, "s", "http://b/v1", "kb"},
+		{"none", nil, "gpt-4.1-mini", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := LoadFrom(tt.environ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{c.summaryModel(), c.summaryBaseURL(), c.summaryKey()}
+			if diff := cmp.Diff([]string{tt.model, tt.url, tt.key}, got); diff != "" {
+				t.Errorf("summary model, URL, key (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,256 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/abridge-go/abridge/processors/trimtools"
+)
+
+// Variable documents one environment variable.
+type Variable struct {
+	// Name is the variable's name, e.g. ABRIDGE_TRIM_CHARS.
+	Name string
+	// Default is the value used when the variable is unset or empty, as
+	// the README shows it.
+	Default string
+	// Accepted describes the accepted values.
+	Accepted string
+	// Description says what the variable sets.
+	Description string
+}
+
+// Variables returns every variable abridge reads, in the README's order.
+func Variables() []Variable {
+	out := make([]Variable, len(variables))
+	for i, v := range variables {
+		out[i] = v.Variable
+	}
+	return out
+}
+
+// variable is a Variable with what Load needs to check and show it.
+type variable struct {
+	Variable
+	// field is the Config field it sets, "" for the OPENAI_ ones.
+	field string
+	// kind names what a value must parse as, after "not ".
+	kind string
+	// problem says what a value failing valid is.
+	problem string
+	// valid reports whether the field's value is accepted; nil accepts
+	// everything.
+	valid func(c *Config) bool
+	// show formats the field's value, unredacted.
+	show func(c *Config) string
+	// secret marks a value never shown, only whether it is set.
+	secret bool
+	// dsn marks a value that may hold a password in a URL or DSN.
+	dsn bool
+}
+
+const (
+	outOfRange   = "out of range"
+	unknownValue = "unknown value"
+)
+
+func itoa(f func(c *Config) int) func(c *Config) string {
+	return func(c *Config) string { return strconv.Itoa(f(c)) }
+}
+
+func oneOf(s string, values ...string) bool {
+	for _, v := range values {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// variables lists every variable in the README's order.
+var variables = []variable{
+	{
+		Variable: Variable{
+			Name: Prefix + "MODEL", Default: "gpt-4.1-mini", Accepted: "a non-empty model name",
+			Description: "Primary model, used by the agent and by `compact`.",
+		},
+		field: "Model", kind: "a string", problem: "empty",
+		valid: func(c *Config) bool { return c.Model != "" },
+		show:  func(c *Config) string { return c.Model },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SUMMARY_MODEL", Default: "(ABRIDGE_MODEL)", Accepted: "a model name",
+			Description: "Model the window's summarizer calls.",
+		},
+		field: "SummaryModel", kind: "a string",
+		show: func(c *Config) string { return c.SummaryModel },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SUMMARY_BASE_URL", Default: "(OPENAI_BASE_URL)", Accepted: "an http or https URL",
+			Description: "Endpoint of the summarizer's model. Setting it counts as a configured endpoint.",
+		},
+		field: "SummaryBaseURL", kind: "a string", problem: "not an http or https URL", dsn: true,
+		valid: func(c *Config) bool { return c.SummaryBaseURL == "" || validURL(c.SummaryBaseURL) },
+		show:  func(c *Config) string { return c.SummaryBaseURL },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SUMMARY_API_KEY", Default: "(OPENAI_API_KEY)", Accepted: "an API key",
+			Description: "API key of the summarizer's endpoint. Never printed or logged.",
+		},
+		field: "SummaryAPIKey", kind: "a string", secret: true,
+		show: func(c *Config) string { return c.SummaryAPIKey },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SUMMARY_TIMEOUT", Default: "90s", Accepted: "a positive duration with a unit (90s, 2m)",
+			Description: "Time limit of one summary, retries included; on expiry the window falls back to the digest.",
+		},
+		field: "SummaryTimeout", kind: "a duration", problem: outOfRange,
+		valid: func(c *Config) bool { return c.SummaryTimeout > 0 },
+		show:  func(c *Config) string { return c.SummaryTimeout.String() },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "TRIM_CHARS", Default: "2000", Accepted: "0 (disables trimming) or an integer ≥ " + strconv.Itoa(trimtools.MinMaxChars),
+			Description: "Old tool outputs longer than this many characters are truncated.",
+		},
+		field: "TrimChars", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.TrimChars == 0 || c.TrimChars >= trimtools.MinMaxChars },
+		show:  itoa(func(c *Config) int { return c.TrimChars }),
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "MAX_MESSAGES", Default: "40", Accepted: "an integer ≥ 0; 0 disables this trigger",
+			Description: "The window compacts a history longer than this many messages, keeping the first run and the last max(4, N/2) messages (with 0, N counts as 40 for the tail).",
+		},
+		field: "MaxMessages", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.MaxMessages >= 0 },
+		show:  itoa(func(c *Config) int { return c.MaxMessages }),
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "CONTEXT_WINDOW", Default: "0", Accepted: "an integer ≥ 0; 0 disables this trigger",
+			Description: "The model's context window in tokens, for the token trigger.",
+		},
+		field: "ContextWindow", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.ContextWindow >= 0 },
+		show:  itoa(func(c *Config) int { return c.ContextWindow }),
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "THRESHOLD_PERCENT", Default: "70", Accepted: "an integer from 1 to 100",
+			Description: "The window compacts once the estimated prompt passes this percentage of ABRIDGE_CONTEXT_WINDOW.",
+		},
+		field: "ThresholdPercent", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.ThresholdPercent >= 1 && c.ThresholdPercent <= 100 },
+		show:  itoa(func(c *Config) int { return c.ThresholdPercent }),
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "KEEP_USER_TURNS", Default: "0", Accepted: "an integer ≥ 0",
+			Description: "When positive, the window's tail is the last N user turns and everything after them, instead of the last max(4, ABRIDGE_MAX_MESSAGES/2) messages.",
+		},
+		field: "KeepUserTurns", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.KeepUserTurns >= 0 },
+		show:  itoa(func(c *Config) int { return c.KeepUserTurns }),
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SUMMARIZER", Default: "auto", Accepted: "auto, llm or digest",
+			Description: "Who writes summaries: llm (a model call), digest (offline, no network), or auto: llm when an endpoint is configured (OPENAI_API_KEY, OPENAI_BASE_URL or ABRIDGE_SUMMARY_BASE_URL set), else digest.",
+		},
+		field: "Summarizer", kind: "a string", problem: unknownValue,
+		valid: func(c *Config) bool {
+			return oneOf(c.Summarizer, SummarizerAuto, SummarizerLLM, SummarizerDigest)
+		},
+		show: func(c *Config) string { return c.Summarizer },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "MAX_STEPS", Default: "25", Accepted: "an integer ≥ 1",
+			Description: "Most model requests in one agent turn.",
+		},
+		field: "MaxSteps", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.MaxSteps >= 1 },
+		show:  itoa(func(c *Config) int { return c.MaxSteps }),
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SESSION_DB", Default: "(a SQLite file)", Accepted: "a session store DSN",
+			Description: "Where sessions are stored. A password in it is never printed or logged.",
+		},
+		field: "SessionDB", kind: "a string", dsn: true,
+		show: func(c *Config) string { return c.SessionDB },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "LOG_LEVEL", Default: "info", Accepted: "debug, info, warn or error",
+			Description: "Least severe level logged (to stderr).",
+		},
+		field: "LogLevel", kind: "a string", problem: unknownValue,
+		valid: func(c *Config) bool { return oneOf(c.LogLevel, "debug", "info", "warn", "error") },
+		show:  func(c *Config) string { return c.LogLevel },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "LOG_FORMAT", Default: "console", Accepted: "console or json",
+			Description: "Log line format.",
+		},
+		field: "LogFormat", kind: "a string", problem: unknownValue,
+		valid: func(c *Config) bool { return oneOf(c.LogFormat, "console", "json") },
+		show:  func(c *Config) string { return c.LogFormat },
+	},
+	{
+		Variable: Variable{
+			Name: EnvOpenAIKey, Default: "(none)", Accepted: "an API key",
+			Description: "API key of the primary endpoint, read by the OpenAI client. Setting it counts as a configured endpoint. Never printed or logged.",
+		},
+		secret: true,
+		show:   func(c *Config) string { return c.openAIKey },
+	},
+	{
+		Variable: Variable{
+			Name: EnvOpenAIBaseURL, Default: "(the OpenAI API)", Accepted: "an http or https URL",
+			Description: "Primary endpoint, read by the OpenAI client (any server speaking the Chat Completions API). Setting it counts as a configured endpoint.",
+		},
+		problem: "not an http or https URL", dsn: true,
+		valid: func(c *Config) bool { return c.openAIBaseURL == "" || validURL(c.openAIBaseURL) },
+		show:  func(c *Config) string { return c.openAIBaseURL },
+	},
+}
+
+// byField returns the variable that sets a Config field, or nil.
+func byField(field string) *variable {
+	for i := range variables {
+		if variables[i].field == field {
+			return &variables[i]
+		}
+	}
+	return nil
+}
+
+// markdownTable renders the variables as the README's Markdown table.
+func markdownTable() string {
+	var b strings.Builder
+	b.WriteString("| Variable | Default | Accepted values | What it sets |\n")
+	b.WriteString("| --- | --- | --- | --- |\n")
+	for _, v := range variables {
+		b.WriteString("| `" + v.Name + "` | " + mdDefault(v.Default) + " | " + v.Accepted + " | " + v.Description + " |\n")
+	}
+	return b.String()
+}
+
+// mdDefault shows a literal default as code and a described one as text.
+func mdDefault(d string) string {
+	if strings.HasPrefix(d, "(") {
+		inner := strings.TrimSuffix(strings.TrimPrefix(d, "("), ")")
+		if strings.HasPrefix(inner, Prefix) || strings.HasPrefix(inner, "OPENAI_") {
+			return "same as `" + inner + "`"
+		}
+		return inner
+	}
+	return "`" + d + "`"
+}
