@@ -19,11 +19,11 @@ const formatWidth = 100
 // happened, one line saying which messages it covered and the start of its
 // summary. For example:
 //
-//	    1   request   user: list the files
-//	    2 x response  tool-call ls {}
-//	    3 x request   tool-return ls: a.go b.go
-//	  --- compaction 1: covered 2-3 (2 messages); summary: the assistant listed…
-//	    4   response  text: There are two files.
+//	  1   request   user: list the files
+//	  2 x response  tool-call ls {}
+//	  3 x request   tool-return ls: a.go b.go
+//	--- compaction 1: covered 2-3 (2 messages); summary: the assistant listed…
+//	  4   response  text: There are two files.
 //
 // entries and comps are what [Session.Transcript] and [Session.Compactions]
 // return.
