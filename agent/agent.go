@@ -48,7 +48,9 @@ var (
 // when the model sent none) and returns the text sent back to the model; a
 // non-nil error is sent back as a retry prompt instead, so the model can
 // correct itself. Func must be safe for concurrent use when the agent is
-// shared by concurrent conversations, and should honour ctx.
+// shared by concurrent conversations, and should honour ctx. The calls of
+// one response run one after the other, in the order the model gave them;
+// a panic in Func is not recovered.
 type Tool struct {
 	Name, Description string
 	Parameters        json.RawMessage

@@ -228,7 +228,8 @@ func TestRunOverflow(t *testing.T) {
 			if tt.compactor {
 				opts = append(opts, agent.WithCompactor(k))
 			}
-			res, err := agent.New(rec, opts...).Run(context.Background(), old, "new question")
+			st := &memStore{}
+			res, err := agent.New(rec, opts...).With(agent.WithStore(st)).Run(context.Background(), old, "new question")
 			if tt.wantErr {
 				if !errors.Is(err, model.ErrContextOverflow) {
 					t.Fatalf("error %v, want a context overflow", err)
@@ -239,6 +240,12 @@ func TestRunOverflow(t *testing.T) {
 			calls := rec.Calls()
 			if len(calls) != tt.wantCalls || k.calls != tt.wantComp {
 				t.Fatalf("%d model calls, %d compactions; want %d, %d", len(calls), k.calls, tt.wantCalls, tt.wantComp)
+			}
+			if len(st.replaced) != tt.wantComp {
+				t.Errorf("%d store replacements, want %d", len(st.replaced), tt.wantComp)
+			}
+			if diff := cmp.Diff(res.New, st.appended, ignoreMeta); diff != "" {
+				t.Errorf("appended (-want +got):\n%s", diff)
 			}
 			if !tt.compactor {
 				return
@@ -253,6 +260,9 @@ func TestRunOverflow(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, res.History, ignoreMeta); diff != "" {
 				t.Errorf("history (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(want, st.working(), ignoreMeta); diff != "" {
+				t.Errorf("store's working history (-want +got):\n%s", diff)
 			}
 			var forced []agent.Event
 			for _, e := range events {

@@ -72,7 +72,11 @@ func Example() {
 func ExampleWithProcessors() {
 	keepRecent := processor.Func(func(_ context.Context, h []processor.Message) ([]processor.Message, error) {
 		for start := max(len(h)-4, 0); start < len(h); start++ {
-			if _, ok := h[start].Parts[0].(processor.UserPrompt); ok && h[start].Kind == processor.Request {
+			m := h[start]
+			if m.Kind != processor.Request || len(m.Parts) == 0 {
+				continue
+			}
+			if _, ok := m.Parts[0].(processor.UserPrompt); ok {
 				return h[start:], nil
 			}
 		}

@@ -75,9 +75,13 @@ type Report struct {
 // A summary marker already in the history is not summarized again: its
 // summary is passed to s as previous, and the acknowledgement right after it
 // is left out. A history too short to compact fails with [ErrTooShort]
-// before s is called. The history is not modified.
+// before s is called. On any error the Report holds the sizes before. The
+// history is not modified.
 func Compact(ctx context.Context, s Summarizer, history []processor.Message, focus string) ([]processor.Message, Report, error) {
 	rep := Report{MessagesBefore: len(history), TokensBefore: processor.EstimateTokens(history)}
+	if s == nil {
+		return nil, rep, errors.New("compact: no summarizer")
+	}
 	head, body := splitSystem(history)
 	previous, body := dropMarkers(body)
 	if len(history) < MinMessages || len(body) < 2 {

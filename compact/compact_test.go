@@ -209,6 +209,12 @@ func TestCompactSummarizerErrors(t *testing.T) {
 	}
 }
 
+func TestCompactNoSummarizer(t *testing.T) {
+	if _, _, err := compact.Compact(context.Background(), nil, conv, ""); err == nil {
+		t.Fatal("compacted without a summarizer")
+	}
+}
+
 // With the LLM summarizer, the focus reaches the model's prompt and the
 // history's system prompt does not.
 func TestCompactWithLLMSummarizer(t *testing.T) {
