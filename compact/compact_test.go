@@ -332,8 +332,8 @@ func TestCompactOpenAIInvalid(t *testing.T) {
 	}
 }
 
-// Every shared transcript compacts to [system..., marker, ack] with far
-// fewer tokens.
+// Every shared transcript compacts to [system..., marker, ack] with fewer
+// tokens, with the offline digest as summarizer. Run with -v for the sizes.
 func TestCompactSharedTranscripts(t *testing.T) {
 	for _, path := range transcripts.Shared(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -347,7 +347,8 @@ func TestCompactSharedTranscripts(t *testing.T) {
 			if err := json.Unmarshal(b, &tr); err != nil {
 				t.Fatal(err)
 			}
-			out, rep, err := compact.CompactOpenAI(context.Background(), &fake{summary: "summary"}, tr.Messages, "")
+			digest := compact.Unfocused(summarizer.NewDigest(summarizer.DigestOptions{}))
+			out, rep, err := compact.CompactOpenAI(context.Background(), digest, tr.Messages, "tests")
 			if errors.Is(err, compact.ErrTooShort) {
 				t.Skipf("%d messages: too short", len(tr.Messages))
 			}
@@ -366,6 +367,20 @@ func TestCompactSharedTranscripts(t *testing.T) {
 			if rep.MessagesBefore != len(tr.Messages) || rep.MessagesAfter != n || rep.TokensAfter >= rep.TokensBefore {
 				t.Errorf("report %+v", rep)
 			}
+			t.Logf("messages %d -> %d, tokens %d -> %d, summary %d chars",
+				rep.MessagesBefore, rep.MessagesAfter, rep.TokensBefore, rep.TokensAfter, rep.SummaryChars)
 		})
+	}
+}
+
+func TestCompactUnfocusedDigest(t *testing.T) {
+	s := compact.Unfocused(summarizer.NewDigest(summarizer.DigestOptions{}))
+	out, _, err := compact.Compact(context.Background(), s, conv, "ignored focus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary, ok := window.ParseMarker(out[0])
+	if !ok || !strings.HasPrefix(summary, summarizer.DigestHeader) || !strings.Contains(summary, "fix the failing tests") {
+		t.Errorf("digest summary %q", summary)
 	}
 }
