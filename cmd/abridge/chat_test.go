@@ -25,7 +25,7 @@ func TestChat(t *testing.T) {
 	}
 	for _, w := range []string{
 		"reply to: hello there\n", // the answer, streamed or not
-		"user: hello there",        // /history before compacting
+		"user: hello there",       // /history before compacting
 		"reply to: what is a kiwi\n",
 		"turns: 2, requests: 2", // /usage
 		"tokens: ",
@@ -47,6 +47,9 @@ func TestChat(t *testing.T) {
 	reqs := f.Requests()
 	var summaries int
 	for _, req := range reqs {
+		if !req.summary() && !req.Stream {
+			t.Errorf("a turn's request did not ask to stream")
+		}
 		if req.summary() {
 			summaries++
 			if last := req.text(len(req.Messages) - 1); !strings.Contains(last, "keep the greeting") {

@@ -14,7 +14,7 @@ import (
 
 var compactCommand = &command{
 	name:    "compact",
-	summary: "summarize a whole history into a two-message history",
+	summary: "summarize a whole history into a summary and an acknowledgement",
 	usage:   "abridge compact [--focus TEXT] FILE",
 	about: `Compact summarizes the whole history in FILE, as a chat app's /compact
 does, and prints the compacted history (a summary request and an

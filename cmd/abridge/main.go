@@ -221,7 +221,11 @@ func writeEnv(b *strings.Builder, names []string) {
 			if v.Name != name {
 				continue
 			}
-			fmt.Fprintf(b, "  %s (default %s)\n", v.Name, v.Default)
+			def := strings.TrimSuffix(strings.TrimPrefix(v.Default, "("), ")")
+			if v.Name == logLevelVar {
+				def = "warn for the CLI"
+			}
+			fmt.Fprintf(b, "  %s (default: %s)\n", v.Name, def)
 			b.WriteString(wrap(v.Description, "        ", 76))
 		}
 	}
@@ -259,7 +263,8 @@ func writeMainUsage(w io.Writer) {
 	}
 	b.WriteString("\nHistories are OpenAI Chat Completions JSON: a bare array of messages or\n")
 	b.WriteString("{\"messages\": [...]}. Without OPENAI_API_KEY or OPENAI_BASE_URL abridge\n")
-	b.WriteString("summarizes with its offline digest.\n\nEnvironment:\n\n")
+	b.WriteString("summarizes with its offline digest. Errors are one line on stderr; the exit\n")
+	b.WriteString("code is 2 for a usage mistake and 1 for any other failure.\n\nEnvironment:\n\n")
 	writeEnv(&b, nil)
 	b.WriteString("\nRun \"abridge COMMAND --help\" for a command's flags.\n")
 	io.WriteString(w, b.String())
@@ -275,11 +280,10 @@ func writeCommandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
 		if name != "" {
 			line += " " + name
 		}
-		fmt.Fprintf(&flags, "%s\n        %s", line, usage)
 		if f.DefValue != "" && f.DefValue != "false" {
-			fmt.Fprintf(&flags, " (default %s)", f.DefValue)
+			usage += " (default " + f.DefValue + ")"
 		}
-		flags.WriteString("\n")
+		fmt.Fprintf(&flags, "%s\n%s", line, wrap(usage, "        ", 76))
 	})
 	flags.WriteString("  --help\n        print this help\n")
 	fmt.Fprintf(&b, "\nFlags:\n\n%s", flags.String())

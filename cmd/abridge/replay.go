@@ -33,8 +33,8 @@ with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the model.`,
 func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	plot := fs.String("plot", "", "draw prompt size per request with and without abridge to `FILE.svg`")
-	mode := fs.String("mode", "processed", "what the agent stores between requests: `processed|full` "+
-		"(processed: the processed history replaces the stored one; full: the full history is kept and processed again each request)")
+	mode := fs.String("mode", "processed", "which history the replayed agent keeps: `processed|full` "+
+		"(processed: the processed history replaces the stored one; full: the full history is kept and processed whole before every request)")
 	return func(ctx context.Context, c *cli, args []string) error {
 		m, err := replay.ParseMode(*mode)
 		if err != nil {

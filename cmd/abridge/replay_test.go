@@ -86,7 +86,7 @@ func TestReplayModel(t *testing.T) {
 	}
 	var report struct {
 		Options struct{ Summarizer string } `json:"options"`
-		Total      struct {
+		Total   struct {
 			SummarizerCalls int `json:"summarizer_calls"`
 			Invalid         int `json:"invalid_requests"`
 		}
