@@ -46,9 +46,10 @@ type BuildOptions struct {
 	OnEvent func(ctx context.Context, e window.Event)
 }
 
-// Build builds the logger, the model, the summarizer, the window and the
-// chain from the configuration in one call. It fails only when the logger
-// cannot be built (a LogLevel or LogFormat out of range).
+// Build builds the logger, the model, the summarizer, the window, the chain
+// and the agent options from the configuration in one call, and logs the
+// configuration (secrets redacted) at debug level. It fails only when the
+// logger cannot be built (a LogLevel or LogFormat out of range).
 func (c *Config) Build(opts BuildOptions) (*Components, error) {
 	logger := opts.Logger
 	if logger == nil {
@@ -57,6 +58,7 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 			return nil, err
 		}
 	}
+	logger.Debug("configuration", c.Field())
 	s, kind := c.NewSummarizer(logger)
 	w := c.NewWindow(s, logger, opts.OnEvent)
 	chain := c.NewChain(w)

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/abridge-go/abridge/agent"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
@@ -292,5 +294,34 @@ func TestLoggerInvalid(t *testing.T) {
 	}
 	if _, err := c.Build(BuildOptions{}); err == nil {
 		t.Errorf("Build accepted a bad level and format")
+	}
+}
+
+func TestAgentOptions(t *testing.T) {
+	srv := newFakeOpenAI(t)
+	srv.toolCalls = true
+	tests := []struct {
+		maxSteps string
+		requests int
+	}{
+		{"1", 1},
+		{"3", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.maxSteps, func(t *testing.T) {
+			c := mustLoad(t, map[string]string{
+				"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "k", "ABRIDGE_MAX_STEPS": tt.maxSteps,
+			})
+			before := len(srv.seen())
+			w := c.NewWindow(nil, nil, nil)
+			a := agent.New(c.NewModel(nil), c.AgentOptions(w, zaptest.NewLogger(t))...)
+			_, err := a.Run(context.Background(), nil, "Look it up.")
+			if !errors.Is(err, agent.ErrStepLimit) {
+				t.Fatalf("Run: %v, want the step limit", err)
+			}
+			if got := len(srv.seen()) - before; got != tt.requests {
+				t.Errorf("the agent made %d requests, want %d", got, tt.requests)
+			}
+		})
 	}
 }

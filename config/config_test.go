@@ -160,6 +160,7 @@ func TestInvalid(t *testing.T) {
 	}{
 		{"ABRIDGE_SUMMARY_BASE_URL", "localhost:8080", `ABRIDGE_SUMMARY_BASE_URL="localhost:8080": not an http or https URL; accepted: an http or https URL`},
 		{"ABRIDGE_SUMMARY_BASE_URL", "ftp://host/v1", `ABRIDGE_SUMMARY_BASE_URL="ftp://host/v1": not an http or https URL; accepted: an http or https URL`},
+		{"ABRIDGE_SUMMARY_BASE_URL", "htp://me:hunter2@gw/v1", `ABRIDGE_SUMMARY_BASE_URL="htp://me:[REDACTED]@gw/v1": not an http or https URL; accepted: an http or https URL`},
 		{"OPENAI_BASE_URL", "example.test", `OPENAI_BASE_URL="example.test": not an http or https URL; accepted: an http or https URL`},
 		{"ABRIDGE_SUMMARY_TIMEOUT", "90", `ABRIDGE_SUMMARY_TIMEOUT="90": not a duration; accepted: a positive duration with a unit (90s, 2m)`},
 		{"ABRIDGE_SUMMARY_TIMEOUT", "soon", `ABRIDGE_SUMMARY_TIMEOUT="soon": not a duration; accepted: a positive duration with a unit (90s, 2m)`},

@@ -1,10 +1,15 @@
 package config_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
+
+	"go.uber.org/zap"
 
 	"github.com/abridge-go/abridge/config"
+	"github.com/abridge-go/abridge/processor"
 )
 
 func ExampleLoadFrom() {
@@ -44,4 +49,60 @@ func ExampleLoadFrom_invalid() {
 	// true
 	// ABRIDGE_THRESHOLD_PERCENT="150": out of range; accepted: an integer from 1 to 100
 	// ABRIDGE_LOG_FORMAT="xml": unknown value; accepted: console or json
+}
+
+func ExampleConfig_String() {
+	cfg, err := config.LoadFrom(map[string]string{
+		"OPENAI_API_KEY":     "sk-example",
+		"ABRIDGE_SESSION_DB": "postgres://abridge:hunter2@db/abridge",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := cfg.Redacted()
+	fmt.Println(r["OPENAI_API_KEY"])
+	fmt.Println(r["ABRIDGE_SESSION_DB"])
+	fmt.Println(strings.Contains(cfg.String(), "sk-example"), strings.Contains(cfg.String(), "hunter2"))
+	// Output:
+	// [REDACTED]
+	// postgres://abridge:[REDACTED]@db/abridge
+	// false false
+}
+
+func ExampleConfig_Build() {
+	// No endpoint is configured, so the window summarizes with the offline
+	// digest and nothing goes over the network.
+	cfg, err := config.LoadFrom(map[string]string{"ABRIDGE_MAX_MESSAGES": "6"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := cfg.Build(config.BuildOptions{Logger: zap.NewNop()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	history := []processor.Message{
+		processor.UserMessage("Rename the config loader."),
+		processor.TextMessage("Done: loader.go is now config.go."),
+	}
+	for i := range 5 {
+		history = append(history,
+			processor.UserMessage(fmt.Sprintf("Now fix test %d.", i)),
+			processor.TextMessage(fmt.Sprintf("Fixed test %d.", i)))
+	}
+	history = append(history, processor.UserMessage("Run the tests."))
+	out, err := c.Chain.Process(context.Background(), history)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("summarizer:", c.SummarizerKind)
+	fmt.Println("compacted:", len(out) < len(history))
+	fmt.Println("last request kept:", out[len(out)-1].Text())
+	// Output:
+	// summarizer: digest
+	// compacted: true
+	// last request kept: Run the tests.
 }

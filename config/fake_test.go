@@ -26,6 +26,8 @@ type fakeOpenAI struct {
 	mu       sync.Mutex
 	requests []seen
 	status   int
+	// toolCalls makes every answer a call of the tool "lookup".
+	toolCalls bool
 }
 
 func newFakeOpenAI(t *testing.T) *fakeOpenAI {
@@ -44,7 +46,7 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	err := json.NewDecoder(r.Body).Decode(&body)
 	f.mu.Lock()
 	f.requests = append(f.requests, seen{Model: body.Model, Authorization: r.Header.Get("Authorization"), Messages: len(body.Messages)})
-	status := f.status
+	status, toolCalls := f.status, f.toolCalls
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	switch {
@@ -54,6 +56,11 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	case status != 0:
 		w.WriteHeader(status)
 		fmt.Fprint(w, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}`)
+	case toolCalls:
+		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,`+
+			`"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,`+
+			`"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"lookup","arguments":"{}"}}]}}],`+
+			`"usage":{"prompt_tokens":50,"completion_tokens":10,"total_tokens":60}}`, body.Model, len(f.seen()))
 	default:
 		fmt.Fprint(w, `{"id":"c1","object":"chat.completion","created":1,"model":"`+body.Model+`",`+
 			`"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"The user asked for a report; step 3 is next."}}],`+

@@ -165,7 +165,7 @@ func TestNoSecretAnywhere(t *testing.T) {
 			t.Errorf("the server never received %q", want)
 		}
 	}
-	if logs.FilterMessage("configuration").Len() != 1 || !strings.Contains(all, Redaction) {
+	if logs.FilterMessage("configuration").Len() < 2 || !strings.Contains(all, Redaction) {
 		t.Errorf("the configuration was not logged with redactions")
 	}
 	for _, secret := range []string{primaryKey, summaryKey, dbPassword} {
