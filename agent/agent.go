@@ -175,8 +175,8 @@ func (a *Agent) With(opts ...Option) *Agent {
 //
 // Run returns a non-nil Result even when it fails, holding the history as
 // far as the turn got: a provider error, a cancelled ctx, a store error, or
-// [ErrStepLimit]. The history is valid to continue from, except after a
-// store or processor error.
+// [ErrStepLimit]. That history is valid to continue from, except after a
+// store error, which may leave a response's tool calls unanswered.
 func (a *Agent) Run(ctx context.Context, history []processor.Message, prompt string) (*Result, error) {
 	t := &turn{Agent: a, history: slices.Clip(history)}
 	if a.err != nil {
