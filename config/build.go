@@ -48,9 +48,13 @@ type BuildOptions struct {
 
 // Build builds the logger, the model, the summarizer, the window, the chain
 // and the agent options from the configuration in one call, and logs the
-// configuration (secrets redacted) at debug level. It fails only when the
-// logger cannot be built (a LogLevel or LogFormat out of range).
+// configuration (secrets redacted) at debug level. It fails when the
+// configuration does not pass [Config.Validate] (which one from [Load] or
+// [LoadFrom] always does).
 func (c *Config) Build(opts BuildOptions) (*Components, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
 	logger := opts.Logger
 	if logger == nil {
 		var err error

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
@@ -294,6 +295,11 @@ func TestLoggerInvalid(t *testing.T) {
 	}
 	if _, err := c.Build(BuildOptions{}); err == nil {
 		t.Errorf("Build accepted a bad level and format")
+	}
+	c = Default()
+	c.ThresholdPercent = 0
+	if _, err := c.Build(BuildOptions{Logger: zap.NewNop()}); err == nil || !strings.HasPrefix(err.Error(), "ABRIDGE_THRESHOLD_PERCENT=") {
+		t.Errorf("Build with a bad threshold: %v", err)
 	}
 }
 

@@ -44,6 +44,11 @@ const (
 //
 // Printing a Config (String, GoString, MarshalJSON, MarshalLogObject)
 // redacts the API keys and any password in a URL or DSN.
+//
+// OPENAI_API_KEY and OPENAI_BASE_URL are kept unexported: a Config built in
+// code rather than loaded has neither, so [Config.Endpoint] sees only
+// SummaryBaseURL, and its models fall back on the OpenAI client reading the
+// process environment itself.
 type Config struct {
 	// Model is the primary model's name. Default gpt-4.1-mini.
 	Model string `env:"MODEL" envDefault:"gpt-4.1-mini"`
@@ -56,8 +61,8 @@ type Config struct {
 	SummaryAPIKey string `env:"SUMMARY_API_KEY" json:"-"`
 	// SummaryTimeout bounds one summary, retries included. Default 90s.
 	SummaryTimeout time.Duration `env:"SUMMARY_TIMEOUT" envDefault:"90s"`
-	// TrimChars caps old tool outputs, in characters; 0 disables trimming.
-	// Default 2000.
+	// TrimChars caps old tool outputs, in characters: 0 disables trimming,
+	// otherwise at least 100 (trimtools.MinMaxChars). Default 2000.
 	TrimChars int `env:"TRIM_CHARS" envDefault:"2000"`
 	// MaxMessages makes the window compact a history longer than this many
 	// messages; 0 disables this trigger. Default 40.
