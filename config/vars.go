@@ -11,8 +11,9 @@ import (
 type Variable struct {
 	// Name is the variable's name, e.g. ABRIDGE_TRIM_CHARS.
 	Name string
-	// Default is the value used when the variable is unset or empty, as
-	// the README shows it.
+	// Default is the value used when the variable is unset or empty: a
+	// literal value, or a description in parentheses, such as
+	// "(ABRIDGE_MODEL)" for "the value of ABRIDGE_MODEL".
 	Default string
 	// Accepted describes the accepted values.
 	Accepted string
@@ -72,7 +73,7 @@ var variables = []variable{
 	{
 		Variable: Variable{
 			Name: Prefix + "MODEL", Default: "gpt-4.1-mini", Accepted: "a non-empty model name",
-			Description: "Primary model, used by the agent and by `compact`.",
+			Description: "Primary model, used by the agent and by on-demand compaction.",
 		},
 		field: "Model", kind: "a string", problem: "empty",
 		valid: func(c *Config) bool { return c.Model != "" },
