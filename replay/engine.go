@@ -1,0 +1,462 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+// run is the state of one transcript's replay.
+type run struct {
+	mode     Mode
+	trim     *trimtools.Trimmer
+	win      *window.Window
+	primary  *meter
+	fallback *meter
+	rec      *model.Recorder
+	counter  *countingModel
+	onEvent  func(context.Context, window.Event)
+	seen     map[uint64]struct{} // fingerprints of messages a summarizer was given
+	seed     maphash.Seed
+	failures int
+
+	// Per-transcript bookkeeping, indexed by the message's position in
+	// the transcript (its origin).
+	compacted []bool
+	fp        []uint64
+	paths     map[string]struct{} // paths named by compacted messages
+	written   map[string]struct{} // paths written by compacted messages
+	summary   string              // the summary text sent last
+	hasSumm   bool
+	prevJSON  []byte
+	buf       []byte
+
+	// JSON of each message as sent, by origin; the trimmer leaves a
+	// message the same once it is KeepLast messages from the end, so a
+	// message has at most two forms: [0] near the end, [1] further back.
+	json       [][2][]byte
+	markerSumm string // the summary of the marker whose JSON is markerJSON
+	markerJSON []byte
+	keepLast   int
+	noCache    bool // serialize every request in full (tests compare)
+}
+
+func newRun(opts Options) (*run, error) {
+	r := &run{mode: opts.Mode, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, paths: map[string]struct{}{}, written: map[string]struct{}{}}
+	if r.mode == 0 {
+		r.mode = ModeProcessed
+	}
+	if r.mode != ModeProcessed && r.mode != ModeFull {
+		return nil, fmt.Errorf("replay: unknown mode %v", r.mode)
+	}
+	wopts := opts.Window
+	primary := wopts.Summarizer
+	if primary == nil {
+		switch opts.Summarizer {
+		case "", SummarizerDigest:
+			primary = summarizer.NewDigest(summarizer.DigestOptions{})
+		case SummarizerRecorder:
+			r.rec = model.NewRecorder(recordedSummary)
+			primary = summarizer.New(r.rec, summarizer.Options{})
+		case SummarizerModel:
+			if opts.Model == nil {
+				return nil, ErrNoModel
+			}
+			r.counter = &countingModel{m: opts.Model}
+			primary = summarizer.New(r.counter, summarizer.Options{})
+		default:
+			return nil, fmt.Errorf("replay: unknown summarizer %q: want digest, recorder or model", opts.Summarizer)
+		}
+	}
+	fallback := wopts.Fallback
+	if fallback == nil {
+		fallback = summarizer.NewDigest(summarizer.DigestOptions{})
+	}
+	r.primary = &meter{s: primary, seen: r.seen, seed: r.seed}
+	r.fallback = &meter{s: fallback, seen: r.seen, seed: r.seed}
+	wopts.Summarizer = r.primary
+	wopts.Fallback = r.fallback
+	r.onEvent = wopts.OnEvent
+	wopts.OnEvent = r.event
+	r.win = window.New(wopts)
+	r.trim = trimtools.New(opts.Trim)
+	r.keepLast = r.trim.KeepLast()
+	return r, nil
+}
+
+func (r *run) event(ctx context.Context, e window.Event) {
+	if e.Type == window.EventFailed {
+		r.failures++
+	}
+	if r.onEvent != nil {
+		r.onEvent(ctx, e)
+	}
+}
+
+// replay runs the processors before each assistant message of transcript.
+func (r *run) replay(ctx context.Context, transcript []processor.Message) (Result, error) {
+	// Processor CPU time is read per thread: keep the replay, and the
+	// processors and summarizers it calls synchronously, on one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	res := Result{Messages: len(transcript)}
+	n := len(transcript)
+	r.compacted = make([]bool, n)
+	r.fp = make([]uint64, n)
+	r.json = make([][2][]byte, n)
+
+	// Prefix sums of the transcript's characters, raw and as the trimmer
+	// leaves them in the middle of a history (for the naive baseline).
+	raw := make([]int64, n+1)
+	for i, m := range transcript {
+		raw[i+1] = raw[i] + int64(processor.Chars(m))
+	}
+	res.TranscriptChars = raw[n]
+	trimmedSum := raw
+	if all, err := r.trim.Process(ctx, transcript); err == nil && len(all) == n {
+		trimmedSum = make([]int64, n+1)
+		for i, m := range all {
+			trimmedSum[i+1] = trimmedSum[i] + int64(processor.Chars(m))
+		}
+	}
+
+	ident := make([]int, n)
+	for i := range ident {
+		ident[i] = i
+	}
+	var stored []processor.Message
+	var origins []int
+	next := 0
+	for i, m := range transcript {
+		if m.Kind != processor.Response {
+			continue
+		}
+		if i == 0 || transcript[i-1].Kind != processor.Request {
+			res.Skipped++
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		var in []processor.Message
+		var inOrigins []int
+		switch r.mode {
+		case ModeFull:
+			in, inOrigins = transcript[:i], ident[:i]
+		default:
+			stored = append(stored, transcript[next:i]...)
+			origins = append(origins, ident[next:i]...)
+			next = i
+			in, inOrigins = stored, origins
+		}
+		out, outOrigins, pt := r.step(ctx, &res, in, inOrigins, raw, trimmedSum)
+		if r.mode == ModeProcessed {
+			stored, origins = slices.Clip(out), slices.Clip(outOrigins)
+		}
+
+		res.Requests++
+		p := Point{
+			Request:      res.Requests,
+			CharsBefore:  int(raw[i]),
+			CharsAfter:   pt.chars,
+			TokensBefore: processor.EstimateTokens(transcript[:i]),
+			TokensAfter:  processor.EstimateTokens(out),
+			Compaction:   pt.compaction,
+		}
+		res.Series = append(res.Series, p)
+		res.sumCharsBefore += int64(p.CharsBefore)
+		res.sumCharsAfter += int64(p.CharsAfter)
+		res.sumTokensBefore += int64(p.TokensBefore)
+		res.sumTokensAfter += int64(p.TokensAfter)
+		res.MaxPromptCharsBefore = max(res.MaxPromptCharsBefore, p.CharsBefore)
+		res.MaxPromptCharsAfter = max(res.MaxPromptCharsAfter, p.CharsAfter)
+		res.MaxTokensBefore = max(res.MaxTokensBefore, p.TokensBefore)
+		res.MaxTokensAfter = max(res.MaxTokensAfter, p.TokensAfter)
+	}
+
+	for o, c := range r.compacted {
+		if !c {
+			continue
+		}
+		res.CompactedMessages++
+		if _, ok := r.seen[r.fp[o]]; !ok {
+			res.Unsummarized++
+		}
+	}
+	res.SummarizerCalls = r.primary.calls
+	res.FallbackCalls = r.fallback.calls
+	res.SummarizerTime = r.primary.dur + r.fallback.dur
+	switch {
+	case r.rec != nil:
+		res.SummarizerInputChars = callChars(r.rec.Calls())
+	case r.counter != nil:
+		res.SummarizerInputChars = r.counter.chars
+	default:
+		res.SummarizerInputChars = r.primary.input
+	}
+	res.finish()
+	return res, nil
+}
+
+// stepResult is what one request adds to the series.
+type stepResult struct {
+	chars      int
+	compaction bool
+}
+
+// step processes one request's history and records its figures. It
+// returns what is sent (the input itself when processing failed) and the
+// origins of its messages (-1 for a summary marker).
+func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inOrigins []int, rawSum, trimmedSum []int64) ([]processor.Message, []int, stepResult) {
+	invalid := func(err error) {
+		res.InvalidRequests++
+		if res.FirstError == "" {
+			res.FirstError = fmt.Sprintf("request %d: %v", res.Requests+1, err)
+		}
+	}
+
+	s0, sc0 := r.primary.dur+r.fallback.dur, r.primary.cpu+r.fallback.cpu
+	c0, cpuOK := threadCPU()
+	t0 := time.Now()
+	trimmed, err := r.trim.Process(ctx, in)
+	var out []processor.Message
+	if err == nil {
+		out, err = r.win.Process(ctx, trimmed)
+	}
+	elapsed := time.Since(t0)
+	c1, _ := threadCPU()
+	res.ProcessorTime += max(elapsed-(r.primary.dur+r.fallback.dur-s0), 0)
+	if cpuOK {
+		res.ProcessorCPU += max(c1-c0-(r.primary.cpu+r.fallback.cpu-sc0), 0)
+	}
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			return in, inOrigins, stepResult{chars: charsOf(in)}
+		}
+		invalid(fmt.Errorf("process: %w", err))
+		return in, inOrigins, stepResult{chars: charsOf(in)}
+	}
+
+	st := stepResult{chars: charsOf(out)}
+	if err := checkSent(in, out); err != nil {
+		invalid(err)
+	}
+
+	// Locate the summary marker: what the window sends is the trimmed
+	// history's head, the marker, and the trimmed history's tail.
+	h, summary := -1, ""
+	for k, m := range out {
+		if s, ok := window.ParseMarker(m); ok {
+			h, summary = k, s
+			break
+		}
+	}
+	if h < 0 {
+		if len(out) != len(trimmed) {
+			invalid(fmt.Errorf("window dropped %d messages without a summary marker", len(trimmed)-len(out)))
+			r.requestJSON(res, out, nil, invalid)
+			return in, inOrigins, st
+		}
+		r.requestJSON(res, out, inOrigins, invalid)
+		return out, inOrigins, st
+	}
+	t := len(out) - h - 1
+	lo, hi := h, len(trimmed)-t
+	if hi < lo || !sameMessages(out[:h], trimmed[:h]) || !sameMessages(out[h+1:], trimmed[hi:]) {
+		invalid(errors.New("window output is not head, marker, tail of its input"))
+		r.requestJSON(res, out, nil, invalid)
+		return in, inOrigins, st
+	}
+	outOrigins := make([]int, 0, len(out))
+	outOrigins = append(outOrigins, inOrigins[:h]...)
+	outOrigins = append(outOrigins, -1)
+	outOrigins = append(outOrigins, inOrigins[hi:]...)
+	r.requestJSON(res, out, outOrigins, invalid)
+
+	for k := lo; k < hi; k++ {
+		o := inOrigins[k]
+		if o < 0 || r.compacted[o] {
+			continue
+		}
+		r.compacted[o] = true
+		r.fp[o] = fingerprint(r.seed, trimmed[k])
+		written, mentioned := summarizer.Paths(trimmed[k : k+1])
+		for _, p := range written {
+			r.paths[p] = struct{}{}
+			r.written[p] = struct{}{}
+		}
+		for _, p := range mentioned {
+			r.paths[p] = struct{}{}
+		}
+	}
+	if !r.hasSumm || summary != r.summary {
+		st.compaction = true
+		res.Compactions++
+		r.summary, r.hasSumm = summary, true
+		for p := range r.paths {
+			res.PathsCompacted++
+			if strings.Contains(summary, p) {
+				res.PathsKept++
+			}
+		}
+		for p := range r.written {
+			res.PathsWrittenCompacted++
+			if strings.Contains(summary, p) {
+				res.PathsWrittenKept++
+			}
+		}
+	}
+	// The naive baseline summarizes the whole transcript prefix outside
+	// the head and the tail, again, on every request that sends a summary.
+	if h < len(outOrigins)-1 {
+		firstTail := outOrigins[h+1]
+		if firstTail > h {
+			res.NaiveSummarizerChars += rawSum[firstTail] - rawSum[h]
+			res.NaiveTrimmedChars += trimmedSum[firstTail] - trimmedSum[h]
+		}
+	}
+	return out, outOrigins, st
+}
+
+// checkSent checks what would be sent: a valid history ending with the
+// unchanged last request.
+func checkSent(in, out []processor.Message) error {
+	if err := processor.Validate(out); err != nil {
+		return fmt.Errorf("validate: %w", err)
+	}
+	if !processor.Equal(out[len(out)-1], in[len(in)-1]) {
+		return processor.ErrLastRequestAltered
+	}
+	return nil
+}
+
+// requestJSON converts what is sent to OpenAI params (an invalid request
+// when that fails), serializes it as the sequence of its messages' JSON
+// and adds its common prefix with the previous request to the figures.
+// origins, when known, lets it reuse each message's JSON from earlier
+// requests.
+func (r *run) requestJSON(res *Result, out []processor.Message, origins []int, invalid func(error)) {
+	if _, err := model.ToOpenAI(out); err != nil {
+		invalid(fmt.Errorf("to openai: %w", err))
+		r.prevJSON = r.prevJSON[:0]
+		return
+	}
+	buf := r.buf[:0]
+	for k, m := range out {
+		b, err := r.messageJSON(m, k, len(out), origins)
+		if err != nil {
+			invalid(fmt.Errorf("marshal request: %w", err))
+			r.prevJSON = r.prevJSON[:0]
+			return
+		}
+		buf = append(buf, b...)
+	}
+	res.RequestChars += int64(len(buf))
+	res.ReusedChars += int64(commonPrefix(r.prevJSON, buf))
+	r.buf, r.prevJSON = r.prevJSON, buf
+}
+
+// messageJSON returns the JSON of the OpenAI messages m (at position k of
+// n) converts to, from the cache when it holds it.
+func (r *run) messageJSON(m processor.Message, k, n int, origins []int) ([]byte, error) {
+	if r.noCache || origins == nil {
+		return marshalMessage(m)
+	}
+	o := origins[k]
+	if o < 0 {
+		s, ok := window.ParseMarker(m)
+		if ok && s == r.markerSumm && r.markerJSON != nil {
+			return r.markerJSON, nil
+		}
+		b, err := marshalMessage(m)
+		if err == nil && ok {
+			r.markerSumm, r.markerJSON = s, b
+		}
+		return b, err
+	}
+	form := 0
+	if k < n-r.keepLast {
+		form = 1
+	}
+	if b := r.json[o][form]; b != nil {
+		return b, nil
+	}
+	b, err := marshalMessage(m)
+	if err == nil {
+		r.json[o][form] = b
+	}
+	return b, err
+}
+
+func marshalMessage(m processor.Message) ([]byte, error) {
+	params, err := model.ToOpenAI([]processor.Message{m})
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	for _, p := range params {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	// Compare in blocks first: bytes.Equal is much faster than a loop.
+	const block = 4096
+	i := 0
+	for i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]) {
+		i += block
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+func sameMessages(a, b []processor.Message) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !processor.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func charsOf(h []processor.Message) int {
+	n := 0
+	for _, m := range h {
+		n += processor.Chars(m)
+	}
+	return n
+}
+
+func callChars(calls []model.Call) int64 {
+	var n int64
+	for _, c := range calls {
+		for _, m := range c.Messages {
+			n += int64(processor.Chars(m))
+		}
+	}
+	return n
+}

@@ -1,0 +1,149 @@
+package replay
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/maphash"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+// meter wraps a summarizer to count its calls and input, time it, and
+// remember which messages it was given.
+type meter struct {
+	s window.Summarizer
+
+	mu    sync.Mutex
+	calls int
+	input int64
+	dur   time.Duration
+	cpu   time.Duration
+	seen  map[uint64]struct{}
+	seed  maphash.Seed
+}
+
+var _ window.Summarizer = (*meter)(nil)
+
+// Summarize calls the wrapped summarizer. Its whole time, bookkeeping
+// included, is counted as the summarizer's, in wall time and in CPU time of
+// the calling thread (the window calls it synchronously).
+func (m *meter) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
+	start := time.Now()
+	cpu0, _ := threadCPU()
+	out, err := m.s.Summarize(ctx, messages, previous)
+	m.mu.Lock()
+	m.calls++
+	m.input += int64(len(previous))
+	for _, msg := range messages {
+		m.input += int64(processor.Chars(msg))
+		m.seen[fingerprint(m.seed, msg)] = struct{}{}
+	}
+	cpu1, _ := threadCPU()
+	m.cpu += cpu1 - cpu0
+	m.dur += time.Since(start)
+	m.mu.Unlock()
+	return out, err
+}
+
+// countingModel wraps a model to count the characters of what it is sent.
+type countingModel struct {
+	m model.Model
+
+	mu    sync.Mutex
+	chars int64
+}
+
+var _ model.Model = (*countingModel)(nil)
+
+// Request counts the messages' characters and forwards the request.
+func (c *countingModel) Request(ctx context.Context, messages []processor.Message, settings model.Settings) (processor.Message, error) {
+	n := int64(0)
+	for _, m := range messages {
+		n += int64(processor.Chars(m))
+	}
+	c.mu.Lock()
+	c.chars += n
+	c.mu.Unlock()
+	return c.m.Request(ctx, messages, settings)
+}
+
+// recordedSummaryMax caps the recording model's summaries.
+const recordedSummaryMax = 1200
+
+// recordedSummary is the recording model's reply: a short deterministic
+// summary built from the request, naming the file paths it mentions (as
+// far as the cap allows), so later compactions have paths to keep.
+func recordedSummary(_ context.Context, _ int, call model.Call) (processor.Message, error) {
+	chars := 0
+	for _, m := range call.Messages {
+		chars += processor.Chars(m)
+	}
+	var b strings.Builder
+	b.WriteString("Recorded summary of ")
+	b.WriteString(strconv.Itoa(len(call.Messages)))
+	b.WriteString(" messages, ")
+	b.WriteString(strconv.Itoa(chars))
+	b.WriteString(" characters.")
+	written, mentioned := summarizer.Paths(call.Messages)
+	sep := " Files: "
+	for _, p := range append(written, mentioned...) {
+		if b.Len()+len(sep)+len(p) > recordedSummaryMax {
+			break
+		}
+		b.WriteString(sep)
+		b.WriteString(p)
+		sep = ", "
+	}
+	return processor.TextMessage(b.String()), nil
+}
+
+// fingerprint hashes everything a message sends, so the same message seen
+// twice (even as two copies) hashes the same under one seed.
+func fingerprint(seed maphash.Seed, m processor.Message) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	var n [8]byte
+	str := func(s string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.WriteString(s)
+	}
+	str(m.Kind.String())
+	str(m.Refusal)
+	for _, p := range m.Parts {
+		str(p.PartKind())
+		switch p := p.(type) {
+		case processor.SystemPrompt:
+			str(p.Content)
+		case processor.UserPrompt:
+			str(p.Content)
+			for _, c := range p.Contents {
+				str(c.Type)
+				str(c.Text)
+				str(string(c.Data))
+			}
+		case processor.ToolReturn:
+			str(p.ToolCallID)
+			str(p.ToolReturnContent())
+		case processor.RetryPrompt:
+			str(p.ToolCallID)
+			str(p.Content)
+		case processor.Text:
+			str(p.Content)
+		case processor.ToolCall:
+			str(p.ToolCallID)
+			str(p.ToolName)
+			str(p.Args)
+		case processor.Thinking:
+			str(p.Content)
+		}
+	}
+	return h.Sum64()
+}

@@ -1,0 +1,440 @@
+// Package replay measures abridge on recorded agent conversations. It
+// replays a transcript from the agent's point of view: before each
+// assistant message of the transcript it runs the tool-return trimmer and
+// the sliding window on the history the agent would hold at that moment,
+// checks that what would be sent is a valid request, and records the
+// figures that matter for a context-window manager: prompt size before and
+// after processing, compactions, how much text the summarizer was given,
+// how much of each request repeats the previous one's prefix (what a
+// provider's prompt cache can reuse), the processors' own time, and how
+// many of the file paths that were compacted away the summaries still name.
+// [Run] replays many transcripts into a [Report] that prints as a table,
+// as JSON, or as an SVG plot.
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/processors/window"
+)
+
+// Mode says what history the processors run on at each request.
+type Mode int
+
+const (
+	// ModeProcessed replays what an agent does: the processed history
+	// replaces the stored one, and the transcript's next assistant message
+	// and the requests after it are appended to it.
+	ModeProcessed Mode = iota + 1
+	// ModeFull keeps the full history: the processors run on the whole
+	// transcript prefix at every request.
+	ModeFull
+)
+
+// String returns "processed", "full" or "mode(N)".
+func (m Mode) String() string {
+	switch m {
+	case ModeProcessed:
+		return "processed"
+	case ModeFull:
+		return "full"
+	}
+	return "mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// ParseMode returns the Mode named "processed" or "full".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "processed":
+		return ModeProcessed, nil
+	case "full":
+		return ModeFull, nil
+	}
+	return 0, fmt.Errorf("replay mode %q: want processed or full", s)
+}
+
+// Summarizer names accepted in [Options.Summarizer].
+const (
+	// SummarizerDigest is the offline deterministic digest (the default).
+	SummarizerDigest = "digest"
+	// SummarizerRecorder is the LLM summarizer talking to a recording
+	// model that answers with a short deterministic summary built from
+	// the request, so the summarizer's prompt, clipping and chunking run
+	// and what it sends is counted exactly.
+	SummarizerRecorder = "recorder"
+	// SummarizerModel is the LLM summarizer talking to [Options.Model].
+	SummarizerModel = "model"
+)
+
+// ErrNoModel is returned when [Options.Summarizer] is "model" and
+// [Options.Model] is nil.
+var ErrNoModel = errors.New("replay: summarizer \"model\" needs Options.Model")
+
+// Options configure a replay. The zero value replays in [ModeProcessed]
+// with the window's and the trimmer's defaults and the digest summarizer.
+type Options struct {
+	// Mode is ModeProcessed (the default when zero) or ModeFull.
+	Mode Mode
+	// Window holds the window's settings. Its Summarizer and Fallback,
+	// when nil, are set by the replay (see Summarizer; the fallback is
+	// the digest); OnEvent, when set, is called after the replay's own
+	// event handler. Whatever summarizers are used are wrapped so their
+	// calls, input and time are measured. Default: all window defaults.
+	Window window.Options
+	// Trim holds the tool-return trimmer's settings. Default: the
+	// trimmer's defaults.
+	Trim trimtools.Options
+	// Summarizer is "digest" (the default when empty), "recorder" or
+	// "model". It is ignored when Window.Summarizer is set.
+	Summarizer string
+	// Model is the model the LLM summarizer calls when Summarizer is
+	// "model" (a real endpoint). Its requests are counted.
+	Model model.Model
+	// Progress, when set, is called by [Run] after each transcript with
+	// the file's path and how many of the total are done.
+	Progress func(file string, done, total int)
+}
+
+// Settings is the part of [Options] a [Report] records.
+type Settings struct {
+	// Mode is "processed" or "full".
+	Mode string `json:"mode"`
+	// Summarizer is the summarizer's name ("digest", "recorder",
+	// "model", or "custom" when Window.Summarizer was given).
+	Summarizer string `json:"summarizer"`
+	// MaxMessages is Window.MaxMessages as given (0 means the window's
+	// default).
+	MaxMessages int `json:"max_messages"`
+	// ContextWindow is Window.ContextWindow in tokens (0: no token trigger).
+	ContextWindow int `json:"context_window"`
+	// TriggerPercent is Window.TriggerPercent as given (0 means the
+	// window's default).
+	TriggerPercent int `json:"trigger_percent"`
+	// KeepUserTurns is Window.KeepUserTurns.
+	KeepUserTurns int `json:"keep_user_turns"`
+	// TrimMaxChars is Trim.MaxChars as given (0 means the trimmer's
+	// default).
+	TrimMaxChars int `json:"trim_max_chars"`
+	// TrimKeepLast is Trim.KeepLast as given (0 means the trimmer's
+	// default).
+	TrimKeepLast int `json:"trim_keep_last"`
+}
+
+// Point is one request of a replay, for plotting.
+type Point struct {
+	// Request is the request's number, from 1.
+	Request int `json:"request"`
+	// CharsBefore is the size of the transcript prefix the request stands
+	// for (the prompt without abridge), in characters.
+	CharsBefore int `json:"chars_before"`
+	// CharsAfter is the size of what is sent, in characters.
+	CharsAfter int `json:"chars_after"`
+	// TokensBefore estimates the prompt tokens without abridge.
+	TokensBefore int `json:"tokens_before"`
+	// TokensAfter estimates the prompt tokens of what is sent.
+	TokensAfter int `json:"tokens_after"`
+	// Compaction reports that this request sent a new summary.
+	Compaction bool `json:"compaction,omitempty"`
+}
+
+// Result holds the figures of one replayed transcript, or their totals
+// over many (see [Report.Total]). Characters are bytes of UTF-8 text as
+// [processor.Chars] counts them, except for prompt-cache reuse, which
+// counts bytes of the requests' OpenAI JSON.
+type Result struct {
+	// File is the transcript's path ("total" in a report's total).
+	File string `json:"file"`
+	// Messages is the number of messages in the transcript.
+	Messages int `json:"messages"`
+	// Requests is the number of requests replayed: one before each
+	// assistant message that follows a request.
+	Requests int `json:"requests"`
+	// Skipped counts assistant messages that follow another assistant
+	// message (or start the transcript): no request precedes them, so
+	// none is replayed.
+	Skipped int `json:"skipped,omitempty"`
+	// Compactions counts requests that sent a new summary: a marker whose
+	// text differs from the one sent before.
+	Compactions int `json:"compactions"`
+	// SummarizerCalls counts calls of the window's summarizer.
+	SummarizerCalls int `json:"summarizer_calls"`
+	// FallbackCalls counts calls of the window's fallback summarizer.
+	FallbackCalls int `json:"fallback_calls"`
+	// SummarizerInputChars is what the summarizer was given: for the LLM
+	// summarizer, the characters of every message it sent to its model
+	// (counted from the requests themselves); for the digest or a custom
+	// summarizer, the characters of the messages and previous summary
+	// the window handed it.
+	SummarizerInputChars int64 `json:"summarizer_input_chars"`
+	// TranscriptChars is the characters of the whole transcript.
+	TranscriptChars int64 `json:"transcript_chars"`
+	// NaiveSummarizerChars is the baseline: the characters a summarizer
+	// would be given if, at every request that sends a summary marker,
+	// everything of the transcript prefix outside the head and the tail
+	// were summarized again, as the transcript holds it.
+	NaiveSummarizerChars int64 `json:"naive_summarizer_chars"`
+	// NaiveTrimmedChars is NaiveSummarizerChars counted after tool-return
+	// trimming.
+	NaiveTrimmedChars int64 `json:"naive_trimmed_chars"`
+	// CompactedMessages counts the transcript messages that were replaced
+	// by a summary at least once.
+	CompactedMessages int `json:"compacted_messages"`
+	// Unsummarized counts compacted messages that never reached a
+	// summarizer (must be 0).
+	Unsummarized int `json:"unsummarized"`
+	// MaxPromptCharsBefore is the largest prompt without abridge.
+	MaxPromptCharsBefore int `json:"max_prompt_chars_before"`
+	// MaxPromptCharsAfter is the largest prompt sent.
+	MaxPromptCharsAfter int `json:"max_prompt_chars_after"`
+	// MeanPromptCharsBefore is the mean prompt without abridge.
+	MeanPromptCharsBefore float64 `json:"mean_prompt_chars_before"`
+	// MeanPromptCharsAfter is the mean prompt sent.
+	MeanPromptCharsAfter float64 `json:"mean_prompt_chars_after"`
+	// MaxTokensBefore is the largest estimated prompt without abridge.
+	MaxTokensBefore int `json:"max_tokens_before"`
+	// MaxTokensAfter is the largest estimated prompt sent.
+	MaxTokensAfter int `json:"max_tokens_after"`
+	// MeanTokensBefore is the mean estimated prompt without abridge.
+	MeanTokensBefore float64 `json:"mean_tokens_before"`
+	// MeanTokensAfter is the mean estimated prompt sent.
+	MeanTokensAfter float64 `json:"mean_tokens_after"`
+	// CacheReuse is the share of the requests' JSON bytes that repeat the
+	// previous request's prefix: ReusedChars / RequestChars.
+	CacheReuse float64 `json:"cache_reuse"`
+	// ReusedChars is the sum over requests of the length of the common
+	// prefix with the previous request's JSON.
+	ReusedChars int64 `json:"reused_chars"`
+	// RequestChars is the sum of the requests' JSON lengths.
+	RequestChars int64 `json:"request_chars"`
+	// ProcessorTime is the trimmer's and the window's time over all
+	// requests, without the summarizers' own time.
+	ProcessorTime time.Duration `json:"processor_time_ns"`
+	// PerRequest is ProcessorTime divided by Requests.
+	PerRequest time.Duration `json:"per_request_ns"`
+	// ProcessorCPU is ProcessorTime measured as CPU time of the replaying
+	// thread (Linux only; 0 elsewhere), which other load on the machine
+	// does not inflate.
+	ProcessorCPU time.Duration `json:"processor_cpu_ns"`
+	// PerRequestCPU is ProcessorCPU divided by Requests.
+	PerRequestCPU time.Duration `json:"per_request_cpu_ns"`
+	// SummarizerTime is the summarizers' own time over all requests.
+	SummarizerTime time.Duration `json:"summarizer_time_ns"`
+	// Fidelity is PathsKept / PathsCompacted, or 1 when no path was
+	// compacted.
+	Fidelity float64 `json:"fidelity"`
+	// PathsCompacted counts, summed over the requests that sent a new
+	// summary, the distinct file paths named by the transcript messages
+	// compacted so far.
+	PathsCompacted int64 `json:"paths_compacted"`
+	// PathsKept counts how many of those the new summary names.
+	PathsKept int64 `json:"paths_kept"`
+	// WrittenFidelity is Fidelity restricted to the paths the compacted
+	// messages wrote (edited, created, moved to):
+	// PathsWrittenKept / PathsWrittenCompacted, or 1 when none.
+	WrittenFidelity float64 `json:"written_fidelity"`
+	// PathsWrittenCompacted is PathsCompacted for written paths.
+	PathsWrittenCompacted int64 `json:"paths_written_compacted"`
+	// PathsWrittenKept is PathsKept for written paths.
+	PathsWrittenKept int64 `json:"paths_written_kept"`
+	// InvalidRequests counts requests the processors failed on or whose
+	// result fails processor.Validate or model.ToOpenAI (must be 0).
+	InvalidRequests int `json:"invalid_requests"`
+	// FirstError describes the first invalid request, if any.
+	FirstError string `json:"first_error,omitempty"`
+	// Series holds one point per request.
+	Series []Point `json:"series,omitempty"`
+
+	sumCharsBefore, sumCharsAfter   int64
+	sumTokensBefore, sumTokensAfter int64
+}
+
+// SummarizerRatio returns SummarizerInputChars / TranscriptChars.
+func (r Result) SummarizerRatio() float64 {
+	return ratio(r.SummarizerInputChars, r.TranscriptChars)
+}
+
+// NaiveRatio returns NaiveSummarizerChars / TranscriptChars.
+func (r Result) NaiveRatio() float64 {
+	return ratio(r.NaiveSummarizerChars, r.TranscriptChars)
+}
+
+// NaiveTrimmedRatio returns NaiveTrimmedChars / TranscriptChars.
+func (r Result) NaiveTrimmedRatio() float64 {
+	return ratio(r.NaiveTrimmedChars, r.TranscriptChars)
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// finish computes the derived figures from the sums.
+func (r *Result) finish() {
+	if r.Requests > 0 {
+		n := float64(r.Requests)
+		r.MeanPromptCharsBefore = float64(r.sumCharsBefore) / n
+		r.MeanPromptCharsAfter = float64(r.sumCharsAfter) / n
+		r.MeanTokensBefore = float64(r.sumTokensBefore) / n
+		r.MeanTokensAfter = float64(r.sumTokensAfter) / n
+		r.PerRequest = r.ProcessorTime / time.Duration(r.Requests)
+		r.PerRequestCPU = r.ProcessorCPU / time.Duration(r.Requests)
+	}
+	r.CacheReuse = ratio(r.ReusedChars, r.RequestChars)
+	r.Fidelity = 1
+	if r.PathsCompacted > 0 {
+		r.Fidelity = ratio(r.PathsKept, r.PathsCompacted)
+	}
+	r.WrittenFidelity = 1
+	if r.PathsWrittenCompacted > 0 {
+		r.WrittenFidelity = ratio(r.PathsWrittenKept, r.PathsWrittenCompacted)
+	}
+}
+
+// add accumulates o into the total r.
+func (r *Result) add(o Result) {
+	r.Messages += o.Messages
+	r.Requests += o.Requests
+	r.Skipped += o.Skipped
+	r.Compactions += o.Compactions
+	r.SummarizerCalls += o.SummarizerCalls
+	r.FallbackCalls += o.FallbackCalls
+	r.SummarizerInputChars += o.SummarizerInputChars
+	r.TranscriptChars += o.TranscriptChars
+	r.NaiveSummarizerChars += o.NaiveSummarizerChars
+	r.NaiveTrimmedChars += o.NaiveTrimmedChars
+	r.CompactedMessages += o.CompactedMessages
+	r.Unsummarized += o.Unsummarized
+	r.MaxPromptCharsBefore = max(r.MaxPromptCharsBefore, o.MaxPromptCharsBefore)
+	r.MaxPromptCharsAfter = max(r.MaxPromptCharsAfter, o.MaxPromptCharsAfter)
+	r.MaxTokensBefore = max(r.MaxTokensBefore, o.MaxTokensBefore)
+	r.MaxTokensAfter = max(r.MaxTokensAfter, o.MaxTokensAfter)
+	r.ReusedChars += o.ReusedChars
+	r.RequestChars += o.RequestChars
+	r.ProcessorTime += o.ProcessorTime
+	r.ProcessorCPU += o.ProcessorCPU
+	r.SummarizerTime += o.SummarizerTime
+	r.PathsCompacted += o.PathsCompacted
+	r.PathsKept += o.PathsKept
+	r.PathsWrittenCompacted += o.PathsWrittenCompacted
+	r.PathsWrittenKept += o.PathsWrittenKept
+	r.InvalidRequests += o.InvalidRequests
+	if r.FirstError == "" && o.FirstError != "" {
+		r.FirstError = o.File + ": " + o.FirstError
+	}
+	r.sumCharsBefore += o.sumCharsBefore
+	r.sumCharsAfter += o.sumCharsAfter
+	r.sumTokensBefore += o.sumTokensBefore
+	r.sumTokensAfter += o.sumTokensAfter
+}
+
+// Report holds the results of replaying many transcripts.
+type Report struct {
+	// Options records the settings of the replay.
+	Options Settings `json:"options"`
+	// Results holds one result per transcript, in the order given.
+	Results []Result `json:"results"`
+	// Total aggregates the results: counts and characters are summed,
+	// maxima are the largest, and means and ratios are recomputed from
+	// the sums (so large transcripts weigh more). It has no series.
+	Total Result `json:"total"`
+}
+
+// RunFile replays the transcript stored at path (OpenAI chat JSON, as
+// [model.LoadFile] reads it).
+func RunFile(ctx context.Context, path string, opts Options) (Result, error) {
+	history, err := model.LoadFile(path)
+	if err != nil {
+		return Result{}, fmt.Errorf("replay %s: %w", filepath.Base(path), err)
+	}
+	res, err := RunHistory(ctx, path, history, opts)
+	if err != nil {
+		return Result{}, fmt.Errorf("replay %s: %w", filepath.Base(path), err)
+	}
+	return res, nil
+}
+
+// RunHistory replays a transcript held in memory; name is recorded as the
+// result's File. The history is not modified.
+func RunHistory(ctx context.Context, name string, history []processor.Message, opts Options) (Result, error) {
+	r, err := newRun(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := r.replay(ctx, history)
+	if err != nil {
+		return Result{}, err
+	}
+	res.File = name
+	return res, nil
+}
+
+// Run replays each transcript in turn and returns the report. It stops at
+// the first transcript that cannot be read or replayed, and when ctx is
+// done.
+func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
+	rep := &Report{Options: settingsOf(opts), Results: make([]Result, 0, len(paths))}
+	for i, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res, err := RunFile(ctx, p, opts)
+		if err != nil {
+			return nil, err
+		}
+		rep.Results = append(rep.Results, res)
+		if opts.Progress != nil {
+			opts.Progress(p, i+1, len(paths))
+		}
+	}
+	rep.Total = total(rep.Results)
+	return rep, nil
+}
+
+// NewReport builds a report from results replayed with opts, computing
+// the total.
+func NewReport(opts Options, results []Result) *Report {
+	return &Report{Options: settingsOf(opts), Results: results, Total: total(results)}
+}
+
+func total(results []Result) Result {
+	t := Result{File: "total"}
+	for _, r := range results {
+		t.add(r)
+	}
+	t.finish()
+	return t
+}
+
+func settingsOf(opts Options) Settings {
+	mode := opts.Mode
+	if mode == 0 {
+		mode = ModeProcessed
+	}
+	name := opts.Summarizer
+	if name == "" {
+		name = SummarizerDigest
+	}
+	if opts.Window.Summarizer != nil {
+		name = "custom"
+	}
+	return Settings{
+		Mode:           mode.String(),
+		Summarizer:     name,
+		MaxMessages:    opts.Window.MaxMessages,
+		ContextWindow:  opts.Window.ContextWindow,
+		TriggerPercent: opts.Window.TriggerPercent,
+		KeepUserTurns:  opts.Window.KeepUserTurns,
+		TrimMaxChars:   opts.Trim.MaxChars,
+		TrimKeepLast:   opts.Trim.KeepLast,
+	}
+}

@@ -1,0 +1,451 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
+)
+
+// checkInvariants checks what must hold of every replay result.
+func checkInvariants(t *testing.T, res Result) {
+	t.Helper()
+	if res.InvalidRequests != 0 {
+		t.Errorf("%s: %d invalid requests, first: %s", res.File, res.InvalidRequests, res.FirstError)
+	}
+	if res.Unsummarized != 0 {
+		t.Errorf("%s: %d of %d compacted messages never reached a summarizer", res.File, res.Unsummarized, res.CompactedMessages)
+	}
+	if res.Compactions > 0 && res.CompactedMessages == 0 {
+		t.Errorf("%s: %d compactions but no compacted message", res.File, res.Compactions)
+	}
+	if len(res.Series) != res.Requests {
+		t.Errorf("%s: %d points for %d requests", res.File, len(res.Series), res.Requests)
+	}
+	compactions, maxBefore, maxAfter, maxTokBefore, maxTokAfter := 0, 0, 0, 0, 0
+	var sumBefore, sumAfter int
+	for i, p := range res.Series {
+		if p.Request != i+1 {
+			t.Errorf("%s: point %d numbered %d", res.File, i, p.Request)
+		}
+		if p.CharsAfter > p.CharsBefore {
+			t.Errorf("%s: request %d sends %d chars, more than the %d without abridge", res.File, p.Request, p.CharsAfter, p.CharsBefore)
+		}
+		if p.Compaction {
+			compactions++
+		}
+		maxBefore, maxAfter = max(maxBefore, p.CharsBefore), max(maxAfter, p.CharsAfter)
+		maxTokBefore, maxTokAfter = max(maxTokBefore, p.TokensBefore), max(maxTokAfter, p.TokensAfter)
+		sumBefore += p.CharsBefore
+		sumAfter += p.CharsAfter
+	}
+	if res.Requests > 0 {
+		got := [6]float64{float64(compactions), float64(maxBefore), float64(maxAfter), float64(maxTokBefore), float64(maxTokAfter),
+			float64(sumBefore) / float64(res.Requests)}
+		want := [6]float64{float64(res.Compactions), float64(res.MaxPromptCharsBefore), float64(res.MaxPromptCharsAfter),
+			float64(res.MaxTokensBefore), float64(res.MaxTokensAfter), res.MeanPromptCharsBefore}
+		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-6)); diff != "" {
+			t.Errorf("%s: figures disagree with the series (-result +series):\n%s", res.File, diff)
+		}
+		if res.MeanPromptCharsAfter > res.MeanPromptCharsBefore || res.MaxPromptCharsAfter > res.MaxPromptCharsBefore {
+			t.Errorf("%s: prompts grew: mean %.0f -> %.0f, max %d -> %d", res.File,
+				res.MeanPromptCharsBefore, res.MeanPromptCharsAfter, res.MaxPromptCharsBefore, res.MaxPromptCharsAfter)
+		}
+	}
+	if res.ReusedChars > res.RequestChars || res.CacheReuse < 0 || res.CacheReuse > 1 {
+		t.Errorf("%s: cache reuse %d of %d chars (%.3f)", res.File, res.ReusedChars, res.RequestChars, res.CacheReuse)
+	}
+	if res.PathsKept > res.PathsCompacted {
+		t.Errorf("%s: %d paths kept of %d", res.File, res.PathsKept, res.PathsCompacted)
+	}
+	if res.Compactions > 0 && res.SummarizerCalls+res.FallbackCalls == 0 {
+		t.Errorf("%s: %d compactions without a summarizer call", res.File, res.Compactions)
+	}
+}
+
+func TestRunHistorySynthetic(t *testing.T) {
+	history := syntheticHistory(60)
+	orig := cloneHistory(history)
+	for _, mode := range []Mode{ModeProcessed, ModeFull} {
+		for _, summ := range []string{SummarizerDigest, SummarizerRecorder, SummarizerModel} {
+			t.Run(mode.String()+"/"+summ, func(t *testing.T) {
+				rec := model.NewRecorder(recordedSummary)
+				opts := Options{Mode: mode, Summarizer: summ, Window: window.Options{MaxMessages: 20}}
+				if summ == SummarizerModel {
+					opts.Model = rec
+				}
+				res, err := RunHistory(t.Context(), "synthetic", history, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkInvariants(t, res)
+				if diff := cmp.Diff(orig, history, cmp.Comparer(processor.Equal)); diff != "" {
+					t.Fatalf("history modified (-before +after):\n%s", diff)
+				}
+				if got, want := res.Requests, countResponses(history); got != want {
+					t.Errorf("requests = %d, want %d", got, want)
+				}
+				if res.Compactions == 0 || res.CompactedMessages == 0 || res.SummarizerCalls == 0 {
+					t.Errorf("compactions %d, compacted %d, summarizer calls %d: want all > 0",
+						res.Compactions, res.CompactedMessages, res.SummarizerCalls)
+				}
+				if res.MaxPromptCharsAfter >= res.MaxPromptCharsBefore/2 {
+					t.Errorf("max prompt %d chars with abridge, %d without: want less than half", res.MaxPromptCharsAfter, res.MaxPromptCharsBefore)
+				}
+				if summ == SummarizerModel {
+					if got, want := res.SummarizerInputChars, callChars(rec.Calls()); got != want || got == 0 {
+						t.Errorf("summarizer input = %d chars, the model received %d", got, want)
+					}
+				}
+				// The digest keeps every file written, however often the
+				// summary is merged.
+				if summ == SummarizerDigest && (res.PathsWrittenCompacted == 0 || res.WrittenFidelity != 1) {
+					t.Errorf("written-path fidelity %.3f (%d of %d paths)", res.WrittenFidelity, res.PathsWrittenKept, res.PathsWrittenCompacted)
+				}
+				if res.PathsCompacted == 0 || res.Fidelity <= 0 {
+					t.Errorf("fidelity %.3f (%d of %d paths)", res.Fidelity, res.PathsKept, res.PathsCompacted)
+				}
+			})
+		}
+	}
+}
+
+func TestRunHistoryShort(t *testing.T) {
+	tests := []struct {
+		name    string
+		history []processor.Message
+		want    Result
+	}{
+		{
+			name: "two requests, nothing to compact",
+			history: []processor.Message{
+				processor.UserMessage("hi"),
+				processor.TextMessage("hello"),
+				processor.UserMessage("bye"),
+				processor.TextMessage("bye"),
+			},
+			want: Result{File: "t", Messages: 4, Requests: 2, TranscriptChars: 13, Fidelity: 1, WrittenFidelity: 1,
+				MaxPromptCharsBefore: 10, MaxPromptCharsAfter: 10, MeanPromptCharsBefore: 6, MeanPromptCharsAfter: 6},
+		},
+		{
+			name: "assistant messages without a request before them are skipped",
+			history: []processor.Message{
+				processor.TextMessage("I start"),
+				processor.UserMessage("hi"),
+				processor.TextMessage("hello"),
+				processor.TextMessage("again"),
+			},
+			want: Result{File: "t", Messages: 4, Requests: 1, Skipped: 2, TranscriptChars: 19, Fidelity: 1, WrittenFidelity: 1,
+				MaxPromptCharsBefore: 9, MaxPromptCharsAfter: 9, MeanPromptCharsBefore: 9, MeanPromptCharsAfter: 9},
+		},
+		{
+			name:    "no assistant message",
+			history: []processor.Message{processor.UserMessage("hi")},
+			want:    Result{File: "t", Messages: 1, TranscriptChars: 2, Fidelity: 1, WrittenFidelity: 1},
+		},
+	}
+	ignore := cmpopts.IgnoreFields(Result{}, "Series", "MaxTokensBefore", "MaxTokensAfter", "MeanTokensBefore", "MeanTokensAfter",
+		"CacheReuse", "ReusedChars", "RequestChars", "ProcessorTime", "PerRequest", "ProcessorCPU", "PerRequestCPU", "SummarizerTime")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := RunHistory(t.Context(), "t", tt.history, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, got)
+			if diff := cmp.Diff(tt.want, got, ignore, cmpopts.IgnoreUnexported(Result{})); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCacheReuseGrowingHistory(t *testing.T) {
+	// Without compaction each request extends the previous one, so all of
+	// the previous request's JSON but its closing bytes is reused.
+	history := syntheticHistory(6)
+	res, err := RunHistory(t.Context(), "t", history, Options{Trim: trimOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, res)
+	if res.Compactions != 0 {
+		t.Fatalf("%d compactions, want none", res.Compactions)
+	}
+	var prev []byte
+	var reused, total int64
+	for i, m := range history {
+		if m.Kind != processor.Response || i == 0 || history[i-1].Kind != processor.Request {
+			continue
+		}
+		params, err := model.ToOpenAI(history[:i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cur []byte
+		for _, p := range params {
+			b, err := json.Marshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur = append(cur, b...)
+		}
+		if !bytes.HasPrefix(cur, prev) {
+			t.Fatalf("request %d does not extend the previous one", i)
+		}
+		reused += int64(len(prev))
+		total += int64(len(cur))
+		prev = cur
+	}
+	if diff := cmp.Diff([2]int64{reused, total}, [2]int64{res.ReusedChars, res.RequestChars}); diff != "" {
+		t.Errorf("reused and request chars (-want +got):\n%s", diff)
+	}
+}
+
+func TestOptionsErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		want string
+		is   error
+	}{
+		{name: "unknown mode", opts: Options{Mode: 7}, want: "unknown mode"},
+		{name: "unknown summarizer", opts: Options{Summarizer: "oracle"}, want: "unknown summarizer"},
+		{name: "model without a model", opts: Options{Summarizer: SummarizerModel}, is: ErrNoModel},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := RunHistory(t.Context(), "t", syntheticHistory(2), tt.opts)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error %v, want %v", err, tt.is)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunFileMissing(t *testing.T) {
+	_, err := RunFile(t.Context(), filepath.Join(t.TempDir(), "absent.json"), Options{})
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("error %v, want one wrapping os.ErrNotExist", err)
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Run(ctx, transcripts.Shipped(t), Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+}
+
+func TestShipped(t *testing.T) {
+	files := transcripts.Shipped(t)
+	for _, mode := range []Mode{ModeProcessed, ModeFull} {
+		for _, summ := range []string{SummarizerDigest, SummarizerRecorder} {
+			t.Run(mode.String()+"/"+summ, func(t *testing.T) {
+				var progress []int
+				rep, err := Run(t.Context(), files, Options{Mode: mode, Summarizer: summ,
+					Progress: func(_ string, done, total int) { progress = append(progress, done, total) }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rep.Results) != len(files) || len(progress) != 2*len(files) {
+					t.Fatalf("%d results, progress %v, for %d files", len(rep.Results), progress, len(files))
+				}
+				for _, res := range rep.Results {
+					checkInvariants(t, res)
+					if res.Messages >= 2*window.DefaultMaxMessages && res.Compactions == 0 {
+						t.Errorf("%s: %d messages and no compaction", res.File, res.Messages)
+					}
+				}
+				checkTotal(t, rep)
+			})
+			// The shipped transcripts are short: a small window makes them
+			// compact.
+			t.Run(mode.String()+"/"+summ+"/small window", func(t *testing.T) {
+				rep, err := Run(t.Context(), files, Options{Mode: mode, Summarizer: summ, Window: window.Options{MaxMessages: 6}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, res := range rep.Results {
+					checkInvariants(t, res)
+					if res.Compactions == 0 || res.SummarizerCalls == 0 {
+						t.Errorf("%s: %d messages, %d compactions, %d summarizer calls", res.File, res.Messages, res.Compactions, res.SummarizerCalls)
+					}
+				}
+				checkTotal(t, rep)
+			})
+		}
+	}
+}
+
+// checkTotal checks the report's total against its results.
+func checkTotal(t *testing.T, rep *Report) {
+	t.Helper()
+	var want Result
+	for _, r := range rep.Results {
+		want.Requests += r.Requests
+		want.Compactions += r.Compactions
+		want.SummarizerInputChars += r.SummarizerInputChars
+		want.TranscriptChars += r.TranscriptChars
+		want.ReusedChars += r.ReusedChars
+		want.RequestChars += r.RequestChars
+		want.InvalidRequests += r.InvalidRequests
+		want.MaxTokensBefore = max(want.MaxTokensBefore, r.MaxTokensBefore)
+	}
+	got := rep.Total
+	if diff := cmp.Diff(
+		[]int64{int64(want.Requests), int64(want.Compactions), want.SummarizerInputChars, want.TranscriptChars, want.ReusedChars, want.RequestChars, int64(want.InvalidRequests), int64(want.MaxTokensBefore)},
+		[]int64{int64(got.Requests), int64(got.Compactions), got.SummarizerInputChars, got.TranscriptChars, got.ReusedChars, got.RequestChars, int64(got.InvalidRequests), int64(got.MaxTokensBefore)},
+	); diff != "" {
+		t.Errorf("total disagrees with the results (-sum +total):\n%s", diff)
+	}
+	if want.RequestChars > 0 {
+		if r := float64(want.ReusedChars) / float64(want.RequestChars); r != got.CacheReuse {
+			t.Errorf("total cache reuse %.6f, want %.6f", got.CacheReuse, r)
+		}
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	rep, err := Run(t.Context(), transcripts.Shipped(t), Options{Window: window.Options{ContextWindow: 128_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("json", func(t *testing.T) {
+		var buf bytes.Buffer
+		if err := rep.WriteJSON(&buf); err != nil {
+			t.Fatal(err)
+		}
+		var got Report
+		if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+			t.Fatalf("JSON does not parse: %v", err)
+		}
+		if diff := cmp.Diff(rep, &got, cmpopts.IgnoreUnexported(Result{})); diff != "" {
+			t.Errorf("JSON round trip (-report +parsed):\n%s", diff)
+		}
+	})
+	t.Run("table", func(t *testing.T) {
+		var buf bytes.Buffer
+		if err := rep.WriteTable(&buf); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, want := range []string{"summarizer digest", "context window 128000", "cache reuse"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("table lacks %q:\n%s", want, out)
+			}
+		}
+		for _, name := range append(names(rep), "total") {
+			if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(name) + `\s+\d`).MatchString(out) {
+				t.Errorf("table lacks a row for %s:\n%s", name, out)
+			}
+		}
+	})
+	for _, plot := range []struct {
+		name string
+		fn   func(string) error
+	}{{"plot", rep.Plot}, {"plot all", rep.PlotAll}} {
+		t.Run(plot.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "replay.svg")
+			if err := plot.fn(path); err != nil {
+				t.Fatal(err)
+			}
+			checkSVG(t, path)
+		})
+	}
+	t.Run("plot nothing", func(t *testing.T) {
+		empty := NewReport(Options{}, nil)
+		if err := empty.Plot(filepath.Join(t.TempDir(), "x.svg")); !errors.Is(err, ErrNothingToPlot) {
+			t.Errorf("error %v, want ErrNothingToPlot", err)
+		}
+	})
+}
+
+// checkSVG checks that path holds well-formed XML whose root is an svg
+// element with at least one path drawn.
+func checkSVG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dec := xml.NewDecoder(f)
+	root, paths := "", 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s is not well-formed XML: %v", path, err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = se.Name.Local
+			}
+			if se.Name.Local == "path" {
+				paths++
+			}
+		}
+	}
+	if root != "svg" || paths == 0 {
+		t.Errorf("%s: root element %q with %d paths, want svg with paths", path, root, paths)
+	}
+}
+
+func TestDisplayName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"/a/b/sweagent-gpt4__swe-agent__test-repo-i1.traj.json", "sweagent-gpt4__swe-agent__test-repo-i1"},
+		{"x.jsonl.json", "x"},
+		{"claudecode-spotter__258c7280-ae70-4798-800f-63464d01a85d__subagent-agent-a881341.jsonl.json",
+			"claudecode-spotter__258c728…a85d__subagent-agent-a881341"},
+		{"claudecode-spotter__258c7280-ae70-4798-800f-63464d01a85d.jsonl.json", "claudecode-spotter__258c7280-ae70-4798-800f-63464d01a85d"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := DisplayName(tt.in); got != tt.want {
+				t.Errorf("DisplayName(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func names(rep *Report) []string {
+	var out []string
+	for _, r := range rep.Results {
+		out = append(out, DisplayName(r.File))
+	}
+	return out
+}
+
+func cloneHistory(h []processor.Message) []processor.Message {
+	out := make([]processor.Message, len(h))
+	for i, m := range h {
+		m.Parts = append([]processor.Part(nil), m.Parts...)
+		out[i] = m
+	}
+	return out
+}

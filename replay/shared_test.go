@@ -1,0 +1,85 @@
+package replay
+
+import (
+	"testing"
+
+	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/processors/window"
+)
+
+// Targets over all shared transcripts.
+const (
+	// maxSummarizerRatio bounds the summarizer's input over the
+	// transcripts' own size, in both modes.
+	maxSummarizerRatio = 0.6
+	// minCacheReuseDefault is the prompt-cache reuse wanted with the
+	// default settings.
+	minCacheReuseDefault = 0.90
+	// minCacheReuseTokens is the prompt-cache reuse wanted with a token
+	// trigger at 70% of a 128k-token window.
+	minCacheReuseTokens = 0.97
+)
+
+// tokenTrigger is the window configuration of the token-trigger target:
+// compaction at 70% of a 128k-token window, the message count trigger off.
+var tokenTrigger = window.Options{MaxMessages: -1, ContextWindow: 128_000, TriggerPercent: 70}
+
+func TestSharedTargets(t *testing.T) {
+	files := transcripts.Shared(t)
+	type config struct {
+		name     string
+		opts     Options
+		minReuse float64
+		short    bool // run in -short mode too
+	}
+	var configs []config
+	for _, mode := range []Mode{ModeProcessed, ModeFull} {
+		configs = append(configs,
+			config{name: mode.String() + "/digest/default", opts: Options{Mode: mode}, minReuse: minCacheReuseDefault, short: mode == ModeProcessed},
+			config{name: mode.String() + "/recorder/default", opts: Options{Mode: mode, Summarizer: SummarizerRecorder}, minReuse: minCacheReuseDefault},
+			config{name: mode.String() + "/digest/tokens", opts: Options{Mode: mode, Window: tokenTrigger}, minReuse: minCacheReuseTokens},
+		)
+	}
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			if testing.Short() && !c.short {
+				t.Skip("skipped in -short mode")
+			}
+			t.Parallel()
+			rep, err := Run(t.Context(), files, c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, res := range rep.Results {
+				checkInvariants(t, res)
+				if c.opts.Window.MaxMessages == 0 && res.Messages >= 2*window.DefaultMaxMessages && res.Compactions == 0 {
+					t.Errorf("%s: %d messages and no compaction", res.File, res.Messages)
+				}
+			}
+			checkTotal(t, rep)
+			tot := rep.Total
+			t.Logf("%d transcripts, %d requests, %d compactions, %d summarizer calls (%d fallback); summarizer input %.3f × transcripts (naive %.1f ×); "+
+				"cache reuse %.4f; fidelity %.3f; max tokens %d -> %d, mean %.0f -> %.0f; %.1f µs/request",
+				len(rep.Results), tot.Requests, tot.Compactions, tot.SummarizerCalls, tot.FallbackCalls, tot.SummarizerRatio(), tot.NaiveRatio(),
+				tot.CacheReuse, tot.Fidelity, tot.MaxTokensBefore, tot.MaxTokensAfter, tot.MeanTokensBefore, tot.MeanTokensAfter, micros(tot.PerRequest))
+			if tot.InvalidRequests != 0 {
+				t.Errorf("%d invalid requests, first: %s", tot.InvalidRequests, tot.FirstError)
+			}
+			if tot.Unsummarized != 0 {
+				t.Errorf("%d of %d compacted messages never reached a summarizer", tot.Unsummarized, tot.CompactedMessages)
+			}
+			if c.opts.Window.ContextWindow == 0 {
+				if r := tot.SummarizerRatio(); r > maxSummarizerRatio {
+					t.Errorf("summarizer input %d chars = %.3f × the transcripts' %d, want at most %.2f ×",
+						tot.SummarizerInputChars, r, tot.TranscriptChars, maxSummarizerRatio)
+				}
+				if tot.NaiveSummarizerChars <= tot.SummarizerInputChars {
+					t.Errorf("naive baseline %d chars not above the summarizer's input %d", tot.NaiveSummarizerChars, tot.SummarizerInputChars)
+				}
+			}
+			if tot.CacheReuse < c.minReuse {
+				t.Errorf("prompt-cache reuse %.4f, want at least %.2f", tot.CacheReuse, c.minReuse)
+			}
+		})
+	}
+}
