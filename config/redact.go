@@ -55,13 +55,16 @@ func (c Config) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalLogObject adds the settings to a zap log entry, secrets redacted,
-// followed by the resolved summarizer kind and whether an endpoint is
-// configured: logger.Debug("configuration", zap.Object("config", cfg)).
+// followed by what they resolve to: the summarizer's kind, model and base
+// URL ("" for the OpenAI API), and whether an endpoint is configured.
+// logger.Debug("configuration", cfg.Field()) logs it.
 func (c Config) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	for _, v := range variables {
 		enc.AddString(v.Name, c.redacted(&v))
 	}
 	enc.AddString("summarizer_kind", c.SummarizerKind())
+	enc.AddString("summary_model", c.scrub(c.summaryModel()))
+	enc.AddString("summary_base_url", c.scrub(redactDSN(c.summaryBaseURL())))
 	enc.AddBool("endpoint", c.Endpoint())
 	return nil
 }

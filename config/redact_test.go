@@ -84,7 +84,10 @@ func TestRedacted(t *testing.T) {
 	if err := c.MarshalLogObject(enc); err != nil {
 		t.Fatal(err)
 	}
-	wantLog := map[string]any{"summarizer_kind": "llm", "endpoint": true}
+	wantLog := map[string]any{
+		"summarizer_kind": "llm", "endpoint": true,
+		"summary_model": "model-[REDACTED]", "summary_base_url": "http://127.0.0.1:8080/v1",
+	}
 	for k, v := range want {
 		wantLog[k] = v
 	}
