@@ -51,7 +51,8 @@ type run struct {
 	markerSumm string // the summary of the marker whose JSON is markerJSON
 	markerJSON []byte
 	keepLast   int
-	noCache    bool // serialize every request in full (tests compare)
+	noCache    bool          // serialize every request in full (tests compare)
+	cpuCost    time.Duration // what reading the thread's CPU time costs
 }
 
 func newRun(opts Options) (*run, error) {
@@ -112,6 +113,7 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 	// processors and summarizers it calls synchronously, on one.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	r.cpuCost = readCost()
 	res := Result{Messages: len(transcript)}
 	n := len(transcript)
 	r.compacted = make([]bool, n)
@@ -175,6 +177,8 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 			TokensBefore: processor.EstimateTokens(transcript[:i]),
 			TokensAfter:  processor.EstimateTokens(out),
 			Compaction:   pt.compaction,
+			JSONChars:    pt.json,
+			ReusedChars:  pt.reused,
 		}
 		res.Series = append(res.Series, p)
 		res.sumCharsBefore += int64(p.CharsBefore)
@@ -211,10 +215,29 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 	return res, nil
 }
 
+// readCost estimates what one reading of the thread's CPU time costs: the
+// smallest difference between two readings in a row.
+func readCost() time.Duration {
+	best := time.Duration(-1)
+	for range 32 {
+		a, ok := threadCPU()
+		b, _ := threadCPU()
+		if !ok {
+			return 0
+		}
+		if d := b - a; best < 0 || d < best {
+			best = d
+		}
+	}
+	return max(best, 0)
+}
+
 // stepResult is what one request adds to the series.
 type stepResult struct {
 	chars      int
 	compaction bool
+	json       int // the request's JSON length
+	reused     int // its common prefix with the previous request's
 }
 
 // step processes one request's history and records its figures. It
@@ -229,6 +252,7 @@ func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inO
 	}
 
 	s0, sc0 := r.primary.dur+r.fallback.dur, r.primary.cpu+r.fallback.cpu
+	calls0 := r.primary.calls + r.fallback.calls
 	c0, cpuOK := threadCPU()
 	t0 := time.Now()
 	trimmed, err := r.trim.Process(ctx, in)
@@ -240,7 +264,11 @@ func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inO
 	c1, _ := threadCPU()
 	res.ProcessorTime += max(elapsed-(r.primary.dur+r.fallback.dur-s0), 0)
 	if cpuOK {
-		res.ProcessorCPU += max(c1-c0-(r.primary.cpu+r.fallback.cpu-sc0), 0)
+		// Take out the summarizers' time and what the readings cost: one
+		// here and about one per summarizer call (the meter's readings
+		// fall partly inside its own bracket, partly outside).
+		calls := r.primary.calls + r.fallback.calls - calls0
+		res.ProcessorCPU += max(c1-c0-(r.primary.cpu+r.fallback.cpu-sc0)-time.Duration(1+calls)*r.cpuCost, 0)
 	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
@@ -267,24 +295,24 @@ func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inO
 	if h < 0 {
 		if len(out) != len(trimmed) {
 			invalid(fmt.Errorf("window dropped %d messages without a summary marker", len(trimmed)-len(out)))
-			r.requestJSON(res, out, nil, invalid)
+			r.requestJSON(res, &st, out, nil, invalid)
 			return in, inOrigins, st
 		}
-		r.requestJSON(res, out, inOrigins, invalid)
+		r.requestJSON(res, &st, out, inOrigins, invalid)
 		return out, inOrigins, st
 	}
 	t := len(out) - h - 1
 	lo, hi := h, len(trimmed)-t
 	if hi < lo || !sameMessages(out[:h], trimmed[:h]) || !sameMessages(out[h+1:], trimmed[hi:]) {
 		invalid(errors.New("window output is not head, marker, tail of its input"))
-		r.requestJSON(res, out, nil, invalid)
+		r.requestJSON(res, &st, out, nil, invalid)
 		return in, inOrigins, st
 	}
 	outOrigins := make([]int, 0, len(out))
 	outOrigins = append(outOrigins, inOrigins[:h]...)
 	outOrigins = append(outOrigins, -1)
 	outOrigins = append(outOrigins, inOrigins[hi:]...)
-	r.requestJSON(res, out, outOrigins, invalid)
+	r.requestJSON(res, &st, out, outOrigins, invalid)
 
 	for k := lo; k < hi; k++ {
 		o := inOrigins[k]
@@ -348,7 +376,7 @@ func checkSent(in, out []processor.Message) error {
 // and adds its common prefix with the previous request to the figures.
 // origins, when known, lets it reuse each message's JSON from earlier
 // requests.
-func (r *run) requestJSON(res *Result, out []processor.Message, origins []int, invalid func(error)) {
+func (r *run) requestJSON(res *Result, st *stepResult, out []processor.Message, origins []int, invalid func(error)) {
 	if _, err := model.ToOpenAI(out); err != nil {
 		invalid(fmt.Errorf("to openai: %w", err))
 		r.prevJSON = r.prevJSON[:0]
@@ -364,8 +392,9 @@ func (r *run) requestJSON(res *Result, out []processor.Message, origins []int, i
 		}
 		buf = append(buf, b...)
 	}
-	res.RequestChars += int64(len(buf))
-	res.ReusedChars += int64(commonPrefix(r.prevJSON, buf))
+	st.json, st.reused = len(buf), commonPrefix(r.prevJSON, buf)
+	res.RequestChars += int64(st.json)
+	res.ReusedChars += int64(st.reused)
 	r.buf, r.prevJSON = r.prevJSON, buf
 }
 

@@ -143,6 +143,11 @@ type Point struct {
 	TokensAfter int `json:"tokens_after"`
 	// Compaction reports that this request sent a new summary.
 	Compaction bool `json:"compaction,omitempty"`
+	// JSONChars is the length of the request's OpenAI JSON.
+	JSONChars int `json:"json_chars"`
+	// ReusedChars is the length of its common prefix with the previous
+	// request's JSON.
+	ReusedChars int `json:"reused_chars"`
 }
 
 // Result holds the figures of one replayed transcript, or their totals
