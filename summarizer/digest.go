@@ -229,15 +229,37 @@ func toolCalls(messages []processor.Message, budget int) string {
 	return strings.TrimRight(head+"\n"+fitLines(items, budget-len(head)-1), "\n")
 }
 
-// errorMarkers are substrings that mark a line as an error report.
-var errorMarkers = []string{"error", "exception", "traceback", "failed", "fail:", "panic:", "fatal", "not found", "no such file", "denied", "<returncode>1", "exit status", "exit code"}
+// errorMarkers are substrings (case-sensitive) that mark a line as an
+// error report.
+var errorMarkers = []string{"error:", "Error:", "ERROR", "Error ", "Exception", "Traceback", "FAIL", "failed", "Failed",
+	"panic:", "fatal:", "Fatal", "No such file", "ermission denied", "not found", "command not found"}
+
+// exitPrefixes start lines that report a command's exit status.
+var exitPrefixes = []string{"Exit code ", "exit status ", "<returncode>"}
 
 // errorLine returns the first line of s that reads like an error, or "".
+// A bare exit status is completed with the last line of the output.
 func errorLine(s string) string {
-	for _, line := range strings.Split(s, "\n") {
-		l := strings.ToLower(line)
+	lines := strings.Split(s, "\n")
+	for _, line := range lines {
+		l := strings.TrimSpace(line)
+		for _, pre := range exitPrefixes {
+			if rest, ok := strings.CutPrefix(l, pre); ok && rest != "" && rest[0] >= '1' && rest[0] <= '9' {
+				last := ""
+				for i := len(lines) - 1; i >= 0; i-- {
+					if t := strings.TrimSpace(lines[i]); t != "" && t != l && !strings.HasPrefix(t, "</") {
+						last = t
+						break
+					}
+				}
+				if last != "" {
+					l += " ... " + last
+				}
+				return clip(collapse(l), 200)
+			}
+		}
 		for _, mk := range errorMarkers {
-			if strings.Contains(l, mk) {
+			if strings.Contains(line, mk) {
 				return clip(collapse(line), 200)
 			}
 		}

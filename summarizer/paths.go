@@ -49,13 +49,28 @@ func Paths(messages []processor.Message) (written, mentioned []string) {
 	}
 	seenM := map[string]bool{}
 	for _, p := range append(first, late...) {
-		if seenW[p] || seenM[p] {
+		if p = cleanPath(p); p == "" || seenW[p] || seenM[p] || suffixOf(p, written) {
 			continue
 		}
 		seenM[p] = true
 		mentioned = append(mentioned, p)
 	}
 	return written, mentioned
+}
+
+// suffixOf reports whether p is a relative path that ends one of the paths
+// in ps (the same file named from another directory).
+func suffixOf(p string, ps []string) bool {
+	if strings.HasPrefix(p, "/") {
+		return false
+	}
+	p = strings.TrimPrefix(p, "./")
+	for _, q := range ps {
+		if strings.HasSuffix(q, "/"+p) {
+			return true
+		}
+	}
+	return false
 }
 
 // pathKeys are argument names that hold a file path.
@@ -180,14 +195,21 @@ func shellWritten(cmd string) []string {
 func commandWrites(name string, args []string) []string {
 	var operands []string
 	inPlace, script := false, false
-	for _, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		switch {
 		case a == "--":
 		case strings.HasPrefix(a, "-"):
 			if strings.HasPrefix(a, "-i") || a == "--in-place" || (name == "perl" && strings.Contains(a, "i")) {
 				inPlace = true
 			}
-			if a == "-e" || a == "--expression" || a == "-f" || strings.HasPrefix(a, "--expression=") {
+			takesScript := a == "-e" || a == "-f" || a == "--expression" || a == "--file" ||
+				(name == "perl" && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, "e"))
+			if takesScript {
+				script = true
+				i++ // the option's value
+			}
+			if strings.HasPrefix(a, "--expression=") || strings.HasPrefix(a, "--file=") {
 				script = true
 			}
 		default:
@@ -201,9 +223,6 @@ func commandWrites(name string, args []string) []string {
 		}
 		if !script && len(operands) > 0 {
 			operands = operands[1:] // the script itself
-		} else if script && len(operands) > 0 && name == "sed" {
-			// -e SCRIPT: the option's value was taken as an operand.
-			operands = operands[1:]
 		}
 		return operands
 	case "tee", "touch", "truncate":
@@ -400,7 +419,7 @@ func pathTokens(text string) []string {
 func looksLikePath(t string) bool {
 	if ext := path.Ext(t); len(ext) > 1 && knownExt[strings.ToLower(ext[1:])] {
 		base := path.Base(t)
-		return len(base) > len(ext) || strings.HasPrefix(base, ".") // ".env" style files too
+		return len(base) > len(ext) && !strings.HasPrefix(base, "_")
 	}
 	if rest, ok := strings.CutPrefix(t, "/"); ok {
 		return strings.Contains(strings.Trim(rest, "/"), "/")

@@ -1,0 +1,82 @@
+package window
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processor/processortest"
+)
+
+// FuzzWindow runs the window, with the LLM summarizer over a recording
+// model, on random histories and random settings, in both host modes, and
+// checks the invariants: the output is valid, the head and the last
+// request are intact, no tool call is separated from its returns, and the
+// input is untouched.
+func FuzzWindow(f *testing.F) {
+	for i := range uint64(8) {
+		f.Add(i, i*7919, uint8(10+i*7), int8(i%4-1), uint8(i%3), false)
+		f.Add(i+100, i, uint8(60+i), int8(6), uint8(1), true)
+	}
+	f.Fuzz(func(t *testing.T, seed1, seed2 uint64, size uint8, maxMessages int8, turns uint8, compact bool) {
+		r := rand.New(rand.NewPCG(seed1, seed2))
+		h := processortest.RandomHistory(r, int(size))
+		if err := processor.Validate(h); err != nil {
+			t.Skip("generator gave an invalid history")
+		}
+		sum, _ := recorder(model.RespondText("S."))
+		opts := Options{MaxMessages: int(maxMessages), KeepUserTurns: int(turns % 3), Summarizer: sum}
+		if maxMessages == 0 {
+			opts.ContextWindow = 200 + int(size)*10
+		}
+		w := New(opts)
+		in := processortest.Clone(h)
+		check := func(out []processor.Message, err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatalf("Process: %v", err)
+			}
+			if err := processor.Validate(out); err != nil {
+				t.Fatalf("invalid output: %v", err)
+			}
+			if err := processortest.Pairs(out); err != nil {
+				t.Fatalf("pairs: %v", err)
+			}
+			if !processor.Equal(out[len(out)-1], h[len(h)-1]) {
+				t.Fatal("last request altered")
+			}
+			head := headEnd(h, w.headLimit)
+			if head > len(out) {
+				t.Fatalf("output of %d messages shorter than the head %d", len(out), head)
+			}
+			if err := processortest.Diff(h[:head], out[:head]); err != nil {
+				t.Fatalf("head altered: %v", err)
+			}
+			if err := processortest.Diff(h, in); err != nil {
+				t.Fatalf("input modified: %v", err)
+			}
+		}
+		process := w.Process
+		if compact {
+			process = w.Compact
+		}
+		out, err := process(context.Background(), in)
+		check(out, err)
+		// Again on the same full history (the cached cut), and on the
+		// stored output grown by the input's last exchange.
+		out2, err := process(context.Background(), in)
+		check(out2, err)
+		if len(out) > 1 {
+			grown := append(processortest.Clone(out), processor.TextMessage("ok"), processor.UserMessage("next"))
+			out3, err := w.Process(context.Background(), grown)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := processor.Validate(out3); err != nil {
+				t.Fatalf("invalid output on the grown history: %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,164 @@
+package window
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processor/processortest"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+// counting wraps a Summarizer and counts the messages sent to it, and how
+// many distinct ones.
+type counting struct {
+	inner Summarizer
+	mu    sync.Mutex
+	sent  int
+	seen  map[string]bool
+	calls int
+}
+
+func (c *counting) Summarize(ctx context.Context, ms []processor.Message, previous string) (string, error) {
+	c.mu.Lock()
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	c.calls++
+	c.sent += len(ms)
+	for _, m := range ms {
+		// Messages of a transcript are told apart by their content and
+		// position-bearing IDs; identical repeats count once, which only
+		// makes the bound stricter.
+		c.seen[summarizer.Render([]processor.Message{m}, 0)] = true
+	}
+	c.mu.Unlock()
+	return c.inner.Summarize(ctx, ms, previous)
+}
+
+// requestPoints returns the indexes of the requests a model was sent: the
+// last request before each response, and the final message when it is a
+// request.
+func requestPoints(h []processor.Message) []int {
+	var out []int
+	for i, m := range h {
+		if m.Kind != processor.Request {
+			continue
+		}
+		if i+1 == len(h) || h[i+1].Kind == processor.Response {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+type replayResult struct {
+	requests, compactions int
+}
+
+// replay sends the transcript to w request by request, as an agent would:
+// with full=false it stores each processed history and appends to it (the
+// agent's way); with full=true it keeps the full history and runs the
+// window on it before every request. It checks every output and the
+// stability of outputs between compactions.
+func replay(t *testing.T, w *Window, ev *events, msgs []processor.Message, full bool) replayResult {
+	t.Helper()
+	var res replayResult
+	var stored, prev []processor.Message
+	next := 0
+	for _, i := range requestPoints(msgs) {
+		var h []processor.Message
+		if full {
+			h = msgs[:i+1]
+		} else {
+			h = append(append([]processor.Message(nil), stored...), msgs[next:i+1]...)
+		}
+		before := len(ev.types())
+		out, err := w.Process(context.Background(), h)
+		if err != nil {
+			t.Fatalf("request at message %d: %v", i, err)
+		}
+		if err := processor.Validate(out); err != nil {
+			t.Fatalf("request at message %d: invalid output: %v", i, err)
+		}
+		if !processor.Equal(out[len(out)-1], msgs[i]) {
+			t.Fatalf("request at message %d: last request altered", i)
+		}
+		res.requests++
+		compacted := len(ev.types()) > before
+		if compacted {
+			res.compactions++
+		} else if prev != nil {
+			if len(out) < len(prev) {
+				t.Fatalf("request at message %d: output shrank from %d to %d messages without a compaction", i, len(prev), len(out))
+			}
+			if err := processortest.Diff(prev, out[:len(prev)]); err != nil {
+				t.Fatalf("request at message %d: output changed without a compaction: %v", i, err)
+			}
+		}
+		prev = out
+		if !full {
+			stored = append([]processor.Message(nil), out...)
+			if i+1 < len(msgs) {
+				stored = append(stored, msgs[i+1])
+			}
+		}
+		next = i + 2
+	}
+	return res
+}
+
+// TestReplayCost replays real transcripts in both modes and checks that
+// each message is summarized about once, that outputs are stable between
+// compactions, and that every request is valid.
+func TestReplayCost(t *testing.T) {
+	type set struct {
+		files []string
+		max   int
+	}
+	sets := []set{{transcripts.Shipped(t), 6}}
+	if dir, ok := transcripts.SharedDir(); ok {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		sets = append(sets, set{files, 0})
+	} else {
+		t.Logf("shared transcripts not found at %s: replaying the shipped ones only", dir)
+	}
+	for _, s := range sets {
+		for _, file := range s.files {
+			msgs, err := model.LoadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mode := range []struct {
+				name string
+				full bool
+			}{{"stored", false}, {"full", true}} {
+				t.Run(filepath.Base(file)+"/"+mode.name, func(t *testing.T) {
+					llm, rec := recorder(model.RespondText("Summary: the work so far, in brief."))
+					sum := &counting{inner: llm}
+					var ev events
+					w := New(Options{MaxMessages: s.max, Summarizer: sum, OnEvent: ev.on})
+					res := replay(t, w, &ev, msgs, mode.full)
+					distinct := len(sum.seen)
+					t.Logf("%d messages, %d requests, %d compactions, %d summary calls, %d messages sent to the summarizer, %d distinct",
+						len(msgs), res.requests, res.compactions, len(rec.Calls()), sum.sent, distinct)
+					if limit := max(s.max, DefaultMaxMessages); len(msgs) > 3*limit && res.compactions == 0 {
+						t.Errorf("no compaction over %d messages", len(msgs))
+					}
+					if float64(sum.sent) > 1.3*float64(distinct) {
+						t.Errorf("%d messages sent to the summarizer for %d distinct ones: over 1.3x", sum.sent, distinct)
+					}
+					for _, e := range ev.all {
+						if e.Type == EventFailed {
+							t.Errorf("unexpected failure: %s: %v", e.Reason, e.Err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
