@@ -237,8 +237,8 @@ func TestPaths(t *testing.T) {
 			wantW: []string{"pkg/a.go", "pkg/b.go"},
 		},
 		{
-			name: "text mentions",
-			text: "See docs/guide.md, /etc/app/config and https://example.com/x/y.go; version 1.2.3 and e.g. foo.",
+			name:  "text mentions",
+			text:  "See docs/guide.md, /etc/app/config and https://example.com/x/y.go; version 1.2.3 and e.g. foo.",
 			wantM: []string{"docs/guide.md", "/etc/app/config"},
 		},
 	} {
