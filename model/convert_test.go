@@ -3,13 +3,18 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/openai/openai-go/v3"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/processor"
 )
 
 // originalMessages returns the "messages" array of a transcript file as
@@ -108,5 +113,174 @@ func TestRoundTripShipped(t *testing.T) {
 func TestRoundTripShared(t *testing.T) {
 	for _, path := range transcripts.Shared(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) { checkRoundTrip(t, path) })
+	}
+}
+
+func TestToOpenAI(t *testing.T) {
+	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	history := []processor.Message{
+		processor.NewRequest(
+			processor.SystemPrompt{Content: "Be brief."},
+			processor.SystemPrompt{Content: "Answer in French.", Developer: true, Name: "ops"},
+			processor.UserPrompt{Content: "Read a.txt", Name: "ann"},
+		),
+		{Kind: processor.Response, Usage: processor.Usage{InputTokens: 99}, ModelName: "m", FinishReason: "tool_calls", Time: when, Parts: []processor.Part{
+			processor.Thinking{Content: "I should read it.", Signature: "sig"},
+			processor.ToolCall{ToolCallID: "c1", ToolName: "read", Args: `{"path":"a.txt"}`},
+			processor.ToolCall{ToolCallID: "c2", ToolName: "stat", Args: `{"path":"a.txt"}`},
+		}},
+		processor.NewRequest(
+			processor.ToolReturn{ToolName: "read", ToolCallID: "c1", Content: "ignored", JSON: json.RawMessage(`{"text":"bonjour"}`)},
+			processor.RetryPrompt{ToolName: "stat", ToolCallID: "c2", Content: "stat: unknown tool"},
+			processor.RetryPrompt{Content: "Answer with one word."},
+		),
+		{Kind: processor.Response, Name: "bot", Refusal: "Non.", Parts: []processor.Part{processor.Thinking{Content: "only thoughts"}}},
+		processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{
+			{Type: "text", Text: "And this?"},
+			{Type: "input_audio", Data: json.RawMessage(`{"type":"input_audio","input_audio":{"data":"AAAA","format":"wav"}}`)},
+			{Type: "file", Data: json.RawMessage(`{"type":"file","file":{"file_id":"f1"},"x-extra":true}`)},
+		}}),
+	}
+	want := []any{
+		map[string]any{"role": "system", "content": "Be brief."},
+		map[string]any{"role": "developer", "content": "Answer in French.", "name": "ops"},
+		map[string]any{"role": "user", "content": "Read a.txt", "name": "ann"},
+		map[string]any{"role": "assistant", "tool_calls": []any{
+			map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": "read", "arguments": `{"path":"a.txt"}`}},
+			map[string]any{"id": "c2", "type": "function", "function": map[string]any{"name": "stat", "arguments": `{"path":"a.txt"}`}},
+		}},
+		map[string]any{"role": "tool", "tool_call_id": "c1", "content": `{"text":"bonjour"}`},
+		map[string]any{"role": "tool", "tool_call_id": "c2", "content": "stat: unknown tool"},
+		map[string]any{"role": "user", "content": "Answer with one word."},
+		map[string]any{"role": "assistant", "name": "bot", "refusal": "Non."},
+		map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "text", "text": "And this?"},
+			map[string]any{"type": "input_audio", "input_audio": map[string]any{"data": "AAAA", "format": "wav"}},
+			map[string]any{"type": "file", "file": map[string]any{"file_id": "f1"}, "x-extra": true},
+		}},
+	}
+	before := cloneHistory(history)
+	params, err := ToOpenAI(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, asJSON(t, params)); diff != "" {
+		t.Errorf("ToOpenAI (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(before, history); diff != "" {
+		t.Errorf("ToOpenAI modified its input (-before +after):\n%s", diff)
+	}
+	// Known part types come out typed, unknown keys verbatim.
+	parts := params[8].OfUser.Content.OfArrayOfContentParts
+	if parts[1].OfInputAudio == nil || parts[1].OfInputAudio.InputAudio.Data != "AAAA" {
+		t.Errorf("input_audio part not typed: %+v", parts[1])
+	}
+}
+
+func cloneHistory(h []processor.Message) []processor.Message {
+	out := make([]processor.Message, len(h))
+	for i, m := range h {
+		m.Parts = append([]processor.Part(nil), m.Parts...)
+		out[i] = m
+	}
+	return out
+}
+
+func TestToOpenAIErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		history []processor.Message
+		want    string
+	}{
+		{"unknown kind", []processor.Message{processor.UserMessage("a"), {Kind: 7, Parts: []processor.Part{processor.Text{}}}}, "message 1: unknown message kind kind(7)"},
+		{"zero kind", []processor.Message{{}}, "message 0: unknown message kind kind(0)"},
+		{"request without parts", []processor.Message{processor.NewRequest()}, "message 0: request without parts"},
+		{"response part in a request", []processor.Message{processor.NewRequest(processor.UserPrompt{Content: "a"}, processor.Text{Content: "b"})}, "message 0: part 1: text part in a request"},
+		{"request part in a response", []processor.Message{processor.UserMessage("a"), processor.NewResponse(processor.UserPrompt{Content: "b"})}, "message 1: part 0: user-prompt part in a response"},
+		{"nil part", []processor.Message{processor.NewRequest(nil)}, "message 0: part 0 is nil"},
+		{"tool call without id", []processor.Message{processor.UserMessage("a"), processor.NewResponse(processor.ToolCall{ToolName: "f"})}, `message 1: part 0: tool call "f" without id`},
+		{"tool return without id", []processor.Message{processor.NewRequest(processor.ToolReturn{ToolName: "f", Content: "x"})}, "message 0: part 0: tool return without tool call id"},
+		{"user part with bad data", []processor.Message{processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "image_url", Data: json.RawMessage(`{"type":`)}}})}, `message 0: part 0: user content 0 ("image_url")`},
+		{"user part without data", []processor.Message{processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "image_url"}}})}, "no data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ToOpenAI(tt.history)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			}
+			if !errors.Is(err, processor.ErrMalformed) {
+				t.Errorf("error %q does not match processor.ErrMalformed", err)
+			}
+		})
+	}
+}
+
+func TestFromOpenAI(t *testing.T) {
+	assistant := openai.ChatCompletionMessage{
+		Content: "Let me look.",
+		ToolCalls: []openai.ChatCompletionMessageToolCallUnion{{
+			ID: "c1", Type: "function",
+			Function: openai.ChatCompletionMessageFunctionToolCallFunction{Name: "read", Arguments: `{"path":"a"}`},
+		}},
+	}
+	msgs := []openai.ChatCompletionMessageParamUnion{
+		openai.SystemMessage("sys"),
+		openai.DeveloperMessage("dev"),
+		openai.UserMessage("hi"),
+		assistant.ToParam(),
+		openai.ToolMessage("contents of a", "c1"),
+		openai.ToolMessage("late answer", "c-unknown"),
+		openai.AssistantMessage("done"),
+	}
+	want := []processor.Message{
+		processor.SystemMessage("sys"),
+		processor.NewRequest(processor.SystemPrompt{Content: "dev", Developer: true}),
+		processor.UserMessage("hi"),
+		processor.NewResponse(processor.Text{Content: "Let me look."}, processor.ToolCall{ToolCallID: "c1", ToolName: "read", Args: `{"path":"a"}`}),
+		processor.NewRequest(processor.ToolReturn{ToolName: "read", ToolCallID: "c1", Content: "contents of a"}),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "c-unknown", Content: "late answer"}),
+		processor.TextMessage("done"),
+	}
+	got, err := FromOpenAI(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("FromOpenAI (-want +got):\n%s", diff)
+	}
+}
+
+func TestFromOpenAIErrors(t *testing.T) {
+	user := openai.UserMessage("hi")
+	tests := []struct {
+		name string
+		msgs []openai.ChatCompletionMessageParamUnion
+		want string
+	}{
+		{"no role", []openai.ChatCompletionMessageParamUnion{user, {}}, "message 1: message without role"},
+		{"tool without tool_call_id", []openai.ChatCompletionMessageParamUnion{user, openai.ToolMessage("x", "")}, "message 1: tool message without tool_call_id"},
+		{"tool without content", []openai.ChatCompletionMessageParamUnion{{OfTool: &openai.ChatCompletionToolMessageParam{ToolCallID: "a"}}}, "message 0: tool message without content"},
+		{"user without content", []openai.ChatCompletionMessageParamUnion{{OfUser: &openai.ChatCompletionUserMessageParam{}}}, "message 0: user message without content"},
+		{"system without content", []openai.ChatCompletionMessageParamUnion{{OfSystem: &openai.ChatCompletionSystemMessageParam{}}}, "message 0: message without content"},
+		{"function message", []openai.ChatCompletionMessageParamUnion{{OfFunction: &openai.ChatCompletionFunctionMessageParam{Name: "f"}}}, "message 0: deprecated function message is not supported"},
+		{"tool call without id", []openai.ChatCompletionMessageParamUnion{user, {OfAssistant: &openai.ChatCompletionAssistantMessageParam{
+			ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{}}},
+		}}}, "message 1: assistant tool call 0 without id"},
+		{"custom tool call", []openai.ChatCompletionMessageParamUnion{{OfAssistant: &openai.ChatCompletionAssistantMessageParam{
+			ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{{OfCustom: &openai.ChatCompletionMessageCustomToolCallParam{ID: "x"}}},
+		}}}, "message 0: assistant tool call 0 is not a function call"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := FromOpenAI(tt.msgs)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			}
+			var me *MessageError
+			if !errors.As(err, &me) {
+				t.Errorf("error %q is not a *MessageError", err)
+			}
+		})
 	}
 }

@@ -216,7 +216,7 @@ func decodeArray(data []byte, dec *json.Decoder) ([]openai.ChatCompletionMessage
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			line, col := position(data, start)
-			return nil, &MessageError{Index: i, Reason: fmt.Sprintf("malformed JSON after line %d, column %d", line, col), Err: err}
+			return nil, &MessageError{Index: i, Reason: fmt.Sprintf("malformed JSON (the message starts near line %d, column %d)", line, col), Err: err}
 		}
 		p, err := decodeMessage(i, raw)
 		if err != nil {

@@ -1,0 +1,165 @@
+package model_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+)
+
+// A history converts to openai-go message params (one OpenAI message per
+// request part) and back.
+func ExampleToOpenAI() {
+	history := []processor.Message{
+		processor.NewRequest(
+			processor.SystemPrompt{Content: "You are terse."},
+			processor.UserPrompt{Content: "List the files."},
+		),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "call_1", ToolName: "bash", Args: `{"command":"ls"}`}),
+		processor.NewRequest(processor.ToolReturn{ToolName: "bash", ToolCallID: "call_1", Content: "a.go"}),
+	}
+	params, err := model.ToOpenAI(history)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, p := range params {
+		b, _ := json.Marshal(p)
+		fmt.Println(string(b))
+	}
+	back, err := model.FromOpenAI(params)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, m := range back {
+		fmt.Print(m.Kind, ":")
+		for _, p := range m.Parts {
+			fmt.Print(" ", p.PartKind())
+		}
+		fmt.Println()
+	}
+	fmt.Println("tool name restored:", back[len(back)-1].Parts[0].(processor.ToolReturn).ToolName)
+	// Output:
+	// {"content":"You are terse.","role":"system"}
+	// {"content":"List the files.","role":"user"}
+	// {"tool_calls":[{"id":"call_1","function":{"arguments":"{\"command\":\"ls\"}","name":"bash"},"type":"function"}],"role":"assistant"}
+	// {"content":"a.go","tool_call_id":"call_1","role":"tool"}
+	// request: system-prompt
+	// request: user-prompt
+	// response: tool-call
+	// request: tool-return
+	// tool name restored: bash
+}
+
+// Histories are stored as OpenAI-format JSON: Load reads a bare array or an
+// object with "messages", Save writes the object form.
+func ExampleLoad() {
+	const stored = `{"source": "example", "messages": [
+		{"role": "user", "content": "Hi"},
+		{"role": "assistant", "content": "Hello!"}
+	]}`
+	history, err := model.Load(strings.NewReader(stored))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(len(history), "messages; last says", history[1].Text())
+	if err := model.Save(os.Stdout, history); err != nil {
+		fmt.Println(err)
+	}
+
+	_, err = model.Load(strings.NewReader(`[{"role":"user","content":"Hi"},{"role":"tool","content":"x"}]`))
+	fmt.Println(err)
+	// Output:
+	// 2 messages; last says Hello!
+	// {
+	//   "messages": [
+	//     {
+	//       "role": "user",
+	//       "content": "Hi"
+	//     },
+	//     {
+	//       "role": "assistant",
+	//       "content": "Hello!"
+	//     }
+	//   ]
+	// }
+	// message 1: tool message without tool_call_id
+}
+
+// A Recorder answers from a script and records what each request sent.
+func ExampleRecorder() {
+	rec := model.NewRecorder(
+		model.Respond(processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "clock", Args: `{}`})),
+		model.RespondText("It is noon."),
+	)
+	history := []processor.Message{processor.UserMessage("What time is it?")}
+	ctx := context.Background()
+	for {
+		resp, err := rec.Request(ctx, history, model.Settings{Tools: []model.Tool{{Name: "clock"}}})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		history = append(history, resp)
+		calls := resp.ToolCalls()
+		if len(calls) == 0 {
+			break
+		}
+		history = append(history, processor.NewRequest(processor.ToolReturn{ToolName: "clock", ToolCallID: calls[0].ToolCallID, Content: "12:00"}))
+	}
+	fmt.Println("answer:", history[len(history)-1].Text())
+	for i, c := range rec.Calls() {
+		fmt.Printf("call %d sent %d messages, tools %d\n", i, len(c.Messages), len(c.Settings.Tools))
+	}
+	// Output:
+	// answer: It is noon.
+	// call 0 sent 1 messages, tools 1
+	// call 1 sent 3 messages, tools 1
+}
+
+// NewOpenAI talks to any Chat Completions endpoint; here a local fake. A
+// prompt too long for the model's window is matched with
+// ErrContextOverflow.
+func ExampleNewOpenAI() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		w.Header().Set("Content-Type", "application/json")
+		if len(body.Messages) > 2 {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":{"message":"maximum context length exceeded","type":"invalid_request_error","code":"context_length_exceeded"}}`)
+			return
+		}
+		io.WriteString(w, `{"model":"fake-1","choices":[{"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],
+			"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}}`)
+	}))
+	defer srv.Close()
+
+	m := model.NewOpenAI(model.WithBaseURL(srv.URL), model.WithAPIKey("test"), model.WithModel("fake-1"), model.WithMaxRetries(0))
+	ctx := context.Background()
+	resp, err := m.Request(ctx, []processor.Message{processor.UserMessage("Hi")}, model.Settings{Temperature: model.Float(0)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s said %q (%s), %d input tokens\n", resp.ModelName, resp.Text(), resp.FinishReason, resp.Usage.InputTokens)
+
+	long := []processor.Message{processor.UserMessage("a"), processor.TextMessage("b"), processor.UserMessage("c")}
+	_, err = m.Request(ctx, long, model.Settings{})
+	fmt.Println(errors.Is(err, model.ErrContextOverflow), err)
+	// Output:
+	// fake-1 said "Hello!" (stop), 9 input tokens
+	// true model provider status 400 (context_length_exceeded): maximum context length exceeded
+}

@@ -1,0 +1,263 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+func TestLoadBadInput(t *testing.T) {
+	const user = `{"role":"user","content":"hi"}`
+	const call = `{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{}"}}]}`
+	tests := []struct {
+		name  string
+		input string
+		want  string
+		// index is the message the error must name, or -1 for errors
+		// about the document as a whole.
+		index int
+	}{
+		{"empty input", ``, "empty input", -1},
+		{"not a list", `"hello"`, "want a JSON array of messages", -1},
+		{"object without messages", `{"source":"x"}`, `no "messages" array`, -1},
+		{"messages not an array", `{"messages":{"role":"user"}}`, `"messages" is not an array`, -1},
+		{"truncated document", `[` + user, "malformed JSON", -1},
+		{"trailing data", `[` + user + `] []`, "unexpected data after the messages", -1},
+		{"malformed message", `[` + user + `,{"role":"user","content":"x",}]`, "message 1: malformed JSON", 1},
+		{"message not an object", `[` + user + `,"user: hi"]`, "message 1: not a JSON object", 1},
+		{"missing role", `[` + user + `,{"content":"x"}]`, "message 1: message without role", 1},
+		{"empty role", `[{"role":"","content":"x"}]`, "message 0: message without role", 0},
+		{"unknown role", `[` + user + `,` + user + `,{"role":"robot","content":"x"}]`, `message 2: unknown role "robot"`, 2},
+		{"role not a string", `[{"role":7,"content":"x"}]`, "message 0: role is a JSON number, want a string", 0},
+		{"deprecated function role", `[{"role":"function","name":"f","content":"x"}]`, "message 0: deprecated function message is not supported", 0},
+		{"tool without tool_call_id", `[` + user + `,` + call + `,{"role":"tool","content":"ok"}]`, "message 2: tool message without tool_call_id", 2},
+		{"tool with empty tool_call_id", `[` + call + `,{"role":"tool","tool_call_id":"","content":"ok"}]`, "message 1: tool message without tool_call_id", 1},
+		{"tool without content", `[` + call + `,{"role":"tool","tool_call_id":"call_1"}]`, "message 1: tool message without content", 1},
+		{"tool content a number", `[` + call + `,{"role":"tool","tool_call_id":"call_1","content":5}]`, "message 1: tool content is not a string or an array", 1},
+		{"tool call without id", `[` + user + `,{"role":"assistant","tool_calls":[{"type":"function","function":{"name":"bash","arguments":"{}"}}]}]`, "message 1: assistant tool call 0 without id", 1},
+		{"second tool call without id", `[{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f"}},{"id":"","type":"function","function":{"name":"f"}}]}]`, "message 0: assistant tool call 1 without id", 0},
+		{"tool call of another type", `[{"role":"assistant","tool_calls":[{"id":"a","type":"custom","custom":{"name":"f","input":"x"}}]}]`, `message 0: assistant tool call 0 has unsupported type "custom"`, 0},
+		{"tool call without function", `[{"role":"assistant","tool_calls":[{"id":"a","type":"function"}]}]`, "message 0: assistant tool call 0 without function name", 0},
+		{"tool calls not an array", `[{"role":"assistant","tool_calls":{"id":"a"}}]`, "message 0: tool_calls is a JSON object, want an array", 0},
+		{"tool call arguments an object", `[{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":{"x":1}}}]}]`, "message 0: assistant tool call 0: function.arguments is a JSON object, want a string", 0},
+		{"user without content", `[{"role":"user"}]`, "message 0: user message without content", 0},
+		{"user content null", `[{"role":"user","content":null}]`, "message 0: user message without content", 0},
+		{"user content a number", `[{"role":"user","content":42}]`, "message 0: user content is not a string or an array", 0},
+		{"user part without type", `[{"role":"user","content":[{"text":"x"}]}]`, "message 0: user content 0 without type", 0},
+		{"user text part without text", `[{"role":"user","content":[{"type":"text"}]}]`, "message 0: user content 0: text part without text", 0},
+		{"user part not an object", `[{"role":"user","content":["x"]}]`, "message 0: user content 0 is not a JSON object", 0},
+		{"system content array of images", `[{"role":"system","content":[{"type":"image_url","image_url":{"url":"x"}}]}]`, "message 0: system content 0 is not a text part", 0},
+		{"developer without content", `[{"role":"developer"}]`, "message 0: developer message without content", 0},
+		{"assistant content a number", `[{"role":"assistant","content":1}]`, "message 0: assistant content is not a string, an array or null", 0},
+		{"assistant content part of unknown type", `[{"role":"assistant","content":[{"type":"image_url"}]}]`, "message 0: assistant content 0 is not a text or refusal part", 0},
+		{"name a number", `[{"role":"user","content":"x","name":1}]`, "message 0: name is a JSON number, want a string", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(strings.NewReader(tt.input))
+			if err == nil {
+				t.Fatalf("Load succeeded, want an error containing %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+			var me *MessageError
+			switch {
+			case tt.index < 0 && errors.As(err, &me):
+				t.Errorf("error %q names message %d, want a document error", err, me.Index)
+			case tt.index >= 0 && !errors.As(err, &me):
+				t.Errorf("error %q is not a *MessageError", err)
+			case tt.index >= 0 && me.Index != tt.index:
+				t.Errorf("error names message %d, want %d", me.Index, tt.index)
+			case tt.index >= 0 && !errors.Is(err, processor.ErrMalformed):
+				t.Errorf("error %q does not match processor.ErrMalformed", err)
+			}
+		})
+	}
+}
+
+func TestLoadForms(t *testing.T) {
+	want := []processor.Message{
+		processor.NewRequest(processor.SystemPrompt{Content: "Be brief.", Developer: true, Name: "ops"}),
+		processor.NewRequest(processor.UserPrompt{Name: "ann", Contents: []processor.UserContent{
+			{Type: "text", Text: "What is this?"},
+			{Type: "image_url", Data: json.RawMessage(`{"type":"image_url","image_url":{"url":"https://example.com/a.png","detail":"low"},"note":"kept"}`)},
+		}}),
+		{Kind: processor.Response, Name: "helper", Refusal: "No.", Parts: []processor.Part{
+			processor.Text{Content: "First."}, processor.Text{Content: "Second."},
+			processor.ToolCall{ToolCallID: "c1", ToolName: "look", Args: ""},
+		}},
+		processor.NewRequest(processor.ToolReturn{ToolName: "look", ToolCallID: "c1", Contents: []string{"line 1", "line 2"}}),
+		processor.NewResponse(),
+	}
+	const body = `[
+		{"role":"developer","content":"Be brief.","name":"ops"},
+		{"role":"user","name":"ann","content":[{"type":"text","text":"What is this?"},
+			{"type":"image_url","image_url":{"url":"https://example.com/a.png","detail":"low"},"note":"kept"}]},
+		{"role":"assistant","name":"helper","refusal":"No.","content":[{"type":"text","text":"First."},{"type":"text","text":"Second."}],
+			"tool_calls":[{"id":"c1","type":"function","function":{"name":"look"}}],"unknown":"ignored"},
+		{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"line 1"},{"type":"text","text":"line 2"}]},
+		{"role":"assistant","content":null}
+	]`
+	tests := []struct {
+		name  string
+		input string
+	}{
+		{"bare array", body},
+		{"object with messages and other keys", `{"source":"test","messages":` + body + `,"extra":[1,2]}`},
+		{"object with messages first", `{"messages":` + body + `}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Load(strings.NewReader(tt.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, cmp.Comparer(jsonEqual)); diff != "" {
+				t.Errorf("Load (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// Saving and loading again keeps the history; the non-text user part
+	// goes out verbatim, unknown key included.
+	var buf bytes.Buffer
+	if err := Save(&buf, want); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"note": "kept"`) {
+		t.Errorf("saved JSON lost the unknown key of the image part:\n%s", buf.String())
+	}
+	again, err := Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, again, cmp.Comparer(jsonEqual)); diff != "" {
+		t.Errorf("Load(Save(h)) (-want +got):\n%s", diff)
+	}
+}
+
+// jsonEqual compares raw JSON by value.
+func jsonEqual(a, b json.RawMessage) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	return cmp.Equal(x, y)
+}
+
+func TestSaveFormat(t *testing.T) {
+	h := []processor.Message{
+		processor.UserMessage("Is a < b && b > c?"),
+		processor.TextMessage("Yes."),
+	}
+	var buf bytes.Buffer
+	if err := Save(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "messages": [
+    {
+      "role": "user",
+      "content": "Is a < b && b > c?"
+    },
+    {
+      "role": "assistant",
+      "content": "Yes."
+    }
+  ]
+}
+`
+	if diff := cmp.Diff(want, buf.String()); diff != "" {
+		t.Errorf("Save output (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadSaveFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "h.json")
+	h := testHistory()
+	if err := SaveFile(path, h); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(h, got); diff != "" {
+		t.Errorf("LoadFile(SaveFile(h)) (-want +got):\n%s", diff)
+	}
+
+	// A failed save leaves the existing file alone.
+	if err := SaveFile(path, []processor.Message{{Kind: 0}}); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("SaveFile of a bad history: error %v, want one naming %s", err, path)
+	}
+	if again, err := LoadFile(path); err != nil || len(again) != len(h) {
+		t.Errorf("after a failed save, LoadFile = %d messages, %v; want the old %d", len(again), err, len(h))
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries after a failed save, want 1 (no temporary left)", len(entries))
+	}
+
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`[{"role":"user","content":"x"},{"role":"tool","content":"y"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, want string
+	}{
+		{"missing file", filepath.Join(dir, "absent.json"), "absent.json"},
+		{"bad message", bad, bad + ": message 1: tool message without tool_call_id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadFile(tt.path)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("LoadFile error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	for _, seed := range []string{
+		`[]`, `{"messages":[]}`, `[{"role":"user","content":"hi"}]`,
+		`[{"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"x"}]`,
+		`[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"u"}}]}]`,
+		`[{"role":"assistant","content":[{"type":"refusal","refusal":"no"}],"refusal":null}]`,
+		`{"source":1,"messages":[{"role":"system","content":[{"type":"text","text":"s"}]}]}`,
+		`[{"role":"tool","tool_call_id":"x","content":[{"type":"text","text":"a"}]}]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := Load(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		// Whatever loads saves, and what is saved loads back the same.
+		var buf bytes.Buffer
+		if err := Save(&buf, h); err != nil {
+			t.Fatalf("Save of a loaded history: %v", err)
+		}
+		again, err := Load(&buf)
+		if err != nil {
+			t.Fatalf("Load of a saved history: %v\n%s", err, buf.String())
+		}
+		if diff := cmp.Diff(h, again, cmp.Comparer(jsonEqual)); diff != "" {
+			t.Fatalf("Load(Save(h)) differs (-h +again):\n%s", diff)
+		}
+	})
+}
