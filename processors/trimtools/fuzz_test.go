@@ -91,8 +91,13 @@ func checkMessage(t *testing.T, i int, in, out processor.Message, maxChars int) 
 		if n := utf8.RuneCountInString(r.ToolReturnContent()); n > maxChars {
 			t.Fatalf("message %d part %d: %d characters, limit %d", i, j, n, maxChars)
 		}
-		if r.ToolReturnContent() != orig.ToolReturnContent() && !strings.Contains(r.Content, " bytes trimmed by abridge ...]") {
-			t.Fatalf("message %d part %d: content changed without a note", i, j)
+		if r.ToolReturnContent() != orig.ToolReturnContent() {
+			if !strings.Contains(r.Content, " bytes trimmed by abridge ...]") {
+				t.Fatalf("message %d part %d: content changed without a note", i, j)
+			}
+			if len(r.Content) > maxChars {
+				t.Fatalf("message %d part %d: trimmed to %d bytes, limit %d", i, j, len(r.Content), maxChars)
+			}
 		}
 	}
 }

@@ -10,7 +10,9 @@ package trimtools
 
 import (
 	"context"
+	"math/bits"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
@@ -54,12 +56,14 @@ type Options struct {
 //	<tail of the content>
 //
 // The head and tail are whole characters (runes are never split); the tail
-// takes a quarter of the characters kept, the head the rest. N counts the
-// removed bytes of the content as sent (UTF-8), and the whole result,
-// note included, is at most MaxChars characters long, so a trimmed return
-// is never trimmed again. Structured (JSON) content is measured and trimmed
-// as its serialized bytes, multi-part content as its parts joined by
-// newlines. Other parts and messages are left as they are.
+// takes about a quarter of the bytes kept, the head the rest. N counts the
+// removed bytes of the content as sent (UTF-8). The whole result, note
+// included, is at most MaxChars bytes long, hence at most MaxChars
+// characters, so a trimmed return is never trimmed again and costs nothing
+// to check on later requests. Structured (JSON) content is measured and
+// trimmed as its serialized bytes, multi-part content as its parts joined
+// by newlines; either way the trimmed return holds plain text. Other parts
+// and messages are left as they are.
 type Trimmer struct {
 	maxChars int
 	keepLast int
@@ -107,15 +111,19 @@ func (t *Trimmer) Process(_ context.Context, history []processor.Message) ([]pro
 	}
 	var out []processor.Message // nil until a message changes
 	for i, end := 0, len(history)-t.keepLast; i < end; i++ {
-		m, changed := t.trimMessage(history[i])
-		if !changed {
+		m := &history[i]
+		if m.Kind != processor.Request {
+			continue
+		}
+		parts := t.trimParts(m.Parts)
+		if parts == nil {
 			continue
 		}
 		if out == nil {
 			out = make([]processor.Message, len(history))
 			copy(out, history)
 		}
-		out[i] = m
+		out[i].Parts = parts
 	}
 	if out == nil {
 		return history, nil
@@ -123,37 +131,30 @@ func (t *Trimmer) Process(_ context.Context, history []processor.Message) ([]pro
 	return out, nil
 }
 
-// trimMessage returns m with its long tool returns trimmed, and whether it
-// changed anything. The parts slice is copied only when a part changes.
-func (t *Trimmer) trimMessage(m processor.Message) (processor.Message, bool) {
-	if m.Kind != processor.Request {
-		return m, false
-	}
-	var parts []processor.Part // nil until a part changes
-	for j, p := range m.Parts {
+// trimParts returns a copy of parts with its long tool returns trimmed, or
+// nil when none needs trimming.
+func (t *Trimmer) trimParts(parts []processor.Part) []processor.Part {
+	var out []processor.Part // nil until a part changes
+	for j, p := range parts {
 		r, ok := p.(processor.ToolReturn)
 		if !ok {
 			continue
 		}
-		content, ok := t.trimReturn(r)
+		content, ok := t.trimReturn(&r)
 		if !ok {
 			continue
 		}
-		if parts == nil {
-			parts = make([]processor.Part, len(m.Parts))
-			copy(parts, m.Parts)
+		if out == nil {
+			out = make([]processor.Part, len(parts))
+			copy(out, parts)
 		}
-		parts[j] = processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}
+		out[j] = processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}
 	}
-	if parts == nil {
-		return m, false
-	}
-	m.Parts = parts
-	return m, true
+	return out
 }
 
 // trimReturn returns the trimmed content of r, and false when r fits.
-func (t *Trimmer) trimReturn(r processor.ToolReturn) (string, bool) {
+func (t *Trimmer) trimReturn(r *processor.ToolReturn) (string, bool) {
 	switch {
 	case r.JSON != nil:
 		if len(r.JSON) <= t.maxChars {
@@ -173,31 +174,34 @@ func (t *Trimmer) trimReturn(r processor.ToolReturn) (string, bool) {
 	return Trim(r.Content, t.maxChars)
 }
 
-// Trim returns s cut down to at most maxChars characters, keeping its head
-// and tail around a note that says how many bytes were removed, and true;
-// or "" and false when s already fits. It never splits a rune. maxChars
-// below [MinMaxChars] is raised to it.
+// Trim returns s cut down to fit maxChars characters, keeping its head and
+// tail around a note that says how many bytes were removed, and true; or ""
+// and false when s already fits. The result, note included, is at most
+// maxChars bytes long (so at most maxChars characters): a trimmed text is
+// never trimmed again, and checking that costs nothing on later requests.
+// It never splits a rune. maxChars below [MinMaxChars] is raised to it.
 func Trim(s string, maxChars int) (string, bool) {
 	maxChars = max(maxChars, MinMaxChars)
-	if len(s) <= maxChars {
-		return "", false // a character is at least one byte
-	}
-	if _, ok := runeOffset(s, maxChars+1); !ok {
+	if !exceeds(s, maxChars) {
 		return "", false
 	}
 	// The note's length depends on the number it carries; sizing it with
 	// len(s) (an upper bound of the bytes removed) keeps the result within
 	// maxChars whatever the exact count turns out to be.
-	keep := maxChars - noteLen(len(s))
-	tailRunes := keep / 4
-	headEnd, _ := runeOffset(s, keep-tailRunes)
-	tailStart := max(tailOffset(s, tailRunes), headEnd)
+	budget := maxChars - noteLen(len(s))
+	tail := budget / 4
+	headEnd := boundaryBefore(s, budget-tail)
+	tailStart := max(boundaryAfter(s, len(s)-tail), headEnd)
 	removed := tailStart - headEnd
-	b := make([]byte, 0, headEnd+noteLen(removed)+len(s)-tailStart)
-	b = append(b, s[:headEnd]...)
-	b = appendNote(b, removed)
-	b = append(b, s[tailStart:]...)
-	return string(b), true
+	var b strings.Builder
+	b.Grow(headEnd + noteLen(removed) + len(s) - tailStart)
+	b.WriteString(s[:headEnd])
+	b.WriteString(notePrefix)
+	var num [20]byte
+	b.Write(strconv.AppendInt(num[:0], int64(removed), 10))
+	b.WriteString(noteSuffix)
+	b.WriteString(s[tailStart:])
+	return b.String(), true
 }
 
 const (
@@ -214,57 +218,75 @@ func noteLen(n int) int {
 	return len(notePrefix) + digits + len(noteSuffix)
 }
 
-func appendNote(b []byte, n int) []byte {
-	b = append(b, notePrefix...)
-	b = strconv.AppendInt(b, int64(n), 10)
-	return append(b, noteSuffix...)
-}
+const hiBits = 0x8080808080808080
 
-// runeOffset returns the byte offset in s right after its first n runes,
-// and false when s has fewer than n runes. Runes are counted as
+// exceeds reports whether s has more than n characters, counted as
 // utf8.DecodeRuneInString decodes them (an invalid byte counts as one).
-func runeOffset(s string, n int) (int, bool) {
-	i := 0
-	for n > 0 {
-		// Skip ASCII eight bytes at a time.
-		for n >= 8 && i+8 <= len(s) && isASCII8(s[i:i+8]) {
-			i += 8
-			n -= 8
-		}
-		if n == 0 {
-			break
-		}
-		if i >= len(s) {
-			return i, false
-		}
-		if s[i] < utf8.RuneSelf {
-			i++
-		} else {
-			_, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-		}
-		n--
+// Every byte that is not a UTF-8 continuation byte starts a character, so
+// counting those, eight bytes at a time, gives a lower bound that settles
+// almost every case long before the end of s; only a text within the limit
+// that holds invalid UTF-8 needs an exact count.
+func exceeds(s string, n int) bool {
+	switch {
+	case len(s) <= n:
+		return false // a character is at least one byte
+	case len(s)/utf8.UTFMax > n:
+		return true // and at most four
 	}
-	return i, true
+	starts, i := 0, 0
+	for ; i+8 <= len(s); i += 8 {
+		w := load64(s[i:])
+		starts += 8 - bits.OnesCount64(w&^(w<<1)&hiBits) // bytes 10xxxxxx
+		if starts > n {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if utf8.RuneStart(s[i]) {
+			starts++
+		}
+	}
+	if starts > n {
+		return true
+	}
+	if utf8.ValidString(s) {
+		return false
+	}
+	return utf8.RuneCountInString(s) > n
 }
 
-// tailOffset returns the byte offset in s where its last n runes begin (0
-// when s has n runes or fewer).
-func tailOffset(s string, n int) int {
-	i := len(s)
-	for ; n > 0 && i > 0; n-- {
-		if s[i-1] < utf8.RuneSelf {
-			i--
-			continue
-		}
-		_, size := utf8.DecodeLastRuneInString(s[:i])
-		i -= size
-	}
-	return i
-}
-
-func isASCII8(s string) bool {
-	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	return w&0x8080808080808080 == 0
+}
+
+// boundaryBefore returns the last character boundary of s at or before
+// byte p.
+func boundaryBefore(s string, p int) int {
+	if p >= len(s) {
+		return len(s)
+	}
+	// A non-continuation byte always starts a character; the character
+	// holding p starts at most three bytes before it.
+	for j := p; j >= 0 && j > p-utf8.UTFMax; j-- {
+		if utf8.RuneStart(s[j]) {
+			if _, size := utf8.DecodeRuneInString(s[j:]); j+size > p {
+				return j
+			}
+			return p // p is a stray continuation byte: a character of its own
+		}
+	}
+	return p
+}
+
+// boundaryAfter returns the first character boundary of s at or after
+// byte p.
+func boundaryAfter(s string, p int) int {
+	b := boundaryBefore(s, p)
+	if b == p {
+		return p
+	}
+	_, size := utf8.DecodeRuneInString(s[b:])
+	return b + size
 }

@@ -69,11 +69,16 @@ func TestTrim(t *testing.T) {
 		{"limit raised to minimum", ab, 7, strings.Repeat("a", 45) + note(190) + strings.Repeat("b", 15), true},
 		// 100 three-byte runes are 300 bytes but fit a 100-character cap.
 		{"multibyte fits", strings.Repeat("語", 100), 100, "", false},
-		{"multibyte over", strings.Repeat("語", 101), 100, strings.Repeat("語", 45) + note(41*3) + strings.Repeat("語", 15), true},
+		// Over by characters: the result is cut to 100 bytes, at rune boundaries.
+		{"multibyte over", strings.Repeat("語", 101), 100, strings.Repeat("語", 15) + note(243) + strings.Repeat("語", 5), true},
 		// Four-byte emoji: cutting by bytes would split them.
-		{"emoji", strings.Repeat("😀", 120), 100, strings.Repeat("😀", 45) + note(60*4) + strings.Repeat("😀", 15), true},
+		{"emoji", strings.Repeat("😀", 120), 100, strings.Repeat("😀", 11) + note(424) + strings.Repeat("😀", 3), true},
 		// Invalid bytes count as one character each and are kept as they are.
 		{"invalid utf8", strings.Repeat("\xff", 101), 100, strings.Repeat("\xff", 45) + note(41) + strings.Repeat("\xff", 15), true},
+		// 50 runes and 60 stray continuation bytes: 110 characters in 210
+		// bytes, although only 50 bytes start a valid rune.
+		{"stray continuation bytes", strings.Repeat("語", 50) + strings.Repeat("\x80", 60), 100, strings.Repeat("語", 15) + note(150) + strings.Repeat("\x80", 15), true},
+		{"stray continuation bytes fit", strings.Repeat("語", 50) + strings.Repeat("\x80", 50), 100, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,8 +89,8 @@ func TestTrim(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Trim (-want +got):\n%s", diff)
 			}
-			if ok && utf8.RuneCountInString(got) > max(tt.max, trimtools.MinMaxChars) {
-				t.Errorf("result has %d characters, more than the limit", utf8.RuneCountInString(got))
+			if ok && len(got) > max(tt.max, trimtools.MinMaxChars) {
+				t.Errorf("result has %d bytes, more than the limit", len(got))
 			}
 		})
 	}
@@ -112,8 +117,8 @@ func TestTrimMixedBoundaries(t *testing.T) {
 			if !utf8.ValidString(got) {
 				t.Errorf("shift %d limit %d: a rune was split", shift, limit)
 			}
-			if n := utf8.RuneCountInString(got); n > limit {
-				t.Errorf("shift %d limit %d: %d characters", shift, limit, n)
+			if len(got) > limit {
+				t.Errorf("shift %d limit %d: %d bytes", shift, limit, len(got))
 			}
 			head, rest, _ := strings.Cut(got, "\n[... ")
 			_, tail, _ := strings.Cut(rest, " ...]\n")
