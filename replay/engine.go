@@ -71,13 +71,13 @@ func newRun(opts Options) (*run, error) {
 			primary = summarizer.NewDigest(summarizer.DigestOptions{})
 		case SummarizerRecorder:
 			r.rec = model.NewRecorder(recordedSummary)
-			primary = summarizer.New(r.rec, summarizer.Options{})
+			primary = summarizer.New(r.rec, opts.LLM)
 		case SummarizerModel:
 			if opts.Model == nil {
 				return nil, ErrNoModel
 			}
 			r.counter = &countingModel{m: opts.Model}
-			primary = summarizer.New(r.counter, summarizer.Options{})
+			primary = summarizer.New(r.counter, opts.LLM)
 		default:
 			return nil, fmt.Errorf("replay: unknown summarizer %q: want digest, recorder or model", opts.Summarizer)
 		}
@@ -86,7 +86,7 @@ func newRun(opts Options) (*run, error) {
 	if fallback == nil {
 		fallback = summarizer.NewDigest(summarizer.DigestOptions{})
 	}
-	r.primary = &meter{s: primary, seen: r.seen, seed: r.seed}
+	r.primary = &meter{s: primary, seen: r.seen, seed: r.seed, rec: r.rec}
 	r.fallback = &meter{s: fallback, seen: r.seen, seed: r.seed}
 	wopts.Summarizer = r.primary
 	wopts.Fallback = r.fallback
@@ -200,6 +200,7 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 			res.Unsummarized++
 		}
 	}
+	res.UnsentMessages = r.primary.unsent
 	res.SummarizerCalls = r.primary.calls
 	res.FallbackCalls = r.fallback.calls
 	res.SummarizerTime = r.primary.dur + r.fallback.dur

@@ -11,6 +11,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // The per-message JSON cache must give the same bytes as serializing every
@@ -91,5 +92,53 @@ func TestInvalidTranscript(t *testing.T) {
 	}
 	if res.InvalidRequests != 1 || !strings.Contains(res.FirstError, processor.ErrUnansweredToolCall.Error()) {
 		t.Errorf("invalid requests %d, first error %q; want 1 naming an unanswered call", res.InvalidRequests, res.FirstError)
+	}
+}
+
+func TestUnsent(t *testing.T) {
+	msgs := []processor.Message{processor.UserMessage("a"), processor.TextMessage("b"), processor.UserMessage("c"),
+		processor.NewResponse(processor.Thinking{Content: "not rendered"})}
+	call := func(text string) model.Call {
+		return model.Call{Messages: []processor.Message{processor.SystemMessage("x"), processor.UserMessage(text)}}
+	}
+	tests := []struct {
+		name  string
+		calls []model.Call
+		want  int
+	}{
+		{name: "all sent", calls: []model.Call{call("<conversation>\n[1] user:\na\n[2] assistant:\nb\n[3] user:\nc")}, want: 0},
+		{name: "in pieces", calls: []model.Call{call("<conversation>\n[1] user:\na"), call("<conversation>\n[2] assistant:\nb\n[3] user:\nc")}, want: 0},
+		{name: "one skipped", calls: []model.Call{call("<conversation>\n[1] user:\na\n[3] user:\nc")}, want: 1},
+		{name: "number inside a line", calls: []model.Call{call("<conversation>\nsee [2] and [3] \n[1] user:\na")}, want: 2},
+		{name: "no call", want: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := unsent(msgs, tt.calls); got != tt.want {
+				t.Errorf("unsent = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// With a small input budget the LLM summarizer splits its input into
+// pieces and clips long messages; every message still reaches the model.
+func TestRecorderPieces(t *testing.T) {
+	for _, mode := range []Mode{ModeProcessed, ModeFull} {
+		t.Run(mode.String(), func(t *testing.T) {
+			r, err := newRun(Options{Mode: mode, Summarizer: SummarizerRecorder, Window: window.Options{MaxMessages: 20},
+				LLM: summarizer.Options{MaxInputChars: 3000, ClipChars: 800}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := r.replay(t.Context(), syntheticHistory(60))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, res)
+			if calls := len(r.rec.Calls()); calls <= res.SummarizerCalls || res.SummarizerCalls == 0 {
+				t.Errorf("%d model calls for %d summaries: want pieces", calls, res.SummarizerCalls)
+			}
+		})
 	}
 }

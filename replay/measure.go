@@ -27,6 +27,13 @@ type meter struct {
 	cpu   time.Duration
 	seen  map[uint64]struct{}
 	seed  maphash.Seed
+
+	// rec, when set, is the recording model behind the summarizer: each
+	// message given to the summarizer must show up, as its numbered
+	// block, in what the summarizer then sent to it; unsent counts those
+	// that did not.
+	rec    *model.Recorder
+	unsent int
 }
 
 var _ window.Summarizer = (*meter)(nil)
@@ -37,8 +44,15 @@ var _ window.Summarizer = (*meter)(nil)
 func (m *meter) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
 	start := time.Now()
 	cpu0, _ := threadCPU()
+	before := 0
+	if m.rec != nil {
+		before = len(m.rec.Calls())
+	}
 	out, err := m.s.Summarize(ctx, messages, previous)
 	m.mu.Lock()
+	if m.rec != nil && err == nil {
+		m.unsent += unsent(messages, m.rec.Calls()[before:])
+	}
 	m.calls++
 	m.input += int64(len(previous))
 	for _, msg := range messages {
@@ -50,6 +64,31 @@ func (m *meter) Summarize(ctx context.Context, messages []processor.Message, pre
 	m.dur += time.Since(start)
 	m.mu.Unlock()
 	return out, err
+}
+
+// unsent counts the messages, numbered from 1, whose block header "[n] "
+// starts no line of the text the calls sent: messages the summarizer
+// skipped rather than sent (clipped is fine). Messages with nothing to
+// render (thinking only) are not counted.
+func unsent(messages []processor.Message, calls []model.Call) int {
+	var b strings.Builder
+	for _, c := range calls {
+		for _, m := range c.Messages {
+			b.WriteString("\n")
+			b.WriteString(m.Text())
+		}
+	}
+	text := b.String()
+	n := 0
+	for i, m := range messages {
+		if processor.Chars(m) == 0 {
+			continue
+		}
+		if !strings.Contains(text, "\n["+strconv.Itoa(i+1)+"] ") {
+			n++
+		}
+	}
+	return n
 }
 
 // countingModel wraps a model to count the characters of what it is sent.

@@ -24,6 +24,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // Mode says what history the processors run on at each request.
@@ -98,6 +99,9 @@ type Options struct {
 	// Model is the model the LLM summarizer calls when Summarizer is
 	// "model" (a real endpoint). Its requests are counted.
 	Model model.Model
+	// LLM holds the LLM summarizer's options when Summarizer is
+	// "recorder" or "model". Default: the summarizer's defaults.
+	LLM summarizer.Options
 	// Progress, when set, is called by [Run] after each transcript with
 	// the file's path and how many of the total are done.
 	Progress func(file string, done, total int)
@@ -195,6 +199,10 @@ type Result struct {
 	// Unsummarized counts compacted messages that never reached a
 	// summarizer (must be 0).
 	Unsummarized int `json:"unsummarized"`
+	// UnsentMessages counts, with the recording model only, messages the
+	// LLM summarizer was given but did not send to its model, not even
+	// clipped (must be 0).
+	UnsentMessages int `json:"unsent_messages"`
 	// MaxPromptCharsBefore is the largest prompt without abridge.
 	MaxPromptCharsBefore int `json:"max_prompt_chars_before"`
 	// MaxPromptCharsAfter is the largest prompt sent.
@@ -319,6 +327,7 @@ func (r *Result) add(o Result) {
 	r.NaiveTrimmedChars += o.NaiveTrimmedChars
 	r.CompactedMessages += o.CompactedMessages
 	r.Unsummarized += o.Unsummarized
+	r.UnsentMessages += o.UnsentMessages
 	r.MaxPromptCharsBefore = max(r.MaxPromptCharsBefore, o.MaxPromptCharsBefore)
 	r.MaxPromptCharsAfter = max(r.MaxPromptCharsAfter, o.MaxPromptCharsAfter)
 	r.MaxTokensBefore = max(r.MaxTokensBefore, o.MaxTokensBefore)

@@ -31,6 +31,9 @@ func checkInvariants(t *testing.T, res Result) {
 	if res.Unsummarized != 0 {
 		t.Errorf("%s: %d of %d compacted messages never reached a summarizer", res.File, res.Unsummarized, res.CompactedMessages)
 	}
+	if res.UnsentMessages != 0 {
+		t.Errorf("%s: %d messages given to the LLM summarizer never reached its model", res.File, res.UnsentMessages)
+	}
 	if res.Compactions > 0 && res.CompactedMessages == 0 {
 		t.Errorf("%s: %d compactions but no compacted message", res.File, res.Compactions)
 	}
