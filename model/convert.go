@@ -278,14 +278,14 @@ func FromOpenAI(msgs []openai.ChatCompletionMessageParamUnion) ([]processor.Mess
 		switch {
 		case u.OfSystem != nil:
 			s := u.OfSystem
-			text, err := textContent(i, s.Content.OfString, s.Content.OfArrayOfContentParts)
+			text, err := textContent(i, "system", s.Content.OfString, s.Content.OfArrayOfContentParts)
 			if err != nil {
 				return nil, err
 			}
 			m = processor.NewRequest(processor.SystemPrompt{Content: text, Name: s.Name.Value})
 		case u.OfDeveloper != nil:
 			d := u.OfDeveloper
-			text, err := textContent(i, d.Content.OfString, d.Content.OfArrayOfContentParts)
+			text, err := textContent(i, "developer", d.Content.OfString, d.Content.OfArrayOfContentParts)
 			if err != nil {
 				return nil, err
 			}
@@ -333,7 +333,7 @@ func FromOpenAI(msgs []openai.ChatCompletionMessageParamUnion) ([]processor.Mess
 	return out, nil
 }
 
-func textContent(i int, s param.Opt[string], parts []openai.ChatCompletionContentPartTextParam) (string, error) {
+func textContent(i int, role string, s param.Opt[string], parts []openai.ChatCompletionContentPartTextParam) (string, error) {
 	switch {
 	case s.Valid():
 		return s.Value, nil
@@ -344,7 +344,7 @@ func textContent(i int, s param.Opt[string], parts []openai.ChatCompletionConten
 		}
 		return strings.Join(texts, "\n"), nil
 	}
-	return "", msgErr(i, "message without content")
+	return "", msgErr(i, "%s message without content", role)
 }
 
 func userFromOpenAI(i int, um *openai.ChatCompletionUserMessageParam) (processor.UserPrompt, error) {

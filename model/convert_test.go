@@ -262,7 +262,8 @@ func TestFromOpenAIErrors(t *testing.T) {
 		{"tool without tool_call_id", []openai.ChatCompletionMessageParamUnion{user, openai.ToolMessage("x", "")}, "message 1: tool message without tool_call_id"},
 		{"tool without content", []openai.ChatCompletionMessageParamUnion{{OfTool: &openai.ChatCompletionToolMessageParam{ToolCallID: "a"}}}, "message 0: tool message without content"},
 		{"user without content", []openai.ChatCompletionMessageParamUnion{{OfUser: &openai.ChatCompletionUserMessageParam{}}}, "message 0: user message without content"},
-		{"system without content", []openai.ChatCompletionMessageParamUnion{{OfSystem: &openai.ChatCompletionSystemMessageParam{}}}, "message 0: message without content"},
+		{"system without content", []openai.ChatCompletionMessageParamUnion{{OfSystem: &openai.ChatCompletionSystemMessageParam{}}}, "message 0: system message without content"},
+		//lint:ignore SA1019 checks that the deprecated message type is rejected
 		{"function message", []openai.ChatCompletionMessageParamUnion{{OfFunction: &openai.ChatCompletionFunctionMessageParam{Name: "f"}}}, "message 0: deprecated function message is not supported"},
 		{"tool call without id", []openai.ChatCompletionMessageParamUnion{user, {OfAssistant: &openai.ChatCompletionAssistantMessageParam{
 			ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{}}},
