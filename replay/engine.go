@@ -31,7 +31,7 @@ type run struct {
 	onEvent  func(context.Context, window.Event)
 	seen     map[uint64]struct{} // fingerprints of messages a summarizer was given
 	seed     maphash.Seed
-	failures int
+	failures map[string]int
 
 	// Per-transcript bookkeeping, indexed by the message's position in
 	// the transcript (its origin).
@@ -100,7 +100,10 @@ func newRun(opts Options) (*run, error) {
 
 func (r *run) event(ctx context.Context, e window.Event) {
 	if e.Type == window.EventFailed {
-		r.failures++
+		if r.failures == nil {
+			r.failures = map[string]int{}
+		}
+		r.failures[e.Reason]++
 	}
 	if r.onEvent != nil {
 		r.onEvent(ctx, e)
@@ -200,6 +203,7 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 			res.Unsummarized++
 		}
 	}
+	res.Failures = r.failures
 	res.UnsentMessages = r.primary.unsent
 	res.SummarizerCalls = r.primary.calls
 	res.FallbackCalls = r.fallback.calls

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -140,5 +141,41 @@ func TestRecorderPieces(t *testing.T) {
 				t.Errorf("%d model calls for %d summaries: want pieces", calls, res.SummarizerCalls)
 			}
 		})
+	}
+}
+
+// failing is a summarizer that always fails.
+type failing struct{ calls int }
+
+func (f *failing) Summarize(context.Context, []processor.Message, string) (string, error) {
+	f.calls++
+	return "", errors.New("model down")
+}
+
+// A summarizer that fails is replaced by the fallback; the replay counts
+// both and the reasons.
+func TestFailingSummarizer(t *testing.T) {
+	f := &failing{}
+	var events []window.EventType
+	opts := Options{Window: window.Options{MaxMessages: 20, Summarizer: f, BreakerFailures: 1000,
+		OnEvent: func(_ context.Context, e window.Event) { events = append(events, e.Type) }}}
+	res, err := RunHistory(t.Context(), "t", syntheticHistory(30), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, res)
+	if res.Compactions == 0 {
+		t.Fatal("no compaction")
+	}
+	want := map[string]int{"summarizer error": f.calls}
+	if diff := cmp.Diff(want, res.Failures); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+	if res.SummarizerCalls != f.calls || res.FallbackCalls != f.calls || len(events) != 3*f.calls {
+		t.Errorf("summarizer calls %d, fallback calls %d, %d events; the summarizer was called %d times",
+			res.SummarizerCalls, res.FallbackCalls, len(events), f.calls)
+	}
+	if got := NewReport(opts, []Result{res}).Options.Summarizer; got != "custom" {
+		t.Errorf("summarizer recorded as %q, want custom", got)
 	}
 }

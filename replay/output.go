@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -48,6 +49,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 		t.SummarizerInputChars, t.SummarizerRatio(), t.TranscriptChars, t.NaiveRatio(), t.NaiveTrimmedRatio(),
 		t.CompactedMessages, t.Unsummarized, t.SummarizerCalls, t.FallbackCalls, t.Fidelity, t.WrittenFidelity,
 		t.ProcessorTime.Round(time.Microsecond), micros(t.PerRequest), micros(t.PerRequestCPU), t.SummarizerTime.Round(time.Millisecond))
+	if err == nil && len(t.Failures) > 0 {
+		reasons := make([]string, 0, len(t.Failures))
+		for k, v := range t.Failures {
+			reasons = append(reasons, fmt.Sprintf("%s %d", k, v))
+		}
+		slices.Sort(reasons)
+		_, err = fmt.Fprintf(w, "summaries not used (fallback written): %s\n", strings.Join(reasons, ", "))
+	}
 	if err == nil && t.FirstError != "" {
 		_, err = fmt.Fprintf(w, "first invalid request: %s\n", t.FirstError)
 	}

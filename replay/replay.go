@@ -177,6 +177,10 @@ type Result struct {
 	SummarizerCalls int `json:"summarizer_calls"`
 	// FallbackCalls counts calls of the window's fallback summarizer.
 	FallbackCalls int `json:"fallback_calls"`
+	// Failures counts, by the window's reason ("timeout", "summary too
+	// large", ...), the compactions whose summary could not be used and
+	// were written by the fallback. Nil when there were none.
+	Failures map[string]int `json:"failures,omitempty"`
 	// SummarizerInputChars is what the summarizer was given: for the LLM
 	// summarizer, the characters of every message it sent to its model
 	// (counted from the requests themselves); for the digest or a custom
@@ -321,6 +325,12 @@ func (r *Result) add(o Result) {
 	r.Compactions += o.Compactions
 	r.SummarizerCalls += o.SummarizerCalls
 	r.FallbackCalls += o.FallbackCalls
+	for k, v := range o.Failures {
+		if r.Failures == nil {
+			r.Failures = map[string]int{}
+		}
+		r.Failures[k] += v
+	}
 	r.SummarizerInputChars += o.SummarizerInputChars
 	r.TranscriptChars += o.TranscriptChars
 	r.NaiveSummarizerChars += o.NaiveSummarizerChars
