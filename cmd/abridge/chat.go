@@ -65,15 +65,14 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 		m := env.cfg.NewModel(env.logger)
 		s, _ := env.cfg.NewSummarizer(env.logger)
 		w := env.cfg.NewWindow(s, env.logger, ch.windowEvent)
-		opts := []agent.Option{
+		// The chain (trimmer, window) before every request, the window
+		// as the compactor forced on a context overflow, the step limit
+		// and the logger, as configured.
+		opts := append(env.cfg.AgentOptions(w, env.logger),
 			agent.WithSystemPrompt(systemPrompt),
-			agent.WithProcessors(env.cfg.NewChain(w)),
-			agent.WithMaxSteps(env.cfg.MaxSteps),
-			agent.WithLogger(env.logger),
 			agent.WithEvents(ch.agentEvent),
 			agent.WithOnText(ch.text),
-			agent.WithCompactor(w),
-		}
+		)
 		if *name != "" {
 			store, err := session.Open(ctx, env.cfg.SessionDB, env.logger)
 			if err != nil {

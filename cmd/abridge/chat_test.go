@@ -84,6 +84,44 @@ func TestChatWindow(t *testing.T) {
 	}
 }
 
+// TestChatOverflow has the server refuse long prompts as too long for its
+// context window, with the window's own trigger off: the agent forces a
+// compaction and the chat shows it.
+func TestChatOverflow(t *testing.T) {
+	f := newFakeOpenAI(t)
+	f.summary = "SUMMARY: short."
+	f.rejectOver = 6
+	input := "one\ntwo\nthree\nfour\n"
+	r := runCLI(t, f.env("ABRIDGE_MAX_MESSAGES", "0"), input, "chat")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "reply to: four\n") {
+		t.Errorf("the last turn got no answer:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "the prompt was too long: compacted 7 → ") {
+		t.Errorf("stderr does not show the forced compaction:\n%s", r.stderr)
+	}
+}
+
+// TestChatFailedTurn has the server fail: the chat reports each failed
+// turn on one line and carries on.
+func TestChatFailedTurn(t *testing.T) {
+	f := newFakeOpenAI(t)
+	f.fail = true
+	r := runCLI(t, f.env(), "hello\n/usage\nagain\n", "chat")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "abridge: ") || !strings.Contains(lines[0], "500") {
+		t.Errorf("stderr = %q; want one error line per failed turn", r.stderr)
+	}
+	if !strings.Contains(r.stdout, "turns: 0, requests: 0") {
+		t.Errorf("/usage after a failed turn:\n%s", r.stdout)
+	}
+}
+
 // TestChatSession runs two chats on one session: the second resumes the
 // first, and the sessions command lists and shows it.
 func TestChatSession(t *testing.T) {

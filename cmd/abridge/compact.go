@@ -8,7 +8,6 @@ import (
 	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/model"
-	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summarizer"
 )
 
@@ -79,13 +78,5 @@ func focusSummarizer(env *runEnv, c *cli, focus string) compact.Summarizer {
 		extra = ", which ignores the focus"
 	}
 	c.noteDigest(env, extra)
-	return digestFocus{summarizer.NewDigest(summarizer.DigestOptions{})}
-}
-
-// digestFocus adapts the offline digest to compact's summarizer; the digest
-// has no use for a focus.
-type digestFocus struct{ d *summarizer.Digest }
-
-func (d digestFocus) SummarizeFocus(ctx context.Context, msgs []processor.Message, previous, _ string) (string, error) {
-	return d.d.Summarize(ctx, msgs, previous)
+	return compact.Unfocused(summarizer.NewDigest(summarizer.DigestOptions{}))
 }

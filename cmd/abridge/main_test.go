@@ -41,6 +41,11 @@ func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) r
 type fakeOpenAI struct {
 	srv     *httptest.Server
 	summary string
+	// rejectOver, when positive, makes the server answer a turn's request
+	// of more messages than this with a context overflow error.
+	rejectOver int
+	// fail, when set, makes the server answer every turn with a 500 error.
+	fail bool
 
 	mu       sync.Mutex
 	requests []chatRequest
@@ -113,6 +118,17 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	f.requests = append(f.requests, req)
 	f.mu.Unlock()
 
+	if !req.summary() && (f.fail || f.rejectOver > 0 && len(req.Messages) > f.rejectOver) {
+		w.Header().Set("Content-Type", "application/json")
+		if f.fail {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `{"error":{"message":"the server is having a bad day","type":"server_error","code":null}}`)
+			return
+		}
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is exceeded (%d messages).","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, len(req.Messages))
+		return
+	}
 	answer := f.summary
 	if !req.summary() {
 		answer = "reply to: "

@@ -17,7 +17,7 @@ func TestReplayShippedOffline(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	for _, f := range files {
-		if !strings.Contains(r.stdout, strings.TrimSuffix(filepath.Base(f), ".json")[:20]) {
+		if !strings.Contains(r.stdout, filepath.Base(f)[:24]) {
 			t.Errorf("table does not mention %s:\n%s", filepath.Base(f), r.stdout)
 		}
 	}
