@@ -225,7 +225,11 @@ func toolCalls(messages []processor.Message, budget int) string {
 	for _, n := range names {
 		counts = append(counts, n+" x"+strconv.Itoa(count[n]))
 	}
-	head := clip(strconv.Itoa(len(items))+" calls: "+strings.Join(counts, ", "), budget)
+	noun := " calls: "
+	if len(items) == 1 {
+		noun = " call: "
+	}
+	head := clip(strconv.Itoa(len(items))+noun+strings.Join(counts, ", "), budget)
 	return strings.TrimRight(head+"\n"+fitLines(items, budget-len(head)-1), "\n")
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
@@ -530,5 +532,21 @@ func TestCacheEvicts(t *testing.T) {
 	}
 	if c.len() != 2 || c.get(1) != nil || c.get(3) == nil {
 		t.Errorf("LRU: len %d, key 1 kept %v", c.len(), c.get(1) != nil)
+	}
+}
+
+func TestFailureIsLogged(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	sum, _ := recorder(model.Fail(errors.New("down")))
+	w := New(Options{MaxMessages: 10, Summarizer: sum, Logger: zap.New(core)})
+	if _, err := w.Process(context.Background(), conversation(10, 100)); err != nil {
+		t.Fatal(err)
+	}
+	warn := logs.FilterLevelExact(zap.WarnLevel).FilterMessage("window: summary not used, falling back").All()
+	if len(warn) != 1 || warn[0].ContextMap()["reason"] != "summarizer error" {
+		t.Errorf("warnings %+v", logs.All())
+	}
+	if n := logs.FilterMessage("window: compacted").Len(); n != 1 {
+		t.Errorf("%d compaction lines, want 1", n)
 	}
 }

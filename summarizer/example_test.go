@@ -1,0 +1,83 @@
+package summarizer_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+func history() []processor.Message {
+	return []processor.Message{
+		processor.UserMessage("Add a --verbose flag to cmd/tool/main.go."),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "Edit", Args: `{"file_path":"cmd/tool/main.go","old_string":"a","new_string":"b"}`}),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "Edit", Content: "ok"}),
+		processor.TextMessage("Added the flag."),
+	}
+}
+
+// The offline digest needs no model.
+func ExampleDigest() {
+	d := summarizer.NewDigest(summarizer.DigestOptions{})
+	s, _ := d.Summarize(context.Background(), history(), "")
+	fmt.Println(s)
+	// Output:
+	// Digest of earlier messages (written offline, without a model).
+	// Messages covered: 4.
+	// Files written: cmd/tool/main.go
+	// User requests:
+	// - Add a --verbose flag to cmd/tool/main.go.
+	// Tool calls:
+	// 1 call: Edit x1
+	// - Edit: cmd/tool/main.go
+	// Last assistant text:
+	// Added the flag.
+}
+
+// Render shows the transcript the model is asked to summarize.
+func ExampleRender() {
+	fmt.Print(summarizer.Render(history(), 0))
+	// Output:
+	// [1] user:
+	// Add a --verbose flag to cmd/tool/main.go.
+	//
+	// [2] tool call Edit (c1):
+	// {"file_path":"cmd/tool/main.go","old_string":"a","new_string":"b"}
+	//
+	// [3] tool result Edit (c1):
+	// ok
+	//
+	// [4] assistant:
+	// Added the flag.
+}
+
+// An LLM summarizer over any model.Model; here a scripted one.
+func ExampleLLM_Summarize() {
+	rec := model.NewRecorder(model.RespondText("Goal: a --verbose flag. Status: added. Next step: test it."))
+	s := summarizer.New(rec, summarizer.Options{})
+	summary, err := s.Summarize(context.Background(), history(), "")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(summary)
+	call := rec.Calls()[0]
+	fmt.Println(len(call.Messages), call.Settings.ToolChoice, *call.Settings.Temperature)
+	// Output:
+	// Goal: a --verbose flag. Status: added. Next step: test it.
+	// 2 none 0
+}
+
+// Paths lists the files a history wrote and the others it mentioned.
+func ExamplePaths() {
+	written, mentioned := summarizer.Paths([]processor.Message{
+		processor.UserMessage("Read docs/design.md first."),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: `{"command":"sed -i s/x/y/ src/a.go && cat src/b.go"}`}),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "bash", Content: "ok"}),
+	})
+	fmt.Println(written, mentioned)
+	// Output:
+	// [src/a.go] [docs/design.md src/b.go]
+}
