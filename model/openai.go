@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -175,7 +177,7 @@ func (m *OpenAI) Request(ctx context.Context, messages []processor.Message, s Se
 		status = res.StatusCode
 	}
 	if err != nil {
-		return processor.Message{}, callError(ctx, callCtx, s.Timeout, status, err)
+		return processor.Message{}, callError(ctx, callCtx, s.Timeout, res, err)
 	}
 	msg, err := responseMessage(completion, status)
 	if err != nil {
@@ -313,7 +315,7 @@ func responseMessage(c *openai.ChatCompletion, status int) (processor.Message, e
 
 // callError turns a failed call into an *Error that keeps err (and the
 // context's error) matchable.
-func callError(ctx, callCtx context.Context, timeout time.Duration, status int, err error) error {
+func callError(ctx, callCtx context.Context, timeout time.Duration, res *http.Response, err error) error {
 	var me *Error
 	if errors.As(err, &me) {
 		return err
@@ -322,9 +324,17 @@ func callError(ctx, callCtx context.Context, timeout time.Duration, status int, 
 	if errors.As(err, &ae) {
 		e := &Error{StatusCode: ae.StatusCode, Code: ae.Code, Type: ae.Type, Message: ae.Message, Err: err}
 		if e.Message == "" {
-			e.Message = http.StatusText(e.StatusCode) + " (no error message in the response)"
+			if msg := errorBodyMessage(ae.Response, false); msg != "" {
+				e.Message = http.StatusText(e.StatusCode) + ": " + msg
+			} else {
+				e.Message = http.StatusText(e.StatusCode) + " (no error message in the response)"
+			}
 		}
 		return e
+	}
+	status, ctype := 0, ""
+	if res != nil {
+		status, ctype = res.StatusCode, res.Header.Get("Content-Type")
 	}
 	e := &Error{StatusCode: status, Err: err}
 	var se *ssestream.StreamError
@@ -353,12 +363,61 @@ func callError(ctx, callCtx context.Context, timeout time.Duration, status int, 
 				e.Code = fmt.Sprint(body.Error.Code)
 			}
 		}
-	case errors.As(err, &syn), errors.As(err, &typ), errors.Is(err, io.ErrUnexpectedEOF) && status < 400:
-		e.Message = "malformed JSON in response: " + err.Error()
 	case status >= 400:
-		e.Message = fmt.Sprintf("%s with an unreadable error body: %v", http.StatusText(status), err)
+		e.Message = http.StatusText(status) + ": " + errorBodyMessage(res, true)
+	case errors.As(err, &syn), errors.As(err, &typ), errors.Is(err, io.ErrUnexpectedEOF):
+		e.Message = "malformed JSON in response: " + err.Error()
+	case status >= 200 && status < 300 && !isJSONOrStream(ctype):
+		e.Message = fmt.Sprintf("response has Content-Type %q, not JSON", ctype)
 	}
 	return e
+}
+
+// errorBodyMessage extracts what an error response says when it is not
+// the usual {"error": {"message": ...}}: a string "error", "message" or
+// "detail", or else, with snippet, the start of the body ("" without).
+func errorBodyMessage(res *http.Response, snippet bool) string {
+	unreadable := ""
+	if snippet {
+		unreadable = "unreadable error body"
+	}
+	if res == nil || res.Body == nil {
+		return unreadable
+	}
+	data, err := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	if err != nil {
+		return unreadable
+	}
+	res.Body = io.NopCloser(bytes.NewReader(data))
+	var body map[string]any
+	if json.Unmarshal(data, &body) == nil {
+		for _, k := range []string{"error", "message", "detail"} {
+			if v, ok := body[k].(string); ok && v != "" {
+				return v
+			}
+		}
+	}
+	if !snippet {
+		return ""
+	}
+	text := strings.Join(strings.Fields(string(data)), " ")
+	if len(text) > 200 {
+		text = strings.ToValidUTF8(text[:200], "") + "…"
+	}
+	if text == "" {
+		return "empty error body"
+	}
+	return text
+}
+
+// isJSONOrStream reports whether a Content-Type is JSON or an event
+// stream.
+func isJSONOrStream(ctype string) bool {
+	mt, _, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/event-stream"
 }
 
 // withCause returns err when it already matches ctxErr, and otherwise an

@@ -390,11 +390,38 @@ func TestOpenAIErrors(t *testing.T) {
 			},
 		},
 		{
+			name:    "404 with a detail",
+			handler: replyJSON(404, `{"detail":"Not Found"}`),
+			want: errorCase{
+				want:     Error{StatusCode: 404, Message: "Not Found: Not Found"},
+				contains: "status 404: Not Found: Not Found",
+			},
+		},
+		{
+			name:    "404 with a string error",
+			handler: replyJSON(404, `{"error":"model not found"}`),
+			want: errorCase{
+				want:     Error{StatusCode: 404, Message: "Not Found: model not found"},
+				contains: "status 404: Not Found: model not found",
+			},
+		},
+		{
 			name:    "malformed JSON body",
 			handler: replyJSON(200, `{"id":"x","choices":[{"message":{"content":"hi"}`),
 			want: errorCase{
 				want:     Error{StatusCode: 200, Message: "malformed JSON in response: error parsing response json: unexpected EOF"},
 				contains: "malformed JSON in response",
+			},
+		},
+		{
+			name: "200 with an HTML body",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				io.WriteString(w, "<html><body>Sign in</body></html>")
+			},
+			want: errorCase{
+				want:     Error{StatusCode: 200, Message: `response has Content-Type "text/html; charset=utf-8", not JSON`},
+				contains: "not JSON",
 			},
 		},
 		{
