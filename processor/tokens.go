@@ -64,15 +64,16 @@ func MessageTokens(m Message) int {
 // EstimateTokens estimates the prompt tokens of sending history. It anchors
 // on the latest response whose usage is trustworthy: one with InputTokens
 // reported and Usage.PromptMessages equal to its own index (the messages
-// before it are still the ones that were sent). That response's input and
-// output tokens count exactly; only the messages after it are estimated,
-// at [CharsPerToken] characters a token plus [MessageOverheadTokens] each.
+// before it are still the ones that were sent; 0, "unknown", never
+// anchors). That response's input and output tokens count exactly; only
+// the messages after it are estimated, at [CharsPerToken] characters a
+// token plus [MessageOverheadTokens] each.
 // Without an anchor every message is estimated.
 func EstimateTokens(history []Message) int {
 	start, total := 0, 0
 	for i := len(history) - 1; i >= 0; i-- {
 		m := history[i]
-		if m.Kind == Response && m.Usage.InputTokens > 0 && m.Usage.PromptMessages == i {
+		if m.Kind == Response && m.Usage.InputTokens > 0 && m.Usage.PromptMessages > 0 && m.Usage.PromptMessages == i {
 			total = int(m.Usage.InputTokens + m.Usage.OutputTokens)
 			start = i + 1
 			break

@@ -127,7 +127,7 @@ func partEqual(a, b Part) bool {
 	switch a := a.(type) {
 	case UserPrompt:
 		b, ok := b.(UserPrompt)
-		return ok && a.Content == b.Content && a.Name == b.Name &&
+		return ok && a.Content == b.Content && a.Name == b.Name && (a.Contents == nil) == (b.Contents == nil) &&
 			slices.EqualFunc(a.Contents, b.Contents, func(x, y UserContent) bool {
 				return x.Type == y.Type && x.Text == y.Text && bytes.Equal(x.Data, y.Data)
 			})

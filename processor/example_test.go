@@ -1,0 +1,76 @@
+package processor_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
+)
+
+// A custom processor is a plain function. This one drops the model's
+// thinking from earlier responses; the chain runs the built-in tool-return
+// trimmer first, then it, and checks the history after each step.
+func ExampleChain() {
+	dropThinking := processor.Func(func(_ context.Context, h []processor.Message) ([]processor.Message, error) {
+		out := make([]processor.Message, len(h))
+		for i, m := range h {
+			out[i] = m
+			if m.Kind != processor.Response {
+				continue
+			}
+			var parts []processor.Part // a new slice: the input is read-only
+			for _, p := range m.Parts {
+				if _, ok := p.(processor.Thinking); !ok {
+					parts = append(parts, p)
+				}
+			}
+			out[i].Parts = parts
+		}
+		return out, nil
+	})
+	chain := processor.Chain(trimtools.New(trimtools.Options{MaxChars: 120}), dropThinking)
+
+	history := []processor.Message{
+		processor.UserMessage("List the files."),
+		processor.NewResponse(
+			processor.Thinking{Content: "I should run ls."},
+			processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: `{"command":"ls"}`},
+		),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "bash", Content: strings.Repeat("file.go\n", 100)}),
+		processor.TextMessage("There are 100 files."),
+		processor.UserMessage("Thanks!"),
+	}
+	out, err := chain.Process(context.Background(), history)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, m := range out {
+		var kinds []string
+		for _, p := range m.Parts {
+			kinds = append(kinds, p.PartKind())
+		}
+		fmt.Println(m.Kind, kinds)
+	}
+	fmt.Printf("%s\n", out[2].Parts[0].(processor.ToolReturn).Content)
+	// Output:
+	// request [user-prompt]
+	// response [tool-call]
+	// request [tool-return]
+	// response [text]
+	// request [user-prompt]
+	// file.go
+	// file.go
+	// file.go
+	// file.go
+	// file.go
+	// file.go
+	// file.go
+	// file
+	// [... 720 bytes trimmed by abridge ...]
+	// .go
+	// file.go
+	// file.go
+}
