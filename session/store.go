@@ -112,9 +112,9 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		b, err = openPostgres(ctx, dsn)
 	default:
-		path := strings.TrimPrefix(dsn, "sqlite:")
-		if strings.HasPrefix(path, "//") { // sqlite:///abs/path
-			path = path[2:]
+		path := dsn
+		if rest, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+			path = strings.TrimPrefix(rest, "//") // sqlite:///abs/path
 		}
 		if path == "" {
 			if path, err = DefaultPath(); err != nil {

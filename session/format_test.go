@@ -1,0 +1,52 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+func TestFormat(t *testing.T) {
+	ctx := context.Background()
+	s := openSession(t, openStore(t, sqliteDSN(t)), "fmt")
+	long := strings.Repeat("word ", 30)
+	msgs := []processor.Message{
+		processor.NewRequest(processor.SystemPrompt{Content: "be\nbrief"}, processor.UserPrompt{Content: "hi"}),
+		{Kind: processor.Response, Parts: []processor.Part{processor.Thinking{Content: "hmm"}, processor.ToolCall{ToolName: "ls", ToolCallID: "c1", Args: `{"d":"."}`}}},
+		processor.NewRequest(processor.ToolReturn{ToolName: "ls", ToolCallID: "c1", Contents: []string{"a", "b"}}),
+		{Kind: processor.Response, Refusal: "no"},
+		processor.NewRequest(processor.RetryPrompt{ToolName: "ls", Content: "again"}),
+		processor.TextMessage(long),
+	}
+	if err := s.Append(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	// Compaction 1 drops 2-3 and 5 behind a marker; compaction 2 drops
+	// the marker and keeps only the last message.
+	if err := s.Replace(ctx, []processor.Message{msgs[0], processor.UserMessage("first summary"), msgs[3], msgs[5]}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Replace(ctx, []processor.Message{msgs[5]}); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := Format(&b, transcript(t, s), compactions(t, s)); err != nil {
+		t.Fatal(err)
+	}
+	want := `    1 x request   system: be brief | user: hi
+    2 x response  thinking: hmm | tool-call ls {"d":"."}
+    3 x request   tool-return ls: a b
+    4 x response  refusal: no
+    5 x request   retry ls: again
+    6   response  text: ` + strings.Repeat("word ", 20)[:100] + `…
+  --- compaction 1: covered 2-3, 5 (3 messages); summary: first summary
+  --- compaction 2: covered 1, 4 (2 messages), superseded 7
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("Format (-want +got):\n%s", diff)
+	}
+}
