@@ -6,29 +6,9 @@ import (
 	"strings"
 )
 
-// The schema, the same on SQLite and PostgreSQL but for the type of the
-// sessions' key. Times are Unix nanoseconds (BIGINT) on both, messages are
-// the JSON of [MarshalMessage] kept as TEXT (not JSONB, which would not keep
-// the bytes).
-//
-//	schema_version(version)            one row: the migration the database is at
-//	sessions(id, name UNIQUE, version, created, updated)
-//	    version is bumped by every write; a Replace must name the version it
-//	    read (optimistic concurrency).
-//	messages(session_id, seq, synthetic, origin, compaction_id, data, created)
-//	    PRIMARY KEY (session_id, seq). seq numbers the session's rows 1, 2, 3…
-//	    in the order they were written. synthetic = false: a message appended
-//	    with Append, part of the transcript, never changed or deleted.
-//	    synthetic = true: a message that appeared in the working history
-//	    through Replace (a summary marker, a trimmed copy); origin is the
-//	    compaction that added it. compaction_id is the compaction that removed
-//	    the row from the working history, 0 while it has not been removed.
-//	compactions(session_id, id, after_seq, summary, created)
-//	    PRIMARY KEY (session_id, id); ids 1, 2, 3… per session. after_seq is
-//	    the last seq written before the compaction (where it happened).
-//	working(session_id, pos, seq)
-//	    PRIMARY KEY (session_id, pos): the working history, position by
-//	    position (0-based), each a reference to a messages row.
+// schemaVersion is the migration this program brings databases to. The
+// schema is described in the package documentation; it is the same on
+// SQLite and PostgreSQL but for the type of the sessions' key.
 const schemaVersion = 1
 
 // migrations[i] takes a database from version i to version i+1. The

@@ -1,28 +1,3 @@
-// Package session stores agent conversations so that they survive restarts:
-// every message as it happened (the transcript), each compaction as a record
-// of which messages it took out of the working history and what replaced
-// them, and the working history itself — what the agent sends next.
-// Compacted messages are hidden from the working history, never deleted: the
-// full transcript can always be read back.
-//
-// A [Store] is a SQLite file by default (pure Go, no cgo; one file created on
-// first use) or a PostgreSQL database at scale; both behave the same. A
-// [Session] is one named conversation. Its Append and Replace methods match
-// the agent's store hook, so a *Session can be handed to the agent directly:
-// Append records new messages, Replace records the history the agent's
-// processors produced.
-//
-// Concurrency is optimistic: every write bumps the session's version, Append
-// is always accepted (appending cannot lose anything; a contended write is
-// retried), and Replace is refused with [ErrConflict] when the session changed
-// since this *Session last read or wrote it, so that a process never hides
-// messages it has not seen.
-//
-// The store returns the working history as it was stored. A process killed
-// in the middle of a turn can leave it ending with a tool call that was never
-// answered, or with a response; a host that resumes a session puts
-// [processor.Repair] first in its chain (or calls [processor.RepairHistory])
-// rather than the store altering what it recorded.
 package session
 
 import (

@@ -1,0 +1,51 @@
+// Package session stores agent conversations so that they survive restarts:
+// every message as it happened (the transcript), each compaction as a record
+// of which messages it took out of the working history and what replaced
+// them, and the working history itself — what the agent sends next.
+// Compacted messages are hidden from the working history, never deleted: the
+// full transcript can always be read back.
+//
+// A [Store] is a SQLite file by default (pure Go, no cgo; one file created on
+// first use) or a PostgreSQL database at scale; both behave the same. A
+// [Session] is one named conversation. Its Append and Replace methods match
+// the agent's store hook, so a *Session can be handed to the agent directly:
+// Append records new messages, Replace records the history the agent's
+// processors produced.
+//
+// Concurrency is optimistic: every write bumps the session's version, Append
+// is always accepted (appending cannot lose anything; a contended write is
+// retried), and Replace is refused with [ErrConflict] when the session changed
+// since this *Session last read or wrote it, so that a process never hides
+// messages it has not seen.
+//
+// The store returns the working history as it was stored. A process killed
+// in the middle of a turn can leave it ending with a tool call that was never
+// answered, or with a response; a host that resumes a session puts
+// [processor.Repair] first in its chain (or calls [processor.RepairHistory])
+// rather than the store altering what it recorded.
+//
+// # Storage
+//
+// Both databases hold the same tables, created or migrated when a store is
+// opened (schema_version records the migration a database is at; a database
+// from a newer program is refused, not altered). Times are Unix nanoseconds;
+// messages are the JSON of [MarshalMessage], kept as text.
+//
+//	schema_version(version)
+//	sessions(id, name UNIQUE, version, created, updated)
+//	    version is bumped by every write (optimistic concurrency).
+//	messages(session_id, seq, synthetic, origin, compaction_id, data, created)
+//	    KEY (session_id, seq). seq numbers a session's rows 1, 2, 3… in the
+//	    order they were written. synthetic = false: a message appended with
+//	    Append, part of the transcript, never changed or deleted.
+//	    synthetic = true: a message that entered the working history through
+//	    Replace (a summary marker, a trimmed copy); origin is the compaction
+//	    that added it. compaction_id is the compaction that took the row out
+//	    of the working history, 0 while it has not.
+//	compactions(session_id, id, after_seq, summary, created)
+//	    KEY (session_id, id); ids 1, 2, 3… per session. after_seq is the last
+//	    seq written before the compaction.
+//	working(session_id, pos, seq)
+//	    KEY (session_id, pos): the working history, position by position,
+//	    each a reference to a messages row.
+package session
