@@ -108,8 +108,9 @@ type Options struct {
 type EventType int
 
 // Event types, in the order a compaction reports them: Started, then
-// Failed when the summarizer's summary could not be used (the fallback
-// takes over), then Finished.
+// Failed when the summarizer's summary could not be used and the fallback's
+// was used instead, then Finished. Failed and Finished carry the sizes
+// after compaction.
 const (
 	EventStarted EventType = iota + 1
 	EventFinished
@@ -137,15 +138,16 @@ type Event struct {
 	// window (tokens estimated with processor.EstimateTokens).
 	MessagesBefore, TokensBefore int
 	// MessagesAfter and TokensAfter measure the compacted history (set on
-	// EventFinished).
+	// EventFailed and EventFinished).
 	MessagesAfter, TokensAfter int
 	// Summarized is the number of messages newly folded into the summary:
 	// those sent to the summarizer (a previous summary is not counted).
 	Summarized int
-	// SummaryChars is the size of the summary used (EventFinished).
+	// SummaryChars is the size of the summary used (EventFailed and
+	// EventFinished).
 	SummaryChars int
-	// Duration is the time the compaction took (EventFinished, and
-	// EventFailed for the failed call).
+	// Duration is the time the compaction took (EventFinished), or the
+	// failed summarizer call took (EventFailed).
 	Duration time.Duration
 	// Err is why the summary could not be used (EventFailed).
 	Err error
@@ -398,10 +400,11 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	w.emit(ctx, EventStarted, ev)
 
-	summary, fallback, err := w.summarize(ctx, fresh, prev, replaced, ev)
+	summary, failure, err := w.summarize(ctx, fresh, prev, replaced)
 	if err != nil {
 		return nil, err
 	}
+	fallback := failure != nil
 	marker := Marker(summary)
 	out := make([]processor.Message, 0, head+1+len(h)-start)
 	out = append(out, h[:head]...)
@@ -429,8 +432,13 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	ev.MessagesAfter = len(out)
 	ev.TokensAfter = processor.EstimateTokens(out)
 	ev.SummaryChars = len(summary)
-	ev.Duration = w.now().Sub(began)
 	ev.Fallback = fallback
+	if failure != nil {
+		failed := ev
+		failed.Err, failed.Reason, failed.Duration = failure.err, failure.reason, failure.took
+		w.emit(ctx, EventFailed, failed)
+	}
+	ev.Duration = w.now().Sub(began)
 	w.emit(ctx, EventFinished, ev)
 	w.logger.Info("window: compacted",
 		zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
@@ -440,13 +448,20 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	return out, nil
 }
 
+// failure describes why the summarizer's summary was not used.
+type failure struct {
+	err    error
+	reason string
+	took   time.Duration
+}
+
 // summarize returns the summary of fresh merged with prev, from the
-// summarizer or, when it cannot be used, from the fallback. It fails only
-// when ctx is done.
-func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, replaced int, ev Event) (string, bool, error) {
+// summarizer or, when it cannot be used, from the fallback (then failure
+// says why). It fails only when ctx is done.
+func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, replaced int) (string, *failure, error) {
 	if len(fresh) == 0 {
 		// Only markers in the middle: merge their summaries as they are.
-		return prev, false, nil
+		return prev, nil, nil
 	}
 	began := w.now()
 	var reason string
@@ -459,7 +474,7 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		s, err = w.sum.Summarize(cctx, fresh, prev)
 		cancel()
 		if cerr := ctx.Err(); cerr != nil {
-			return "", false, cerr
+			return "", nil, cerr
 		}
 		switch {
 		case err != nil && errors.Is(err, context.DeadlineExceeded):
@@ -473,13 +488,11 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		}
 		w.record(err == nil)
 		if err == nil {
-			return strings.TrimSpace(s), false, nil
+			return strings.TrimSpace(s), nil, nil
 		}
 	}
-	ev.Err, ev.Reason, ev.Fallback = err, reason, true
-	ev.Duration = w.now().Sub(began)
+	f := &failure{err: err, reason: reason, took: w.now().Sub(began)}
 	w.logger.Warn("window: summary not used, falling back", zap.String("reason", reason), zap.Error(err))
-	w.emit(ctx, EventFailed, ev)
 
 	s, ferr := w.fallback.Summarize(ctx, fresh, prev)
 	if ferr != nil || strings.TrimSpace(s) == "" {
@@ -488,7 +501,7 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		}
 		s, _ = w.digest.Summarize(ctx, fresh, prev)
 	}
-	return strings.TrimSpace(s), true, nil
+	return strings.TrimSpace(s), f, nil
 }
 
 // breakerOpen reports whether the summarizer is resting after repeated

@@ -355,6 +355,9 @@ func TestFailuresFallBack(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 			f := ev.last(EventFailed)
+			if f.MessagesAfter != len(out) || f.MessagesBefore != len(h) {
+				t.Errorf("failed event sizes %d -> %d, want %d -> %d", f.MessagesBefore, f.MessagesAfter, len(h), len(out))
+			}
 			if f.Reason != tc.reason || !f.Fallback {
 				t.Errorf("failed event = reason %q fallback %v, want %q true", f.Reason, f.Fallback, tc.reason)
 			}
