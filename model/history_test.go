@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/abridge-go/abridge/internal/transcripts"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -241,6 +242,13 @@ func FuzzLoad(f *testing.F) {
 		`[{"role":"tool","tool_call_id":"x","content":[{"type":"text","text":"a"}]}]`,
 	} {
 		f.Add([]byte(seed))
+	}
+	for _, path := range transcripts.Shipped(f) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := Load(bytes.NewReader(data))
