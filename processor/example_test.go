@@ -68,9 +68,7 @@ func ExampleChain() {
 	// file.go
 	// file.go
 	// file.go
-	// file
-	// [... 720 bytes trimmed by abridge ...]
-	// .go
+	// [... 729 bytes trimmed by abridge ...]
 	// file.go
 	// file.go
 }

@@ -55,8 +55,9 @@ type Options struct {
 //	[... N bytes trimmed by abridge ...]
 //	<tail of the content>
 //
-// The head and tail are whole characters (runes are never split); the tail
-// takes about a quarter of the bytes kept, the head the rest. N counts the
+// The head and tail are whole characters (runes are never split) and,
+// where a line ends within an eighth of the budget of the cut, whole lines;
+// the tail takes about a quarter of the bytes kept, the head the rest. N counts the
 // removed bytes of the content as sent (UTF-8). The whole result, note
 // included, is at most MaxChars bytes long, hence at most MaxChars
 // characters, so a trimmed return is never trimmed again and costs nothing
@@ -192,6 +193,16 @@ func Trim(s string, maxChars int) (string, bool) {
 	tail := budget / 4
 	headEnd := boundaryBefore(s, budget-tail)
 	tailStart := max(boundaryAfter(s, len(s)-tail), headEnd)
+	// Cut at line ends when one is near: whole lines read better, and
+	// the result only gets shorter. The note's own newlines stand for the
+	// ones cut at.
+	near := budget / 8
+	if k := strings.LastIndexByte(s[headEnd-min(near, headEnd):headEnd], '\n'); k >= 0 {
+		headEnd = headEnd - min(near, headEnd) + k
+	}
+	if k := strings.IndexByte(s[tailStart:tailStart+min(near, len(s)-tailStart)], '\n'); k >= 0 {
+		tailStart += k + 1
+	}
 	removed := tailStart - headEnd
 	var b strings.Builder
 	b.Grow(headEnd + noteLen(removed) + len(s) - tailStart)

@@ -80,6 +80,20 @@ func TestTrim(t *testing.T) {
 		{"stray continuation bytes", strings.Repeat("語", 50) + strings.Repeat("\x80", 60), 100, strings.Repeat("語", 15) + note(150) + strings.Repeat("\x80", 15), true},
 		{"stray continuation bytes fit", strings.Repeat("語", 50) + strings.Repeat("\x80", 50), 100, "", false},
 	}
+	// Forty 15-byte lines, limit 200: 160 bytes besides the note, cut at
+	// the line ends nearest to 120 bytes of head and 40 of tail.
+	var lines []string
+	for i := range 40 {
+		lines = append(lines, fmt.Sprintf("%03d abcdefghij", i))
+	}
+	text := strings.Join(lines, "\n") + "\n"
+	tests = append(tests, struct {
+		name   string
+		s      string
+		max    int
+		want   string
+		wantOK bool
+	}{"whole lines", text, 200, strings.Join(lines[:8], "\n") + note(451) + strings.Join(lines[38:], "\n") + "\n", true})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, ok := trimtools.Trim(tt.s, tt.max)
