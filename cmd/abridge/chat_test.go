@@ -114,7 +114,7 @@ func TestChatFailedTurn(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "abridge: ") || !strings.Contains(lines[0], "500") {
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "abridge: ") || !strings.Contains(lines[0], "401") {
 		t.Errorf("stderr = %q; want one error line per failed turn", r.stderr)
 	}
 	if !strings.Contains(r.stdout, "turns: 0, requests: 0") {

@@ -19,7 +19,7 @@ var compactCommand = &command{
 does, and prints the compacted history (a summary request and an
 acknowledging response) as OpenAI JSON on stdout. What it replaced goes
 to stderr: messages and estimated tokens before and after, and the
-summary's size.
+summary's size. FILE "-" is read from stdin.
 
 --focus tells the model what the summary should keep in particular. The
 offline digest, used when no model endpoint is configured, ignores it.`,
@@ -34,7 +34,7 @@ func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		if err != nil {
 			return err
 		}
-		history, err := loadHistory(path)
+		history, err := c.loadHistory(path)
 		if err != nil {
 			return err
 		}

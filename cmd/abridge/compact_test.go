@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -31,6 +32,12 @@ func TestCompact(t *testing.T) {
 			wantOut: "store/store.go",
 		},
 		{
+			name:    "offline from stdin",
+			args:    []string{"compact", "-"},
+			wantErr: []string{"compacted 18 → 3 messages"},
+			wantOut: "store/store.go",
+		},
+		{
 			name:      "model with focus",
 			env:       f.env(),
 			args:      []string{"compact", "--focus", "the Delete method", "testdata/history.json"},
@@ -42,7 +49,15 @@ func TestCompact(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := len(f.Requests())
-			r := runCLI(t, tt.env, "", tt.args...)
+			stdin := ""
+			if tt.args[len(tt.args)-1] == "-" {
+				b, err := os.ReadFile("testdata/history.json")
+				if err != nil {
+					t.Fatal(err)
+				}
+				stdin = string(b)
+			}
+			r := runCLI(t, tt.env, stdin, tt.args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 			}

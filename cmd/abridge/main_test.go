@@ -44,7 +44,8 @@ type fakeOpenAI struct {
 	// rejectOver, when positive, makes the server answer a turn's request
 	// of more messages than this with a context overflow error.
 	rejectOver int
-	// fail, when set, makes the server answer every turn with a 500 error.
+	// fail, when set, makes the server refuse every turn (401, which the
+	// client does not retry).
 	fail bool
 
 	mu       sync.Mutex
@@ -121,8 +122,8 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	if !req.summary() && (f.fail || f.rejectOver > 0 && len(req.Messages) > f.rejectOver) {
 		w.Header().Set("Content-Type", "application/json")
 		if f.fail {
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprint(w, `{"error":{"message":"the server is having a bad day","type":"server_error","code":null}}`)
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}`)
 			return
 		}
 		w.WriteHeader(http.StatusBadRequest)
@@ -221,6 +222,7 @@ func TestErrors(t *testing.T) {
 		{"process missing file", nil, []string{"process", "testdata/missing.json"}, 1, "abridge: load testdata/missing.json"},
 		{"process broken JSON", nil, []string{"process", "testdata/broken.json"}, 1, "abridge: load testdata/broken.json"},
 		{"compact broken JSON", nil, []string{"compact", "testdata/broken.json"}, 1, "abridge: load testdata/broken.json"},
+		{"process broken stdin", nil, []string{"process", "-"}, 1, "abridge: load stdin"},
 		{"compact missing file", nil, []string{"compact", "--focus", "x", "testdata/missing.json"}, 1, "missing.json"},
 		{"bad env value", map[string]string{"ABRIDGE_MAX_MESSAGES": "-3"}, []string{"process", "testdata/history.json"}, 1, "ABRIDGE_MAX_MESSAGES"},
 		{"two bad env values", map[string]string{"ABRIDGE_MAX_MESSAGES": "x", "ABRIDGE_THRESHOLD_PERCENT": "200"}, []string{"replay"}, 1, "ABRIDGE_THRESHOLD_PERCENT"},

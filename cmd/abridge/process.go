@@ -19,7 +19,8 @@ var processCommand = &command{
 	usage:   "abridge process FILE",
 	about: `Process runs abridge's processor chain (tool-return trimming, then the
 window) once on the history in FILE, as an agent would before sending it,
-and prints the processed history as OpenAI JSON on stdout. What changed
+and prints the processed history as OpenAI JSON on stdout. FILE "-" is
+read from stdin. What changed
 goes to stderr: messages before and after, tool returns trimmed, and
 whether the window compacted, with sizes.
 
@@ -37,7 +38,7 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		if err != nil {
 			return err
 		}
-		history, err := loadHistory(path)
+		history, err := c.loadHistory(path)
 		if err != nil {
 			return err
 		}
@@ -93,9 +94,17 @@ func oneFile(cmd string, args []string) (string, error) {
 	return "", usagef("%s: want one FILE, got %d arguments: %s", cmd, len(args), strings.Join(args, " "))
 }
 
-// loadHistory reads an OpenAI-format history from path.
-func loadHistory(path string) ([]processor.Message, error) {
-	history, err := model.LoadFile(path)
+// loadHistory reads an OpenAI-format history from path, or from stdin when
+// path is "-".
+func (c *cli) loadHistory(path string) ([]processor.Message, error) {
+	var history []processor.Message
+	var err error
+	if path == "-" {
+		path = "stdin"
+		history, err = model.Load(c.stdin)
+	} else {
+		history, err = model.LoadFile(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
