@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -644,10 +645,14 @@ func TestOpenAIOptions(t *testing.T) {
 		header = r.Header.Get("X-Test")
 		replyJSON(200, completion(`{"content":"hi"}`, ""))(w, r)
 	})
-	client := &http.Client{Timeout: time.Minute}
+	var trips countingTransport
+	client := &http.Client{Timeout: time.Minute, Transport: &trips}
 	m := f.model(WithHTTPClient(client), WithRequestOptions(option.WithHeader("X-Test", "yes")), WithLogger(nil))
 	if _, err := m.Request(context.Background(), testHistory(), Settings{}); err != nil {
 		t.Fatal(err)
+	}
+	if trips.n.Load() != 1 {
+		t.Errorf("the HTTP client given as an option made %d round trips, want 1", trips.n.Load())
 	}
 	if got := f.only(t).auth; got != "Bearer "+testKey {
 		t.Errorf("Authorization = %q, want the key given as an option", got)
@@ -655,6 +660,14 @@ func TestOpenAIOptions(t *testing.T) {
 	if header != "yes" {
 		t.Errorf("X-Test header = %q, want the request option applied", header)
 	}
+}
+
+// countingTransport counts the round trips made through it.
+type countingTransport struct{ n atomic.Int64 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 func TestOpenAIRetries(t *testing.T) {
