@@ -377,6 +377,15 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	out := make([]processor.Message, 0, head+1+len(h)-start)
+	out = append(out, h[:head]...)
+	out = append(out, Marker(""))
+	out = append(out, h[start:]...)
+	if verr := processor.Validate(out); verr != nil {
+		// Only an invalid input can lead here; leave it as it came.
+		w.logger.Warn("window: compaction skipped, history invalid", zap.Error(verr))
+		return h, nil
+	}
 	began := w.now()
 	middle := h[head:start]
 	var previous []string
@@ -406,15 +415,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	fallback := failure != nil
 	marker := Marker(summary)
-	out := make([]processor.Message, 0, head+1+len(h)-start)
-	out = append(out, h[:head]...)
-	out = append(out, marker)
-	out = append(out, h[start:]...)
-	if verr := processor.Validate(out); verr != nil {
-		// Only an invalid input can lead here; leave it as it came.
-		w.logger.Warn("window: compaction skipped, history invalid", zap.Error(verr))
-		return h, nil
-	}
+	out[head] = marker
 
 	// Remember the span of the input the marker now stands for.
 	covered := start - head

@@ -553,3 +553,20 @@ func TestFailureIsLogged(t *testing.T) {
 		t.Errorf("%d compaction lines, want 1", n)
 	}
 }
+
+func TestInvalidInputLeftAlone(t *testing.T) {
+	sum, rec := recorder(model.RespondText("S."))
+	w := New(Options{MaxMessages: 6, Summarizer: sum})
+	h := conversation(6, 100)
+	h = append(h[:len(h)-2], h[len(h)-1]) // the last tool return's call is gone
+	out, err := w.Process(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := processortest.Diff(h, out); err != nil {
+		t.Errorf("invalid input changed: %v", err)
+	}
+	if len(rec.Calls()) != 0 {
+		t.Errorf("%d summary calls for an invalid input", len(rec.Calls()))
+	}
+}
