@@ -114,9 +114,28 @@ type chat struct {
 	streamed bool
 }
 
+// loop reads lines until /quit, the end of input or ctx is done (an
+// interrupt).
 func (ch *chat) loop(ctx context.Context) error {
-	in := bufio.NewScanner(ch.stdin)
-	in.Buffer(make([]byte, 64*1024), 16<<20)
+	// Lines are read on their own goroutine so that an interrupt ends the
+	// chat while it waits for input.
+	lines := make(chan string)
+	done := make(chan struct{})
+	defer close(done)
+	var readErr error
+	go func() {
+		defer close(lines)
+		in := bufio.NewScanner(ch.stdin)
+		in.Buffer(make([]byte, 64*1024), 16<<20)
+		for in.Scan() {
+			select {
+			case lines <- in.Text():
+			case <-done:
+				return
+			}
+		}
+		readErr = in.Err()
+	}()
 	interactive := isTerminal(ch.stdout) && isTerminal(ch.stdin)
 	if interactive {
 		ch.status("type a message, or /help")
@@ -125,19 +144,26 @@ func (ch *chat) loop(ctx context.Context) error {
 		if interactive {
 			fmt.Fprint(ch.stdout, "> ")
 		}
-		if !in.Scan() {
+		var line string
+		var ok bool
+		select {
+		case <-ctx.Done():
 			if interactive {
 				fmt.Fprintln(ch.stdout)
 			}
-			if err := in.Err(); err != nil {
-				return fmt.Errorf("chat: read input: %w", err)
+			return nil
+		case line, ok = <-lines:
+		}
+		if !ok {
+			if interactive {
+				fmt.Fprintln(ch.stdout)
+			}
+			if readErr != nil {
+				return fmt.Errorf("chat: read input: %w", readErr)
 			}
 			return nil
 		}
-		if err := ctx.Err(); err != nil {
-			return nil
-		}
-		line := strings.TrimSpace(in.Text())
+		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}

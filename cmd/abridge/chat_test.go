@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -180,5 +183,24 @@ func TestChatSession(t *testing.T) {
 	r = runCLI(t, env, "", "sessions", "show", "nope")
 	if r.code != 1 || !strings.Contains(r.stderr, `abridge: sessions show: no session "nope" (have: fruit)`) {
 		t.Errorf("sessions show nope: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestChatInterrupt ends a chat waiting for input when its context is
+// cancelled (what an interrupt does), without any input arriving.
+func TestChatInterrupt(t *testing.T) {
+	f := newFakeOpenAI(t)
+	stdin, w := io.Pipe() // never written: the chat waits for input
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	code := make(chan int)
+	go func() { code <- run(ctx, []string{"chat"}, stdin, &stdout, &stderr, f.env()) }()
+	cancel()
+	if got := <-code; got != 0 {
+		t.Errorf("exit %d after an interrupt, want 0; stderr:\n%s", got, stderr.String())
+	}
+	if len(f.Requests()) != 0 {
+		t.Errorf("the server received %d requests, want none", len(f.Requests()))
 	}
 }
