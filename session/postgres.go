@@ -85,7 +85,9 @@ func (b *postgresBackend) release(c *pgx.Conn, healthy bool) {
 	}
 	b.mu.Unlock()
 	if !keep {
-		_ = c.Close(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = c.Close(ctx)
+		cancel()
 	}
 	<-b.slots
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -507,4 +508,41 @@ func TestOpenDSN(t *testing.T) {
 	if _, err := Open(ctx, "postgres://127.0.0.1:1/none?connect_timeout=1", nil); err == nil {
 		t.Error("Open of an unreachable PostgreSQL: no error")
 	}
+}
+
+// TestOpenConcurrently opens several stores on one new database at once:
+// the schema is created once, and every store works.
+func TestOpenConcurrently(t *testing.T) {
+	backends(t, func(t *testing.T, newDSN newDSN) {
+		ctx := context.Background()
+		dsn := newDSN(t)
+		const n = 6
+		stores := make([]Store, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				stores[i], errs[i] = Open(ctx, dsn, nil)
+			}()
+		}
+		wg.Wait()
+		for i, st := range stores {
+			if errs[i] != nil {
+				t.Errorf("store %d: %v", i, errs[i])
+				continue
+			}
+			s := openSession(t, st, "same")
+			if err := s.Append(ctx, processor.UserMessage(fmt.Sprint(i))); err != nil {
+				t.Error(err)
+			}
+			if err := st.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+		if got := transcript(t, openSession(t, openStore(t, dsn), "same")); len(got) != n {
+			t.Errorf("%d messages, want %d", len(got), n)
+		}
+	})
 }
