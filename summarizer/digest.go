@@ -75,12 +75,12 @@ func (d *Digest) digest(messages []processor.Message, previous string) string {
 	share := func(pct int) int { return max(budget*pct/100, 0) }
 
 	if prevRest = strings.TrimSpace(prevRest); prevRest != "" {
-		section("Earlier summary:", clip(prevRest, share(30)))
+		section("Earlier summary:", clip(prevRest, share(40)))
 	}
-	section("User requests:", userRequests(messages, share(20)))
-	section("Tool calls:", toolCalls(messages, share(15)))
-	section("Errors seen:", errorsSeen(messages, share(10)))
-	section("Last assistant text:", clip(collapse(lastText(messages)), share(12)))
+	section("User requests:", userRequests(messages, share(15)))
+	section("Tool calls:", toolCalls(messages, share(13)))
+	section("Errors seen:", errorsSeen(messages, share(9)))
+	section("Last assistant text:", clip(collapse(lastText(messages)), share(10)))
 	if left := d.maxChars - max(b.Len(), fixed) - len("Files mentioned: \n"); left > 0 && len(mentioned) > 0 {
 		var kept []string
 		n := 0
