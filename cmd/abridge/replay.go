@@ -97,14 +97,14 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 func shippedTranscripts() ([]string, error) {
 	dir, err := transcripts.ShippedDir()
 	if err != nil {
-		return nil, fmt.Errorf("replay: no FILE given and %w", err)
+		return nil, usagef("replay: no FILE given and no shipped transcripts found (%v): run inside the abridge module or name transcript files", err)
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("replay: no FILE given and no transcripts in %s", dir)
+		return nil, usagef("replay: no FILE given and no transcripts in %s: name transcript files", dir)
 	}
 	sort.Strings(files)
 	return files, nil

@@ -110,3 +110,14 @@ func TestReplayModel(t *testing.T) {
 		t.Errorf("summarizer calls %d, invalid requests %d; want some and 0", report.Total.SummarizerCalls, report.Total.Invalid)
 	}
 }
+
+// TestReplayOutsideModule runs replay without FILE where no shipped
+// transcripts can be found.
+func TestReplayOutsideModule(t *testing.T) {
+	t.Chdir(t.TempDir())
+	r := runCLI(t, nil, "", "replay")
+	if r.code != 2 || !strings.HasPrefix(r.stderr, "abridge: replay: no FILE given and no shipped transcripts found") ||
+		strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want 2 and one line saying no transcripts were found", r.code, r.stderr)
+	}
+}
