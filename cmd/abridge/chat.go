@@ -45,6 +45,7 @@ const systemPrompt = "You are a helpful assistant talking to the user in a termi
 const chatCommands = `/compact [FOCUS]  summarize the conversation now
 /history          print the working history
 /usage            print the tokens used so far
+/help             print these commands
 /quit             leave`
 
 func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {

@@ -19,10 +19,9 @@ var processCommand = &command{
 	usage:   "abridge process FILE",
 	about: `Process runs abridge's processor chain (tool-return trimming, then the
 window) once on the history in FILE, as an agent would before sending it,
-and prints the processed history as OpenAI JSON on stdout. FILE "-" is
-read from stdin. What changed
+and prints the processed history as OpenAI JSON on stdout. What changed
 goes to stderr: messages before and after, tool returns trimmed, and
-whether the window compacted, with sizes.
+whether the window compacted, with sizes. FILE "-" is read from stdin.
 
 A history that ends with the model's response is processed up to its last
 request, as it was before that response was asked for; the messages after
