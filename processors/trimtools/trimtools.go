@@ -57,14 +57,14 @@ type Options struct {
 //
 // The head and tail are whole characters (runes are never split) and,
 // where a line ends within an eighth of the budget of the cut, whole lines;
-// the tail takes about a quarter of the bytes kept, the head the rest. N counts the
-// removed bytes of the content as sent (UTF-8). The whole result, note
-// included, is at most MaxChars bytes long, hence at most MaxChars
-// characters, so a trimmed return is never trimmed again and costs nothing
-// to check on later requests. Structured (JSON) content is measured and
-// trimmed as its serialized bytes, multi-part content as its parts joined
-// by newlines; either way the trimmed return holds plain text. Other parts
-// and messages are left as they are.
+// the tail takes about a quarter of the bytes kept, the head the rest. N
+// counts the removed bytes of the content as sent (UTF-8). The whole
+// result, note included, is at most MaxChars bytes long, hence at most
+// MaxChars characters, so a trimmed return is never trimmed again and costs
+// nothing to check on later requests. Structured (JSON) content is measured
+// and trimmed as its serialized bytes, multi-part content as its parts
+// joined by newlines; either way the trimmed return holds plain text. Other
+// parts and messages are left as they are.
 type Trimmer struct {
 	maxChars int
 	keepLast int
