@@ -65,7 +65,7 @@ type replayResult struct {
 // agent's way); with full=true it keeps the full history and runs the
 // window on it before every request. It checks every output and the
 // stability of outputs between compactions.
-func replay(t *testing.T, w *Window, ev *events, msgs []processor.Message, full bool) replayResult {
+func replay(t *testing.T, w *Window, ev *events, msgs []processor.Message, full bool, contextWindow int) replayResult {
 	t.Helper()
 	var res replayResult
 	var stored, prev []processor.Message
@@ -87,6 +87,14 @@ func replay(t *testing.T, w *Window, ev *events, msgs []processor.Message, full 
 		}
 		if !processor.Equal(out[len(out)-1], msgs[i]) {
 			t.Fatalf("request at message %d: last request altered", i)
+		}
+		if contextWindow > 0 {
+			// The head and the last 4 messages are never compacted: only
+			// what exceeds the window beyond them is the window's fault.
+			kept := tokens(out[:headEnd(out, w.headLimit)]) + tokens(out[max(0, len(out)-4):])
+			if got := processor.EstimateTokens(out); got > contextWindow+kept {
+				t.Errorf("request at message %d: %d estimated tokens, over the context window %d plus the %d tokens of head and last messages", i, got, contextWindow, kept)
+			}
 		}
 		res.requests++
 		compacted := len(ev.types()) > before
@@ -117,13 +125,15 @@ func replay(t *testing.T, w *Window, ev *events, msgs []processor.Message, full 
 // compactions, and that every request is valid.
 func TestReplayCost(t *testing.T) {
 	type set struct {
+		name  string
 		files []string
 		max   int
+		ctx   int
 	}
-	sets := []set{{transcripts.Shipped(t), 6}}
+	sets := []set{{"count", transcripts.Shipped(t), 6, 0}}
 	if dir, ok := transcripts.SharedDir(); ok {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-		sets = append(sets, set{files, 0})
+		sets = append(sets, set{"count", files, 0, 0}, set{"tokens", files, -1, 20000})
 	} else {
 		t.Logf("shared transcripts not found at %s: replaying the shipped ones only", dir)
 	}
@@ -137,16 +147,16 @@ func TestReplayCost(t *testing.T) {
 				name string
 				full bool
 			}{{"stored", false}, {"full", true}} {
-				t.Run(filepath.Base(file)+"/"+mode.name, func(t *testing.T) {
+				t.Run(s.name+"/"+filepath.Base(file)+"/"+mode.name, func(t *testing.T) {
 					llm, rec := recorder(model.RespondText("Summary: the work so far, in brief."))
 					sum := &counting{inner: llm}
 					var ev events
-					w := New(Options{MaxMessages: s.max, Summarizer: sum, OnEvent: ev.on})
-					res := replay(t, w, &ev, msgs, mode.full)
+					w := New(Options{MaxMessages: s.max, ContextWindow: s.ctx, Summarizer: sum, OnEvent: ev.on})
+					res := replay(t, w, &ev, msgs, mode.full, s.ctx)
 					distinct := len(sum.seen)
 					t.Logf("%d messages, %d requests, %d compactions, %d summary calls, %d messages sent to the summarizer, %d distinct",
 						len(msgs), res.requests, res.compactions, len(rec.Calls()), sum.sent, distinct)
-					if limit := max(s.max, DefaultMaxMessages); len(msgs) > 3*limit && res.compactions == 0 {
+					if limit := max(s.max, DefaultMaxMessages); s.ctx == 0 && len(msgs) > 3*limit && res.compactions == 0 {
 						t.Errorf("no compaction over %d messages", len(msgs))
 					}
 					if float64(sum.sent) > 1.3*float64(distinct) {

@@ -71,9 +71,11 @@ type Options struct {
 	MaxMessages int
 	// ContextWindow is the model's context size in tokens. When positive,
 	// compaction also triggers once the estimated prompt tokens
-	// (processor.EstimateTokens) pass TriggerPercent of it, and the tail
-	// is shortened (down to 4 messages) to fit in half of that threshold.
-	// 0 means no token trigger.
+	// (processor.EstimateTokens) pass TriggerPercent of it. The tail is
+	// then shortened to fit in half of that threshold (down to 4
+	// messages), and further, down to the last request and the call it
+	// answers, while the tail alone is over the threshold. 0 means no
+	// token trigger.
 	ContextWindow int
 	// TriggerPercent is the share of ContextWindow that triggers
 	// compaction; 0 means DefaultTriggerPercent (70).
@@ -342,22 +344,32 @@ func (w *Window) tailStart(h []processor.Message, head int, force bool) int {
 	start = backToPair(h, max(start, head), head)
 	if w.tokenTrigger > 0 && w.keepTurns <= 0 {
 		// Shorten the tail until it fits in half the trigger, leaving room
-		// to grow before the next compaction.
-		limit := len(h) - 4
-		for start < limit && tokens(h[start:]) > w.tokenTrigger/2 {
-			next := start + 1
-			for next < limit && answers(h[next]) {
-				next++
-			}
-			if answers(h[next]) {
-				break
-			}
-			start = next
-		}
+		// to grow before the next compaction, down to 4 messages; then,
+		// while it alone is still over the trigger, down to the last
+		// request and the call it answers.
+		start = shrink(h, start, len(h)-4, w.tokenTrigger/2)
+		start = shrink(h, start, backToPair(h, len(h)-1, head), w.tokenTrigger)
 	}
 	if force && start-head < 2 {
 		// Keep only the last request and the response it answers.
 		start = backToPair(h, len(h)-1, head)
+	}
+	return start
+}
+
+// shrink moves a tail start forward, from one valid start (not a tool
+// return) to the next, while the tail's estimated tokens exceed target and
+// the start stays at or below limit.
+func shrink(h []processor.Message, start, limit, target int) int {
+	for start < limit && tokens(h[start:]) > target {
+		next := start + 1
+		for next < limit && answers(h[next]) {
+			next++
+		}
+		if next > limit || answers(h[next]) {
+			break
+		}
+		start = next
 	}
 	return start
 }
