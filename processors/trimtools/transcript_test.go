@@ -90,6 +90,12 @@ func allTranscripts(tb testing.TB) map[string][]processor.Message {
 func TestStableAcrossRequests(t *testing.T) {
 	ctx := context.Background()
 	tr := trimtools.New(trimtools.Options{})
+	total := 0
+	defer func() {
+		if total == 0 && !t.Failed() {
+			t.Error("no message was trimmed in any transcript: the test checked nothing")
+		}
+	}()
 	for name, h := range allTranscripts(t) {
 		t.Run(name, func(t *testing.T) {
 			first := map[int]processor.Message{} // message index -> first trimmed form
@@ -126,6 +132,7 @@ func TestStableAcrossRequests(t *testing.T) {
 					}
 				}
 			}
+			total += trimmedSeen
 			t.Logf("%d requests, %d messages trimmed", requests, trimmedSeen)
 		})
 	}
