@@ -92,7 +92,7 @@ func TestStableAcrossRequests(t *testing.T) {
 	tr := trimtools.New(trimtools.Options{})
 	total := 0
 	defer func() {
-		if total == 0 && !t.Failed() {
+		if total == 0 && !t.Failed() && !t.Skipped() {
 			t.Error("no message was trimmed in any transcript: the test checked nothing")
 		}
 	}()
