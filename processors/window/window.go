@@ -34,10 +34,17 @@ type Summarizer interface {
 
 // Defaults of [Options].
 const (
-	DefaultMaxMessages     = 40
-	DefaultTriggerPercent  = 70
-	DefaultTimeout         = 90 * time.Second
+	// DefaultMaxMessages is the count trigger.
+	DefaultMaxMessages = 40
+	// DefaultTriggerPercent is the share of the context window that
+	// triggers compaction.
+	DefaultTriggerPercent = 70
+	// DefaultTimeout bounds one summarizer call.
+	DefaultTimeout = 90 * time.Second
+	// DefaultBreakerFailures is the number of consecutive summarizer
+	// failures that opens the circuit breaker.
 	DefaultBreakerFailures = 3
+	// DefaultBreakerCooldown is how long the open breaker rests.
 	DefaultBreakerCooldown = 5 * time.Minute
 )
 
@@ -114,8 +121,13 @@ type EventType int
 // was used instead, then Finished. Failed and Finished carry the sizes
 // after compaction.
 const (
+	// EventStarted: a compaction began (sizes before, Summarized).
 	EventStarted EventType = iota + 1
+	// EventFinished: a compaction ended (all sizes, summary size,
+	// duration, Fallback).
 	EventFinished
+	// EventFailed: the summarizer's summary was not used (Err, Reason);
+	// the fallback's was.
 	EventFailed
 )
 
