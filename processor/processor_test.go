@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processor/processortest"
+	"github.com/abridge-go/abridge/processors/trimtools"
 )
 
 // recorder is a processor that records its calls in a shared log and
@@ -268,4 +270,12 @@ func TestFunc(t *testing.T) {
 	if diff := cmp.Diff(h[2:], out); diff != "" {
 		t.Errorf("Process returned (-want +got):\n%s", diff)
 	}
+}
+
+func TestChainConformance(t *testing.T) {
+	always := func(context.Context, []processor.Message) bool { return true }
+	keep := processor.Func(func(_ context.Context, h []processor.Message) ([]processor.Message, error) { return h, nil })
+	processortest.Run(t, func(*testing.T) processor.Processor {
+		return processor.Chain(&processor.Repair{}, processor.When(always, keep), trimtools.New(trimtools.Options{}))
+	})
 }
