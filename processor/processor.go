@@ -84,7 +84,10 @@ type chain []Processor
 // first, each on the output of the previous one. After each processor it
 // checks the output against the [Processor] contract and stops with a
 // [*ChainError] naming the processor's position when the contract is broken
-// or the processor fails. Nested chains are flattened; Chain() returns a
+// or the processor fails. When the chain's input is itself invalid, the
+// error has Position -1, unless the first processor returned a valid
+// history (as [Repair] does): that history's last request is then the one
+// the rest of the chain must keep intact. Nested chains are flattened; Chain() returns a
 // processor that checks its input and returns it unchanged, and Chain(p)
 // returns p itself. The chain keeps its own copy of ps.
 func Chain(ps ...Processor) Processor {
@@ -126,14 +129,20 @@ func (c chain) Process(ctx context.Context, history []Message) ([]Message, error
 		if err == nil {
 			err = checkOutput(out, last)
 		}
-		if err != nil {
-			// Blame the input rather than the first processor when the
-			// input was already broken.
-			if i == 0 && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-				if verr := Validate(history); verr != nil {
+		if err != nil && i == 0 && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			if verr := Validate(history); verr != nil {
+				// The input was already broken. A first processor that
+				// repaired it (see Repair) may have had to change the last
+				// request; its valid output is then the reference for the
+				// rest of the chain. Otherwise the input is to blame.
+				if Validate(out) != nil || !errors.Is(err, ErrLastRequestAltered) {
 					return nil, &ChainError{Position: -1, Err: verr}
 				}
+				err = nil
+				last = out[len(out)-1]
 			}
+		}
+		if err != nil {
 			return nil, &ChainError{Position: i, Processor: fmt.Sprintf("%T", p), Err: err}
 		}
 		cur = out

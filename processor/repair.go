@@ -149,7 +149,9 @@ type Repair struct {
 
 var _ Processor = (*Repair)(nil)
 
-// Process repairs the history and reports the fixes.
+// Process repairs the history and reports the fixes. It fails with
+// [ErrEmptyHistory] or [ErrNoFinalRequest] when nothing valid is left to
+// send (the final request held only orphan tool returns).
 func (r *Repair) Process(ctx context.Context, history []Message) ([]Message, error) {
 	if len(history) == 0 {
 		return nil, ErrEmptyHistory
@@ -157,6 +159,12 @@ func (r *Repair) Process(ctx context.Context, history []Message) ([]Message, err
 	out, fixes := RepairHistory(history)
 	if len(fixes) > 0 && r.OnFix != nil {
 		r.OnFix(ctx, fixes)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("repair dropped every message: %w", ErrEmptyHistory)
+	}
+	if out[len(out)-1].Kind != Request {
+		return nil, fmt.Errorf("repair: message %d: the final request held only orphan tool returns: %w", len(history)-1, ErrNoFinalRequest)
 	}
 	return out, nil
 }

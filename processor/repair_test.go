@@ -190,3 +190,83 @@ func TestRepairProcessor(t *testing.T) {
 func TestRepairConformance(t *testing.T) {
 	processortest.Run(t, func(*testing.T) processor.Processor { return &processor.Repair{} })
 }
+
+func TestRepairInChain(t *testing.T) {
+	call := processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: "{}"})
+	tests := []struct {
+		name    string
+		history []processor.Message
+		want    []processor.Message
+		wantErr error
+		wantPos int
+	}{
+		{
+			name: "orphan in the last request is dropped and the rest of the chain keeps the repaired request",
+			history: []processor.Message{
+				processor.UserMessage("hi"),
+				processor.TextMessage("hello"),
+				processor.NewRequest(processor.ToolReturn{ToolCallID: "gone", Content: "x"}, processor.UserPrompt{Content: "go on"}),
+			},
+			want: []processor.Message{
+				processor.UserMessage("hi"),
+				processor.TextMessage("hello"),
+				processor.NewRequest(processor.UserPrompt{Content: "go on"}),
+			},
+		},
+		{
+			name: "dangling call answered before the last request",
+			history: []processor.Message{
+				processor.UserMessage("hi"),
+				call,
+				processor.UserMessage("go on"),
+			},
+			want: []processor.Message{
+				processor.UserMessage("hi"),
+				call,
+				processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "ls", Content: processor.InterruptedContent}),
+				processor.UserMessage("go on"),
+			},
+		},
+		{
+			name: "a last request of orphans only leaves nothing to send",
+			history: []processor.Message{
+				processor.UserMessage("hi"),
+				processor.TextMessage("hello"),
+				processor.NewRequest(processor.ToolReturn{ToolCallID: "gone", Content: "x"}),
+			},
+			wantErr: processor.ErrOrphanToolReturn,
+			wantPos: -1,
+		},
+	}
+	identity := processor.Func(func(_ context.Context, h []processor.Message) ([]processor.Message, error) { return h, nil })
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := processor.Chain(&processor.Repair{}, identity).Process(context.Background(), tt.history)
+			if tt.wantErr != nil {
+				var ce *processor.ChainError
+				if !errors.Is(err, tt.wantErr) || !errors.As(err, &ce) || ce.Position != tt.wantPos {
+					t.Fatalf("err = %v, want %v at position %d", err, tt.wantErr, tt.wantPos)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := processortest.Diff(tt.want, got); diff != nil {
+				t.Error(diff)
+			}
+		})
+	}
+}
+
+func TestRepairNothingLeftToSend(t *testing.T) {
+	h := []processor.Message{
+		processor.UserMessage("hi"),
+		processor.TextMessage("hello"),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "gone", Content: "x"}),
+	}
+	_, err := (&processor.Repair{}).Process(context.Background(), h)
+	if !errors.Is(err, processor.ErrNoFinalRequest) {
+		t.Fatalf("err = %v, want ErrNoFinalRequest", err)
+	}
+}

@@ -23,19 +23,21 @@ func Validate(history []Message) error {
 	if len(history) == 0 {
 		return ErrEmptyHistory
 	}
-	// open holds the calls of the latest response still waiting for an
+	// open holds the call IDs of the latest response still waiting for an
 	// answer; answering is allowed only while no other request content has
-	// been seen since that response.
-	var open []ToolCall
-	var openAt int
+	// been seen since that response. Most responses make a few calls, so
+	// the IDs live on the stack.
+	var buf [8]string
+	open := buf[:0]
+	openAt := 0
 	answering := false
-	for i, m := range history {
+	for i := range history {
+		m := &history[i]
 		switch m.Kind {
 		case Response:
 			if len(open) > 0 {
-				return fmt.Errorf("message %d: call %q (%s) of message %d: %w", i, open[0].ToolCallID, open[0].ToolName, openAt, ErrUnansweredToolCall)
+				return unanswered(history, i, openAt, open[0])
 			}
-			open = open[:0]
 			answering = false
 			for j, p := range m.Parts {
 				switch p := p.(type) {
@@ -43,12 +45,12 @@ func Validate(history []Message) error {
 					if p.ToolCallID == "" {
 						return fmt.Errorf("message %d part %d: tool call %q without an ID: %w", i, j, p.ToolName, ErrMalformed)
 					}
-					for _, o := range open {
-						if o.ToolCallID == p.ToolCallID {
+					for _, id := range open {
+						if id == p.ToolCallID {
 							return fmt.Errorf("message %d part %d: duplicate tool call ID %q: %w", i, j, p.ToolCallID, ErrMalformed)
 						}
 					}
-					open = append(open, p)
+					open = append(open, p.ToolCallID)
 					answering = true
 					openAt = i
 				case Text, Thinking:
@@ -61,43 +63,66 @@ func Validate(history []Message) error {
 				return fmt.Errorf("message %d: request without parts: %w", i, ErrMalformed)
 			}
 			for j, p := range m.Parts {
-				id, isAnswer := "", false
+				var id string
 				switch p := p.(type) {
 				case ToolReturn:
-					id, isAnswer = p.ToolCallID, true
-					if id == "" {
+					if p.ToolCallID == "" {
 						return fmt.Errorf("message %d part %d: tool return (%s) without a call ID: %w", i, j, p.ToolName, ErrMalformed)
 					}
+					id = p.ToolCallID
 				case RetryPrompt:
-					id, isAnswer = p.ToolCallID, p.ToolCallID != ""
+					id = p.ToolCallID
 				case SystemPrompt, UserPrompt:
 				default:
 					return fmt.Errorf("message %d part %d: %s part in a request: %w", i, j, partKind(p), ErrMalformed)
 				}
-				if !isAnswer {
+				if id == "" {
 					if len(open) > 0 {
-						return fmt.Errorf("message %d: call %q (%s) of message %d: %w", i, open[0].ToolCallID, open[0].ToolName, openAt, ErrUnansweredToolCall)
+						return unanswered(history, i, openAt, open[0])
 					}
 					answering = false
 					continue
 				}
-				k := slices.IndexFunc(open, func(c ToolCall) bool { return c.ToolCallID == id })
-				if !answering || k < 0 {
+				k := -1
+				if answering {
+					for n, o := range open {
+						if o == id {
+							k = n
+							break
+						}
+					}
+				}
+				if k < 0 {
 					return fmt.Errorf("message %d part %d: return for call %q: %w", i, j, id, ErrOrphanToolReturn)
 				}
-				open = slices.Delete(open, k, k+1)
+				open = append(open[:k], open[k+1:]...)
 			}
 		default:
 			return fmt.Errorf("message %d: unknown kind %v: %w", i, m.Kind, ErrMalformed)
 		}
 	}
 	if len(open) > 0 {
-		return fmt.Errorf("message %d: call %q (%s): %w", openAt, open[0].ToolCallID, open[0].ToolName, ErrUnansweredToolCall)
+		return unanswered(history, openAt, openAt, open[0])
 	}
 	if history[len(history)-1].Kind != Request {
 		return fmt.Errorf("message %d: %w", len(history)-1, ErrNoFinalRequest)
 	}
 	return nil
+}
+
+// unanswered reports call id of message at as unanswered when message i is
+// reached (i == at when the history ended first).
+func unanswered(history []Message, i, at int, id string) error {
+	name := ""
+	for _, c := range history[at].ToolCalls() {
+		if c.ToolCallID == id {
+			name = c.ToolName
+		}
+	}
+	if i == at {
+		return fmt.Errorf("message %d: call %q (%s): %w", at, id, name, ErrUnansweredToolCall)
+	}
+	return fmt.Errorf("message %d: call %q (%s) of message %d: %w", i, id, name, at, ErrUnansweredToolCall)
 }
 
 func partKind(p Part) string {
