@@ -570,3 +570,33 @@ func TestInvalidInputLeftAlone(t *testing.T) {
 		t.Errorf("%d summary calls for an invalid input", len(rec.Calls()))
 	}
 }
+
+func TestRollingDigestKeepsWrittenFiles(t *testing.T) {
+	w := New(Options{MaxMessages: 12}) // the offline digest
+	h := conversation(10, 100)
+	h = append(h[:5], append([]processor.Message{
+		call("w1", "Write", `{"file_path":"pkg/x/fix.go","content":"package x"}`),
+		ret("w1", "Write", "written"),
+	}, h[5:]...)...)
+	out, err := w.Process(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := append(append([]processor.Message(nil), out...), toolLoop(200, 5, 100)...)
+	out2, err := w.Process(context.Background(), stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := ParseMarker(out2[3])
+	if !ok {
+		t.Fatalf("no marker at 3 in %s", roles(out2))
+	}
+	for _, want := range []string{"Files written: pkg/x/fix.go", "Earlier summary:", "cat file200.go"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("rolled digest lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Count(s, summarizer.DigestHeader) != 1 {
+		t.Errorf("the previous digest's header was kept inside the new one:\n%s", s)
+	}
+}
