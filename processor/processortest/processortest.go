@@ -156,7 +156,7 @@ func checkUntouched(p processor.Processor, h []processor.Message, _ config) erro
 	copy(in, Clone(h))
 	in[:n+1][n] = Clone([]processor.Message{sentinel})[0]
 	if _, err := process(context.Background(), p, in); err != nil {
-		return fmt.Errorf("Process: %w", err)
+		return fmt.Errorf("process: %w", err)
 	}
 	if err := Diff(h, in); err != nil {
 		return fmt.Errorf("input modified: %w", err)
@@ -170,7 +170,7 @@ func checkUntouched(p processor.Processor, h []processor.Message, _ config) erro
 func checkValid(p processor.Processor, h []processor.Message, _ config) error {
 	out, err := process(context.Background(), p, Clone(h))
 	if err != nil {
-		return fmt.Errorf("Process: %w", err)
+		return fmt.Errorf("process: %w", err)
 	}
 	if err := processor.Validate(out); err != nil {
 		return fmt.Errorf("invalid output: %w", err)
@@ -181,7 +181,7 @@ func checkValid(p processor.Processor, h []processor.Message, _ config) error {
 func checkPairs(p processor.Processor, h []processor.Message, _ config) error {
 	out, err := process(context.Background(), p, Clone(h))
 	if err != nil {
-		return fmt.Errorf("Process: %w", err)
+		return fmt.Errorf("process: %w", err)
 	}
 	return Pairs(out)
 }
@@ -189,7 +189,7 @@ func checkPairs(p processor.Processor, h []processor.Message, _ config) error {
 func checkLast(p processor.Processor, h []processor.Message, _ config) error {
 	out, err := process(context.Background(), p, Clone(h))
 	if err != nil {
-		return fmt.Errorf("Process: %w", err)
+		return fmt.Errorf("process: %w", err)
 	}
 	return lastIntact(h, out)
 }
@@ -210,7 +210,7 @@ func checkCancel(p processor.Processor, h []processor.Message, cfg config) error
 	if cfg.requireCancel {
 		live, err := process(context.Background(), p, Clone(h))
 		if err != nil {
-			return fmt.Errorf("Process with a live context: %w", err)
+			return fmt.Errorf("process with a live context: %w", err)
 		}
 		require = Diff(h, live) != nil
 	}
@@ -221,12 +221,12 @@ func checkCancel(p processor.Processor, h []processor.Message, cfg config) error
 	case err != nil && errors.Is(err, context.Canceled):
 		return nil
 	case err != nil:
-		return fmt.Errorf("Process with a cancelled context: error does not match context.Canceled: %w", err)
+		return fmt.Errorf("process with a cancelled context: error does not match context.Canceled: %w", err)
 	case require:
-		return errors.New("Process with a cancelled context returned no error, and RequireCancel is set (the processor changes this history when its context is live)")
+		return errors.New("process with a cancelled context returned no error, and RequireCancel is set (the processor changes this history when its context is live)")
 	}
 	if err := processor.Validate(out); err != nil {
-		return fmt.Errorf("Process with a cancelled context: invalid output: %w", err)
+		return fmt.Errorf("process with a cancelled context: invalid output: %w", err)
 	}
 	return lastIntact(h, out)
 }

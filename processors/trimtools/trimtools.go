@@ -13,7 +13,9 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -42,10 +44,22 @@ type Options struct {
 	// trimmed; 0 means the default 2 ([DefaultKeepLast]). A negative value
 	// means 1: the request about to be sent is never altered.
 	KeepLast int
+	// MemoBytes bounds the memo of trimmed returns, in bytes of original
+	// content it keeps reachable; 0 means the default 16 MiB
+	// ([DefaultMemoBytes]); a negative value disables the memo. The memo
+	// matters to hosts that keep their full history and run the chain on
+	// it before every request: each old tool return is then trimmed once,
+	// not again on every request.
+	MemoBytes int
 }
 
-// Trimmer is the tool-return trimmer. It holds no state besides its
-// options and is safe for concurrent use.
+// DefaultMemoBytes is the default bound of the memo, used when
+// [Options.MemoBytes] is 0.
+const DefaultMemoBytes = 16 << 20
+
+// Trimmer is the tool-return trimmer. Its only state besides its options
+// is a bounded memo of past results, which never changes what it returns;
+// it is safe for concurrent use.
 //
 // Process walks every message except the last KeepLast and replaces each
 // tool return whose content is longer than MaxChars characters by a text
@@ -65,9 +79,57 @@ type Options struct {
 // and trimmed as its serialized bytes, multi-part content as its parts
 // joined by newlines; either way the trimmed return holds plain text. Other
 // parts and messages are left as they are.
+//
+// Trimmed returns are memoized by the identity of their content string (Go
+// strings are immutable, so the same string data always trims the same
+// way) together with their call ID and tool name; the memo keeps the
+// originals it remembers reachable, up to MemoBytes, and is emptied when
+// full.
 type Trimmer struct {
 	maxChars int
 	keepLast int
+	memo     *memo
+}
+
+// memo remembers the trimmed part of tool returns whose plain-text content
+// was trimmed before. The key holds a pointer to the content's bytes, which
+// keeps them alive, so an address can never be reused by other content
+// while its entry exists.
+type memo struct {
+	mu    sync.Mutex
+	parts map[memoKey]processor.Part
+	bytes int
+	limit int
+}
+
+type memoKey struct {
+	data       *byte
+	n          int
+	toolCallID string
+	toolName   string
+}
+
+func (m *memo) get(k memoKey) (processor.Part, bool) {
+	m.mu.Lock()
+	p, ok := m.parts[k]
+	m.mu.Unlock()
+	return p, ok
+}
+
+func (m *memo) put(k memoKey, p processor.Part) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.bytes+k.n > m.limit {
+		clear(m.parts)
+		m.bytes = 0
+	}
+	if k.n > m.limit {
+		return
+	}
+	if _, ok := m.parts[k]; !ok {
+		m.parts[k] = p
+		m.bytes += k.n
+	}
 }
 
 var _ processor.Processor = (*Trimmer)(nil)
@@ -75,6 +137,12 @@ var _ processor.Processor = (*Trimmer)(nil)
 // New returns a Trimmer with the given options.
 func New(opts Options) *Trimmer {
 	t := &Trimmer{maxChars: opts.MaxChars, keepLast: opts.KeepLast}
+	switch {
+	case opts.MemoBytes == 0:
+		t.memo = &memo{parts: map[memoKey]processor.Part{}, limit: DefaultMemoBytes}
+	case opts.MemoBytes > 0:
+		t.memo = &memo{parts: map[memoKey]processor.Part{}, limit: opts.MemoBytes}
+	}
 	switch {
 	case t.maxChars == 0:
 		t.maxChars = DefaultMaxChars
@@ -141,7 +209,7 @@ func (t *Trimmer) trimParts(parts []processor.Part) []processor.Part {
 		if !ok {
 			continue
 		}
-		content, ok := t.trimReturn(&r)
+		trimmed, ok := t.trimPart(&r)
 		if !ok {
 			continue
 		}
@@ -149,9 +217,31 @@ func (t *Trimmer) trimParts(parts []processor.Part) []processor.Part {
 			out = make([]processor.Part, len(parts))
 			copy(out, parts)
 		}
-		out[j] = processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}
+		out[j] = trimmed
 	}
 	return out
+}
+
+// trimPart returns the trimmed replacement of r, and false when r fits. A
+// plain-text content longer than the cap goes through the memo.
+func (t *Trimmer) trimPart(r *processor.ToolReturn) (processor.Part, bool) {
+	useMemo := t.memo != nil && r.JSON == nil && r.Contents == nil && len(r.Content) > t.maxChars
+	var key memoKey
+	if useMemo {
+		key = memoKey{data: unsafe.StringData(r.Content), n: len(r.Content), toolCallID: r.ToolCallID, toolName: r.ToolName}
+		if p, ok := t.memo.get(key); ok {
+			return p, true
+		}
+	}
+	content, ok := t.trimReturn(r)
+	if !ok {
+		return nil, false
+	}
+	var p processor.Part = processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}
+	if useMemo {
+		t.memo.put(key, p)
+	}
+	return p, true
 }
 
 // trimReturn returns the trimmed content of r, and false when r fits.
