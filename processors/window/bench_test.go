@@ -2,6 +2,9 @@ package window
 
 import (
 	"context"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
+	"path/filepath"
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
@@ -41,4 +44,53 @@ func BenchmarkProcessBelowTrigger(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// constSummary is a summarizer that costs nothing, so that a benchmark
+// measures the window alone.
+type constSummary struct{}
+
+func (constSummary) Summarize(context.Context, []processor.Message, string) (string, error) {
+	return "Summary of the work so far.", nil
+}
+
+// BenchmarkSharedFullHistory replays every shared transcript with the
+// trimmer and the window, the host keeping its full history, with a
+// summarizer that costs nothing: ns/request is the processors' own cost.
+func BenchmarkSharedFullHistory(b *testing.B) {
+	dir, ok := transcripts.SharedDir()
+	if !ok {
+		b.Skipf("shared transcripts not found at %s", dir)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	var convs [][]processor.Message
+	var points [][]int
+	requests := 0
+	for _, f := range files {
+		msgs, err := model.LoadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		convs = append(convs, msgs)
+		points = append(points, requestPoints(msgs))
+		requests += len(points[len(points)-1])
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		trim, w := trimtools.New(trimtools.Options{}), New(Options{Summarizer: constSummary{}})
+		for k, msgs := range convs {
+			for _, i := range points[k] {
+				h, err := trim.Process(ctx, msgs[:i+1])
+				if err == nil {
+					_, err = w.Process(ctx, h)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*requests), "ns/request")
 }

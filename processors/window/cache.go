@@ -1,10 +1,13 @@
 package window
 
 import (
+	"bytes"
 	"container/list"
 	"encoding/binary"
 	"hash/maphash"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -17,10 +20,21 @@ const DefaultCacheSize = 256
 const entriesPerKey = 4
 
 // span is a compacted stretch of a history and the summary that replaced
-// it: the count messages right after the head, whose fingerprint is fp.
+// it: the count messages right after the head (the first head messages),
+// whose fingerprint is fp. It keeps the head and the covered messages as
+// they were seen (msgs, copies that share no slice with the host's) and
+// the content hash of each (hashes), so that checking a later history
+// against it costs a comparison per message that is almost free while the
+// host passes the very same messages (same strings), and a hash only of a
+// message that differs from the one remembered. The messages are kept, not
+// only their hashes, because a pointer remembered without its string could
+// be reused by another string of the same length once the first is freed.
 type span struct {
+	head    int
 	count   int
 	fp      uint64
+	msgs    []processor.Message
+	hashes  []uint64
 	summary string
 	marker  processor.Message
 }
@@ -33,6 +47,8 @@ type span struct {
 type cache struct {
 	seed maphash.Seed
 	size int
+
+	hashed atomic.Int64 // messages hashed over the cache's life (tests read it)
 
 	mu    sync.Mutex
 	order *list.List // of *cacheItem, most recent first
@@ -49,25 +65,120 @@ func newCache(size int) *cache {
 }
 
 // key identifies a conversation by its head and the first message after
-// it (the first compacted one).
+// it (the first compacted one). It reads only the shape of those messages
+// and the ends of their texts, so it costs little whatever their size; two
+// conversations sharing a key are told apart by matches, which checks the
+// head too.
 func (c *cache) key(h []processor.Message, head int) uint64 {
 	var mh maphash.Hash
 	mh.SetSeed(c.seed)
 	end := min(head+1, len(h))
+	num(&mh, end)
 	for _, m := range h[:end] {
-		writeMessage(&mh, m)
+		writeMessage(&mh, m, true)
 	}
 	return mh.Sum64()
 }
 
-// fingerprint hashes the content of ms.
-func (c *cache) fingerprint(ms []processor.Message) uint64 {
+// hash returns the content hash of m.
+func (c *cache) hash(m processor.Message) uint64 {
+	c.hashed.Add(1)
 	var mh maphash.Hash
 	mh.SetSeed(c.seed)
-	for _, m := range ms {
-		writeMessage(&mh, m)
+	writeMessage(&mh, m, false)
+	return mh.Sum64()
+}
+
+// newSpan returns the span whose first head messages are the head and
+// the rest the covered ones, replaced by summary and marker. The first
+// len(known) messages of ms are known to be the messages knownMsgs, with
+// the content hashes known (checked against an earlier span by matches);
+// only the others are copied and hashed.
+func (c *cache) newSpan(ms []processor.Message, head int, knownMsgs []processor.Message, known []uint64, summary string, marker processor.Message) span {
+	n := min(len(known), len(knownMsgs), len(ms))
+	hashes := make([]uint64, len(ms))
+	copy(hashes, known[:n])
+	for i := n; i < len(ms); i++ {
+		hashes[i] = c.hash(ms[i])
+	}
+	msgs := make([]processor.Message, 0, len(ms))
+	msgs = append(msgs, knownMsgs[:n]...)
+	msgs = append(msgs, owned(ms[n:])...)
+	return span{
+		head:    head,
+		count:   len(ms) - head,
+		fp:      c.combine(hashes),
+		msgs:    msgs,
+		hashes:  hashes,
+		summary: summary,
+		marker:  marker,
+	}
+}
+
+// owned returns copies of ms that share no slice with them (parts, byte
+// slices and content lists are copied; strings, being immutable, are
+// shared), so that a host changing its messages in place cannot change
+// what the cache compares them with.
+func owned(ms []processor.Message) []processor.Message {
+	out := make([]processor.Message, len(ms))
+	for i, m := range ms {
+		parts := make([]processor.Part, len(m.Parts))
+		for j, p := range m.Parts {
+			switch q := p.(type) {
+			case processor.UserPrompt:
+				if q.Contents != nil {
+					cs := make([]processor.UserContent, len(q.Contents))
+					for k, c := range q.Contents {
+						c.Data = bytes.Clone(c.Data)
+						cs[k] = c
+					}
+					q.Contents = cs
+				}
+				p = q
+			case processor.ToolReturn:
+				q.JSON = bytes.Clone(q.JSON)
+				q.Contents = slices.Clone(q.Contents)
+				p = q
+			}
+			parts[j] = p
+		}
+		m.Parts = parts
+		out[i] = m
+	}
+	return out
+}
+
+// combine returns the fingerprint of a sequence of message hashes.
+func (c *cache) combine(hashes []uint64) uint64 {
+	var mh maphash.Hash
+	mh.SetSeed(c.seed)
+	var buf [8]byte
+	for _, h := range hashes {
+		binary.LittleEndian.PutUint64(buf[:], h)
+		mh.Write(buf[:])
 	}
 	return mh.Sum64()
+}
+
+// matches reports whether ms has the same content as the head and the
+// messages s covers. A message equal to the one remembered (processor.Equal, which
+// compares strings by pointer before their bytes) is accepted without
+// hashing; any other is hashed and compared with the remembered hash, so a
+// message that changed in place is always noticed, and one that differs
+// only in metadata is still accepted.
+func (c *cache) matches(ms []processor.Message, s span) bool {
+	if n := s.head + s.count; len(ms) != n || len(s.msgs) != n || len(s.hashes) != n {
+		return false
+	}
+	for i := range ms {
+		if processor.Equal(ms[i], s.msgs[i]) {
+			continue
+		}
+		if c.hash(ms[i]) != s.hashes[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // get returns the spans remembered under key, most recent first.
@@ -100,7 +211,7 @@ func (c *cache) put(key uint64, s span) {
 			if len(spans) == entriesPerKey {
 				break
 			}
-			if old.count != s.count || old.fp != s.fp {
+			if old.head != s.head || old.count != s.count || old.fp != s.fp {
 				spans = append(spans, old)
 			}
 		}
@@ -123,15 +234,28 @@ func (c *cache) len() int {
 	return c.order.Len()
 }
 
-// writeMessage feeds the content of m (not its metadata) to mh.
-func writeMessage(mh *maphash.Hash, m processor.Message) {
+// num feeds n to mh.
+func num(mh *maphash.Hash, n int) {
 	var buf [8]byte
-	num := func(n int) {
-		binary.LittleEndian.PutUint64(buf[:], uint64(n))
-		mh.Write(buf[:])
-	}
+	binary.LittleEndian.PutUint64(buf[:], uint64(n))
+	mh.Write(buf[:])
+}
+
+// keyChars is how much of each end of a text a cheap key reads.
+const keyChars = 32
+
+// writeMessage feeds the content of m (not its metadata) to mh. With
+// cheap, only the length and the first and last keyChars bytes of each
+// text are fed.
+func writeMessage(mh *maphash.Hash, m processor.Message, cheap bool) {
+	num := func(n int) { num(mh, n) }
 	str := func(s string) {
 		num(len(s))
+		if cheap && len(s) > 2*keyChars {
+			mh.WriteString(s[:keyChars])
+			mh.WriteString(s[len(s)-keyChars:])
+			return
+		}
 		mh.WriteString(s)
 	}
 	num(int(m.Kind))

@@ -40,6 +40,9 @@ func ParseMarker(m processor.Message) (summary string, ok bool) {
 		}
 		text = u.Contents[0].Text
 	}
+	if !strings.HasPrefix(text, Prefix) {
+		return "", false
+	}
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	rest, found := strings.CutPrefix(text, Prefix+"\n")
 	if !found {

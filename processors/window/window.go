@@ -306,7 +306,8 @@ func (w *Window) Compact(ctx context.Context, history []processor.Message) ([]pr
 type view struct {
 	msgs   []processor.Message
 	head   int
-	reused int // messages of the input the marker at msgs[head] stands for; 0 when none
+	reused int  // messages of the input the marker at msgs[head] stands for; 0 when none
+	span   span // the span reused (when reused > 0)
 	key    uint64
 }
 
@@ -324,14 +325,14 @@ func (w *Window) view(history []processor.Message) view {
 		if s.count < 1 || end > len(history)-1 || answers(history[end]) {
 			continue
 		}
-		if w.cache.fingerprint(history[head:end]) != s.fp {
+		if s.head != head || !w.cache.matches(history[:end], s) {
 			continue
 		}
 		out := make([]processor.Message, 0, len(history)-s.count+1)
 		out = append(out, history[:head]...)
 		out = append(out, s.marker)
 		out = append(out, history[end:]...)
-		v.msgs, v.reused = out, s.count
+		v.msgs, v.reused, v.span = out, s.count, s
 		return v
 	}
 	return v
@@ -451,7 +452,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		if key == 0 {
 			key = w.cache.key(history, head)
 		}
-		w.cache.put(key, span{count: covered, fp: w.cache.fingerprint(history[head : head+covered]), summary: summary, marker: marker})
+		w.cache.put(key, w.cache.newSpan(history[:head+covered], head, v.span.msgs, v.span.hashes, summary, marker))
 	}
 
 	ev.MessagesAfter = len(out)
