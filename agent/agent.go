@@ -272,6 +272,9 @@ func (t *turn) process(ctx context.Context) error {
 	if err == nil {
 		err = checkProcessed(out, t.history[len(t.history)-1])
 	}
+	if ce := (*processor.ChainError)(nil); errors.As(err, &ce) && ce.Position < 0 {
+		return fmt.Errorf("history given to the agent is invalid (processor.Repair fixes broken tool call/return pairs): %w", err)
+	}
 	if err != nil {
 		return fmt.Errorf("process history before request %d: %w", t.steps+1, err)
 	}

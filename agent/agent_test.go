@@ -771,3 +771,32 @@ func TestRunConcurrentRecorder(t *testing.T) {
 		t.Errorf("%d events, want %d", events, 5*n)
 	}
 }
+
+// A broken history given to Run is refused before any request, with an
+// error that names the broken pair and points to processor.Repair.
+func TestRunInvalidInputHistory(t *testing.T) {
+	dangling := []processor.Message{
+		processor.UserMessage("list"),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: "{}"}),
+	}
+	identity := processor.Func(func(_ context.Context, h []processor.Message) ([]processor.Message, error) { return h, nil })
+	tests := []struct {
+		name string
+		opts []agent.Option
+	}{
+		{"no processors", nil},
+		{"two processors", []agent.Option{agent.WithProcessors(identity, identity)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := model.NewRecorder(model.RespondText("never"))
+			_, err := agent.New(rec, tt.opts...).Run(context.Background(), dangling, "go on")
+			if !errors.Is(err, processor.ErrUnansweredToolCall) || !strings.Contains(err.Error(), "processor.Repair") {
+				t.Fatalf("err = %v, want ErrUnansweredToolCall with a hint to processor.Repair", err)
+			}
+			if n := len(rec.Calls()); n != 0 {
+				t.Errorf("%d requests sent, want none", n)
+			}
+		})
+	}
+}
