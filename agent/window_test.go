@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/abridge-go/abridge/agent"
@@ -18,7 +19,9 @@ var _ agent.Compactor = (*window.Window)(nil)
 func TestRunWindowAsCompactor(t *testing.T) {
 	var history []processor.Message
 	for i := range 10 {
-		history = append(history, processor.UserMessage(fmt.Sprintf("question %d", i)), processor.TextMessage(fmt.Sprintf("answer %d", i)))
+		// Answers long enough that a summary is smaller than what it
+		// replaces: the window never compacts into a bigger request.
+		history = append(history, processor.UserMessage(fmt.Sprintf("question %d", i)), processor.TextMessage(strings.Repeat(fmt.Sprintf("answer %d. ", i), 100)))
 	}
 	var windowEvents []window.EventType
 	w := window.New(window.Options{OnEvent: func(_ context.Context, e window.Event) { windowEvents = append(windowEvents, e.Type) }})
