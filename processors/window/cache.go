@@ -58,6 +58,7 @@ type cache struct {
 type cacheItem struct {
 	key   uint64
 	spans []span // most recent first
+	wait  int    // compact again only a middle of at least this many characters
 }
 
 func newCache(size int) *cache {
@@ -216,15 +217,52 @@ func (c *cache) put(key uint64, s span) {
 			}
 		}
 		it.spans = spans
+		it.wait = 0
 		c.order.MoveToFront(el)
 		return
 	}
 	c.items[key] = c.order.PushFront(&cacheItem{key: key, spans: []span{s}})
+	c.evict()
+}
+
+// evict forgets the least recently used conversations beyond the size.
+func (c *cache) evict() {
 	for c.order.Len() > c.size {
 		last := c.order.Back()
 		c.order.Remove(last)
 		delete(c.items, last.Value.(*cacheItem).key)
 	}
+}
+
+// wait returns the size a middle must reach before this conversation is
+// compacted again (0: no wait).
+func (c *cache) wait(key uint64) int {
+	if c.size <= 0 {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		return el.Value.(*cacheItem).wait
+	}
+	return 0
+}
+
+// setWait remembers that a middle smaller than n characters is not worth
+// compacting in this conversation.
+func (c *cache) setWait(key uint64, n int) {
+	if c.size <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		el.Value.(*cacheItem).wait = n
+		c.order.MoveToFront(el)
+		return
+	}
+	c.items[key] = c.order.PushFront(&cacheItem{key: key, wait: n})
+	c.evict()
 }
 
 // len returns the number of conversations remembered.

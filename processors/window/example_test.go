@@ -21,7 +21,7 @@ func Example() {
 		id := fmt.Sprintf("call_%d", i)
 		h = append(h,
 			processor.NewResponse(processor.ToolCall{ToolCallID: id, ToolName: "bash", Args: fmt.Sprintf(`{"command":"sed -i s/Foo/Bar/ pkg/x/f%d.go"}`, i)}),
-			processor.NewRequest(processor.ToolReturn{ToolCallID: id, ToolName: "bash", Content: "ok"}))
+			processor.NewRequest(processor.ToolReturn{ToolCallID: id, ToolName: "bash", Content: fmt.Sprintf("pkg/x/f%d.go:\n%s", i, strings.Repeat("-\tFoo()\n+\tBar()\n", 20))}))
 	}
 	w := window.New(window.Options{MaxMessages: 8})
 	out, err := w.Process(context.Background(), h)

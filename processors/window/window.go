@@ -14,6 +14,7 @@ package window
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,9 +53,13 @@ const (
 var (
 	// ErrEmptySummary: the summarizer returned only white space.
 	ErrEmptySummary = errors.New("empty summary")
-	// ErrSummaryTooLarge: the summary is not smaller than the messages it
-	// would replace.
+	// ErrSummaryTooLarge: the summary marker is not smaller than the
+	// messages it would replace.
 	ErrSummaryTooLarge = errors.New("summary not smaller than the messages it replaces")
+	// ErrNoSmallerSummary: no summary marker, not even a digest sized to
+	// fit, is smaller than the messages it would replace, so nothing was
+	// compacted.
+	ErrNoSmallerSummary = errors.New("no summary smaller than the messages it would replace")
 	// ErrCircuitOpen: the summarizer failed too often in a row and is not
 	// called until the cool-down has passed.
 	ErrCircuitOpen = errors.New("summarizer circuit open")
@@ -127,7 +132,11 @@ const (
 	// duration, Fallback).
 	EventFinished
 	// EventFailed: the summarizer's summary was not used (Err, Reason);
-	// the fallback's was.
+	// the fallback's was. When no summary could be made smaller than the
+	// messages it would replace (Err is ErrNoSmallerSummary), nothing was
+	// compacted: EventFailed then ends the compaction (no EventFinished),
+	// with MessagesAfter and TokensAfter measuring the history returned
+	// unchanged.
 	EventFailed
 )
 
@@ -168,7 +177,8 @@ type Event struct {
 	// Fallback is true when the summary came from the fallback.
 	Fallback bool
 	// Reason names the failure briefly: "timeout", "summarizer error",
-	// "empty summary", "summary too large", "circuit open" (EventFailed).
+	// "empty summary", "summary too large", "circuit open", or "no smaller
+	// summary" when nothing was compacted (EventFailed).
 	Reason string
 }
 
@@ -185,6 +195,7 @@ type Window struct {
 	tokenTrigger int // estimated tokens that trigger; 0 disables
 	keepTurns    int
 	timeout      time.Duration
+	framing      int // characters of a marker without its summary
 
 	breakerFailures int
 	breakerCooldown time.Duration
@@ -214,6 +225,7 @@ func New(opts Options) *Window {
 		now:             opts.Now,
 		logger:          opts.Logger,
 		onEvent:         opts.OnEvent,
+		framing:         processor.Chars(Marker("")),
 	}
 	if w.sum == nil {
 		w.sum = w.digest
@@ -427,6 +439,16 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		fresh = append(fresh, m)
 	}
 	prev := strings.Join(previous, "\n\n")
+	key := v.key
+	if key == 0 {
+		key = w.cache.key(history, head)
+	}
+	if !force && replaced < w.cache.wait(key) {
+		// No summary could be made smaller than a middle like this one
+		// lately: wait until it has grown.
+		w.logger.Debug("window: middle too small to compact yet", zap.Int("middle_chars", replaced))
+		return h, nil
+	}
 	ev := Event{
 		MessagesBefore: len(history),
 		TokensBefore:   processor.EstimateTokens(history),
@@ -438,6 +460,18 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	if err != nil {
 		return nil, err
 	}
+	if failure != nil && errors.Is(failure.err, ErrNoSmallerSummary) {
+		// Compacting would make the request bigger: send it as it is, and
+		// do not try again before the middle has grown.
+		w.cache.setWait(key, replaced+max(replaced/2, w.framing))
+		failed := ev
+		failed.MessagesAfter, failed.TokensAfter = len(h), processor.EstimateTokens(h)
+		failed.Err, failed.Reason, failed.Duration = failure.err, failure.reason, failure.took
+		w.emit(ctx, EventFailed, failed)
+		w.logger.Warn("window: not compacted, no summary smaller than the middle",
+			zap.Int("middle_chars", replaced), zap.Int("marker_framing_chars", w.framing))
+		return h, nil
+	}
 	fallback := failure != nil
 	marker := Marker(summary)
 	out[head] = marker
@@ -448,10 +482,6 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		covered += v.reused - 1
 	}
 	if head+covered <= len(history) {
-		key := v.key
-		if key == 0 {
-			key = w.cache.key(history, head)
-		}
 		w.cache.put(key, w.cache.newSpan(history[:head+covered], head, v.span.msgs, v.span.hashes, summary, marker))
 	}
 
@@ -483,13 +513,27 @@ type failure struct {
 
 // summarize returns the summary of fresh merged with prev, from the
 // summarizer or, when it cannot be used, from the fallback (then failure
-// says why). It fails only when ctx is done.
+// says why). Whatever its source, the summary's marker is smaller than
+// replaced (the characters of the messages it replaces): when neither the
+// summarizer's nor the fallback's is, a digest sized to fit is used, and
+// when even that is not smaller, failure.err is ErrNoSmallerSummary and
+// nothing should be compacted. It fails only when ctx is done.
 func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, replaced int) (string, *failure, error) {
+	fits := func(s string) bool {
+		return strings.TrimSpace(s) != "" && processor.Chars(Marker(s)) < replaced
+	}
 	if len(fresh) == 0 {
 		// Only markers in the middle: merge their summaries as they are.
-		return prev, nil, nil
+		if fits(prev) {
+			return prev, nil, nil
+		}
+		return "", &failure{err: ErrNoSmallerSummary, reason: "no smaller summary"}, nil
 	}
 	began := w.now()
+	if w.framing >= replaced {
+		// Even an empty summary would not be smaller: do not call anyone.
+		return "", &failure{err: ErrNoSmallerSummary, reason: "no smaller summary"}, nil
+	}
 	var reason string
 	var err error
 	if w.breakerOpen() {
@@ -509,7 +553,7 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 			reason = "summarizer error"
 		case strings.TrimSpace(s) == "":
 			reason, err = "empty summary", ErrEmptySummary
-		case len(s) >= replaced:
+		case !fits(s):
 			reason, err = "summary too large", ErrSummaryTooLarge
 		}
 		w.record(err == nil)
@@ -521,13 +565,23 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 	w.logger.Warn("window: summary not used, falling back", zap.String("reason", reason), zap.Error(err))
 
 	s, ferr := w.fallback.Summarize(ctx, fresh, prev)
-	if ferr != nil || strings.TrimSpace(s) == "" {
-		if ferr != nil {
-			w.logger.Warn("window: fallback failed, using the digest", zap.Error(ferr))
-		}
-		s, _ = w.digest.Summarize(ctx, fresh, prev)
+	if ferr != nil {
+		w.logger.Warn("window: fallback failed, using the digest", zap.Error(ferr))
 	}
-	return strings.TrimSpace(s), f, nil
+	if ferr == nil && fits(s) {
+		return strings.TrimSpace(s), f, nil
+	}
+	// A digest bounded by what the middle leaves once the marker's framing
+	// is paid for.
+	if budget := replaced - w.framing - 1; budget > 0 {
+		s, _ = summarizer.NewDigest(summarizer.DigestOptions{MaxChars: budget}).Summarize(ctx, fresh, prev)
+		if fits(s) {
+			return strings.TrimSpace(s), f, nil
+		}
+	}
+	f.err = fmt.Errorf("%w (after %s: %w)", ErrNoSmallerSummary, reason, err)
+	f.reason = "no smaller summary"
+	return "", f, nil
 }
 
 // breakerOpen reports whether the summarizer is resting after repeated

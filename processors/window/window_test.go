@@ -171,20 +171,20 @@ func TestSplit(t *testing.T) {
 			name: "tail moved back so a pair is not split",
 			opts: Options{MaxMessages: 8},
 			// 4 kept messages would start with a tool return.
-			history: append(conversation(5, 10), text("done"), user("thanks"), user("and more")),
+			history: append(conversation(5, 200), text("done"), user("thanks"), user("and more")),
 			want:    "SUAMCRAUU",
 		},
 		{
 			name: "long first run: head bounded to the leading requests",
 			opts: Options{MaxMessages: 8},
 			history: append([]processor.Message{processor.SystemMessage("sys"), user("task")},
-				append(toolLoop(0, 8, 10), text("done"), user("next"))...),
+				append(toolLoop(0, 8, 200), text("done"), user("next"))...),
 			want: "SUMCRAU",
 		},
 		{
 			name: "user turns",
 			opts: Options{MaxMessages: 8, KeepUserTurns: 1},
-			history: append(append(conversation(6, 10), text("ok"), user("now the docs")),
+			history: append(append(conversation(6, 200), text("ok"), user("now the docs")),
 				toolLoop(10, 1, 10)...),
 			want: "SUAMUCR",
 		},
@@ -466,7 +466,7 @@ func TestBreakerClosesOnSuccess(t *testing.T) {
 // --- Compact ------------------------------------------------------------------
 
 func TestCompactForces(t *testing.T) {
-	h := conversation(3, 100) // 10 messages: far below the trigger
+	h := conversation(3, 400) // 10 messages: far below the trigger
 	w := New(Options{})
 	out, err := w.Compact(context.Background(), h)
 	if err != nil {
