@@ -83,7 +83,7 @@ func backToPair(h []processor.Message, start, floor int) int {
 
 // userTurnStart returns the start of the last k user turns after head: the
 // index of the k-th last request holding a user prompt that is not a
-// marker. It returns head when there are fewer than k such turns.
+// marker. It returns -1 when there are fewer than k such turns.
 func userTurnStart(h []processor.Message, head, k int) int {
 	n := 0
 	for i := len(h) - 1; i >= head; i-- {
@@ -101,7 +101,7 @@ func userTurnStart(h []processor.Message, head, k int) int {
 			return i
 		}
 	}
-	return head
+	return -1
 }
 
 // tokens returns the estimated tokens of messages, without any anchor.

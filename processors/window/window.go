@@ -95,7 +95,9 @@ type Options struct {
 	// KeepUserTurns, when positive, makes the tail the last KeepUserTurns
 	// user turns and everything after them, instead of the last
 	// max(4, MaxMessages/2) messages. With fewer user turns than that
-	// after the head, nothing is compacted.
+	// after the head, or when those turns leave fewer than 2 messages to
+	// compact (one long turn, say), the tail is the last
+	// max(4, MaxMessages/2) messages as without it.
 	KeepUserTurns int
 	// Timeout bounds each Summarizer call; 0 means DefaultTimeout (90s).
 	Timeout time.Duration
@@ -360,14 +362,17 @@ func (w *Window) triggered(h []processor.Message) bool {
 
 // tailStart returns where the tail of h begins, the head ending at head.
 func (w *Window) tailStart(h []processor.Message, head int, force bool) int {
-	var start int
+	start, byTurns := len(h)-w.keep, false
 	if w.keepTurns > 0 {
-		start = userTurnStart(h, head, w.keepTurns)
-	} else {
-		start = len(h) - w.keep
+		// The last user turns, unless there are too few of them after the
+		// head or they leave nothing to compact (one long turn): then the
+		// count split above.
+		if s := userTurnStart(h, head, w.keepTurns); s >= 0 && s-head >= 2 {
+			start, byTurns = s, true
+		}
 	}
 	start = backToPair(h, max(start, head), head)
-	if w.tokenTrigger > 0 && w.keepTurns <= 0 {
+	if w.tokenTrigger > 0 && !byTurns {
 		// Shorten the tail until it fits in half the trigger, leaving room
 		// to grow before the next compaction, down to 4 messages; then,
 		// while it alone is still over the trigger, down to the last

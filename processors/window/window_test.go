@@ -189,6 +189,20 @@ func TestSplit(t *testing.T) {
 			want: "SUAMUCR",
 		},
 		{
+			name: "user turns: one long turn falls back to the count split",
+			opts: Options{MaxMessages: 8, KeepUserTurns: 1},
+			// A single user turn after the head, 16 tool pairs long.
+			history: conversation(8, 200),
+			want:    "SUAMCRCR",
+		},
+		{
+			name: "user turns: fewer turns than kept falls back to the count split",
+			opts: Options{MaxMessages: 8, KeepUserTurns: 3},
+			history: append(append(conversation(6, 200), text("ok"), user("now the docs")),
+				toolLoop(10, 2, 200)...),
+			want: "SUAMCRCR",
+		},
+		{
 			name:    "middle too small",
 			opts:    Options{MaxMessages: 5},
 			history: []processor.Message{processor.SystemMessage("s"), user("u"), text("a"), user("u2"), text("a2"), user("u3")},
