@@ -3,7 +3,6 @@ package summarizer
 import (
 	"encoding/json"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
@@ -396,14 +395,35 @@ func cleanPath(p string) string {
 	return p
 }
 
-// candidateRE finds tokens that may be paths.
-var candidateRE = regexp.MustCompile(`[A-Za-z0-9_~./@+-]+`)
+// isPathByte reports whether c may be part of a path-like token: an ASCII
+// letter or digit or one of _ ~ . / @ + -.
+func isPathByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	switch c {
+	case '_', '~', '.', '/', '@', '+', '-':
+		return true
+	}
+	return false
+}
 
-// pathTokens returns the path-like tokens of text, in order.
+// pathTokens returns the path-like tokens of text, in order: the maximal
+// runs of path bytes (see isPathByte) that look like paths.
 func pathTokens(text string) []string {
 	var out []string
-	for _, t := range candidateRE.FindAllString(text, -1) {
-		t = strings.TrimRight(t, ".-")
+	for i := 0; i < len(text); {
+		if !isPathByte(text[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isPathByte(text[j]) {
+			j++
+		}
+		t := strings.TrimRight(text[i:j], ".-")
+		i = j
 		if len(t) < 3 || strings.HasPrefix(t, "//") || strings.HasPrefix(t, "@") || strings.HasSuffix(t, "/") {
 			continue
 		}

@@ -1,8 +1,11 @@
 package window
 
 import (
+	"cmp"
 	"context"
+	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -120,6 +123,36 @@ func replay(t *testing.T, w *Window, ev *events, msgs []processor.Message, full 
 	return res
 }
 
+// replaySubset is how many of the shared transcripts (the longest) are
+// replayed under the race detector or in -short mode.
+const replaySubset = 3
+
+// replayFiles returns the shared transcripts to replay: all of them, or,
+// under the race detector or in -short mode, the replaySubset longest (by
+// size), which keeps the run proportionate while still replaying the
+// conversations that compact the most.
+func replayFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !raceBuild && !testing.Short() {
+		return files
+	}
+	size := func(f string) int64 {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	slices.SortFunc(files, func(a, b string) int { return cmp.Compare(size(b), size(a)) })
+	files = files[:min(replaySubset, len(files))]
+	t.Logf("race detector or -short: replaying the %d longest shared transcripts only", len(files))
+	return files
+}
+
 // TestReplayCost replays real transcripts in both modes and checks that
 // each message is summarized about once, that outputs are stable between
 // compactions, and that every request is valid.
@@ -132,7 +165,7 @@ func TestReplayCost(t *testing.T) {
 	}
 	sets := []set{{"count", transcripts.Shipped(t), 6, 0}}
 	if dir, ok := transcripts.SharedDir(); ok {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		files := replayFiles(t, dir)
 		sets = append(sets, set{"count", files, 0, 0}, set{"tokens", files, -1, 20000})
 	} else {
 		t.Logf("shared transcripts not found at %s: replaying the shipped ones only", dir)

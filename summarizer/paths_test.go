@@ -1,0 +1,49 @@
+package summarizer
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// pathTokensRE is the reference pathTokens is checked against: the same
+// token rule written as a regular expression.
+func pathTokensRE(text string) []string {
+	var out []string
+	for _, t := range regexp.MustCompile(`[A-Za-z0-9_~./@+-]+`).FindAllString(text, -1) {
+		t = strings.TrimRight(t, ".-")
+		if len(t) < 3 || strings.HasPrefix(t, "//") || strings.HasPrefix(t, "@") || strings.HasSuffix(t, "/") {
+			continue
+		}
+		if looksLikePath(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func TestPathTokensScanner(t *testing.T) {
+	for _, text := range []string{
+		"",
+		"edit pkg/x/fix.go and ./run.sh, then ~/notes.md.",
+		"Traceback: File \"/usr/lib/python3/site.py\", line 3\n  at src/main.rs:12:4",
+		"naïve/ünïcode/päth.go x/é.py «a/b.txt» --flag=/etc/hosts",
+		"//comment.go @scope/pkg.json a.b. ../.. .- ---x.go-- /a/b/ ab",
+		strings.Repeat("word ", 50) + "internal/transcripts/load.go",
+	} {
+		if diff := cmp.Diff(pathTokensRE(text), pathTokens(text)); diff != "" {
+			t.Errorf("pathTokens(%q) (-want +got):\n%s", text, diff)
+		}
+	}
+}
+
+func FuzzPathTokens(f *testing.F) {
+	f.Add("see pkg/x/fix.go and /etc/hosts")
+	f.Fuzz(func(t *testing.T, text string) {
+		if diff := cmp.Diff(pathTokensRE(text), pathTokens(text)); diff != "" {
+			t.Errorf("pathTokens(%q) (-want +got):\n%s", text, diff)
+		}
+	})
+}
