@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -34,6 +35,7 @@ type span struct {
 	count   int
 	fp      uint64
 	msgs    []processor.Message
+	plain   []bool // msgs[i] holds no slice but its parts (see owned)
 	hashes  []uint64
 	summary string
 	marker  processor.Message
@@ -105,11 +107,16 @@ func (c *cache) newSpan(ms []processor.Message, head int, knownMsgs []processor.
 	msgs := make([]processor.Message, 0, len(ms))
 	msgs = append(msgs, knownMsgs[:n]...)
 	msgs = append(msgs, owned(ms[n:])...)
+	plain := make([]bool, len(msgs))
+	for i, m := range msgs {
+		plain[i] = plainParts(m)
+	}
 	return span{
 		head:    head,
 		count:   len(ms) - head,
 		fp:      c.combine(hashes),
 		msgs:    msgs,
+		plain:   plain,
 		hashes:  hashes,
 		summary: summary,
 		marker:  marker,
@@ -119,7 +126,9 @@ func (c *cache) newSpan(ms []processor.Message, head int, knownMsgs []processor.
 // owned returns copies of ms that share no slice with them (parts, byte
 // slices and content lists are copied; strings, being immutable, are
 // shared), so that a host changing its messages in place cannot change
-// what the cache compares them with.
+// what the cache compares them with. A part without slices keeps the very
+// interface value it had: the value boxed in it cannot be changed, so
+// finding the same box again later proves the same content (see sameRef).
 func owned(ms []processor.Message) []processor.Message {
 	out := make([]processor.Message, len(ms))
 	for i, m := range ms {
@@ -134,12 +143,14 @@ func owned(ms []processor.Message) []processor.Message {
 						cs[k] = c
 					}
 					q.Contents = cs
+					p = q
 				}
-				p = q
 			case processor.ToolReturn:
-				q.JSON = bytes.Clone(q.JSON)
-				q.Contents = slices.Clone(q.Contents)
-				p = q
+				if q.JSON != nil || q.Contents != nil {
+					q.JSON = bytes.Clone(q.JSON)
+					q.Contents = slices.Clone(q.Contents)
+					p = q
+				}
 			}
 			parts[j] = p
 		}
@@ -147,6 +158,50 @@ func owned(ms []processor.Message) []processor.Message {
 		out[i] = m
 	}
 	return out
+}
+
+// plainParts reports whether no part of m holds a slice (whose array the
+// host could change in place while the part's box stays the same).
+func plainParts(m processor.Message) bool {
+	for _, p := range m.Parts {
+		switch q := p.(type) {
+		case processor.UserPrompt:
+			if q.Contents != nil {
+				return false
+			}
+		case processor.ToolReturn:
+			if q.JSON != nil || q.Contents != nil {
+				return false
+			}
+		case processor.SystemPrompt, processor.RetryPrompt, processor.Text, processor.ToolCall, processor.Thinking:
+		default:
+			return false // a part type this check does not know
+		}
+	}
+	return true
+}
+
+// iface is the layout of an interface value: its type and its data word.
+type iface struct {
+	typ, data unsafe.Pointer
+}
+
+// sameRef reports whether a holds the very parts of b (the same boxed
+// values, compared by their words, not their contents), the same kind and
+// refusal: then, b's parts being plain (plainParts), a has b's content. It
+// is the fast path of matches, reading no part's content.
+func sameRef(a, b *processor.Message) bool {
+	if a.Kind != b.Kind || len(a.Parts) != len(b.Parts) || a.Refusal != b.Refusal {
+		return false
+	}
+	for j := range a.Parts {
+		x := (*iface)(unsafe.Pointer(&a.Parts[j]))
+		y := (*iface)(unsafe.Pointer(&b.Parts[j]))
+		if x.typ != y.typ || x.data != y.data {
+			return false
+		}
+	}
+	return true
 }
 
 // combine returns the fingerprint of a sequence of message hashes.
@@ -168,11 +223,11 @@ func (c *cache) combine(hashes []uint64) uint64 {
 // message that changed in place is always noticed, and one that differs
 // only in metadata is still accepted.
 func (c *cache) matches(ms []processor.Message, s span) bool {
-	if n := s.head + s.count; len(ms) != n || len(s.msgs) != n || len(s.hashes) != n {
+	if n := s.head + s.count; len(ms) != n || len(s.msgs) != n || len(s.hashes) != n || len(s.plain) != n {
 		return false
 	}
 	for i := range ms {
-		if processor.Equal(ms[i], s.msgs[i]) {
+		if (s.plain[i] && sameRef(&ms[i], &s.msgs[i])) || processor.Equal(ms[i], s.msgs[i]) {
 			continue
 		}
 		if c.hash(ms[i]) != s.hashes[i] {
