@@ -160,3 +160,24 @@ func TestSizedDigestFallback(t *testing.T) {
 		t.Errorf("failed reason %q", f.Reason)
 	}
 }
+
+// TestCompactForcesTinyMiddle checks that Compact, asked explicitly,
+// compacts a middle smaller than any marker, and says so.
+func TestCompactForcesTinyMiddle(t *testing.T) {
+	var ev events
+	w := New(Options{OnEvent: ev.on})
+	h := conversation(4, 10)
+	out, err := w.Compact(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(roles(out), "M") || len(out) >= len(h) {
+		t.Errorf("roles %s: want a marker and fewer than %d messages", roles(out), len(h))
+	}
+	if diff := cmp.Diff([]EventType{EventStarted, EventFailed, EventFinished}, ev.types()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if f := ev.last(EventFailed); !errors.Is(f.Err, ErrNoSmallerSummary) {
+		t.Errorf("failed event error %v", f.Err)
+	}
+}

@@ -8,7 +8,9 @@
 // than summarized again, a per-conversation cache makes each message be
 // summarized about once even when the host keeps its full history, and a
 // summarizer that fails or times out falls back to an offline digest, so a
-// user's request never fails because of the summary.
+// user's request never fails because of the summary. An automatic
+// compaction never makes the request bigger: a marker must be smaller than
+// the messages it replaces, or nothing is compacted.
 package window
 
 import (
@@ -303,7 +305,10 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 // Compact compacts history now, whatever the triggers say (for example
 // after the provider reported a context overflow). When the usual tail
 // leaves fewer than 2 messages to compact, it keeps only the last request
-// (with the call it answers, if any). When there is still nothing to
+// (with the call it answers, if any). Unlike Process, it compacts even a
+// middle smaller than any summary marker, with the smallest digest (it then
+// reports EventFailed with ErrNoSmallerSummary before EventFinished): the
+// result has fewer messages, though not fewer characters. When there is still nothing to
 // compact, it returns history (with any remembered compaction applied)
 // unchanged.
 func (w *Window) Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error) {
@@ -461,11 +466,11 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	w.emit(ctx, EventStarted, ev)
 
-	summary, failure, err := w.summarize(ctx, fresh, prev, replaced)
+	summary, failure, err := w.summarize(ctx, fresh, prev, replaced, force)
 	if err != nil {
 		return nil, err
 	}
-	if failure != nil && errors.Is(failure.err, ErrNoSmallerSummary) {
+	if failure != nil && errors.Is(failure.err, ErrNoSmallerSummary) && (!force || summary == "") {
 		// Compacting would make the request bigger: send it as it is, and
 		// do not try again before the middle has grown.
 		w.cache.setWait(key, replaced+max(replaced/2, w.framing))
@@ -522,20 +527,22 @@ type failure struct {
 // replaced (the characters of the messages it replaces): when neither the
 // summarizer's nor the fallback's is, a digest sized to fit is used, and
 // when even that is not smaller, failure.err is ErrNoSmallerSummary and
-// nothing should be compacted. It fails only when ctx is done.
-func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, replaced int) (string, *failure, error) {
+// nothing should be compacted, unless force is set: then the smallest
+// summary found is returned with that failure (a forced compaction still
+// leaves fewer messages). It fails only when ctx is done.
+func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, replaced int, force bool) (string, *failure, error) {
 	fits := func(s string) bool {
 		return strings.TrimSpace(s) != "" && processor.Chars(Marker(s)) < replaced
 	}
 	if len(fresh) == 0 {
 		// Only markers in the middle: merge their summaries as they are.
-		if fits(prev) {
+		if fits(prev) || (force && strings.TrimSpace(prev) != "") {
 			return prev, nil, nil
 		}
 		return "", &failure{err: ErrNoSmallerSummary, reason: "no smaller summary"}, nil
 	}
 	began := w.now()
-	if w.framing >= replaced {
+	if w.framing >= replaced && !force {
 		// Even an empty summary would not be smaller: do not call anyone.
 		return "", &failure{err: ErrNoSmallerSummary, reason: "no smaller summary"}, nil
 	}
@@ -577,16 +584,25 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		return strings.TrimSpace(s), f, nil
 	}
 	// A digest bounded by what the middle leaves once the marker's framing
-	// is paid for.
-	if budget := replaced - w.framing - 1; budget > 0 {
+	// is paid for (for a forced compaction, at least a small one).
+	budget := replaced - w.framing - 1
+	if force {
+		budget = max(budget, 1)
+	}
+	var best string
+	if budget > 0 {
 		s, _ = summarizer.NewDigest(summarizer.DigestOptions{MaxChars: budget}).Summarize(ctx, fresh, prev)
 		if fits(s) {
 			return strings.TrimSpace(s), f, nil
 		}
+		best = strings.TrimSpace(s)
 	}
 	f.err = fmt.Errorf("%w (after %s: %w)", ErrNoSmallerSummary, reason, err)
 	f.reason = "no smaller summary"
-	return "", f, nil
+	if !force {
+		best = ""
+	}
+	return best, f, nil
 }
 
 // breakerOpen reports whether the summarizer is resting after repeated
