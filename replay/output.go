@@ -13,7 +13,10 @@ import (
 )
 
 // WriteTable writes the report as an aligned table: the settings, one row
-// per transcript, a row of totals, and the naive baseline.
+// per transcript, a row of totals, and the naive baseline. Prompt sizes are
+// shown before → after (without abridge → what is sent): the largest and
+// the mean estimated tokens, the mean characters, and the reduction of the
+// mean characters sent.
 func (r *Report) WriteTable(w io.Writer) error {
 	o := r.Options
 	if _, err := fmt.Fprintf(w, "mode %s, summarizer %s, max messages %s, context window %s, trigger %s, trim %s\n\n",
@@ -28,11 +31,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	pad := func(s string) string { return s + strings.Repeat(" ", width-utf8.RuneCountInString(s)) }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, pad("transcript")+"\tmsgs\treqs\tcompact\tsumm calls\tsumm in/size\tmax tok before\tmax tok after\tmean tok before\tmean tok after\tcache reuse\tµs/req\tcpu µs/req\tfidelity\tinvalid\t")
+	fmt.Fprintln(tw, pad("transcript")+"\tmsgs\treqs\tcompact\tsumm calls\tsumm in/size\tmax tokens\tmean tokens\tmean chars\treduction\tcache reuse\tµs/req\tcpu µs/req\tfidelity\tinvalid\t")
 	row := func(name string, x Result) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.3f\t%d\t%d\t%.0f\t%.0f\t%.3f\t%.1f\t%.1f\t%.3f\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.3f\t%d → %d\t%.0f → %.0f\t%.0f → %.0f\t%.1f%%\t%.3f\t%.1f\t%.1f\t%.3f\t%d\t\n",
 			pad(name), x.Messages, x.Requests, x.Compactions, x.SummarizerCalls+x.FallbackCalls, x.SummarizerRatio(),
 			x.MaxTokensBefore, x.MaxTokensAfter, x.MeanTokensBefore, x.MeanTokensAfter,
+			x.MeanPromptCharsBefore, x.MeanPromptCharsAfter, 100*reduction(x.MeanPromptCharsBefore, x.MeanPromptCharsAfter),
 			x.CacheReuse, micros(x.PerRequest), micros(x.PerRequestCPU), x.Fidelity, x.InvalidRequests)
 	}
 	for _, x := range r.Results {
@@ -61,6 +65,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 		_, err = fmt.Fprintf(w, "first invalid request: %s\n", t.FirstError)
 	}
 	return err
+}
+
+// reduction returns the share of before that after saves, 0 when before is 0.
+func reduction(before, after float64) float64 {
+	if before <= 0 {
+		return 0
+	}
+	return 1 - after/before
 }
 
 // WriteJSON writes the report as indented JSON, series included.

@@ -70,9 +70,12 @@ func TestChat(t *testing.T) {
 func TestChatWindow(t *testing.T) {
 	f := newFakeOpenAI(t)
 	var lines []string
+	// Messages long enough that a summary is smaller than what it
+	// replaces: the window never compacts into a bigger request.
 	for i := range 6 {
-		lines = append(lines, "message number "+string(rune('a'+i)))
+		lines = append(lines, "message number "+string(rune('a'+i))+strings.Repeat(" with some padding", 60))
 	}
+	f.summary = "SUMMARY: short."
 	r := runCLI(t, f.env("ABRIDGE_MAX_MESSAGES", "4"), strings.Join(lines, "\n"), "chat")
 	if r.code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
