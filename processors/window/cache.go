@@ -23,8 +23,8 @@ const entriesPerKey = 4
 // span is a compacted stretch of a history and the summary that replaced
 // it: the count messages right after the head (the first head messages),
 // whose fingerprint is fp. It keeps the head and the covered messages as
-// they were seen (msgs, copies that share no slice with the host's) and
-// the content hash of each (hashes), so that checking a later history
+// they were seen (in chunks: copies that share no slice with the host's)
+// and the content hash of each, so that checking a later history
 // against it costs a comparison per message that is almost free while the
 // host passes the very same messages (same strings), and a hash only of a
 // message that differs from the one remembered. The messages are kept, not
@@ -34,9 +34,7 @@ type span struct {
 	head    int
 	count   int
 	fp      uint64
-	msgs    []processor.Message
-	plain   []bool // msgs[i] holds no slice but its parts (see owned)
-	hashes  []uint64
+	chunks  []*chunk // the head and covered messages, in order
 	summary string
 	marker  processor.Message
 }
@@ -92,32 +90,43 @@ func (c *cache) hash(m processor.Message) uint64 {
 	return mh.Sum64()
 }
 
+// chunk is a run of remembered messages: copies that share no slice with
+// the host's (see owned), whether each holds no slice but its parts (see
+// plainParts), and the content hash of each. A chunk never changes once
+// made, so later spans of a conversation share the chunks of earlier ones
+// and remembering a new span costs only its new messages.
+type chunk struct {
+	msgs   []processor.Message
+	plain  []bool
+	hashes []uint64
+}
+
 // newSpan returns the span whose first head messages are the head and
-// the rest the covered ones, replaced by summary and marker. The first
-// len(known) messages of ms are known to be the messages knownMsgs, with
-// the content hashes known (checked against an earlier span by matches);
-// only the others are copied and hashed.
-func (c *cache) newSpan(ms []processor.Message, head int, knownMsgs []processor.Message, known []uint64, summary string, marker processor.Message) span {
-	n := min(len(known), len(knownMsgs), len(ms))
-	hashes := make([]uint64, len(ms))
-	copy(hashes, known[:n])
-	for i := n; i < len(ms); i++ {
-		hashes[i] = c.hash(ms[i])
+// the rest the covered ones, replaced by summary and marker. When known
+// (the span the history was found to match, or the zero span) covers a
+// prefix of ms, its chunks are shared and only the other messages are
+// copied and hashed.
+func (c *cache) newSpan(ms []processor.Message, head int, known span, summary string, marker processor.Message) span {
+	var chunks []*chunk
+	n := 0
+	if k := known.head + known.count; known.chunks != nil && k <= len(ms) {
+		chunks = append(chunks, known.chunks...)
+		n = k
 	}
-	msgs := make([]processor.Message, 0, len(ms))
-	msgs = append(msgs, knownMsgs[:n]...)
-	msgs = append(msgs, owned(ms[n:])...)
-	plain := make([]bool, len(msgs))
-	for i, m := range msgs {
-		plain[i] = plainParts(m)
+	if n < len(ms) {
+		rest := ms[n:]
+		ch := &chunk{msgs: owned(rest), plain: make([]bool, len(rest)), hashes: make([]uint64, len(rest))}
+		for i, m := range rest {
+			ch.plain[i] = plainParts(m)
+			ch.hashes[i] = c.hash(m)
+		}
+		chunks = append(chunks, ch)
 	}
 	return span{
 		head:    head,
 		count:   len(ms) - head,
-		fp:      c.combine(hashes),
-		msgs:    msgs,
-		plain:   plain,
-		hashes:  hashes,
+		fp:      c.combine(chunks),
+		chunks:  chunks,
 		summary: summary,
 		marker:  marker,
 	}
@@ -205,13 +214,15 @@ func sameRef(a, b *processor.Message) bool {
 }
 
 // combine returns the fingerprint of a sequence of message hashes.
-func (c *cache) combine(hashes []uint64) uint64 {
+func (c *cache) combine(chunks []*chunk) uint64 {
 	var mh maphash.Hash
 	mh.SetSeed(c.seed)
 	var buf [8]byte
-	for _, h := range hashes {
-		binary.LittleEndian.PutUint64(buf[:], h)
-		mh.Write(buf[:])
+	for _, ch := range chunks {
+		for _, h := range ch.hashes {
+			binary.LittleEndian.PutUint64(buf[:], h)
+			mh.Write(buf[:])
+		}
 	}
 	return mh.Sum64()
 }
@@ -223,18 +234,26 @@ func (c *cache) combine(hashes []uint64) uint64 {
 // message that changed in place is always noticed, and one that differs
 // only in metadata is still accepted.
 func (c *cache) matches(ms []processor.Message, s span) bool {
-	if n := s.head + s.count; len(ms) != n || len(s.msgs) != n || len(s.hashes) != n || len(s.plain) != n {
+	if len(ms) != s.head+s.count {
 		return false
 	}
-	for i := range ms {
-		if (s.plain[i] && sameRef(&ms[i], &s.msgs[i])) || processor.Equal(ms[i], s.msgs[i]) {
-			continue
-		}
-		if c.hash(ms[i]) != s.hashes[i] {
+	i := 0
+	for _, ch := range s.chunks {
+		if i+len(ch.msgs) > len(ms) || len(ch.plain) != len(ch.msgs) || len(ch.hashes) != len(ch.msgs) {
 			return false
 		}
+		for k := range ch.msgs {
+			m := &ms[i]
+			i++
+			if (ch.plain[k] && sameRef(m, &ch.msgs[k])) || processor.Equal(*m, ch.msgs[k]) {
+				continue
+			}
+			if c.hash(*m) != ch.hashes[k] {
+				return false
+			}
+		}
 	}
-	return true
+	return i == len(ms)
 }
 
 // get returns the spans remembered under key, most recent first.

@@ -492,7 +492,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		covered += v.reused - 1
 	}
 	if head+covered <= len(history) {
-		w.cache.put(key, w.cache.newSpan(history[:head+covered], head, v.span.msgs, v.span.hashes, summary, marker))
+		w.cache.put(key, w.cache.newSpan(history[:head+covered], head, v.span, summary, marker))
 	}
 
 	ev.MessagesAfter = len(out)
