@@ -89,8 +89,9 @@ func ExampleConfig_Build() {
 	}
 	for i := range 5 {
 		history = append(history,
-			processor.UserMessage(fmt.Sprintf("Now fix test %d.", i)),
-			processor.TextMessage(fmt.Sprintf("Fixed test %d.", i)))
+			processor.UserMessage(fmt.Sprintf("Now fix test %d; it fails with a nil map in the loader.", i)),
+			processor.TextMessage(fmt.Sprintf("Fixed test %d: the loader now builds its map before reading the file, "+
+				"and the test checks the error when the file is missing. All tests in config/ pass.", i)))
 	}
 	history = append(history, processor.UserMessage("Run the tests."))
 	out, err := c.Chain.Process(context.Background(), history)

@@ -277,6 +277,9 @@ func describeWindowEvent(ev window.Event) string {
 		}
 		return s
 	case window.EventFailed:
+		if errors.Is(ev.Err, window.ErrNoSmallerSummary) && ev.MessagesAfter >= ev.MessagesBefore {
+			return "not compacted: no summary would be smaller than the messages it would replace"
+		}
 		return fmt.Sprintf("summary failed (%v): %d → %d messages with a fallback digest", ev.Err, ev.MessagesBefore, ev.MessagesAfter)
 	}
 	return fmt.Sprintf("window: %v", ev.Type)

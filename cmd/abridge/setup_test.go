@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/processors/window"
 )
 
 func TestProgress(t *testing.T) {
@@ -49,5 +52,25 @@ func TestFormat(t *testing.T) {
 		if diff := cmp.Diff([]string{tt.tokens, tt.num}, got); diff != "" {
 			t.Errorf("tokens, count of %d (-want +got):\n%s", tt.n, diff)
 		}
+	}
+}
+
+func TestDescribeWindowEvent(t *testing.T) {
+	tests := []struct {
+		name string
+		ev   window.Event
+		want string
+	}{
+		{"started", window.Event{Type: window.EventStarted, MessagesBefore: 41, Summarized: 18}, "… summarizing 18 messages"},
+		{"finished", window.Event{Type: window.EventFinished, MessagesBefore: 41, MessagesAfter: 23, TokensBefore: 88000, TokensAfter: 21000}, "compacted 41 → 23 messages"},
+		{"fallback", window.Event{Type: window.EventFailed, MessagesBefore: 41, MessagesAfter: 23, Err: window.ErrEmptySummary}, "with a fallback digest"},
+		{"nothing smaller", window.Event{Type: window.EventFailed, MessagesBefore: 9, MessagesAfter: 9, Err: window.ErrNoSmallerSummary}, "not compacted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := describeWindowEvent(tt.ev); !strings.Contains(got, tt.want) {
+				t.Errorf("describeWindowEvent = %q, want it to contain %q", got, tt.want)
+			}
+		})
 	}
 }
