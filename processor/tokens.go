@@ -84,3 +84,54 @@ func EstimateTokens(history []Message) int {
 	}
 	return total
 }
+
+// WalkContent calls num and str, in a fixed order, with everything of m that
+// identifies its content: its kind, its parts' kinds and counts, and every
+// text, ID, name and argument a provider would see (thinking included;
+// usage, model name and time left out). Callers hash or compare messages by
+// content with it, each with its own policy for long strings.
+func WalkContent(m Message, num func(int), str func(string)) {
+	num(int(m.Kind))
+	num(len(m.Parts))
+	str(m.Name)
+	str(m.Refusal)
+	for _, p := range m.Parts {
+		str(p.PartKind())
+		switch p := p.(type) {
+		case SystemPrompt:
+			num(boolInt(p.Developer))
+			str(p.Name)
+			str(p.Content)
+		case UserPrompt:
+			str(p.Name)
+			str(p.Content)
+			num(len(p.Contents))
+			for _, c := range p.Contents {
+				str(c.Type)
+				str(c.Text)
+				str(string(c.Data))
+			}
+		case ToolReturn:
+			str(p.ToolCallID)
+			str(p.ToolReturnContent())
+		case RetryPrompt:
+			str(p.ToolCallID)
+			str(p.Content)
+		case Text:
+			str(p.Content)
+		case ToolCall:
+			str(p.ToolCallID)
+			str(p.ToolName)
+			str(p.Args)
+		case Thinking:
+			str(p.Content)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

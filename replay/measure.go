@@ -149,40 +149,13 @@ func fingerprint(seed maphash.Seed, m processor.Message) uint64 {
 	var h maphash.Hash
 	h.SetSeed(seed)
 	var n [8]byte
-	str := func(s string) {
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+	num := func(v int) {
+		binary.LittleEndian.PutUint64(n[:], uint64(v))
 		h.Write(n[:])
+	}
+	processor.WalkContent(m, num, func(s string) {
+		num(len(s))
 		h.WriteString(s)
-	}
-	str(m.Kind.String())
-	str(m.Refusal)
-	for _, p := range m.Parts {
-		str(p.PartKind())
-		switch p := p.(type) {
-		case processor.SystemPrompt:
-			str(p.Content)
-		case processor.UserPrompt:
-			str(p.Content)
-			for _, c := range p.Contents {
-				str(c.Type)
-				str(c.Text)
-				str(string(c.Data))
-			}
-		case processor.ToolReturn:
-			str(p.ToolCallID)
-			str(p.ToolReturnContent())
-		case processor.RetryPrompt:
-			str(p.ToolCallID)
-			str(p.Content)
-		case processor.Text:
-			str(p.Content)
-		case processor.ToolCall:
-			str(p.ToolCallID)
-			str(p.ToolName)
-			str(p.Args)
-		case processor.Thinking:
-			str(p.Content)
-		}
-	}
+	})
 	return h.Sum64()
 }

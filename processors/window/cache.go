@@ -360,46 +360,13 @@ const keyChars = 32
 // cheap, only the length and the first and last keyChars bytes of each
 // text are fed.
 func writeMessage(mh *maphash.Hash, m processor.Message, cheap bool) {
-	num := func(n int) { num(mh, n) }
-	str := func(s string) {
-		num(len(s))
+	processor.WalkContent(m, func(n int) { num(mh, n) }, func(s string) {
+		num(mh, len(s))
 		if cheap && len(s) > 2*keyChars {
 			mh.WriteString(s[:keyChars])
 			mh.WriteString(s[len(s)-keyChars:])
 			return
 		}
 		mh.WriteString(s)
-	}
-	num(int(m.Kind))
-	num(len(m.Parts))
-	str(m.Refusal)
-	for _, p := range m.Parts {
-		str(p.PartKind())
-		switch p := p.(type) {
-		case processor.SystemPrompt:
-			str(p.Content)
-		case processor.UserPrompt:
-			str(p.Content)
-			num(len(p.Contents))
-			for _, c := range p.Contents {
-				str(c.Type)
-				str(c.Text)
-				str(string(c.Data))
-			}
-		case processor.ToolReturn:
-			str(p.ToolCallID)
-			str(p.ToolReturnContent())
-		case processor.RetryPrompt:
-			str(p.ToolCallID)
-			str(p.Content)
-		case processor.Text:
-			str(p.Content)
-		case processor.ToolCall:
-			str(p.ToolCallID)
-			str(p.ToolName)
-			str(p.Args)
-		case processor.Thinking:
-			str(p.Content)
-		}
-	}
+	})
 }

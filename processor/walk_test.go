@@ -1,0 +1,52 @@
+package processor_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// walk records what WalkContent reports.
+func walk(m processor.Message) string {
+	var out string
+	processor.WalkContent(m,
+		func(n int) { out += fmt.Sprintf("#%d;", n) },
+		func(s string) { out += fmt.Sprintf("%q;", s) })
+	return out
+}
+
+func TestWalkContent(t *testing.T) {
+	base := processor.NewRequest(
+		processor.SystemPrompt{Content: "be brief"},
+		processor.UserPrompt{Content: "hi"},
+	)
+	call := processor.NewResponse(processor.Text{Content: "ok"}, processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: "{}"})
+	ret := processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "ls", Content: "a b"})
+	multi := processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "text", Text: "x"}, {Type: "image_url", Data: json.RawMessage(`{"url":"u"}`)}}})
+	// Each variant differs from its original in one thing a provider sees.
+	tests := []struct {
+		name    string
+		a, b    processor.Message
+		differs bool
+	}{
+		{"same content, metadata differs", call, func() processor.Message { c := call; c.ModelName = "m"; c.Usage.InputTokens = 9; return c }(), false},
+		{"system becomes developer", base, processor.NewRequest(processor.SystemPrompt{Content: "be brief", Developer: true}, processor.UserPrompt{Content: "hi"}), true},
+		{"user text", base, processor.NewRequest(processor.SystemPrompt{Content: "be brief"}, processor.UserPrompt{Content: "hi!"}), true},
+		{"text moves between parts", base, processor.NewRequest(processor.SystemPrompt{Content: "be briefhi"}, processor.UserPrompt{Content: ""}), true},
+		{"call arguments", call, processor.NewResponse(processor.Text{Content: "ok"}, processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: `{"a":1}`}), true},
+		{"call ID", call, processor.NewResponse(processor.Text{Content: "ok"}, processor.ToolCall{ToolCallID: "c2", ToolName: "ls", Args: "{}"}), true},
+		{"return content", ret, processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "ls", Content: "a c"}), true},
+		{"return as JSON with the same text", ret, processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "ls", JSON: json.RawMessage("a b")}), false},
+		{"multi-part data", multi, processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "text", Text: "x"}, {Type: "image_url", Data: json.RawMessage(`{"url":"v"}`)}}}), true},
+		{"refusal", call, func() processor.Message { c := call; c.Refusal = "no"; return c }(), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := walk(tt.a) != walk(tt.b); got != tt.differs {
+				t.Errorf("walks differ = %v, want %v:\n%s\n%s", got, tt.differs, walk(tt.a), walk(tt.b))
+			}
+		})
+	}
+}
