@@ -50,3 +50,27 @@ func TestWalkContent(t *testing.T) {
 		})
 	}
 }
+
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		part  processor.Part
+		width int
+		want  string
+	}{
+		{processor.SystemPrompt{Content: "be\n  brief"}, 0, "system: be brief"},
+		{processor.UserPrompt{Contents: []processor.UserContent{{Type: "text", Text: "look"}, {Type: "image_url", Data: json.RawMessage(`{}`)}}}, 0, "user: look"},
+		{processor.ToolReturn{ToolName: "ls", Contents: []string{"a", "b"}}, 0, "tool ls: a b"},
+		{processor.RetryPrompt{ToolName: "ls", Content: "bad args"}, 0, "retry ls: bad args"},
+		{processor.Text{Content: "héllo wörld"}, 4, "assistant: héll…"},
+		{processor.ToolCall{ToolName: "ls", Args: `{"d":"."}`}, 0, `assistant calls ls({"d":"."})`},
+		{processor.Thinking{Content: "hmm"}, 0, "thinking: hmm"},
+		{processor.Text{Content: "exactly"}, 7, "assistant: exactly"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := processor.Describe(tt.part, tt.width); got != tt.want {
+				t.Errorf("Describe = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -85,9 +85,9 @@ func Example() {
 	//   request: and now?
 	// transcript:
 	//     1 x request   user: list the files
-	//     2 x response  tool-call ls {}
-	//     3 x request   tool-return ls: a.go b.go
-	//     4 x response  text: There are two files.
+	//     2 x response  assistant calls ls({})
+	//     3 x request   tool ls: a.go b.go
+	//     4 x response  assistant: There are two files.
 	//     5   request   user: and now?
 	//   --- compaction 1: covered 1-4 (4 messages); summary: Summary: the user listed the files (a.go, b.go).
 	// session demo: 5 messages, 1 compaction, 2 working

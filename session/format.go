@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -91,22 +90,7 @@ func ranges(seqs []int64) string {
 func describe(m processor.Message) string {
 	var parts []string
 	for _, p := range m.Parts {
-		switch p := p.(type) {
-		case processor.SystemPrompt:
-			parts = append(parts, "system: "+clip(p.Content))
-		case processor.UserPrompt:
-			parts = append(parts, "user: "+clip(processor.NewRequest(p).Text()))
-		case processor.ToolReturn:
-			parts = append(parts, "tool-return "+p.ToolName+": "+clip(p.ToolReturnContent()))
-		case processor.RetryPrompt:
-			parts = append(parts, "retry "+p.ToolName+": "+clip(p.Content))
-		case processor.Text:
-			parts = append(parts, "text: "+clip(p.Content))
-		case processor.ToolCall:
-			parts = append(parts, "tool-call "+p.ToolName+" "+clip(p.Args))
-		case processor.Thinking:
-			parts = append(parts, "thinking: "+clip(p.Content))
-		}
+		parts = append(parts, processor.Describe(p, formatWidth))
 	}
 	if m.Refusal != "" {
 		parts = append(parts, "refusal: "+clip(m.Refusal))
@@ -115,17 +99,4 @@ func describe(m processor.Message) string {
 }
 
 // clip returns s on one line, cut to formatWidth runes.
-func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= formatWidth {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == formatWidth {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
-}
+func clip(s string) string { return processor.Clip(s, formatWidth) }

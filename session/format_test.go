@@ -38,11 +38,11 @@ func TestFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `    1 x request   system: be brief | user: hi
-    2 x response  thinking: hmm | tool-call ls {"d":"."}
-    3 x request   tool-return ls: a b
+    2 x response  thinking: hmm | assistant calls ls({"d":"."})
+    3 x request   tool ls: a b
     4 x response  refusal: no
     5 x request   retry ls: again
-    6   response  text: ` + strings.Repeat("word ", 20)[:100] + `…
+    6   response  assistant: ` + strings.Repeat("word ", 20)[:100] + `…
   --- compaction 1: covered 2-3, 5 (3 messages); summary: first summary
   --- compaction 2: covered 1, 4 (2 messages), superseded 7
 `

@@ -324,22 +324,7 @@ func describeMessage(m processor.Message) []string {
 	}
 	var lines []string
 	for _, p := range m.Parts {
-		switch p := p.(type) {
-		case processor.SystemPrompt:
-			lines = append(lines, "system: "+clip(p.Content))
-		case processor.UserPrompt:
-			lines = append(lines, "user: "+clip(processor.NewRequest(p).Text()))
-		case processor.ToolReturn:
-			lines = append(lines, fmt.Sprintf("tool %s: %s", p.ToolName, clip(p.ToolReturnContent())))
-		case processor.RetryPrompt:
-			lines = append(lines, fmt.Sprintf("retry %s: %s", p.ToolName, clip(p.Content)))
-		case processor.Text:
-			lines = append(lines, "assistant: "+clip(p.Content))
-		case processor.ToolCall:
-			lines = append(lines, fmt.Sprintf("assistant calls %s(%s)", p.ToolName, clip(p.Args)))
-		case processor.Thinking:
-			lines = append(lines, "thinking: "+clip(p.Content))
-		}
+		lines = append(lines, processor.Describe(p, clipWidth))
 	}
 	if len(lines) == 0 {
 		lines = append(lines, m.Kind.String()+": (empty)")
@@ -347,11 +332,8 @@ func describeMessage(m processor.Message) []string {
 	return lines
 }
 
-// clip shortens s to one line of at most 160 characters.
-func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 160 {
-		return string(r[:157]) + "..."
-	}
-	return s
-}
+// clipWidth is how many characters of a message's text /history shows.
+const clipWidth = 160
+
+// clip shortens s to one line of at most clipWidth characters.
+func clip(s string) string { return processor.Clip(s, clipWidth) }
