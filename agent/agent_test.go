@@ -755,15 +755,7 @@ func TestRunConcurrentRecorder(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for i := range n {
-		if errs[i] != nil {
-			t.Fatalf("turn %d: %v", i, errs[i])
-		}
-		want := fmt.Sprintf(`echoed {"text":"prompt %d"}`, i)
-		if results[i].Text != want || len(results[i].History) != 4 {
-			t.Errorf("turn %d: text %q, %d messages; want %q, 4", i, results[i].Text, len(results[i].History), want)
-		}
-	}
+	checkEchoTurns(t, results, errs)
 	if got := len(rec.Calls()); got != 2*n {
 		t.Errorf("%d model calls, want %d", got, 2*n)
 	}
@@ -798,5 +790,21 @@ func TestRunInvalidInputHistory(t *testing.T) {
 				t.Errorf("%d requests sent, want none", n)
 			}
 		})
+	}
+}
+
+// checkEchoTurns checks the concurrent turns of the echo conversation: each
+// turn i answered its own prompt, in four messages (prompt, call, return,
+// answer).
+func checkEchoTurns(t *testing.T, results []*agent.Result, errs []error) {
+	t.Helper()
+	for i := range results {
+		if errs[i] != nil {
+			t.Fatalf("turn %d: %v", i, errs[i])
+		}
+		want := fmt.Sprintf(`echoed {"text":"prompt %d"}`, i)
+		if results[i].Text != want || len(results[i].History) != 4 {
+			t.Errorf("turn %d: text %q, %d messages; want %q, 4", i, results[i].Text, len(results[i].History), want)
+		}
 	}
 }

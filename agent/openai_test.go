@@ -310,15 +310,7 @@ func TestOpenAIConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for i := range n {
-		if errs[i] != nil {
-			t.Fatalf("turn %d: %v", i, errs[i])
-		}
-		want := fmt.Sprintf(`echoed {"text":"prompt %d"}`, i)
-		if results[i].Text != want || len(results[i].History) != 4 {
-			t.Errorf("turn %d: text %q, %d messages; want %q, 4", i, results[i].Text, len(results[i].History), want)
-		}
-	}
+	checkEchoTurns(t, results, errs)
 	if got := len(f.requests()); got != 2*n {
 		t.Errorf("%d requests, want %d", got, 2*n)
 	}

@@ -30,15 +30,7 @@ offline digest, used when no model endpoint is configured, ignores it.`,
 func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
 	focus := fs.String("focus", "", "what the summary should concentrate on, in the user's words")
 	return func(ctx context.Context, c *cli, args []string) error {
-		path, err := oneFile("compact", args)
-		if err != nil {
-			return err
-		}
-		history, err := c.loadHistory(path)
-		if err != nil {
-			return err
-		}
-		env, err := c.setup()
+		path, history, env, err := c.historyCommand("compact", args)
 		if err != nil {
 			return err
 		}

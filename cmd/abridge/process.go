@@ -33,15 +33,7 @@ tool returns is repaired first, and the repairs are reported.`,
 
 func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
 	return func(ctx context.Context, c *cli, args []string) error {
-		path, err := oneFile("process", args)
-		if err != nil {
-			return err
-		}
-		history, err := c.loadHistory(path)
-		if err != nil {
-			return err
-		}
-		env, err := c.setup()
+		path, history, env, err := c.historyCommand("process", args)
 		if err != nil {
 			return err
 		}
@@ -91,6 +83,22 @@ func oneFile(cmd string, args []string) (string, error) {
 		return args[0], nil
 	}
 	return "", usagef("%s: want one FILE, got %d arguments: %s", cmd, len(args), strings.Join(args, " "))
+}
+
+// historyCommand does what every command taking one history FILE does
+// first: it checks args, loads the history and sets up the configured
+// components. The caller closes env.
+func (c *cli) historyCommand(cmd string, args []string) (path string, history []processor.Message, env *runEnv, err error) {
+	if path, err = oneFile(cmd, args); err != nil {
+		return "", nil, nil, err
+	}
+	if history, err = c.loadHistory(path); err != nil {
+		return "", nil, nil, err
+	}
+	if env, err = c.setup(); err != nil {
+		return "", nil, nil, err
+	}
+	return path, history, env, nil
 }
 
 // loadHistory reads an OpenAI-format history from path, or from stdin when
