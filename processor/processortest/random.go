@@ -1,57 +1,20 @@
 package processortest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
 )
 
-// Clone returns a deep copy of history: new message slice, new parts
-// slices, new byte slices and string slices inside parts. Nil slices stay
-// nil and empty ones stay empty, so [processor.Equal] holds between each
-// message and its copy. Strings, being immutable, are shared.
+// Clone returns [processor.Clone](history): a copy that shares no slice
+// with history, so that a test can tell whether a processor changed its
+// input.
 func Clone(history []processor.Message) []processor.Message {
-	if history == nil {
-		return nil
-	}
-	out := make([]processor.Message, len(history))
-	for i, m := range history {
-		if m.Parts != nil {
-			parts := make([]processor.Part, len(m.Parts))
-			for j, p := range m.Parts {
-				parts[j] = clonePart(p)
-			}
-			m.Parts = parts
-		}
-		out[i] = m
-	}
-	return out
-}
-
-func clonePart(p processor.Part) processor.Part {
-	switch p := p.(type) {
-	case processor.UserPrompt:
-		if p.Contents != nil {
-			cs := make([]processor.UserContent, len(p.Contents))
-			for i, c := range p.Contents {
-				c.Data = bytes.Clone(c.Data)
-				cs[i] = c
-			}
-			p.Contents = cs
-		}
-		return p
-	case processor.ToolReturn:
-		p.JSON = bytes.Clone(p.JSON)
-		p.Contents = slices.Clone(p.Contents)
-		return p
-	}
-	return p // the other parts hold only strings and bools
+	return processor.Clone(history)
 }
 
 // RandomHistory returns a valid random history of about n messages (at

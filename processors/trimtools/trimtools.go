@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/abridge-go/abridge/internal/extend"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -51,6 +52,14 @@ type Options struct {
 	// it before every request: each old tool return is then trimmed once,
 	// not again on every request.
 	MemoBytes int
+	// Conversations is how many conversations' last history and result
+	// the Trimmer remembers, so that a history passed again grown by a few
+	// messages (a host that keeps its full history) costs only its new
+	// messages and no new copy of the whole; 0 means the default 64
+	// ([DefaultConversations]); a negative value disables this. Each
+	// remembered conversation keeps a copy of its messages' headers and
+	// parts lists, sharing their strings.
+	Conversations int
 }
 
 // DefaultMemoBytes is the default bound of the memo, used when
@@ -89,6 +98,7 @@ type Trimmer struct {
 	maxChars int
 	keepLast int
 	memo     *memo
+	convs    *extend.Cache[uintptr]
 }
 
 // memo remembers the trimmed part of tool returns whose plain-text content
@@ -144,6 +154,12 @@ func New(opts Options) *Trimmer {
 		t.memo = &memo{parts: map[memoKey]processor.Part{}, limit: opts.MemoBytes}
 	}
 	switch {
+	case opts.Conversations == 0:
+		t.convs = extend.NewCache[uintptr](DefaultConversations)
+	case opts.Conversations > 0:
+		t.convs = extend.NewCache[uintptr](opts.Conversations)
+	}
+	switch {
 	case t.maxChars == 0:
 		t.maxChars = DefaultMaxChars
 	case t.maxChars > 0 && t.maxChars < MinMaxChars:
@@ -167,10 +183,15 @@ func (t *Trimmer) MaxChars() int { return t.maxChars }
 func (t *Trimmer) KeepLast() int { return t.keepLast }
 
 // Process returns history with old, long tool returns trimmed. When nothing
-// needs trimming it returns history itself; otherwise a new slice that
-// shares every unchanged message with history, which is never modified. It
-// does not wait and does not look at ctx. An empty history is an error
+// needs trimming it returns history itself; otherwise a slice that shares
+// every unchanged message with history, which is never modified. It does
+// not wait and does not look at ctx. An empty history is an error
 // ([processor.ErrEmptyHistory]).
+//
+// A result is never changed once returned, and callers must not change it
+// either: when the same history comes back grown by a few messages, the
+// next result may extend the previous one in the same array (see
+// [Options.Conversations]).
 func (t *Trimmer) Process(_ context.Context, history []processor.Message) ([]processor.Message, error) {
 	if len(history) == 0 {
 		return nil, processor.ErrEmptyHistory
@@ -178,26 +199,42 @@ func (t *Trimmer) Process(_ context.Context, history []processor.Message) ([]pro
 	if t.maxChars < 0 {
 		return history, nil
 	}
+	if t.convs != nil && len(history) >= minTracked {
+		return t.processTracked(history), nil
+	}
+	return t.trimAll(history, 0), nil
+}
+
+// trimAll returns history with its old, long tool returns trimmed, or
+// history itself when none is. A new array has room for extra more
+// messages, past the result's length: callers clip it before returning it.
+func (t *Trimmer) trimAll(history []processor.Message, extra int) []processor.Message {
 	var out []processor.Message // nil until a message changes
-	for i, end := 0, len(history)-t.keepLast; i < end; i++ {
-		m := &history[i]
-		if m.Kind != processor.Request {
-			continue
-		}
-		parts := t.trimParts(m.Parts)
+	n := len(history)
+	for i, end := 0, n-t.keepLast; i < end; i++ {
+		parts := t.trimMessage(&history[i])
 		if parts == nil {
 			continue
 		}
 		if out == nil {
-			out = make([]processor.Message, len(history))
+			out = make([]processor.Message, n, n+extra)
 			copy(out, history)
 		}
 		out[i].Parts = parts
 	}
 	if out == nil {
-		return history, nil
+		return history
 	}
-	return out, nil
+	return out
+}
+
+// trimMessage returns a copy of m's parts with its long tool returns
+// trimmed, or nil when m is a response or none needs trimming.
+func (t *Trimmer) trimMessage(m *processor.Message) []processor.Part {
+	if m.Kind != processor.Request {
+		return nil
+	}
+	return t.trimParts(m.Parts)
 }
 
 // trimParts returns a copy of parts with its long tool returns trimmed, or

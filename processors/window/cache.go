@@ -1,11 +1,9 @@
 package window
 
 import (
-	"bytes"
 	"container/list"
 	"encoding/binary"
 	"hash/maphash"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -91,8 +89,8 @@ func (c *cache) hash(m processor.Message) uint64 {
 }
 
 // chunk is a run of remembered messages: copies that share no slice with
-// the host's (see owned), whether each holds no slice but its parts (see
-// plainParts), and the content hash of each. A chunk never changes once
+// the host's ([processor.Clone]), whether each holds no slice but its
+// parts (see plainParts), and the content hash of each. A chunk never changes once
 // made, so later spans of a conversation share the chunks of earlier ones
 // and remembering a new span costs only its new messages.
 type chunk struct {
@@ -115,7 +113,7 @@ func (c *cache) newSpan(ms []processor.Message, head int, known span, summary st
 	}
 	if n < len(ms) {
 		rest := ms[n:]
-		ch := &chunk{msgs: owned(rest), plain: make([]bool, len(rest)), hashes: make([]uint64, len(rest))}
+		ch := &chunk{msgs: processor.Clone(rest), plain: make([]bool, len(rest)), hashes: make([]uint64, len(rest))}
 		for i, m := range rest {
 			ch.plain[i] = plainParts(m)
 			ch.hashes[i] = c.hash(m)
@@ -130,43 +128,6 @@ func (c *cache) newSpan(ms []processor.Message, head int, known span, summary st
 		summary: summary,
 		marker:  marker,
 	}
-}
-
-// owned returns copies of ms that share no slice with them (parts, byte
-// slices and content lists are copied; strings, being immutable, are
-// shared), so that a host changing its messages in place cannot change
-// what the cache compares them with. A part without slices keeps the very
-// interface value it had: the value boxed in it cannot be changed, so
-// finding the same box again later proves the same content (see sameRef).
-func owned(ms []processor.Message) []processor.Message {
-	out := make([]processor.Message, len(ms))
-	for i, m := range ms {
-		parts := make([]processor.Part, len(m.Parts))
-		for j, p := range m.Parts {
-			switch q := p.(type) {
-			case processor.UserPrompt:
-				if q.Contents != nil {
-					cs := make([]processor.UserContent, len(q.Contents))
-					for k, c := range q.Contents {
-						c.Data = bytes.Clone(c.Data)
-						cs[k] = c
-					}
-					q.Contents = cs
-					p = q
-				}
-			case processor.ToolReturn:
-				if q.JSON != nil || q.Contents != nil {
-					q.JSON = bytes.Clone(q.JSON)
-					q.Contents = slices.Clone(q.Contents)
-					p = q
-				}
-			}
-			parts[j] = p
-		}
-		m.Parts = parts
-		out[i] = m
-	}
-	return out
 }
 
 // plainParts reports whether no part of m holds a slice (whose array the

@@ -161,8 +161,10 @@ func (t EventType) String() string {
 type Event struct {
 	// Type is what happened.
 	Type EventType
-	// MessagesBefore and TokensBefore measure the history given to the
-	// window (tokens estimated with processor.EstimateTokens).
+	// MessagesBefore and TokensBefore measure what would have been sent
+	// without this compaction: the history given to the window, with the
+	// conversation's previous compaction applied when the host kept its
+	// full history (tokens estimated with processor.EstimateTokens).
 	MessagesBefore, TokensBefore int
 	// MessagesAfter and TokensAfter measure the compacted history (set on
 	// EventFailed and EventFinished).
@@ -347,14 +349,20 @@ func (w *Window) view(history []processor.Message) view {
 		if s.head != head || !w.cache.matches(history[:end], s) {
 			continue
 		}
-		out := make([]processor.Message, 0, len(history)-s.count+1)
-		out = append(out, history[:head]...)
-		out = append(out, s.marker)
-		out = append(out, history[end:]...)
+		out := applySpan(history, s)
 		v.msgs, v.reused, v.span = out, s.count, s
 		return v
 	}
 	return v
+}
+
+// applySpan returns history with the messages s covers replaced by its
+// marker: history's head, the marker, and the rest of history.
+func applySpan(history []processor.Message, s span) []processor.Message {
+	out := make([]processor.Message, 0, len(history)-s.count+1)
+	out = append(out, history[:s.head]...)
+	out = append(out, s.marker)
+	return append(out, history[s.head+s.count:]...)
 }
 
 // triggered reports whether h is over a bound.
@@ -460,8 +468,8 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		return h, nil
 	}
 	ev := Event{
-		MessagesBefore: len(history),
-		TokensBefore:   processor.EstimateTokens(history),
+		MessagesBefore: len(h),
+		TokensBefore:   processor.EstimateTokens(h),
 		Summarized:     len(fresh),
 	}
 	w.emit(ctx, EventStarted, ev)

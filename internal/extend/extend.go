@@ -1,0 +1,132 @@
+// Package extend lets a processor extend, in place, a result it returned
+// before, when the same history comes back grown by a few messages: the
+// case of a host that keeps its full history and runs the chain on it
+// before every request. The new messages then cost work, and the whole
+// history no new copy.
+//
+// The rule that makes this safe: every result is returned clipped (its
+// capacity cut to its length), so no caller can see, through a slice it
+// holds, the part of the array past the result's length; a later result
+// may fill that part, and never changes what an earlier result holds.
+// Callers must not change a result either (the processors document it).
+package extend
+
+import (
+	"sync"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// Entry is what a processor remembers of one conversation: copies
+// ([processor.Clone]) of the input messages from From on, as last seen,
+// and the result last returned, whose array has room past its length.
+type Entry struct {
+	// From is the position in the input of the first message remembered.
+	From int
+	// Out is the last result, unclipped.
+	Out []processor.Message
+
+	seen [][]processor.Message // copies of the input from From on, in chunks
+	n    int                   // messages in seen
+}
+
+// End is the length of the input e last saw.
+func (e *Entry) End() int { return e.From + e.n }
+
+// Extends reports whether history still holds, from From on, the messages
+// e saw: then a result for history is e.Out extended by what comes after
+// them. While the host passes the very same messages, each check is a few
+// comparisons of words (see [processor.Equal]).
+func (e *Entry) Extends(history []processor.Message) bool {
+	if len(history) < e.End() {
+		return false
+	}
+	i := e.From
+	for _, ch := range e.seen {
+		for k := range ch {
+			if !processor.Equal(history[i], ch[k]) {
+				return false
+			}
+			i++
+		}
+	}
+	return true
+}
+
+// Remember records copies of the messages of history past those e has. The
+// copies are kept in chunks, one per call, so that remembering a few more
+// messages never copies the ones remembered before.
+func (e *Entry) Remember(history []processor.Message) {
+	if len(history) <= e.End() {
+		return
+	}
+	ch := processor.Clone(history[e.End():])
+	e.seen = append(e.seen, ch)
+	e.n += len(ch)
+}
+
+// Spare is the room to leave past n messages in a new result array that
+// later calls may extend.
+func Spare(n int) int { return n/4 + 16 }
+
+// Clip returns s with its capacity cut to its length: the form in which
+// every result is returned.
+func Clip(s []processor.Message) []processor.Message { return s[:len(s):len(s)] }
+
+// Cache holds the entries of a bounded number of conversations. An entry is
+// taken out while a call works on it and put back after, so that two
+// calls never extend the same array. It is safe for concurrent use.
+type Cache[K comparable] struct {
+	mu         sync.Mutex
+	items      map[K]*Entry
+	candidates map[K]struct{}
+	limit      int
+}
+
+// NewCache returns a Cache of at most limit entries (at least 1).
+func NewCache[K comparable](limit int) *Cache[K] {
+	return &Cache[K]{items: map[K]*Entry{}, candidates: map[K]struct{}{}, limit: max(limit, 1)}
+}
+
+// Take removes and returns the entry for key, or nil when there is none.
+func (c *Cache[K]) Take(key K) *Entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[key]
+	if ok {
+		delete(c.items, key)
+	}
+	return e
+}
+
+// Put stores e under key, forgetting another entry when the cache is full.
+func (c *Cache[K]) Put(key K, e *Entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[key]; !ok && len(c.items) >= c.limit {
+		for k := range c.items {
+			delete(c.items, k)
+			break
+		}
+	}
+	c.items[key] = e
+}
+
+// Sighted reports whether key was offered to Sighted before (and not
+// forgotten since), and remembers it otherwise. A processor whose keys
+// are only hints (an address) uses it to start an entry on a key's second
+// sighting, so that a host which never passes the same history twice
+// costs a lookup and no copy. Up to 4 × limit keys are remembered.
+func (c *Cache[K]) Sighted(key K) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.candidates[key]; ok {
+		delete(c.candidates, key)
+		return true
+	}
+	if len(c.candidates) >= 4*c.limit {
+		clear(c.candidates)
+	}
+	c.candidates[key] = struct{}{}
+	return false
+}
