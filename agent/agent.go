@@ -322,12 +322,13 @@ func (t *turn) send(ctx context.Context) (processor.Message, error) {
 	}
 	d := time.Since(start)
 	t.steps = step
-	t.usage = t.usage.Add(resp.Usage)
+	u := resp.Usage()
+	t.usage = t.usage.Add(u)
 	calls := len(resp.ToolCalls())
 	t.log.Debug("response", zap.Int("step", step), zap.Duration("duration", d), zap.Int("tool_calls", calls),
-		zap.Int64("input_tokens", resp.Usage.InputTokens), zap.Int64("cached_input_tokens", resp.Usage.CachedInputTokens),
-		zap.Int64("output_tokens", resp.Usage.OutputTokens))
-	t.emit(ctx, Event{Kind: EventResponse, Step: step, Usage: resp.Usage, ToolCalls: calls, Duration: d})
+		zap.Int64("input_tokens", u.InputTokens), zap.Int64("cached_input_tokens", u.CachedInputTokens),
+		zap.Int64("output_tokens", u.OutputTokens))
+	t.emit(ctx, Event{Kind: EventResponse, Step: step, Usage: u, ToolCalls: calls, Duration: d})
 	return resp, nil
 }
 

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/abridge-go/abridge/agent"
 	"github.com/abridge-go/abridge/model"
@@ -176,7 +176,9 @@ func streamAnswer(w http.ResponseWriter, text, callID, args string, usage map[st
 }
 
 // ignoreWire ignores the metadata the OpenAI model fills in on responses.
-var ignoreWire = cmpopts.IgnoreFields(processor.Message{}, "Usage", "ModelName", "FinishReason", "Time")
+var ignoreWire = metaIgnoring(func(m *processor.Meta) {
+	m.Usage, m.ModelName, m.FinishReason, m.Time = processor.Usage{}, "", "", time.Time{}
+})
 
 func isOverflow(err error) bool { return errors.Is(err, model.ErrContextOverflow) }
 

@@ -210,11 +210,12 @@ func responseToOpenAI(i int, m processor.Message) (openai.ChatCompletionMessageP
 		}
 		a.Content.OfArrayOfContentParts = parts
 	}
-	if m.Refusal != "" {
-		a.Refusal = openai.String(m.Refusal)
+	meta := m.Info()
+	if meta.Refusal != "" {
+		a.Refusal = openai.String(meta.Refusal)
 	}
-	if m.Name != "" {
-		a.Name = openai.String(m.Name)
+	if meta.Name != "" {
+		a.Name = openai.String(meta.Name)
 	}
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: a}, nil
 }
@@ -378,7 +379,8 @@ func userFromOpenAI(i int, um *openai.ChatCompletionUserMessageParam) (processor
 }
 
 func assistantFromOpenAI(i int, a *openai.ChatCompletionAssistantMessageParam) (processor.Message, error) {
-	m := processor.Message{Kind: processor.Response, Name: a.Name.Value, Refusal: a.Refusal.Value}
+	m := processor.Message{Kind: processor.Response}
+	meta := processor.Meta{Name: a.Name.Value, Refusal: a.Refusal.Value}
 	switch {
 	case a.Content.OfString.Valid():
 		m.Parts = append(m.Parts, processor.Text{Content: a.Content.OfString.Value})
@@ -392,8 +394,8 @@ func assistantFromOpenAI(i int, a *openai.ChatCompletionAssistantMessageParam) (
 				refusals = append(refusals, c.OfRefusal.Refusal)
 			}
 		}
-		if m.Refusal == "" && refusals != nil {
-			m.Refusal = strings.Join(refusals, "\n")
+		if meta.Refusal == "" && refusals != nil {
+			meta.Refusal = strings.Join(refusals, "\n")
 		}
 	}
 	for k, tc := range a.ToolCalls {
@@ -406,5 +408,5 @@ func assistantFromOpenAI(i int, a *openai.ChatCompletionAssistantMessageParam) (
 		}
 		m.Parts = append(m.Parts, processor.ToolCall{ToolCallID: f.ID, ToolName: f.Function.Name, Args: f.Function.Arguments})
 	}
-	return m, nil
+	return m.WithMeta(meta), nil
 }

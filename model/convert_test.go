@@ -124,17 +124,21 @@ func TestToOpenAI(t *testing.T) {
 			processor.SystemPrompt{Content: "Answer in French.", Developer: true, Name: "ops"},
 			processor.UserPrompt{Content: "Read a.txt", Name: "ann"},
 		),
-		{Kind: processor.Response, Usage: processor.Usage{InputTokens: 99}, ModelName: "m", FinishReason: "tool_calls", Time: when, Parts: []processor.Part{
-			processor.Thinking{Content: "I should read it.", Signature: "sig"},
-			processor.ToolCall{ToolCallID: "c1", ToolName: "read", Args: `{"path":"a.txt"}`},
-			processor.ToolCall{ToolCallID: "c2", ToolName: "stat", Args: `{"path":"a.txt"}`},
-		}},
+		{
+			Kind: processor.Response,
+			Parts: []processor.Part{
+				processor.Thinking{Content: "I should read it.", Signature: "sig"},
+				processor.ToolCall{ToolCallID: "c1", ToolName: "read", Args: `{"path":"a.txt"}`},
+				processor.ToolCall{ToolCallID: "c2", ToolName: "stat", Args: `{"path":"a.txt"}`},
+			},
+			Meta: &processor.Meta{Usage: processor.Usage{InputTokens: 99}, ModelName: "m", FinishReason: "tool_calls", Time: when},
+		},
 		processor.NewRequest(
 			processor.ToolReturn{ToolName: "read", ToolCallID: "c1", Content: "ignored", JSON: json.RawMessage(`{"text":"bonjour"}`)},
 			processor.RetryPrompt{ToolName: "stat", ToolCallID: "c2", Content: "stat: unknown tool"},
 			processor.RetryPrompt{Content: "Answer with one word."},
 		),
-		{Kind: processor.Response, Name: "bot", Refusal: "Non.", Parts: []processor.Part{processor.Thinking{Content: "only thoughts"}}},
+		{Kind: processor.Response, Parts: []processor.Part{processor.Thinking{Content: "only thoughts"}}, Meta: &processor.Meta{Name: "bot", Refusal: "Non."}},
 		processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{
 			{Type: "text", Text: "And this?"},
 			{Type: "input_audio", Data: json.RawMessage(`{"type":"input_audio","input_audio":{"data":"AAAA","format":"wav"}}`)},

@@ -154,7 +154,8 @@ func ExampleNewOpenAI() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("%s said %q (%s), %d input tokens\n", resp.ModelName, resp.Text(), resp.FinishReason, resp.Usage.InputTokens)
+	meta := resp.Info()
+	fmt.Printf("%s said %q (%s), %d input tokens\n", meta.ModelName, resp.Text(), meta.FinishReason, meta.Usage.InputTokens)
 
 	long := []processor.Message{processor.UserMessage("a"), processor.TextMessage("b"), processor.UserMessage("c")}
 	_, err = m.Request(ctx, long, model.Settings{})

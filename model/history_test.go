@@ -92,10 +92,14 @@ func TestLoadForms(t *testing.T) {
 			{Type: "text", Text: "What is this?"},
 			{Type: "image_url", Data: json.RawMessage(`{"type":"image_url","image_url":{"url":"https://example.com/a.png","detail":"low"},"note":"kept"}`)},
 		}}),
-		{Kind: processor.Response, Name: "helper", Refusal: "No.", Parts: []processor.Part{
-			processor.Text{Content: "First."}, processor.Text{Content: "Second."},
-			processor.ToolCall{ToolCallID: "c1", ToolName: "look", Args: ""},
-		}},
+		{
+			Kind: processor.Response,
+			Parts: []processor.Part{
+				processor.Text{Content: "First."}, processor.Text{Content: "Second."},
+				processor.ToolCall{ToolCallID: "c1", ToolName: "look", Args: ""},
+			},
+			Meta: &processor.Meta{Name: "helper", Refusal: "No."},
+		},
 		processor.NewRequest(processor.ToolReturn{ToolName: "look", ToolCallID: "c1", Contents: []string{"line 1", "line 2"}}),
 		processor.NewResponse(),
 	}

@@ -183,17 +183,19 @@ func (m *OpenAI) Request(ctx context.Context, messages []processor.Message, s Se
 	if err != nil {
 		return processor.Message{}, err
 	}
-	msg.Usage.PromptMessages = len(messages)
+	meta := msg.Info()
+	meta.Usage.PromptMessages = len(messages)
+	msg = msg.WithMeta(meta)
 	m.logger.Debug("model request",
 		zap.String("model", m.model),
-		zap.String("response_model", msg.ModelName),
+		zap.String("response_model", meta.ModelName),
 		zap.Int("messages", len(messages)),
 		zap.Int("tools", len(s.Tools)),
 		zap.Bool("stream", s.OnText != nil),
-		zap.Int64("input_tokens", msg.Usage.InputTokens),
-		zap.Int64("cached_input_tokens", msg.Usage.CachedInputTokens),
-		zap.Int64("output_tokens", msg.Usage.OutputTokens),
-		zap.String("finish_reason", msg.FinishReason),
+		zap.Int64("input_tokens", meta.Usage.InputTokens),
+		zap.Int64("cached_input_tokens", meta.Usage.CachedInputTokens),
+		zap.Int64("output_tokens", meta.Usage.OutputTokens),
+		zap.String("finish_reason", meta.FinishReason),
 		zap.Duration("elapsed", time.Since(start)),
 	)
 	return msg, nil
@@ -287,8 +289,7 @@ func responseMessage(c *openai.ChatCompletion, status int) (processor.Message, e
 	}
 	ch := c.Choices[0]
 	msg := ch.Message
-	m := processor.Message{
-		Kind:         processor.Response,
+	m := processor.Message{Kind: processor.Response}.WithMeta(processor.Meta{
 		ModelName:    c.Model,
 		FinishReason: ch.FinishReason,
 		Refusal:      msg.Refusal,
@@ -297,7 +298,7 @@ func responseMessage(c *openai.ChatCompletion, status int) (processor.Message, e
 			CachedInputTokens: c.Usage.PromptTokensDetails.CachedTokens,
 			OutputTokens:      c.Usage.CompletionTokens,
 		},
-	}
+	})
 	if msg.Content != "" {
 		m.Parts = append(m.Parts, processor.Text{Content: msg.Content})
 	}

@@ -240,9 +240,9 @@ func TestOpenAIResponse(t *testing.T) {
 			message: `{"role":"assistant","content":"Two files.","refusal":null}`,
 			usage:   `{"prompt_tokens":1200,"completion_tokens":7,"total_tokens":1207,"prompt_tokens_details":{"cached_tokens":1024}}`,
 			want: processor.Message{
-				Kind: processor.Response, Parts: []processor.Part{processor.Text{Content: "Two files."}},
-				Usage:     processor.Usage{InputTokens: 1200, CachedInputTokens: 1024, OutputTokens: 7, PromptMessages: 4},
-				ModelName: "test-model-2025", FinishReason: "stop",
+				Kind:  processor.Response,
+				Parts: []processor.Part{processor.Text{Content: "Two files."}},
+				Meta:  &processor.Meta{Usage: processor.Usage{InputTokens: 1200, CachedInputTokens: 1024, OutputTokens: 7, PromptMessages: 4}, ModelName: "test-model-2025", FinishReason: "stop"},
 			},
 		},
 		{
@@ -252,29 +252,29 @@ func TestOpenAIResponse(t *testing.T) {
 				{"id":"call_b","type":"function","function":{"name":"bash","arguments":"{\"command\":\"cat b.go\"}"}}]}`,
 			usage: `{"prompt_tokens":50,"completion_tokens":20,"total_tokens":70}`,
 			want: processor.Message{
-				Kind: processor.Response, Parts: []processor.Part{
+				Kind: processor.Response,
+				Parts: []processor.Part{
 					processor.ToolCall{ToolCallID: "call_a", ToolName: "bash", Args: `{"command":"cat a.go"}`},
 					processor.ToolCall{ToolCallID: "call_b", ToolName: "bash", Args: `{"command":"cat b.go"}`},
 				},
-				Usage:     processor.Usage{InputTokens: 50, OutputTokens: 20, PromptMessages: 4},
-				ModelName: "test-model-2025", FinishReason: "stop",
+				Meta: &processor.Meta{Usage: processor.Usage{InputTokens: 50, OutputTokens: 20, PromptMessages: 4}, ModelName: "test-model-2025", FinishReason: "stop"},
 			},
 		},
 		{
 			name:    "refusal",
 			message: `{"role":"assistant","content":null,"refusal":"I can't help with that."}`,
 			want: processor.Message{
-				Kind: processor.Response, Refusal: "I can't help with that.",
-				Usage:     processor.Usage{PromptMessages: 4},
-				ModelName: "test-model-2025", FinishReason: "stop",
+				Kind: processor.Response,
+				Meta: &processor.Meta{Refusal: "I can't help with that.", Usage: processor.Usage{PromptMessages: 4}, ModelName: "test-model-2025", FinishReason: "stop"},
 			},
 		},
 		{
 			name:    "smallest accepted body",
 			message: `{"content":"hi"}`,
 			want: processor.Message{
-				Kind: processor.Response, Parts: []processor.Part{processor.Text{Content: "hi"}},
-				Usage: processor.Usage{PromptMessages: 4}, ModelName: "test-model-2025", FinishReason: "stop",
+				Kind:  processor.Response,
+				Parts: []processor.Part{processor.Text{Content: "hi"}},
+				Meta:  &processor.Meta{Usage: processor.Usage{PromptMessages: 4}, ModelName: "test-model-2025", FinishReason: "stop"},
 			},
 		},
 	}
@@ -552,9 +552,9 @@ func TestOpenAIStreaming(t *testing.T) {
 				"[DONE]",
 			},
 			want: processor.Message{
-				Kind: processor.Response, Parts: []processor.Part{processor.Text{Content: "Hello."}},
-				Usage:     processor.Usage{InputTokens: 900, CachedInputTokens: 512, OutputTokens: 12, PromptMessages: 4},
-				ModelName: "test-model-2025", FinishReason: "stop",
+				Kind:  processor.Response,
+				Parts: []processor.Part{processor.Text{Content: "Hello."}},
+				Meta:  &processor.Meta{Usage: processor.Usage{InputTokens: 900, CachedInputTokens: 512, OutputTokens: 12, PromptMessages: 4}, ModelName: "test-model-2025", FinishReason: "stop"},
 			},
 			wantDelta: []string{"Hel", "lo."},
 		},
@@ -569,10 +569,9 @@ func TestOpenAIStreaming(t *testing.T) {
 				"[DONE]",
 			},
 			want: processor.Message{
-				Kind:      processor.Response,
-				Parts:     []processor.Part{processor.ToolCall{ToolCallID: "call_9", ToolName: "bash", Args: `{"command":"ls"}`}},
-				Usage:     processor.Usage{InputTokens: 900, CachedInputTokens: 512, OutputTokens: 12, PromptMessages: 4},
-				ModelName: "test-model-2025", FinishReason: "tool_calls",
+				Kind:  processor.Response,
+				Parts: []processor.Part{processor.ToolCall{ToolCallID: "call_9", ToolName: "bash", Args: `{"command":"ls"}`}},
+				Meta:  &processor.Meta{Usage: processor.Usage{InputTokens: 900, CachedInputTokens: 512, OutputTokens: 12, PromptMessages: 4}, ModelName: "test-model-2025", FinishReason: "tool_calls"},
 			},
 		},
 	}

@@ -82,16 +82,18 @@ func (r *Recorder) Request(ctx context.Context, messages []processor.Message, se
 	}
 	m.Kind = processor.Response
 	m.Parts = slices.Clone(m.Parts)
-	if m.Usage.InputTokens == 0 {
-		m.Usage.InputTokens = int64(processor.EstimateTokens(messages))
+	meta := m.Info()
+	if meta.Usage.InputTokens == 0 {
+		meta.Usage.InputTokens = int64(processor.EstimateTokens(messages))
 	}
-	m.Usage.PromptMessages = len(messages)
-	if m.ModelName == "" {
-		m.ModelName = name
+	meta.Usage.PromptMessages = len(messages)
+	if meta.ModelName == "" {
+		meta.ModelName = name
 		if name == "" {
-			m.ModelName = "recorder"
+			meta.ModelName = "recorder"
 		}
 	}
+	m = m.WithMeta(meta)
 	if settings.OnText != nil {
 		if t := m.Text(); t != "" {
 			settings.OnText(t)

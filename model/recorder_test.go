@@ -29,15 +29,27 @@ func TestRecorderScript(t *testing.T) {
 		history []processor.Message
 		want    processor.Message
 	}{
-		{"first reply", h, processor.Message{Kind: processor.Response, Parts: call.Parts, ModelName: "scripted",
-			Usage: processor.Usage{InputTokens: int64(processor.EstimateTokens(h)), PromptMessages: 1}}},
+		{"first reply", h, processor.Message{
+			Kind:  processor.Response,
+			Parts: call.Parts,
+			Meta:  &processor.Meta{ModelName: "scripted", Usage: processor.Usage{InputTokens: int64(processor.EstimateTokens(h)), PromptMessages: 1}},
+		}},
 		{"reply computed from the call", []processor.Message{processor.UserMessage("two"), processor.TextMessage("ok"), processor.UserMessage("three")},
-			processor.Message{Kind: processor.Response, Parts: []processor.Part{processor.Text{Content: "seen three"}}, ModelName: "scripted",
-				Usage: processor.Usage{InputTokens: int64(processor.EstimateTokens([]processor.Message{processor.UserMessage("two"), processor.TextMessage("ok"), processor.UserMessage("three")})), PromptMessages: 3}}},
-		{"third reply", h, processor.Message{Kind: processor.Response, Parts: []processor.Part{processor.Text{Content: "last"}}, ModelName: "scripted",
-			Usage: processor.Usage{InputTokens: int64(processor.EstimateTokens(h)), PromptMessages: 1}}},
-		{"last reply repeats", h, processor.Message{Kind: processor.Response, Parts: []processor.Part{processor.Text{Content: "last"}}, ModelName: "scripted",
-			Usage: processor.Usage{InputTokens: int64(processor.EstimateTokens(h)), PromptMessages: 1}}},
+			processor.Message{
+				Kind:  processor.Response,
+				Parts: []processor.Part{processor.Text{Content: "seen three"}},
+				Meta:  &processor.Meta{ModelName: "scripted", Usage: processor.Usage{InputTokens: int64(processor.EstimateTokens([]processor.Message{processor.UserMessage("two"), processor.TextMessage("ok"), processor.UserMessage("three")})), PromptMessages: 3}},
+			}},
+		{"third reply", h, processor.Message{
+			Kind:  processor.Response,
+			Parts: []processor.Part{processor.Text{Content: "last"}},
+			Meta:  &processor.Meta{ModelName: "scripted", Usage: processor.Usage{InputTokens: int64(processor.EstimateTokens(h)), PromptMessages: 1}},
+		}},
+		{"last reply repeats", h, processor.Message{
+			Kind:  processor.Response,
+			Parts: []processor.Part{processor.Text{Content: "last"}},
+			Meta:  &processor.Meta{ModelName: "scripted", Usage: processor.Usage{InputTokens: int64(processor.EstimateTokens(h)), PromptMessages: 1}},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,16 +78,20 @@ func TestRecorderScript(t *testing.T) {
 }
 
 func TestRecorderKeepsReplyUsageAndCopiesInput(t *testing.T) {
-	reply := processor.Message{Kind: processor.Response, Parts: []processor.Part{processor.Text{Content: "hi"}},
-		Usage: processor.Usage{InputTokens: 500, OutputTokens: 3}, ModelName: "real-name"}
+	reply := processor.Message{
+		Kind:  processor.Response,
+		Parts: []processor.Part{processor.Text{Content: "hi"}},
+		Meta:  &processor.Meta{Usage: processor.Usage{InputTokens: 500, OutputTokens: 3}, ModelName: "real-name"},
+	}
 	r := NewRecorder(Respond(reply))
 	h := []processor.Message{processor.UserMessage("a"), processor.TextMessage("b"), processor.UserMessage("c")}
 	got, err := r.Request(context.Background(), h, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := reply
-	want.Usage.PromptMessages = 3
+	meta := reply.Info()
+	meta.Usage.PromptMessages = 3
+	want := reply.WithMeta(meta)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reply (-want +got):\n%s", diff)
 	}

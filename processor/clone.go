@@ -5,11 +5,12 @@ import (
 	"slices"
 )
 
-// Clone returns a copy of history that shares no slice with it: a new
-// message slice, new parts slices, and new byte slices and content lists
-// inside parts. Strings, being immutable, are shared, and so is every part
-// that holds no slice: its interface value is kept as it is, since the
-// value boxed in it cannot be changed. Nil slices stay nil and empty ones
+// Clone returns a copy of history that shares nothing a host could change
+// in place with it: a new message slice, new parts slices, new metadata,
+// and new byte slices and content lists inside parts. Strings, being
+// immutable, are shared, and so is every part that holds no slice: its
+// interface value is kept as it is, since the value boxed in it cannot be
+// changed. Nil slices stay nil and empty ones
 // empty, so [Equal] holds between each message and its copy.
 //
 // A processor that remembers the messages it has seen keeps a Clone of
@@ -27,6 +28,10 @@ func Clone(history []Message) []Message {
 				parts[j] = clonePart(p)
 			}
 			m.Parts = parts
+		}
+		if m.Meta != nil {
+			meta := *m.Meta
+			m.Meta = &meta
 		}
 		out[i] = m
 	}

@@ -37,17 +37,29 @@ func (k Kind) String() string {
 
 // Message is one entry of a history. A request carries request parts
 // ([SystemPrompt], [UserPrompt], [ToolReturn], [RetryPrompt]); a response
-// carries response parts ([Text], [ToolCall], [Thinking]) and, when known, the
-// usage reported for the request that produced it.
+// carries response parts ([Text], [ToolCall], [Thinking]) and, when known,
+// what the provider reported with it ([Meta]).
 //
-// Messages are values whose parts are shared when a message is copied:
-// processors must treat the Parts slice and everything it points to as
-// read-only and build new slices for what they change.
+// Messages are small values (40 bytes: histories are copied whenever a
+// processor changes one message) whose parts and metadata are shared when
+// a message is copied: processors must treat the Parts slice, everything
+// it points to and the Meta as read-only, and build new ones for what they
+// change.
 type Message struct {
 	// Kind is Request or Response.
 	Kind Kind
 	// Parts is the ordered content of the message.
 	Parts []Part
+	// Meta is the message's metadata, nil when it has none (most
+	// requests). It is shared by the copies of the message and never
+	// changed once the message is in a history: to change it, point the
+	// message at a new Meta (see [Message.WithMeta]).
+	Meta *Meta
+}
+
+// Meta is what a provider reported with a response, and when a message was
+// created. Its zero value means nothing is known.
+type Meta struct {
 	// Usage is what the provider reported for the request that produced
 	// this response. Zero on requests and where it is unknown.
 	Usage Usage
@@ -58,11 +70,47 @@ type Message struct {
 	FinishReason string
 	// Name is the optional participant name of a response (OpenAI "name").
 	Name string
-	// Refusal is the model's refusal message, when it refused.
+	// Refusal is the model's refusal message, when it refused. It is part
+	// of the response sent back to the provider.
 	Refusal string
-	// Time is when the message was created, when known. It is metadata and
-	// never sent to a provider.
+	// Time is when the message was created, when known. It is never sent
+	// to a provider.
 	Time time.Time
+}
+
+// Info returns m's metadata, or the zero Meta when it has none.
+func (m Message) Info() Meta {
+	if m.Meta == nil {
+		return Meta{}
+	}
+	return *m.Meta
+}
+
+// WithMeta returns m with its metadata set to a new copy of meta, or
+// removed when meta is the zero Meta. Other copies of m keep theirs.
+func (m Message) WithMeta(meta Meta) Message {
+	if meta == (Meta{}) {
+		m.Meta = nil
+	} else {
+		m.Meta = &meta
+	}
+	return m
+}
+
+// Usage returns the usage reported with m (see [Meta.Usage]).
+func (m Message) Usage() Usage {
+	if m.Meta == nil {
+		return Usage{}
+	}
+	return m.Meta.Usage
+}
+
+// Refusal returns m's refusal message (see [Meta.Refusal]).
+func (m Message) Refusal() string {
+	if m.Meta == nil {
+		return ""
+	}
+	return m.Meta.Refusal
 }
 
 // Usage is the provider-reported token usage of one model request.

@@ -13,7 +13,7 @@ const MessageOverheadTokens = 4
 // structured), tool names and arguments. Thinking is not counted, since it
 // is not sent back.
 func Chars(m Message) int {
-	n := len(m.Refusal)
+	n := len(m.Refusal())
 	for _, p := range m.Parts {
 		n += PartChars(p)
 	}
@@ -72,9 +72,12 @@ func MessageTokens(m Message) int {
 func EstimateTokens(history []Message) int {
 	start, total := 0, 0
 	for i := len(history) - 1; i >= 0; i-- {
-		m := history[i]
-		if m.Kind == Response && m.Usage.InputTokens > 0 && m.Usage.PromptMessages > 0 && m.Usage.PromptMessages == i {
-			total = int(m.Usage.InputTokens + m.Usage.OutputTokens)
+		m := &history[i]
+		if m.Kind != Response || m.Meta == nil {
+			continue
+		}
+		if u := m.Meta.Usage; u.InputTokens > 0 && u.PromptMessages > 0 && u.PromptMessages == i {
+			total = int(u.InputTokens + u.OutputTokens)
 			start = i + 1
 			break
 		}
@@ -93,8 +96,9 @@ func EstimateTokens(history []Message) int {
 func WalkContent(m Message, num func(int), str func(string)) {
 	num(int(m.Kind))
 	num(len(m.Parts))
-	str(m.Name)
-	str(m.Refusal)
+	meta := m.Info()
+	str(meta.Name)
+	str(meta.Refusal)
 	for _, p := range m.Parts {
 		str(p.PartKind())
 		switch p := p.(type) {

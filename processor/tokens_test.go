@@ -27,7 +27,7 @@ func TestChars(t *testing.T) {
 		{"retry", processor.NewRequest(processor.RetryPrompt{Content: "no"}), 2},
 		{"text and call", processor.NewResponse(processor.Text{Content: "ok"}, processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: `{}`}), 2 + 2 + 4 + 2},
 		{"thinking not counted", processor.NewResponse(processor.Thinking{Content: "long thoughts"}, processor.Text{Content: "x"}), 1},
-		{"refusal", processor.Message{Kind: processor.Response, Refusal: "no way"}, 6},
+		{"refusal", processor.Message{Kind: processor.Response, Meta: &processor.Meta{Refusal: "no way"}}, 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,8 +44,7 @@ func TestEstimateTokens(t *testing.T) {
 	const t10 = 7
 	anchored := func(index int, in, out int64) processor.Message {
 		m := processor.TextMessage(strings.Repeat("y", 100)) // 25 + 4 = 29 tokens if estimated
-		m.Usage = processor.Usage{InputTokens: in, OutputTokens: out, PromptMessages: index}
-		return m
+		return m.WithMeta(processor.Meta{Usage: processor.Usage{InputTokens: in, OutputTokens: out, PromptMessages: index}})
 	}
 	tests := []struct {
 		name string
@@ -62,7 +61,7 @@ func TestEstimateTokens(t *testing.T) {
 		{"no input tokens ignored", []processor.Message{msg10, anchored(1, 0, 50), msg10}, t10 + 29 + t10},
 		{"latest trustworthy anchor wins", []processor.Message{msg10, anchored(1, 500, 5), msg10, anchored(3, 2000, 20), msg10}, 2020 + t10},
 		{"falls back to an earlier anchor", []processor.Message{msg10, anchored(1, 500, 5), msg10, anchored(9, 2000, 20), msg10}, 505 + t10 + 29 + t10},
-		{"request usage never anchors", []processor.Message{msg10, {Kind: processor.Request, Parts: []processor.Part{processor.UserPrompt{Content: "1234"}}, Usage: processor.Usage{InputTokens: 900, PromptMessages: 1}}}, t10 + 1 + 4},
+		{"request usage never anchors", []processor.Message{msg10, {Kind: processor.Request, Parts: []processor.Part{processor.UserPrompt{Content: "1234"}}, Meta: &processor.Meta{Usage: processor.Usage{InputTokens: 900, PromptMessages: 1}}}}, t10 + 1 + 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -136,9 +136,7 @@ func partKind(p Part) string {
 // Equal reports whether two messages are identical: same kind, metadata and
 // parts, compared field by field (JSON content byte by byte).
 func Equal(a, b Message) bool {
-	if a.Kind != b.Kind || a.Usage != b.Usage || a.ModelName != b.ModelName ||
-		a.FinishReason != b.FinishReason || a.Name != b.Name || a.Refusal != b.Refusal ||
-		!a.Time.Equal(b.Time) || len(a.Parts) != len(b.Parts) {
+	if a.Kind != b.Kind || len(a.Parts) != len(b.Parts) || !metaEqual(a.Meta, b.Meta) {
 		return false
 	}
 	for i := range a.Parts {
@@ -147,6 +145,24 @@ func Equal(a, b Message) bool {
 		}
 	}
 	return true
+}
+
+// metaEqual reports whether two messages' metadata are the same: both nil,
+// the same Meta, or equal field by field (times by [time.Time.Equal]). A
+// nil Meta equals a zero one.
+func metaEqual(a, b *Meta) bool {
+	if a == b {
+		return true
+	}
+	var zero Meta
+	if a == nil {
+		a = &zero
+	}
+	if b == nil {
+		b = &zero
+	}
+	return a.Usage == b.Usage && a.ModelName == b.ModelName && a.FinishReason == b.FinishReason &&
+		a.Name == b.Name && a.Refusal == b.Refusal && a.Time.Equal(b.Time)
 }
 
 func partEqual(a, b Part) bool {

@@ -122,13 +122,21 @@ func TestValidate(t *testing.T) {
 
 func TestEqual(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	base := processor.Message{Kind: processor.Response, Parts: []processor.Part{processor.Text{Content: "t"}}, Usage: processor.Usage{InputTokens: 10, PromptMessages: 3},
-		ModelName: "m", FinishReason: "stop", Name: "n", Refusal: "r", Time: at}
+	base := processor.Message{
+		Kind:  processor.Response,
+		Parts: []processor.Part{processor.Text{Content: "t"}},
+		Meta:  &processor.Meta{Usage: processor.Usage{InputTokens: 10, PromptMessages: 3}, ModelName: "m", FinishReason: "stop", Name: "n", Refusal: "r", Time: at},
+	}
 	with := func(f func(*processor.Message)) processor.Message {
 		m := base
 		m.Parts = append([]processor.Part(nil), base.Parts...)
 		f(&m)
 		return m
+	}
+	withMeta := func(f func(*processor.Meta)) processor.Message {
+		meta := *base.Meta
+		f(&meta)
+		return base.WithMeta(meta)
 	}
 	req := func(p processor.Part) processor.Message { return processor.NewRequest(p) }
 	tests := []struct {
@@ -137,14 +145,22 @@ func TestEqual(t *testing.T) {
 		want bool
 	}{
 		{"same", base, with(func(*processor.Message) {}), true},
-		{"same instant in another zone", base, with(func(m *processor.Message) { m.Time = at.In(time.FixedZone("x", 3600)) }), true},
+		{"same metadata in another Meta", base, withMeta(func(*processor.Meta) {}), true},
+		{"same instant in another zone", base, withMeta(func(m *processor.Meta) { m.Time = at.In(time.FixedZone("x", 3600)) }), true},
 		{"kind", base, with(func(m *processor.Message) { m.Kind = processor.Request }), false},
-		{"usage", base, with(func(m *processor.Message) { m.Usage.PromptMessages = 4 }), false},
-		{"model", base, with(func(m *processor.Message) { m.ModelName = "o" }), false},
-		{"finish reason", base, with(func(m *processor.Message) { m.FinishReason = "length" }), false},
-		{"name", base, with(func(m *processor.Message) { m.Name = "o" }), false},
-		{"refusal", base, with(func(m *processor.Message) { m.Refusal = "" }), false},
-		{"time", base, with(func(m *processor.Message) { m.Time = at.Add(time.Second) }), false},
+		{"usage", base, withMeta(func(m *processor.Meta) { m.Usage.PromptMessages = 4 }), false},
+		{"model", base, withMeta(func(m *processor.Meta) { m.ModelName = "o" }), false},
+		{"finish reason", base, withMeta(func(m *processor.Meta) { m.FinishReason = "length" }), false},
+		{"name", base, withMeta(func(m *processor.Meta) { m.Name = "o" }), false},
+		{"refusal", base, withMeta(func(m *processor.Meta) { m.Refusal = "" }), false},
+		{"time", base, withMeta(func(m *processor.Meta) { m.Time = at.Add(time.Second) }), false},
+		{"no metadata", base, with(func(m *processor.Message) { m.Meta = nil }), false},
+		{"nil and zero metadata", processor.UserMessage("x"), processor.UserMessage("x").WithMeta(processor.Meta{}), true},
+		{"nil and zero metadata by pointer", processor.UserMessage("x"), func() processor.Message {
+			m := processor.UserMessage("x")
+			m.Meta = &processor.Meta{}
+			return m
+		}(), true},
 		{"extra part", base, with(func(m *processor.Message) { m.Parts = append(m.Parts, processor.Text{}) }), false},
 		{"text content", base, with(func(m *processor.Message) { m.Parts[0] = processor.Text{Content: "u"} }), false},
 		{"text vs thinking", base, with(func(m *processor.Message) { m.Parts[0] = processor.Thinking{Content: "t"} }), false},

@@ -31,7 +31,7 @@ func TestWalkContent(t *testing.T) {
 		a, b    processor.Message
 		differs bool
 	}{
-		{"same content, metadata differs", call, func() processor.Message { c := call; c.ModelName = "m"; c.Usage.InputTokens = 9; return c }(), false},
+		{"same content, metadata differs", call, call.WithMeta(processor.Meta{ModelName: "m", Usage: processor.Usage{InputTokens: 9}}), false},
 		{"system becomes developer", base, processor.NewRequest(processor.SystemPrompt{Content: "be brief", Developer: true}, processor.UserPrompt{Content: "hi"}), true},
 		{"user text", base, processor.NewRequest(processor.SystemPrompt{Content: "be brief"}, processor.UserPrompt{Content: "hi!"}), true},
 		{"text moves between parts", base, processor.NewRequest(processor.SystemPrompt{Content: "be briefhi"}, processor.UserPrompt{Content: ""}), true},
@@ -40,7 +40,7 @@ func TestWalkContent(t *testing.T) {
 		{"return content", ret, processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "ls", Content: "a c"}), true},
 		{"return as JSON with the same text", ret, processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "ls", JSON: json.RawMessage("a b")}), false},
 		{"multi-part data", multi, processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "text", Text: "x"}, {Type: "image_url", Data: json.RawMessage(`{"url":"v"}`)}}}), true},
-		{"refusal", call, func() processor.Message { c := call; c.Refusal = "no"; return c }(), true},
+		{"refusal", call, call.WithMeta(processor.Meta{Refusal: "no"}), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -107,17 +107,18 @@ func toWire(m processor.Message) (wireMessage, error) {
 		}
 		w.Parts = append(w.Parts, wp)
 	}
-	if m.Usage != (processor.Usage{}) {
+	meta := m.Info()
+	if meta.Usage != (processor.Usage{}) {
 		w.Usage = &wireUsage{
-			InputTokens:       m.Usage.InputTokens,
-			CachedInputTokens: m.Usage.CachedInputTokens,
-			OutputTokens:      m.Usage.OutputTokens,
-			PromptMessages:    m.Usage.PromptMessages,
+			InputTokens:       meta.Usage.InputTokens,
+			CachedInputTokens: meta.Usage.CachedInputTokens,
+			OutputTokens:      meta.Usage.OutputTokens,
+			PromptMessages:    meta.Usage.PromptMessages,
 		}
 	}
-	w.ModelName, w.FinishReason, w.Name, w.Refusal = m.ModelName, m.FinishReason, m.Name, m.Refusal
-	if !m.Time.IsZero() {
-		t := m.Time
+	w.ModelName, w.FinishReason, w.Name, w.Refusal = meta.ModelName, meta.FinishReason, meta.Name, meta.Refusal
+	if !meta.Time.IsZero() {
+		t := meta.Time
 		w.Time = &t
 	}
 	return w, nil
@@ -186,19 +187,20 @@ func fromWire(w wireMessage) (processor.Message, error) {
 		}
 		m.Parts = append(m.Parts, p)
 	}
+	var meta processor.Meta
 	if w.Usage != nil {
-		m.Usage = processor.Usage{
+		meta.Usage = processor.Usage{
 			InputTokens:       w.Usage.InputTokens,
 			CachedInputTokens: w.Usage.CachedInputTokens,
 			OutputTokens:      w.Usage.OutputTokens,
 			PromptMessages:    w.Usage.PromptMessages,
 		}
 	}
-	m.ModelName, m.FinishReason, m.Name, m.Refusal = w.ModelName, w.FinishReason, w.Name, w.Refusal
+	meta.ModelName, meta.FinishReason, meta.Name, meta.Refusal = w.ModelName, w.FinishReason, w.Name, w.Refusal
 	if w.Time != nil {
-		m.Time = *w.Time
+		meta.Time = *w.Time
 	}
-	return m, nil
+	return m.WithMeta(meta), nil
 }
 
 func partFromWire(w wirePart) (processor.Part, error) {

@@ -18,30 +18,31 @@ import (
 func everyField() []processor.Message {
 	at := time.Date(2026, 11, 22, 4, 30, 0, 123456789, time.FixedZone("X", 3600))
 	return []processor.Message{
-		{Kind: processor.Request, Parts: []processor.Part{
-			processor.SystemPrompt{Content: "be brief", Name: "ops"},
-			processor.SystemPrompt{Content: "dev rules", Developer: true},
-			processor.UserPrompt{Content: "plain <b>&amp;</b> \u0000 é", Name: "ann"},
-			processor.UserPrompt{Contents: []processor.UserContent{
-				{Type: "text", Text: "look"},
-				{Type: "image_url", Data: json.RawMessage(`{ "url" : "data:image/png;base64,AAA=",  "detail":"low" }`)},
-				{Type: "file", Data: json.RawMessage{}},
-			}},
-			processor.UserPrompt{Contents: []processor.UserContent{}},
-		}, Time: at},
-		{Kind: processor.Response, Parts: []processor.Part{
-			processor.Thinking{Content: "hmm", Signature: "sig=="},
-			processor.Text{Content: "calling"},
-			processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: `{"dir": "."}`},
-			processor.ToolCall{ToolCallID: "c2", ToolName: "cat", Args: `not json {`},
-			processor.ToolCall{ToolCallID: "c3", ToolName: "now"},
+		{
+			Kind: processor.Request,
+			Parts: []processor.Part{
+				processor.SystemPrompt{Content: "be brief", Name: "ops"},
+				processor.SystemPrompt{Content: "dev rules", Developer: true},
+				processor.UserPrompt{Content: "plain <b>&amp;</b> \u0000 é", Name: "ann"},
+				processor.UserPrompt{Contents: []processor.UserContent{
+					{Type: "text", Text: "look"},
+					{Type: "image_url", Data: json.RawMessage(`{ "url" : "data:image/png;base64,AAA=",  "detail":"low" }`)},
+					{Type: "file", Data: json.RawMessage{}},
+				}},
+				processor.UserPrompt{Contents: []processor.UserContent{}},
+			},
+			Meta: &processor.Meta{Time: at},
 		},
-			Usage:        processor.Usage{InputTokens: 1200, CachedInputTokens: 1024, OutputTokens: 55, PromptMessages: 1},
-			ModelName:    "gpt-test",
-			FinishReason: "tool_calls",
-			Name:         "helper",
-			Refusal:      "no",
-			Time:         at.Add(time.Second),
+		{
+			Kind: processor.Response,
+			Parts: []processor.Part{
+				processor.Thinking{Content: "hmm", Signature: "sig=="},
+				processor.Text{Content: "calling"},
+				processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: `{"dir": "."}`},
+				processor.ToolCall{ToolCallID: "c2", ToolName: "cat", Args: `not json {`},
+				processor.ToolCall{ToolCallID: "c3", ToolName: "now"},
+			},
+			Meta: &processor.Meta{Usage: processor.Usage{InputTokens: 1200, CachedInputTokens: 1024, OutputTokens: 55, PromptMessages: 1}, ModelName: "gpt-test", FinishReason: "tool_calls", Name: "helper", Refusal: "no", Time: at.Add(time.Second)},
 		},
 		{Kind: processor.Request, Parts: []processor.Part{
 			processor.ToolReturn{ToolName: "ls", ToolCallID: "c1", Content: "a.go\nb.go"},

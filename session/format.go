@@ -92,8 +92,8 @@ func describe(m processor.Message) string {
 	for _, p := range m.Parts {
 		parts = append(parts, processor.Describe(p, formatWidth))
 	}
-	if m.Refusal != "" {
-		parts = append(parts, "refusal: "+clip(m.Refusal))
+	if r := m.Refusal(); r != "" {
+		parts = append(parts, "refusal: "+clip(r))
 	}
 	return strings.Join(parts, " | ")
 }

@@ -18,7 +18,7 @@ func TestFormat(t *testing.T) {
 		processor.NewRequest(processor.SystemPrompt{Content: "be\nbrief"}, processor.UserPrompt{Content: "hi"}),
 		{Kind: processor.Response, Parts: []processor.Part{processor.Thinking{Content: "hmm"}, processor.ToolCall{ToolName: "ls", ToolCallID: "c1", Args: `{"d":"."}`}}},
 		processor.NewRequest(processor.ToolReturn{ToolName: "ls", ToolCallID: "c1", Contents: []string{"a", "b"}}),
-		{Kind: processor.Response, Refusal: "no"},
+		{Kind: processor.Response, Meta: &processor.Meta{Refusal: "no"}},
 		processor.NewRequest(processor.RetryPrompt{ToolName: "ls", Content: "again"}),
 		processor.TextMessage(long),
 	}

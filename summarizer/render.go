@@ -60,8 +60,8 @@ func renderMessage(b *strings.Builder, n int, m processor.Message, clipChars int
 			block("tool call "+p.ToolName+" ("+p.ToolCallID+")", p.Args)
 		}
 	}
-	if m.Refusal != "" {
-		block("assistant refused", m.Refusal)
+	if r := m.Refusal(); r != "" {
+		block("assistant refused", r)
 	}
 }
 

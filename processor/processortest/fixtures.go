@@ -41,9 +41,7 @@ func Fixtures() []Fixture {
 }
 
 func response(parts ...processor.Part) processor.Message {
-	m := processor.NewResponse(parts...)
-	m.ModelName = "test-model"
-	return m
+	return processor.NewResponse(parts...).WithMeta(processor.Meta{ModelName: "test-model"})
 }
 
 func call(id, tool, args string) processor.ToolCall {
@@ -85,7 +83,9 @@ func longToolLoop() []processor.Message {
 		if i%3 == 0 {
 			resp.Parts = append([]processor.Part{processor.Thinking{Content: "Let me look at package " + fmt.Sprint(i)}, processor.Text{Content: "Running the tests."}}, resp.Parts...)
 		}
-		resp.Usage = processor.Usage{InputTokens: int64(500 + 400*i), OutputTokens: 30, PromptMessages: len(h)}
+		meta := resp.Info()
+		meta.Usage = processor.Usage{InputTokens: int64(500 + 400*i), OutputTokens: 30, PromptMessages: len(h)}
+		resp = resp.WithMeta(meta)
 		h = append(h, resp)
 		out := lines(fmt.Sprintf("pkg%d", i), 1+(i*7)%120)
 		if i%10 == 9 {

@@ -161,21 +161,19 @@ func (g *gen) response(index int) processor.Message {
 			Args:       string(args),
 		})
 	}
-	m := processor.NewResponse(parts...)
-	m.ModelName = "test-model"
-	m.FinishReason = "stop"
+	meta := processor.Meta{ModelName: "test-model", FinishReason: "stop"}
 	if ncalls > 0 {
-		m.FinishReason = "tool_calls"
+		meta.FinishReason = "tool_calls"
 	}
 	if g.r.IntN(4) != 0 {
-		m.Usage = processor.Usage{
+		meta.Usage = processor.Usage{
 			InputTokens:    int64(1000 + 300*index + g.r.IntN(200)),
 			OutputTokens:   int64(10 + g.r.IntN(400)),
 			PromptMessages: index,
 		}
-		m.Usage.CachedInputTokens = m.Usage.InputTokens / 2
+		meta.Usage.CachedInputTokens = meta.Usage.InputTokens / 2
 	}
-	return m
+	return processor.NewResponse(parts...).WithMeta(meta)
 }
 
 // answer returns a part answering c: mostly a tool return, sometimes a

@@ -161,7 +161,7 @@ type iface struct {
 // refusal: then, b's parts being plain (plainParts), a has b's content. It
 // is the fast path of matches, reading no part's content.
 func sameRef(a, b *processor.Message) bool {
-	if a.Kind != b.Kind || len(a.Parts) != len(b.Parts) || a.Refusal != b.Refusal {
+	if a.Kind != b.Kind || len(a.Parts) != len(b.Parts) || a.Refusal() != b.Refusal() {
 		return false
 	}
 	for j := range a.Parts {

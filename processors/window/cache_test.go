@@ -58,7 +58,7 @@ func TestFullHistoryNoticesChanges(t *testing.T) {
 		{"copies of the same messages", func(h []processor.Message) {
 			copy(h, processortest.Clone(h))
 		}, true},
-		{"metadata only", func(h []processor.Message) { h[6].ModelName = "other-model" }, true},
+		{"metadata only", func(h []processor.Message) { h[6] = h[6].WithMeta(processor.Meta{ModelName: "other-model"}) }, true},
 		{"a part replaced in place", func(h []processor.Message) {
 			h[10].Parts[0] = processor.ToolReturn{ToolCallID: "call_3", ToolName: "bash", Content: "changed"}
 		}, false},
