@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -321,6 +322,27 @@ func callError(ctx, callCtx context.Context, timeout time.Duration, res *http.Re
 	if errors.As(err, &me) {
 		return err
 	}
+	e := providerError(ctx, callCtx, timeout, res, err)
+	e.Message = redactKeys(e.Message)
+	return e
+}
+
+// keyPattern matches API keys and the masked fragments of them that
+// providers quote in their messages ("Incorrect API key provided:
+// sk-proj-****abcd").
+var keyPattern = regexp.MustCompile(`\b(sk|rk|pk)-[A-Za-z0-9_*\-]{3,}`)
+
+// redactKeys replaces what looks like an API key, whole or masked, in a
+// provider's message, so that an error never repeats any part of a key.
+func redactKeys(s string) string {
+	if !strings.Contains(s, "k-") {
+		return s
+	}
+	return keyPattern.ReplaceAllString(s, "[redacted key]")
+}
+
+// providerError builds the Error for a failed call.
+func providerError(ctx, callCtx context.Context, timeout time.Duration, res *http.Response, err error) *Error {
 	var ae *openai.Error
 	if errors.As(err, &ae) {
 		e := &Error{StatusCode: ae.StatusCode, Code: ae.Code, Type: ae.Type, Message: ae.Message, Err: err}

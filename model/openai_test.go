@@ -363,6 +363,15 @@ func TestOpenAIErrors(t *testing.T) {
 			},
 		},
 		{
+			name:    "401 message quoting a masked key",
+			handler: replyJSON(401, `{"error":{"message":"Incorrect API key provided: sk-proj-********************abcd. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`),
+			want: errorCase{
+				want: Error{StatusCode: 401, Code: "invalid_api_key", Type: "invalid_request_error",
+					Message: "Incorrect API key provided: [redacted key]. You can find your API key at https://platform.openai.com/account/api-keys."},
+				contains: "Incorrect API key provided: [redacted key]. You can find",
+			},
+		},
+		{
 			name:    "429 rate limited",
 			handler: replyJSON(429, `{"error":{"message":"Rate limit reached.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`),
 			want: errorCase{
