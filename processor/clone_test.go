@@ -3,6 +3,7 @@ package processor_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
@@ -66,6 +67,9 @@ func scribbleHistory(h []processor.Message) {
 			scribble(h[i].Parts[j])
 			h[i].Parts[j] = processor.Text{Content: "scribbled"}
 		}
+		if h[i].Meta != nil {
+			*h[i].Meta = processor.Meta{ModelName: "scribbled"}
+		}
 		h[i] = processor.TextMessage("scribbled")
 	}
 }
@@ -124,6 +128,15 @@ func TestClone(t *testing.T) {
 		{"multi-part user prompt, empty", func() []processor.Message {
 			return []processor.Message{processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{}})}
 		}},
+		{"metadata", func() []processor.Message {
+			return []processor.Message{
+				processor.UserMessage("hi").WithMeta(processor.Meta{Time: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}),
+				processor.TextMessage("hello").WithMeta(processor.Meta{
+					Usage:     processor.Usage{InputTokens: 12, OutputTokens: 3, PromptMessages: 1},
+					ModelName: "m", FinishReason: "stop", Name: "bot", Refusal: "no",
+				}),
+			}
+		}},
 		{"mixed", func() []processor.Message {
 			return []processor.Message{
 				processor.UserMessage("start"),
@@ -178,6 +191,9 @@ func checkClone(t *testing.T, in, out []processor.Message) {
 		}
 		if len(a.Parts) > 0 && &a.Parts[0] == &b.Parts[0] {
 			t.Errorf("message %d: the parts slice is shared", i)
+		}
+		if (a.Meta == nil) != (b.Meta == nil) || (a.Meta != nil && a.Meta == b.Meta) {
+			t.Errorf("message %d: metadata %p, copy's %p: want a copy (or nil for nil)", i, a.Meta, b.Meta)
 		}
 		for j := range a.Parts {
 			p, q := a.Parts[j], b.Parts[j]

@@ -13,6 +13,7 @@ package extend
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -26,8 +27,49 @@ type Entry struct {
 	// Out is the last result, unclipped.
 	Out []processor.Message
 
-	seen [][]processor.Message // copies of the input from From on, in chunks
-	n    int                   // messages in seen
+	seen  [][]processor.Message // copies of the input from From on, in chunks
+	n     int                   // messages in seen
+	owned []uint64              // bit j: Out[j] was made by the processor
+}
+
+// Own records that Out[j] holds a message the processor made (a changed
+// copy of the input's), not the input's message itself.
+func (e *Entry) Own(j int) {
+	for len(e.owned) <= j/64 {
+		e.owned = append(e.owned, 0)
+	}
+	e.owned[j/64] |= 1 << (j % 64)
+}
+
+// Owns reports whether Own(j) was called since the last Disown.
+func (e *Entry) Owns(j int) bool {
+	return j/64 < len(e.owned) && e.owned[j/64]&(1<<(j%64)) != 0
+}
+
+// Disown forgets every Own: Out now holds the input's messages only.
+func (e *Entry) Disown() { clear(e.owned) }
+
+// Current reports whether Out, up to the input length e last saw, holds
+// history's very messages where the processor did not make its own: the
+// same parts slice and the same metadata, not equal copies. With Extends,
+// it makes a result built on Out show the parts history holds now even
+// when the host swapped a message for an equal copy and then reused the
+// old one's parts. A message the processor made must still have history's
+// metadata. A nil Out (the result was the input itself) is current.
+func (e *Entry) Current(history []processor.Message) bool {
+	if e.Out == nil {
+		return true
+	}
+	for j := range min(e.End(), len(e.Out), len(history)) {
+		o, h := &e.Out[j], &history[j]
+		if o.Meta != h.Meta {
+			return false
+		}
+		if !e.Owns(j) && (len(o.Parts) != len(h.Parts) || unsafe.SliceData(o.Parts) != unsafe.SliceData(h.Parts)) {
+			return false
+		}
+	}
+	return true
 }
 
 // End is the length of the input e last saw.

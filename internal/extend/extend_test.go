@@ -411,3 +411,74 @@ func TestSpareAndClip(t *testing.T) {
 		t.Errorf("Clip: len %d cap %d, same array %v; want 3, 3, true", len(c), cap(c), &c[0] == &s[0])
 	}
 }
+
+// TestEntryCurrent builds an entry whose Out holds a history's messages,
+// one of them (index 3) replaced by a message of the processor's own, and
+// checks whether Out is current for the history after a change.
+func TestEntryCurrent(t *testing.T) {
+	const own = 3
+	tests := []struct {
+		name   string
+		change func(h []processor.Message)
+		want   bool
+	}{
+		{"unchanged", func([]processor.Message) {}, true},
+		{"parts swapped for an equal copy", func(h []processor.Message) { h[1].Parts = append([]processor.Part(nil), h[1].Parts...) }, false},
+		{"parts of a message of its own swapped", func(h []processor.Message) { h[own].Parts = append([]processor.Part(nil), h[own].Parts...) }, true},
+		{"metadata added", func(h []processor.Message) { h[2] = h[2].WithMeta(processor.Meta{ModelName: "m"}) }, false},
+		{"metadata added to a message of its own", func(h []processor.Message) { h[own] = h[own].WithMeta(processor.Meta{Name: "n"}) }, false},
+		{"a message past those remembered", func(h []processor.Message) { h[6].Parts = nil }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := history()
+			e := &Entry{Out: append([]processor.Message(nil), h[:6]...)}
+			e.Remember(h[:6])
+			e.Out[own].Parts = []processor.Part{processor.ToolReturn{ToolName: "api", ToolCallID: "c1", Content: "trimmed"}}
+			e.Own(own)
+			tt.change(h)
+			if got := e.Current(h); got != tt.want {
+				t.Errorf("Current = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	t.Run("disowned", func(t *testing.T) {
+		h := history()
+		e := &Entry{Out: append([]processor.Message(nil), h[:6]...)}
+		e.Remember(h[:6])
+		e.Out[own].Parts = nil
+		e.Own(own)
+		if !e.Current(h) || !e.Owns(own) {
+			t.Fatal("an entry owning its changed message is not current")
+		}
+		e.Disown()
+		if e.Current(h) || e.Owns(own) {
+			t.Error("after Disown, a changed message still counts as the processor's own")
+		}
+	})
+	t.Run("result was the input", func(t *testing.T) {
+		e := &Entry{}
+		e.Remember(history())
+		if !e.Current(history()) {
+			t.Error("an entry without Out is not current")
+		}
+	})
+}
+
+// TestEntryOwnsFar checks ownership bits far apart (several words).
+func TestEntryOwnsFar(t *testing.T) {
+	var e Entry
+	marks := []int{0, 63, 64, 200}
+	for _, j := range marks {
+		e.Own(j)
+	}
+	var got []int
+	for j := range 300 {
+		if e.Owns(j) {
+			got = append(got, j)
+		}
+	}
+	if diff := cmp.Diff(marks, got); diff != "" {
+		t.Errorf("owned positions (-want +got):\n%s", diff)
+	}
+}

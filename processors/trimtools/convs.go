@@ -34,7 +34,7 @@ func (t *Trimmer) processTracked(history []processor.Message) []processor.Messag
 		return t.trimAll(history, 0)
 	}
 	var out []processor.Message
-	if e != nil && e.Extends(history) {
+	if e != nil && e.Extends(history) && e.Current(history) {
 		out = t.extend(e, history)
 	} else {
 		n := len(history)
@@ -43,6 +43,11 @@ func (t *Trimmer) processTracked(history []processor.Message) []processor.Messag
 		e.Remember(history)
 		if unsafe.SliceData(out) != unsafe.SliceData(history) {
 			e.Out = out
+			for j := range out {
+				if unsafe.SliceData(out[j].Parts) != unsafe.SliceData(history[j].Parts) {
+					e.Own(j)
+				}
+			}
 			out = extend.Clip(out)
 		}
 	}
@@ -70,6 +75,7 @@ func (t *Trimmer) extend(e *extend.Entry, history []processor.Message) []process
 			fresh = true
 		}
 		out[j].Parts = parts
+		e.Own(j)
 	}
 	for j := pn; j < n; j++ {
 		m := history[j]
@@ -77,8 +83,10 @@ func (t *Trimmer) extend(e *extend.Entry, history []processor.Message) []process
 			if parts := t.trimMessage(&m); parts != nil {
 				if out == nil {
 					out = copyPrefix(nil, history, j, n)
+					e.Disown()
 				}
 				m.Parts = parts
+				e.Own(j)
 			}
 		}
 		if out != nil {

@@ -711,3 +711,67 @@ func TestConversationsOption(t *testing.T) {
 		})
 	}
 }
+
+// TestTrackedRecycledParts swaps a message for an equal copy and then
+// reuses the old message's parts slice or metadata for something else, as
+// a host with pooled buffers might: the next result must show what the
+// history holds now, not the recycled buffer an earlier result shared.
+func TestTrackedRecycledParts(t *testing.T) {
+	long := strings.Repeat("x", 3000)
+	h := []processor.Message{processor.UserMessage("start")}
+	for i := range 20 {
+		id := fmt.Sprintf("c%d", i)
+		h = append(h,
+			processor.NewResponse(processor.ToolCall{ToolCallID: id, ToolName: "cat", Args: "{}"}).WithMeta(processor.Meta{ModelName: "m"}),
+			processor.NewRequest(processor.ToolReturn{ToolCallID: id, ToolName: "cat", Content: long}),
+		)
+	}
+	h = append(h, processor.TextMessage("done"), processor.UserMessage("again"), processor.TextMessage("ok"), processor.UserMessage("last"))
+	tests := []struct {
+		name    string
+		i       int // the message recycled
+		recycle func(h []processor.Message, i int)
+	}{
+		{"request parts", 0, func(h []processor.Message, i int) {
+			old := h[i].Parts
+			h[i].Parts = slices.Clone(old)
+			old[0] = processor.UserPrompt{Content: "RECYCLED BUFFER"}
+		}},
+		{"response parts", 1, func(h []processor.Message, i int) {
+			old := h[i].Parts
+			h[i].Parts = slices.Clone(old)
+			old[0] = processor.ToolCall{ToolCallID: "zz", ToolName: "recycled", Args: "{}"}
+		}},
+		{"metadata of a trimmed request", 2, func(h []processor.Message, i int) {
+			h[i] = h[i].WithMeta(processor.Meta{Name: "now"})
+		}},
+		{"metadata", 1, func(h []processor.Message, i int) {
+			old := h[i].Meta
+			h[i] = h[i].WithMeta(*old)
+			*old = processor.Meta{ModelName: "RECYCLED"}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := slices.Clone(h)
+			for i := range h {
+				h[i].Parts = slices.Clone(h[i].Parts)
+			}
+			tracked, ref := trimtools.New(trimtools.Options{}), untracked(trimtools.Options{})
+			n := len(h)
+			for range 2 { // tracked from the second sighting on
+				if _, _, err := compare(tracked, ref, h[:n-2]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tt.recycle(h, tt.i)
+			got, want, err := compare(tracked, ref, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !processor.Equal(got[tt.i], h[tt.i]) && !processor.Equal(want[tt.i], got[tt.i]) {
+				t.Errorf("message %d: got %v, the history holds %v", tt.i, got[tt.i], h[tt.i])
+			}
+		})
+	}
+}
