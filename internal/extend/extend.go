@@ -41,13 +41,10 @@ func (e *Entry) Own(j int) {
 	e.owned[j/64] |= 1 << (j % 64)
 }
 
-// Owns reports whether Own(j) was called since the last Disown.
+// Owns reports whether Own(j) was called.
 func (e *Entry) Owns(j int) bool {
 	return j/64 < len(e.owned) && e.owned[j/64]&(1<<(j%64)) != 0
 }
-
-// Disown forgets every Own: Out now holds the input's messages only.
-func (e *Entry) Disown() { clear(e.owned) }
 
 // Current reports whether Out, up to the input length e last saw, holds
 // history's very messages where the processor did not make its own: the
@@ -152,6 +149,16 @@ func (c *Cache[K]) Put(key K, e *Entry) {
 		}
 	}
 	c.items[key] = e
+}
+
+// Mark remembers key as sighted (see Sighted).
+func (c *Cache[K]) Mark(key K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.candidates) >= 4*c.limit {
+		clear(c.candidates)
+	}
+	c.candidates[key] = struct{}{}
 }
 
 // Sighted reports whether key was offered to Sighted before (and not

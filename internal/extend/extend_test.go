@@ -442,20 +442,6 @@ func TestEntryCurrent(t *testing.T) {
 			}
 		})
 	}
-	t.Run("disowned", func(t *testing.T) {
-		h := history()
-		e := &Entry{Out: append([]processor.Message(nil), h[:6]...)}
-		e.Remember(h[:6])
-		e.Out[own].Parts = nil
-		e.Own(own)
-		if !e.Current(h) || !e.Owns(own) {
-			t.Fatal("an entry owning its changed message is not current")
-		}
-		e.Disown()
-		if e.Current(h) || e.Owns(own) {
-			t.Error("after Disown, a changed message still counts as the processor's own")
-		}
-	})
 	t.Run("result was the input", func(t *testing.T) {
 		e := &Entry{}
 		e.Remember(history())
@@ -480,5 +466,25 @@ func TestEntryOwnsFar(t *testing.T) {
 	}
 	if diff := cmp.Diff(marks, got); diff != "" {
 		t.Errorf("owned positions (-want +got):\n%s", diff)
+	}
+}
+
+// TestCacheMark checks that a marked key counts as sighted once.
+func TestCacheMark(t *testing.T) {
+	c := NewCache[int](2)
+	c.Mark(7)
+	got := []bool{c.Sighted(7), c.Sighted(7), c.Sighted(7)}
+	if diff := cmp.Diff([]bool{true, false, true}, got); diff != "" {
+		t.Errorf("Sighted after Mark (-want +got):\n%s", diff)
+	}
+	for k := range 8 { // 4 × limit keys: the next one clears them
+		c.Mark(100 + k)
+	}
+	c.Mark(200)
+	if c.Sighted(100) {
+		t.Error("a key marked before the candidates were cleared is still sighted")
+	}
+	if !c.Sighted(200) {
+		t.Error("the key marked last is not sighted")
 	}
 }

@@ -30,34 +30,35 @@ const minTracked = 32
 func (t *Trimmer) processTracked(history []processor.Message) []processor.Message {
 	key := uintptr(unsafe.Pointer(unsafe.SliceData(history)))
 	e := t.convs.Take(key)
+	if e != nil && e.Extends(history) && e.Current(history) {
+		out := t.extend(e, history)
+		t.convs.Put(key, e)
+		return out
+	}
 	if e == nil && !t.convs.Sighted(key) {
 		return t.trimAll(history, 0)
 	}
-	var out []processor.Message
-	if e != nil && e.Extends(history) && e.Current(history) {
-		out = t.extend(e, history)
-	} else {
-		n := len(history)
-		out = t.trimAll(history, extend.Spare(n))
-		e = &extend.Entry{}
-		e.Remember(history)
-		if unsafe.SliceData(out) != unsafe.SliceData(history) {
-			e.Out = out
-			for j := range out {
-				if unsafe.SliceData(out[j].Parts) != unsafe.SliceData(history[j].Parts) {
-					e.Own(j)
-				}
-			}
-			out = extend.Clip(out)
+	n := len(history)
+	out := t.trimAll(history, extend.Spare(n))
+	if unsafe.SliceData(out) == unsafe.SliceData(history) {
+		// Nothing to trim: the walk just made costs no copy, so there is
+		// nothing to save by remembering; wait for a result worth it.
+		t.convs.Mark(key)
+		return out
+	}
+	e = &extend.Entry{Out: out}
+	e.Remember(history)
+	for j := range out {
+		if unsafe.SliceData(out[j].Parts) != unsafe.SliceData(history[j].Parts) {
+			e.Own(j)
 		}
 	}
 	t.convs.Put(key, e)
-	return out
+	return extend.Clip(out)
 }
 
 // extend returns the result for history, which begins with the messages e
-// saw, built from the result e holds (nil when that was the input itself),
-// and updates e.
+// saw, built from the result e holds, and updates e.
 func (t *Trimmer) extend(e *extend.Entry, history []processor.Message) []processor.Message {
 	pn, n := e.End(), len(history)
 	end := n - t.keepLast // messages before end are trimmed
@@ -71,7 +72,7 @@ func (t *Trimmer) extend(e *extend.Entry, history []processor.Message) []process
 			continue
 		}
 		if !fresh {
-			out = copyPrefix(out, history, pn, n)
+			out = copyPrefix(out, pn, n)
 			fresh = true
 		}
 		out[j].Parts = parts
@@ -81,34 +82,21 @@ func (t *Trimmer) extend(e *extend.Entry, history []processor.Message) []process
 		m := history[j]
 		if j < end {
 			if parts := t.trimMessage(&m); parts != nil {
-				if out == nil {
-					out = copyPrefix(nil, history, j, n)
-					e.Disown()
-				}
 				m.Parts = parts
 				e.Own(j)
 			}
 		}
-		if out != nil {
-			out = append(out, m)
-		}
+		out = append(out, m)
 	}
 	e.Remember(history)
-	if out == nil {
-		return history
-	}
 	e.Out = out
 	return extend.Clip(out)
 }
 
-// copyPrefix returns a new array holding the first k messages of prev, or
-// of history when prev is nil, with room for n messages and more.
-func copyPrefix(prev, history []processor.Message, k, n int) []processor.Message {
-	src := prev
-	if src == nil {
-		src = history
-	}
+// copyPrefix returns a new array holding the first k messages of prev,
+// with room for n messages and more.
+func copyPrefix(prev []processor.Message, k, n int) []processor.Message {
 	out := make([]processor.Message, k, n+extend.Spare(n))
-	copy(out, src[:k])
+	copy(out, prev[:k])
 	return out
 }
