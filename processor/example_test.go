@@ -72,3 +72,26 @@ func ExampleChain() {
 	// file.go
 	// file.go
 }
+
+// A response's metadata is shared by the copies of the message and never
+// changed in place: WithMeta gives the message a new one, and the other
+// copies keep theirs.
+func ExampleMessage_WithMeta() {
+	resp := processor.TextMessage("Done.").WithMeta(processor.Meta{
+		ModelName: "gpt-4.1-mini",
+		Usage:     processor.Usage{InputTokens: 1200, CachedInputTokens: 1024, OutputTokens: 3},
+	})
+	stored := resp
+
+	meta := resp.Info()
+	meta.Usage.PromptMessages = 5
+	resp = resp.WithMeta(meta)
+
+	fmt.Println(resp.Info().ModelName, resp.Usage().InputTokens, resp.Usage().PromptMessages)
+	fmt.Println(stored.Usage().PromptMessages)
+	fmt.Println(processor.UserMessage("hi").Info() == processor.Meta{})
+	// Output:
+	// gpt-4.1-mini 1200 5
+	// 0
+	// true
+}
