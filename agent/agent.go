@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -359,19 +360,64 @@ func (t *turn) forceCompaction(ctx context.Context, cause error) error {
 // of them. When ctx ends, the calls not yet run are answered with a retry
 // prompt saying so and the context's error is returned too.
 func (t *turn) runTools(ctx context.Context, calls []processor.ToolCall) (processor.Message, error) {
-	parts := make([]processor.Part, 0, len(calls))
-	for _, c := range calls {
-		if err := ctx.Err(); err != nil {
-			parts = append(parts, processor.RetryPrompt{ToolName: c.ToolName, ToolCallID: c.ToolCallID,
-				Content: fmt.Sprintf("Tool %s was not run: %v.", c.ToolName, err)})
-			continue
+	parts := make([]processor.Part, len(calls))
+	if n := t.opts.toolConc; n > 1 && len(calls) > 1 {
+		t.runConcurrently(ctx, calls, parts, n)
+	} else {
+		for i, c := range calls {
+			if ctx.Err() != nil {
+				parts[i] = notRun(ctx, c)
+				continue
+			}
+			parts[i] = t.runTool(ctx, c)
 		}
-		parts = append(parts, t.runTool(ctx, c))
 	}
 	if err := ctx.Err(); err != nil {
 		return processor.NewRequest(parts...), fmt.Errorf("tools of request %d: %w", t.steps, err)
 	}
 	return processor.NewRequest(parts...), nil
+}
+
+// runConcurrently runs calls, at most n at once, answering each in parts
+// at its index. Once ctx is done, the calls not started are answered as
+// not run. A panic in a tool is raised again here once every started call
+// has returned.
+func (t *turn) runConcurrently(ctx context.Context, calls []processor.ToolCall, parts []processor.Part, n int) {
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var panicked any
+	for i, c := range calls {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			parts[i] = notRun(ctx, c)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			defer func() {
+				if r := recover(); r != nil {
+					once.Do(func() { panicked = r })
+				}
+			}()
+			parts[i] = t.runTool(ctx, c)
+		}()
+	}
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+}
+
+// notRun answers a call that was not run because ctx is done.
+func notRun(ctx context.Context, c processor.ToolCall) processor.Part {
+	return processor.RetryPrompt{ToolName: c.ToolName, ToolCallID: c.ToolCallID,
+		Content: fmt.Sprintf("Tool %s was not run: %v.", c.ToolName, ctx.Err())}
 }
 
 // runTool runs one call and returns the part answering it: a tool return,

@@ -25,6 +25,7 @@ type options struct {
 	settings   model.Settings
 	compactor  Compactor
 	store      Store
+	toolConc   int
 }
 
 type optionFunc func(*options)
@@ -69,10 +70,22 @@ func WithLogger(l *zap.Logger) Option {
 	return optionFunc(func(o *options) { o.logger = l })
 }
 
+// WithToolConcurrency lets the tool calls of one response run at the same
+// time, at most n at once (n <= 1: one after the other, the default). Their
+// answers go back to the model in the order of the calls whatever the order
+// they finish in. The tools, and the [WithEvents] callback (which then
+// receives their EventTool events from several goroutines), must be safe
+// for concurrent use. A tool that panics still panics the turn's goroutine,
+// once the calls started with it have finished.
+func WithToolConcurrency(n int) Option {
+	return optionFunc(func(o *options) { o.toolConc = n })
+}
+
 // WithEvents sets a callback that receives an [Event] for every step a user
 // interface would show. It is called synchronously from [Agent.Run], on the
-// goroutine running the turn, so it must return quickly; an agent shared by
-// concurrent conversations calls it concurrently.
+// goroutine running the turn (and, with [WithToolConcurrency], on the
+// goroutines running its tools), so it must return quickly; an agent shared
+// by concurrent conversations calls it concurrently.
 func WithEvents(f func(ctx context.Context, e Event)) Option {
 	return optionFunc(func(o *options) { o.events = f })
 }
