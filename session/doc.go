@@ -20,9 +20,10 @@
 //
 // The store returns the working history as it was stored. A process killed
 // in the middle of a turn can leave it ending with a tool call that was never
-// answered, or with a response; a host that resumes a session puts
-// [processor.Repair] first in its chain (or calls [processor.RepairHistory])
-// rather than the store altering what it recorded.
+// answered; a host that resumes a session calls [Session.Resume], which
+// answers such calls as interrupted and stores the answers (in the
+// transcript too, when they come at the end), or puts [processor.Repair]
+// first in its chain. The store never alters what it recorded by itself.
 //
 // # Storage
 //

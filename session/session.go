@@ -532,3 +532,45 @@ func markCompacted(ctx context.Context, t tx, sessionID, compID int64, seqs []in
 	}
 	return nil
 }
+
+// Resume returns the session's working history made ready for the next
+// turn, and the fixes that took. A process stopped in the middle of a turn
+// (killed while a tool ran) can leave calls unanswered or, rarely, a tool
+// return answering no call: [processor.RepairHistory] answers the calls
+// with [processor.InterruptedContent] and drops the orphans, and the repair
+// is stored. Answers that come after everything the working history holds
+// are appended, so the transcript holds them too and stays a valid
+// sequence; any other repair is recorded with [Session.Replace]. With
+// nothing to repair nothing is written.
+func (s *Session) Resume(ctx context.Context) ([]processor.Message, []processor.Fix, error) {
+	w, err := s.Working(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	repaired, fixes := processor.RepairHistory(w)
+	if len(fixes) == 0 {
+		return w, nil, nil
+	}
+	if extends(repaired, w) {
+		err = s.Append(ctx, repaired[len(w):]...)
+	} else {
+		err = s.Replace(ctx, repaired)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("resume session %q: store the repair: %w", s.name, err)
+	}
+	return repaired, fixes, nil
+}
+
+// extends reports whether h begins with the messages of prefix.
+func extends(h, prefix []processor.Message) bool {
+	if len(h) < len(prefix) {
+		return false
+	}
+	for i := range prefix {
+		if !processor.Equal(h[i], prefix[i]) {
+			return false
+		}
+	}
+	return true
+}
