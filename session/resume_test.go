@@ -13,8 +13,12 @@ import (
 // them, and checks the repaired history, the fixes, and what was stored:
 // appended answers in the transcript, other repairs as a compaction.
 func TestResume(t *testing.T) {
-	call := func(id string) processor.Part { return processor.ToolCall{ToolCallID: id, ToolName: "bash", Args: "{}"} }
-	ret := func(id, s string) processor.Part { return processor.ToolReturn{ToolCallID: id, ToolName: "bash", Content: s} }
+	call := func(id string) processor.Part {
+		return processor.ToolCall{ToolCallID: id, ToolName: "bash", Args: "{}"}
+	}
+	ret := func(id, s string) processor.Part {
+		return processor.ToolReturn{ToolCallID: id, ToolName: "bash", Content: s}
+	}
 	interrupted := func(id string) processor.Part {
 		return processor.ToolReturn{ToolCallID: id, ToolName: "bash", Content: processor.InterruptedContent}
 	}
