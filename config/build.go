@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"go.uber.org/zap"
@@ -98,12 +99,27 @@ func (c *Config) agentOptions(chain processor.Processor, w *window.Window, logge
 }
 
 // Logger builds a logger writing LogFormat lines at LogLevel and above to
-// stderr.
+// stderr: it is [Config.LoggerTo] with os.Stderr.
 func (c *Config) Logger() (*zap.Logger, error) {
-	return c.newLogger(zapcore.Lock(os.Stderr))
+	return c.LoggerTo(os.Stderr)
 }
 
-// newLogger builds the configured logger writing to ws.
+// LoggerTo builds the logger [Config.Logger] builds, writing its lines to w
+// instead of stderr: a command's own error stream, or a buffer in a test.
+// The logger serializes its own writes to w, so w need not be safe for
+// concurrent use; writes to w from outside the logger are not serialized
+// with them. It fails, with the errors Logger gives, when LogLevel or
+// LogFormat is out of range, and when w is nil.
+func (c *Config) LoggerTo(w io.Writer) (*zap.Logger, error) {
+	var ws zapcore.WriteSyncer
+	if w != nil {
+		ws = zapcore.Lock(zapcore.AddSync(w))
+	}
+	return c.newLogger(ws)
+}
+
+// newLogger builds the configured logger writing to ws; a nil ws is an
+// error.
 func (c *Config) newLogger(ws zapcore.WriteSyncer) (*zap.Logger, error) {
 	var errs []error
 	level, err := zapcore.ParseLevel(c.LogLevel)
@@ -118,6 +134,9 @@ func (c *Config) newLogger(ws zapcore.WriteSyncer) (*zap.Logger, error) {
 		enc = zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 	default:
 		errs = append(errs, c.varError("LogFormat"))
+	}
+	if ws == nil {
+		errs = append(errs, errors.New("nil writer"))
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("build logger: %w", errors.Join(errs...))

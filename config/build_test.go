@@ -3,15 +3,17 @@ package config
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/abridge-go/abridge/agent"
@@ -254,7 +256,7 @@ func TestLogger(t *testing.T) {
 		t.Run(tt.level+"/"+tt.format, func(t *testing.T) {
 			c := mustLoad(t, map[string]string{"ABRIDGE_LOG_LEVEL": tt.level, "ABRIDGE_LOG_FORMAT": tt.format})
 			var buf bytes.Buffer
-			l, err := c.newLogger(zapcore.AddSync(&buf))
+			l, err := c.LoggerTo(&buf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,19 +281,113 @@ func TestLogger(t *testing.T) {
 	}
 }
 
+// TestLoggerTo checks the one line a logger from LoggerTo writes, whole, in
+// each format: the level and format are the configured ones, and a line
+// below the level is left out.
+func TestLoggerTo(t *testing.T) {
+	// The timestamp is the only part of a line that changes between runs.
+	stamp := regexp.MustCompile(`(?m)^[0-9][^\t]*\t|"ts":[0-9.e+-]+`)
+	tests := []struct {
+		level, format string
+		want          string
+	}{
+		{"warn", "console", "TS\tWARN\tthe disk is full\t{\"free\": 0}\n"},
+		{"warn", "json", `{"level":"warn",TS,"msg":"the disk is full","free":0}` + "\n"},
+		{"debug", "json", `{"level":"debug",TS,"msg":"checking","free":0}` + "\n" +
+			`{"level":"warn",TS,"msg":"the disk is full","free":0}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.level+"/"+tt.format, func(t *testing.T) {
+			c := mustLoad(t, map[string]string{"ABRIDGE_LOG_LEVEL": tt.level, "ABRIDGE_LOG_FORMAT": tt.format})
+			var buf bytes.Buffer
+			l, err := c.LoggerTo(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Debug("checking", zap.Int("free", 0))
+			l.Warn("the disk is full", zap.Int("free", 0))
+			got := stamp.ReplaceAllStringFunc(buf.String(), func(s string) string {
+				if strings.HasPrefix(s, `"ts"`) {
+					return "TS"
+				}
+				return "TS\t"
+			})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestLoggerToConcurrent logs from several goroutines into a bytes.Buffer,
+// which is not safe for concurrent use: LoggerTo serializes the writes, so
+// every line arrives whole (and the race detector sees no race).
+func TestLoggerToConcurrent(t *testing.T) {
+	c := mustLoad(t, map[string]string{"ABRIDGE_LOG_FORMAT": "json"})
+	var buf bytes.Buffer
+	l, err := c.LoggerTo(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, lines = 8, 50
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range lines {
+				l.Info("line", zap.Int("goroutine", g), zap.Int("i", i))
+			}
+		})
+	}
+	wg.Wait()
+	got := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(got) != goroutines*lines {
+		t.Fatalf("%d lines, want %d", len(got), goroutines*lines)
+	}
+	for i, line := range got {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("line %d is not whole JSON: %q", i, line)
+		}
+	}
+}
+
 func TestLoggerInvalid(t *testing.T) {
 	c := Default()
 	c.LogLevel = "loud"
 	c.LogFormat = "xml"
-	_, err := c.Logger()
 	want := "build logger: " +
 		`ABRIDGE_LOG_LEVEL="loud": unknown value; accepted: debug, info, warn or error` + "\n" +
 		`ABRIDGE_LOG_FORMAT="xml": unknown value; accepted: console or json`
-	if err == nil {
-		t.Fatal("Logger accepted a bad level and format")
+	var buf bytes.Buffer
+	tests := []struct {
+		name  string
+		build func() (*zap.Logger, error)
+	}{
+		{"Logger", c.Logger},
+		{"LoggerTo", func() (*zap.Logger, error) { return c.LoggerTo(&buf) }},
 	}
-	if diff := cmp.Diff(want, err.Error()); diff != "" {
-		t.Errorf("error (-want +got):\n%s", diff)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := tt.build()
+			if err == nil {
+				t.Fatal("accepted a bad level and format")
+			}
+			if l != nil {
+				t.Errorf("returned a logger with the error")
+			}
+			if diff := cmp.Diff(want, err.Error()); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			var ve *VarError
+			if !errors.As(err, &ve) || ve.Var != "ABRIDGE_LOG_LEVEL" {
+				t.Errorf("error does not match the level's *VarError: %v", err)
+			}
+		})
+	}
+	if buf.Len() != 0 {
+		t.Errorf("LoggerTo wrote %q while failing", buf.String())
+	}
+	if _, err := Default().LoggerTo(nil); err == nil || err.Error() != "build logger: nil writer" {
+		t.Errorf("LoggerTo(nil) = %v, want the error build logger: nil writer", err)
 	}
 	if _, err := c.Build(BuildOptions{}); err == nil {
 		t.Errorf("Build accepted a bad level and format")

@@ -33,10 +33,15 @@ Commands:
   /help             print these commands
   /quit             leave (so does end of input)
 
+An interrupt (Ctrl-C) while the model answers or a /compact runs stops it
+and returns to the prompt, the conversation left as it was before; at the
+prompt it leaves.
+
 With --session NAME the conversation is resumed from the session store
 (ABRIDGE_SESSION_DB; a SQLite file by default) and every message is saved.`,
-	env:   vars(envModel, envWindow, []string{envAgent, envSession}, envLog),
-	flags: chatFlags,
+	env:            vars(envModel, envWindow, []string{envAgent, envSession}, envLog),
+	flags:          chatFlags,
+	ownsInterrupts: true,
 }
 
 // systemPrompt starts every new conversation.
@@ -115,11 +120,12 @@ type chat struct {
 	streamed bool
 }
 
-// loop reads lines until /quit, the end of input or ctx is done (an
-// interrupt).
+// loop reads lines until /quit, the end of input, an interrupt while it
+// waits for input, or the end of ctx. An interrupt during a turn or a
+// /compact cancels only that.
 func (ch *chat) loop(ctx context.Context) error {
-	// Lines are read on their own goroutine so that an interrupt ends the
-	// chat while it waits for input.
+	// Lines are read on their own goroutine so that an interrupt, or the
+	// end of ctx, ends the chat while it waits for input.
 	lines := make(chan string)
 	done := make(chan struct{})
 	defer close(done)
@@ -149,6 +155,11 @@ func (ch *chat) loop(ctx context.Context) error {
 		var ok bool
 		select {
 		case <-ctx.Done():
+			if interactive {
+				fmt.Fprintln(ch.stdout)
+			}
+			return nil
+		case <-ch.interrupts:
 			if interactive {
 				fmt.Fprintln(ch.stdout)
 			}
@@ -187,16 +198,35 @@ func (ch *chat) loop(ctx context.Context) error {
 	}
 }
 
-// turn sends one prompt and prints the answer.
+// errTurnInterrupted is what a turn an interrupt cancelled returns.
+var errTurnInterrupted = errors.New("turn interrupted")
+
+// turn sends one prompt and prints the answer. An interrupt while it runs
+// cancels it, and it returns errTurnInterrupted. A turn that fails,
+// interrupted or not, leaves the conversation as it was before it: see
+// forget.
 func (ch *chat) turn(ctx context.Context, prompt string) error {
 	ch.streamed = false
-	res, err := ch.agent.Run(ctx, ch.history, prompt)
+	var res *agent.Result
+	interrupted, err := ch.interruptible(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = ch.agent.Run(ctx, ch.history, prompt)
+		return err
+	})
 	if ch.streamed {
 		fmt.Fprintln(ch.stdout)
 	}
 	if err != nil {
+		if interrupted {
+			err = errTurnInterrupted
+		}
+		if ferr := ch.forget(ctx); ferr != nil {
+			err = fmt.Errorf("%w; %w", err, ferr)
+		}
 		return err
 	}
+	// A turn that succeeded is kept, even when an interrupt came as it
+	// ended.
 	ch.history = res.History
 	ch.usage = ch.usage.Add(res.Usage)
 	ch.steps += res.Steps
@@ -205,6 +235,48 @@ func (ch *chat) turn(ctx context.Context, prompt string) error {
 		fmt.Fprintln(ch.stdout, res.Text)
 	}
 	return nil
+}
+
+// forget puts the session store back in step with the chat after a failed
+// turn. The chat goes on from the history before the turn, which it still
+// holds, rather than from the partial one the agent returns: a user who
+// interrupts a turn takes the prompt back, and a prompt the provider
+// refused would otherwise be sent again with the next one. The agent,
+// though, appended the turn's prompt (and maybe more) to the store as it
+// went, and a store write cut short by the cancellation can leave it
+// ending with a tool call never answered. Replacing the stored working
+// history with the chat's drops all of that from it; the messages stay in
+// the transcript, marked as taken out by a compaction. Without a store, or
+// once ctx is done (the chat is ending), forget does nothing.
+func (ch *chat) forget(ctx context.Context) error {
+	if ch.store == nil || ctx.Err() != nil {
+		return nil
+	}
+	if err := ch.store.Replace(ctx, ch.history); err != nil {
+		return fmt.Errorf("session: reset to before the turn: %w", err)
+	}
+	return nil
+}
+
+// interruptible runs f with a context that an interrupt cancels, and
+// reports whether one did. It returns when f does.
+func (ch *chat) interruptible(ctx context.Context, f func(ctx context.Context) error) (interrupted bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	watched := make(chan bool)
+	go func() {
+		select {
+		case <-ch.interrupts:
+			cancel()
+			watched <- true
+		case <-stop:
+			watched <- false
+		}
+	}()
+	err = f(ctx)
+	close(stop)
+	return <-watched, err
 }
 
 // command runs a slash command and reports whether to quit.
@@ -224,7 +296,13 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool, err error)
 			count(int(ch.usage.InputTokens)), count(int(ch.usage.CachedInputTokens)), count(int(ch.usage.OutputTokens)))
 		fmt.Fprintf(ch.stdout, "history: %d messages, ~%s tokens\n", len(ch.history), count(processor.EstimateTokens(ch.history)))
 	case "/compact":
-		return false, ch.compactNow(ctx, arg)
+		interrupted, err := ch.interruptible(ctx, func(ctx context.Context) error {
+			return ch.compactNow(ctx, arg)
+		})
+		if interrupted && err != nil {
+			err = errors.New("/compact interrupted")
+		}
+		return false, err
 	default:
 		return false, fmt.Errorf("unknown command %s (try /help)", name)
 	}

@@ -1,12 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/session"
 )
 
 func TestChat(t *testing.T) {
@@ -189,21 +196,191 @@ func TestChatSession(t *testing.T) {
 	}
 }
 
-// TestChatInterrupt ends a chat waiting for input when its context is
-// cancelled (what an interrupt does), without any input arriving.
+// TestChatInterrupt ends a chat waiting for input with an interrupt, or
+// with the end of its context (what SIGTERM does), without any input
+// arriving: the chat leaves with exit code 0 and sends nothing.
 func TestChatInterrupt(t *testing.T) {
-	f := newFakeOpenAI(t)
-	stdin, w := io.Pipe() // never written: the chat waits for input
-	defer w.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr bytes.Buffer
-	code := make(chan int)
-	go func() { code <- run(ctx, []string{"chat"}, stdin, &stdout, &stderr, f.env()) }()
-	cancel()
-	if got := <-code; got != 0 {
-		t.Errorf("exit %d after an interrupt, want 0; stderr:\n%s", got, stderr.String())
+	tests := []struct {
+		name string
+		stop func(cancel context.CancelFunc, interrupts chan<- os.Signal)
+	}{
+		// The channel is unbuffered: the send returns once the chat,
+		// waiting for input, has taken the interrupt.
+		{"interrupt", func(_ context.CancelFunc, interrupts chan<- os.Signal) { interrupts <- os.Interrupt }},
+		{"terminate", func(cancel context.CancelFunc, _ chan<- os.Signal) { cancel() }},
 	}
-	if len(f.Requests()) != 0 {
-		t.Errorf("the server received %d requests, want none", len(f.Requests()))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeOpenAI(t)
+			stdin, w := io.Pipe() // never written: the chat waits for input
+			defer w.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			interrupts := make(chan os.Signal)
+			done := startCLI(ctx, interrupts, f.env(), stdin, "chat")
+			tt.stop(cancel, interrupts)
+			r := <-done
+			if r.code != 0 {
+				t.Errorf("exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+			}
+			if r.stdout != "" || r.stderr != "" {
+				t.Errorf("stdout %q, stderr %q; want nothing", r.stdout, r.stderr)
+			}
+			if len(f.Requests()) != 0 {
+				t.Errorf("the server received %d requests, want none", len(f.Requests()))
+			}
+		})
+	}
+}
+
+// TestChatTurnFails has the third of four inputs fail: a turn interrupted
+// while the model answers or refused by the provider, or a /compact
+// interrupted while the summary is written, with and without a session.
+// The chat says so on one line and goes on with the fourth prompt from the
+// conversation as it was before; the session stores that conversation too,
+// with a failed turn's prompt kept in its transcript only.
+func TestChatTurnFails(t *testing.T) {
+	tests := []struct {
+		name      string
+		third     string // the input that fails
+		interrupt bool   // else the server refuses its request
+		session   bool
+		note      string   // the chat's one line on stderr
+		compacted []string // the stored transcript's messages out of the working history
+	}{
+		{"interrupted", "three", true, false, "abridge: turn interrupted", nil},
+		{"interrupted with a session", "three", true, true, "abridge: turn interrupted", []string{"three"}},
+		{"refused with a session", "three", false, true,
+			"abridge: model request 1: model provider status 401 (invalid_api_key): Incorrect API key provided.", []string{"three"}},
+		{"compact interrupted with a session", "/compact", true, true, "abridge: /compact interrupted", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeOpenAI(t)
+			held := make(chan struct{})
+			f.intercept = func(w http.ResponseWriter, r *http.Request, req chatRequest) bool {
+				if tt.third == "/compact" && !req.summary() ||
+					tt.third != "/compact" && (req.summary() || req.text(len(req.Messages)-1) != tt.third) {
+					return false
+				}
+				if !tt.interrupt {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusUnauthorized)
+					fmt.Fprint(w, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}`)
+					return true
+				}
+				// Hold the request until the client gives it up.
+				held <- struct{}{}
+				<-r.Context().Done()
+				return true
+			}
+			db := filepath.Join(t.TempDir(), "sessions.db")
+			env := f.env("ABRIDGE_SESSION_DB", db)
+			args := []string{"chat"}
+			if tt.session {
+				args = append(args, "--session", "fruit")
+			}
+			interrupts := make(chan os.Signal)
+			input := "one\ntwo\n" + tt.third + "\nfour\n"
+			done := startCLI(context.Background(), interrupts, env, strings.NewReader(input), args...)
+			var r result
+			if tt.interrupt {
+				select {
+				case <-held:
+				case r = <-done:
+					t.Fatalf("the chat ended before the request of %q arrived: exit %d; stderr:\n%s", tt.third, r.code, r.stderr)
+				}
+				// Taken by the turn or /compact: the chat reads no input
+				// while one runs.
+				interrupts <- os.Interrupt
+			}
+			r = <-done
+			if r.code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "reply to: two\n") || !strings.Contains(r.stdout, "reply to: four\n") || strings.Contains(r.stdout, "reply to: three") {
+				t.Errorf("stdout holds the wrong answers:\n%s", r.stdout)
+			}
+			var notes []string
+			for _, l := range strings.Split(r.stderr, "\n") {
+				if strings.HasPrefix(l, "abridge: ") {
+					notes = append(notes, l)
+				}
+			}
+			if diff := cmp.Diff([]string{tt.note}, notes); diff != "" {
+				t.Errorf("lines from the chat on stderr (-want +got):\n%s", diff)
+			}
+
+			// What the last turn sent: the first two turns, then the
+			// fourth prompt, with nothing of the third input.
+			var turns []chatRequest
+			for _, req := range f.Requests() {
+				if !req.summary() {
+					turns = append(turns, req)
+				}
+			}
+			wantTurns := 4
+			if strings.HasPrefix(tt.third, "/") {
+				wantTurns = 3
+			}
+			if len(turns) != wantTurns {
+				t.Fatalf("the server received %d turn requests, want %d", len(turns), wantTurns)
+			}
+			last := turns[len(turns)-1]
+			want := []string{"system: " + systemPrompt, "user: one", "assistant: reply to: one",
+				"user: two", "assistant: reply to: two", "user: four"}
+			if diff := cmp.Diff(want, last.roles()); diff != "" {
+				t.Errorf("last request (-want +got):\n%s", diff)
+			}
+			sent, err := last.history()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := processor.Validate(sent); err != nil {
+				t.Errorf("last request: %v", err)
+			}
+			if !tt.session {
+				return
+			}
+
+			// The stored conversation is the one the chat went on with,
+			// the second prompt kept in the transcript only.
+			store, err := session.Open(context.Background(), db, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			sess, err := store.Session(context.Background(), "fruit")
+			if err != nil {
+				t.Fatal(err)
+			}
+			working, err := sess.Working(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := processor.Validate(append(working, processor.UserMessage("five"))); err != nil {
+				t.Errorf("the stored working history does not take a next prompt: %v", err)
+			}
+			var stored strings.Builder
+			writeHistory(&stored, working)
+			wantStored := "  1  system: " + systemPrompt + "\n  1  user: one\n  2  assistant: reply to: one\n" +
+				"  3  user: two\n  4  assistant: reply to: two\n  5  user: four\n  6  assistant: reply to: four\n"
+			if diff := cmp.Diff(wantStored, stored.String()); diff != "" {
+				t.Errorf("stored working history (-want +got):\n%s", diff)
+			}
+			transcript, err := sess.Transcript(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var compacted []string
+			for _, e := range transcript {
+				if e.Compacted {
+					compacted = append(compacted, e.Message.Text())
+				}
+			}
+			if diff := cmp.Diff(tt.compacted, compacted); diff != "" {
+				t.Errorf("transcript messages out of the working history (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

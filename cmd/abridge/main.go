@@ -32,8 +32,13 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, environ(os.Environ()))
+	// SIGTERM ends whatever runs; an interrupt (Ctrl-C) is the command's to
+	// handle (see run).
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	interrupts := make(chan os.Signal, 1)
+	signal.Notify(interrupts, os.Interrupt)
+	code := run(ctx, interrupts, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, environ(os.Environ()))
+	signal.Stop(interrupts)
 	stop()
 	os.Exit(code)
 }
@@ -56,13 +61,17 @@ const (
 	exitUsage   = 2
 )
 
-// cli is what every command runs with: its standard streams and its
-// environment.
+// cli is what every command runs with: its standard streams, its
+// environment, and, for a command that handles interrupts itself, the
+// interrupts.
 type cli struct {
 	stdin   io.Reader
 	stdout  io.Writer
 	stderr  io.Writer
 	environ map[string]string
+	// interrupts receives an interrupt (Ctrl-C) each time the user sends
+	// one, when the command's ownsInterrupts is set; nil otherwise.
+	interrupts <-chan os.Signal
 }
 
 // command is one subcommand of abridge.
@@ -78,6 +87,10 @@ type command struct {
 	// flags declares the command's flags on fs and returns the function
 	// that runs the command with the remaining arguments.
 	flags func(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error
+	// ownsInterrupts is set for a command that reads the interrupts from
+	// its cli and decides what each one does. Any other command's context
+	// is cancelled by the first interrupt.
+	ownsInterrupts bool
 }
 
 func commands() []*command {
@@ -103,8 +116,11 @@ func usagef(format string, args ...any) error {
 }
 
 // run runs abridge with the given arguments (without the program name),
-// streams and environment, and returns the exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env map[string]string) int {
+// streams and environment, and returns the exit code. The end of ctx ends
+// any command; each value received from interrupts is an interrupt
+// (Ctrl-C), which cancels the command's context unless the command owns its
+// interrupts (chat does). A nil interrupts never delivers one.
+func run(ctx context.Context, interrupts <-chan os.Signal, args []string, stdin io.Reader, stdout, stderr io.Writer, env map[string]string) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, environ: env}
 	if env == nil {
 		c.environ = map[string]string{}
@@ -142,10 +158,28 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return fail(stderr, usagef("%s: %v (see abridge %s --help)", cmd.name, err, cmd.name))
 	}
+	if cmd.ownsInterrupts {
+		c.interrupts = interrupts
+	} else {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go cancelOnInterrupt(ctx, cancel, interrupts)
+	}
 	if err := runCmd(ctx, c, fs.Args()); err != nil {
 		return fail(stderr, err)
 	}
 	return exitOK
+}
+
+// cancelOnInterrupt calls cancel on the first interrupt, and returns then
+// or once ctx is done.
+func cancelOnInterrupt(ctx context.Context, cancel context.CancelFunc, interrupts <-chan os.Signal) {
+	select {
+	case <-interrupts:
+		cancel()
+	case <-ctx.Done():
+	}
 }
 
 func newFlagSet(cmd *command) *flag.FlagSet {

@@ -29,9 +29,20 @@ type result struct {
 // environment.
 func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) result {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(stdin), &stdout, &stderr, env)
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	return <-startCLI(context.Background(), nil, env, strings.NewReader(stdin), args...)
+}
+
+// startCLI runs abridge in-process on its own goroutine, with ctx and the
+// interrupts the test sends, and returns a channel that receives the result
+// once abridge returns.
+func startCLI(ctx context.Context, interrupts <-chan os.Signal, env map[string]string, stdin io.Reader, args ...string) <-chan result {
+	done := make(chan result, 1)
+	go func() {
+		var stdout, stderr bytes.Buffer
+		code := run(ctx, interrupts, args, stdin, &stdout, &stderr, env)
+		done <- result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	}()
+	return done
 }
 
 // fakeOpenAI is an OpenAI Chat Completions server for tests. It answers a
@@ -47,6 +58,9 @@ type fakeOpenAI struct {
 	// fail, when set, makes the server refuse every turn (401, which the
 	// client does not retry).
 	fail bool
+	// intercept, when set, sees every request first and answers it itself
+	// when it returns true. It runs on the server's goroutines.
+	intercept func(w http.ResponseWriter, r *http.Request, req chatRequest) bool
 
 	mu       sync.Mutex
 	requests []chatRequest
@@ -60,6 +74,22 @@ type chatRequest struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
+
+	body []byte // the request as sent
+}
+
+// history returns the request's messages as the model package reads them.
+func (r chatRequest) history() ([]processor.Message, error) {
+	return model.Load(bytes.NewReader(r.body))
+}
+
+// roles returns "role: text" for each of the request's messages.
+func (r chatRequest) roles() []string {
+	out := make([]string, len(r.Messages))
+	for i, m := range r.Messages {
+		out[i] = m.Role + ": " + r.text(i)
+	}
+	return out
 }
 
 // text returns message i's content as text.
@@ -115,9 +145,13 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error","code":null}}`, err.Error())
 		return
 	}
+	req.body = body
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
 	f.mu.Unlock()
+	if f.intercept != nil && f.intercept(w, r, req) {
+		return
+	}
 
 	if !req.summary() && (f.fail || f.rejectOver > 0 && len(req.Messages) > f.rejectOver) {
 		w.Header().Set("Content-Type", "application/json")
@@ -248,6 +282,53 @@ func TestErrors(t *testing.T) {
 			}
 			if lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n"); len(lines) != 1 {
 				t.Errorf("stderr has %d lines, want one:\n%s", len(lines), r.stderr)
+			}
+		})
+	}
+}
+
+// TestInterruptCancelsCommand interrupts commands other than chat while
+// they wait for the model: the first interrupt cancels the command, which
+// fails on one line.
+func TestInterruptCancelsCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // the start of stderr
+	}{
+		{"compact", []string{"compact", "testdata/history.json"}, "abridge: compact testdata/history.json: "},
+		{"process", []string{"process", "testdata/history.json"}, "abridge: process testdata/history.json: "},
+		{"replay", []string{"replay", "testdata/history.json"}, "abridge: replay: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeOpenAI(t)
+			held := make(chan struct{})
+			f.intercept = func(_ http.ResponseWriter, r *http.Request, _ chatRequest) bool {
+				held <- struct{}{}
+				<-r.Context().Done() // until the client gives the request up
+				return true
+			}
+			interrupts := make(chan os.Signal)
+			// A window of 4 messages summarizes the 18 of the history.
+			env := f.env("ABRIDGE_MAX_MESSAGES", "4")
+			done := startCLI(context.Background(), interrupts, env, strings.NewReader(""), tt.args...)
+			select {
+			case <-held:
+			case r := <-done:
+				t.Fatalf("%s ended before its request arrived: exit %d; stderr:\n%s", tt.name, r.code, r.stderr)
+			}
+			interrupts <- os.Interrupt
+			r := <-done
+			if r.code != 1 || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q; want 1 and nothing", r.code, r.stdout)
+			}
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], tt.want) || !strings.Contains(lines[0], context.Canceled.Error()) {
+				t.Errorf("stderr = %q; want one line starting %q and saying %q", r.stderr, tt.want, context.Canceled)
+			}
+			if n := len(f.Requests()); n != 1 {
+				t.Errorf("the server received %d requests, want 1", n)
 			}
 		})
 	}

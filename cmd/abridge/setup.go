@@ -21,7 +21,7 @@ type runEnv struct {
 }
 
 // setup reads the configuration from the command's environment and builds
-// the logger.
+// the logger, which writes to the command's stderr.
 //
 // The CLI logs at warn level unless ABRIDGE_LOG_LEVEL says otherwise: what
 // the processors do is shown as status lines instead.
@@ -35,7 +35,7 @@ func (c *cli) setup() (*runEnv, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	logger, err := cfg.Logger()
+	logger, err := cfg.LoggerTo(c.stderr)
 	if err != nil {
 		return nil, fmt.Errorf("logger: %w", err)
 	}

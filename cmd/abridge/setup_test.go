@@ -74,3 +74,40 @@ func TestDescribeWindowEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestLogToStderr runs a chat turn at each log level: the CLI's logger
+// writes to the command's own stderr, at warn level unless
+// ABRIDGE_LOG_LEVEL says otherwise, in the format ABRIDGE_LOG_FORMAT sets.
+func TestLogToStderr(t *testing.T) {
+	f := newFakeOpenAI(t)
+	tests := []struct {
+		name string
+		env  []string
+		want []string // substrings of stderr; none means stderr is empty
+	}{
+		{"default", nil, nil},
+		{"info", []string{"ABRIDGE_LOG_LEVEL", "info"}, nil},
+		{"debug", []string{"ABRIDGE_LOG_LEVEL", "debug"}, []string{"\tDEBUG\trequest\t{\"step\": 1, \"messages\": 1,"}},
+		{"debug json", []string{"ABRIDGE_LOG_LEVEL", "debug", "ABRIDGE_LOG_FORMAT", "json"},
+			[]string{`{"level":"debug",`, `"msg":"request","step":1,"messages":1,`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, f.env(tt.env...), "hello\n", "chat")
+			if r.code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "reply to: hello\n") {
+				t.Errorf("stdout = %q, want the answer", r.stdout)
+			}
+			if len(tt.want) == 0 && r.stderr != "" {
+				t.Errorf("stderr = %q, want nothing", r.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr does not hold %q:\n%s", w, r.stderr)
+				}
+			}
+		})
+	}
+}
