@@ -89,8 +89,14 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 			if err != nil {
 				return fmt.Errorf("chat: session %q: %w", *name, err)
 			}
-			if ch.history, err = sess.Working(ctx); err != nil {
+			// A session a killed chat left in the middle of a turn has
+			// calls nobody answered: answer them as interrupted.
+			var fixes []processor.Fix
+			if ch.history, fixes, err = sess.Resume(ctx); err != nil {
 				return fmt.Errorf("chat: session %q: %w", *name, err)
+			}
+			if len(fixes) > 0 {
+				c.status(fmt.Sprintf("session %q was left in the middle of a turn: %s", *name, describeFixes(fixes)))
 			}
 			ch.store = sess
 			opts = append(opts, agent.WithStore(sess))
@@ -415,3 +421,35 @@ const clipWidth = 160
 
 // clip shortens s to one line of at most clipWidth characters.
 func clip(s string) string { return processor.Clip(s, clipWidth) }
+
+// describeFixes says what a session's repair did, in a few words.
+func describeFixes(fixes []processor.Fix) string {
+	answered, dropped := 0, 0
+	for _, f := range fixes {
+		switch f.Action {
+		case processor.ActionAnsweredCall:
+			answered++
+		case processor.ActionDroppedOrphan:
+			dropped++
+		}
+	}
+	var parts []string
+	if answered > 0 {
+		parts = append(parts, plural(answered, "tool call")+" answered as interrupted")
+	}
+	if dropped > 0 {
+		parts = append(parts, plural(dropped, "stray tool result")+" dropped")
+	}
+	if len(parts) == 0 {
+		return "repaired"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// plural returns "1 thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}

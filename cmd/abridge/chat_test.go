@@ -384,3 +384,51 @@ func TestChatTurnFails(t *testing.T) {
 		})
 	}
 }
+
+// TestChatResumesInterruptedSession resumes a session that a killed chat
+// left with a tool call nobody answered: the chat says so, answers the
+// call as interrupted, and sends a valid history.
+func TestChatResumesInterruptedSession(t *testing.T) {
+	f := newFakeOpenAI(t)
+	db := filepath.Join(t.TempDir(), "sessions.db")
+	ctx := context.Background()
+	st, err := session.Open(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.Session(ctx, "killed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx,
+		processor.UserMessage("run the tests"),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "call_1", ToolName: "bash", Args: `{"cmd":"go test ./..."}`}),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	r := runCLI(t, f.env("ABRIDGE_SESSION_DB", db), "what happened?\n", "chat", "--session", "killed")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if want := `session "killed" was left in the middle of a turn: 1 tool call answered as interrupted`; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+	}
+	reqs := f.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	var roles []string
+	for _, m := range reqs[0].Messages {
+		roles = append(roles, m.Role)
+	}
+	if diff := cmp.Diff([]string{"user", "assistant", "tool", "user"}, roles); diff != "" {
+		t.Errorf("roles of the request (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(string(reqs[0].body), processor.InterruptedContent) {
+		t.Errorf("the request does not answer the call as interrupted:\n%s", reqs[0].body)
+	}
+}
