@@ -432,3 +432,23 @@ func TestChatResumesInterruptedSession(t *testing.T) {
 		t.Errorf("the request does not answer the call as interrupted:\n%s", reqs[0].body)
 	}
 }
+
+func TestDescribeFixes(t *testing.T) {
+	answered := processor.Fix{Action: processor.ActionAnsweredCall}
+	dropped := processor.Fix{Action: processor.ActionDroppedOrphan}
+	empty := processor.Fix{Action: processor.ActionDroppedRequest}
+	tests := []struct {
+		fixes []processor.Fix
+		want  string
+	}{
+		{[]processor.Fix{answered}, "1 tool call answered as interrupted"},
+		{[]processor.Fix{answered, answered, dropped}, "2 tool calls answered as interrupted, 1 stray tool result dropped"},
+		{[]processor.Fix{dropped, dropped, empty}, "2 stray tool results dropped"},
+		{[]processor.Fix{empty}, "repaired"},
+	}
+	for _, tt := range tests {
+		if got := describeFixes(tt.fixes); got != tt.want {
+			t.Errorf("describeFixes(%v) = %q, want %q", tt.fixes, got, tt.want)
+		}
+	}
+}
