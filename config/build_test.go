@@ -254,12 +254,7 @@ func TestLogger(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.level+"/"+tt.format, func(t *testing.T) {
-			c := mustLoad(t, map[string]string{"ABRIDGE_LOG_LEVEL": tt.level, "ABRIDGE_LOG_FORMAT": tt.format})
-			var buf bytes.Buffer
-			l, err := c.LoggerTo(&buf)
-			if err != nil {
-				t.Fatal(err)
-			}
+			l, buf := bufferLogger(t, tt.level, tt.format)
 			l.Debug("hidden")
 			l.Info("shown")
 			l.Warn("also shown")
@@ -298,12 +293,7 @@ func TestLoggerTo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.level+"/"+tt.format, func(t *testing.T) {
-			c := mustLoad(t, map[string]string{"ABRIDGE_LOG_LEVEL": tt.level, "ABRIDGE_LOG_FORMAT": tt.format})
-			var buf bytes.Buffer
-			l, err := c.LoggerTo(&buf)
-			if err != nil {
-				t.Fatal(err)
-			}
+			l, buf := bufferLogger(t, tt.level, tt.format)
 			l.Debug("checking", zap.Int("free", 0))
 			l.Warn("the disk is full", zap.Int("free", 0))
 			got := stamp.ReplaceAllStringFunc(buf.String(), func(s string) string {
@@ -426,4 +416,17 @@ func TestAgentOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bufferLogger returns the logger configured with level and format,
+// writing to the buffer it returns.
+func bufferLogger(t *testing.T, level, format string) (*zap.Logger, *bytes.Buffer) {
+	t.Helper()
+	c := mustLoad(t, map[string]string{"ABRIDGE_LOG_LEVEL": level, "ABRIDGE_LOG_FORMAT": format})
+	var buf bytes.Buffer
+	l, err := c.LoggerTo(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, &buf
 }
