@@ -16,7 +16,9 @@ import (
 // content placed in the first tool return, and checks its invariants: valid
 // output, last request intact, input untouched, only tool returns changed,
 // each keeping its tool and call ID, no tool return outside the last
-// KeepLast messages longer than the cap, and trimming idempotent.
+// KeepLast messages longer than the cap, and trimming idempotent; then it
+// replays the history request by request through a trimmer that remembers
+// the conversation (checkReplay).
 func FuzzTrimtools(f *testing.F) {
 	f.Add(uint64(1), uint16(40), int16(0), int8(0), "")
 	f.Add(uint64(2), uint16(200), int16(150), int8(1), strings.Repeat("語😀x", 900))
@@ -62,7 +64,30 @@ func FuzzTrimtools(f *testing.F) {
 		if err := processortest.Diff(out, again); err != nil {
 			t.Fatalf("not idempotent: %v", err)
 		}
+		checkReplay(t, h, trimtools.Options{MaxChars: int(maxChars), KeepLast: int(keepLast)})
 	})
+}
+
+// checkReplay passes h request by request, as a host that keeps its full
+// history does (one array, growing), to a trimmer that remembers the
+// conversation, and checks every result against an untracked trimmer's
+// and every earlier result against what it was when returned.
+func checkReplay(t *testing.T, h []processor.Message, opts trimtools.Options) {
+	t.Helper()
+	tracked := trimtools.New(opts)
+	opts.Conversations = -1
+	ref := trimtools.New(opts)
+	var kept []kept
+	for _, k := range requestPoints(h) {
+		out, _, err := compare(tracked, ref, h[:k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, keep(out))
+	}
+	if err := checkKept(kept); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // checkMessage checks one trimmed-or-not message against its input.
