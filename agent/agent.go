@@ -38,20 +38,24 @@ var (
 	// call is answered with a retry prompt and reported in an [Event].
 	ErrUnknownTool = errors.New("unknown tool")
 	// ErrInvalidArguments: the model called a tool with arguments that are
-	// not valid JSON. The call is answered with a retry prompt and
+	// not valid JSON, or do not match the tool's Parameters schema. The
+	// call is answered with a retry prompt saying what is wrong, and
 	// reported in an [Event].
 	ErrInvalidArguments = errors.New("invalid tool arguments")
 )
 
 // Tool is a function the model may call. Parameters is the JSON schema of
-// its arguments (an object schema; nil for a tool without arguments). Func
-// receives the arguments as the model wrote them (always valid JSON; "{}"
-// when the model sent none) and returns the text sent back to the model; a
-// non-nil error is sent back as a retry prompt instead, so the model can
-// correct itself. Func must be safe for concurrent use when the agent is
-// shared by concurrent conversations, and should honour ctx. The calls of
-// one response run one after the other, in the order the model gave them;
-// a panic in Func is not recovered.
+// its arguments (an object schema; nil for a tool without arguments); the
+// agent compiles it (a schema that does not compile is an [ErrConfig], and
+// a $ref outside it is never fetched) and checks every call against it.
+// Func receives the arguments as the model wrote them (always valid JSON
+// matching Parameters; "{}" when the model sent none) and returns the text
+// sent back to the model; a non-nil error is sent back as a retry prompt
+// instead, so the model can correct itself, as are arguments that do not
+// match. Func must be safe for concurrent use when the agent is shared by
+// concurrent conversations, and should honour ctx. The calls of one
+// response run one after the other, in the order the model gave them
+// (see [WithToolConcurrency]); a panic in Func is not recovered.
 type Tool struct {
 	Name, Description string
 	Parameters        json.RawMessage
@@ -118,6 +122,7 @@ type Agent struct {
 	opts     options
 	chain    processor.Processor
 	tools    map[string]Tool
+	schemas  map[string]*argSchema // the tools' compiled Parameters
 	settings model.Settings
 	log      *zap.Logger
 	err      error // a configuration error, returned by Run
@@ -146,14 +151,19 @@ func New(m model.Model, opts ...Option) *Agent {
 	}
 	a.settings.Tools = nil
 	a.tools = make(map[string]Tool, len(a.opts.tools))
+	a.schemas = make(map[string]*argSchema, len(a.opts.tools))
 	for i, t := range a.opts.tools {
+		schema, serr := compileSchema(i, t.Parameters)
 		switch _, dup := a.tools[t.Name]; {
 		case t.Name == "" || t.Func == nil:
 			a.err = fmt.Errorf("tool %d (%q) needs a name and a function: %w", i, t.Name, ErrConfig)
 		case dup:
 			a.err = fmt.Errorf("two tools named %q: %w", t.Name, ErrConfig)
+		case serr != nil:
+			a.err = fmt.Errorf("tool %q: %w: %w", t.Name, serr, ErrConfig)
 		}
 		a.tools[t.Name] = t
+		a.schemas[t.Name] = schema
 		a.settings.Tools = append(a.settings.Tools, model.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	if m == nil {
@@ -448,6 +458,11 @@ func (t *turn) callTool(ctx context.Context, c processor.ToolCall) (string, erro
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
 		return "", fmt.Errorf("%w for %s: %v; call it again with a JSON object matching its parameters", ErrInvalidArguments, c.ToolName, err)
+	}
+	if s := t.schemas[c.ToolName]; s != nil {
+		if err := s.check(args); err != nil {
+			return "", fmt.Errorf("%w for %s: %v; call it again with arguments matching its parameters", ErrInvalidArguments, c.ToolName, err)
+		}
 	}
 	out, err := tool.Func(ctx, args)
 	if err != nil {
