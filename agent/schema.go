@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -52,8 +53,10 @@ func compileSchema(i int, params json.RawMessage) (*argSchema, error) {
 }
 
 // check returns nil when args (valid JSON) match the schema, and otherwise
-// an error listing each mismatch on a line of its own, by the location in
-// the arguments ("/path": what is wrong), for the model to correct.
+// an error listing each mismatch by its location in the arguments
+// ("/path: what is wrong"), separated by "; " and sorted by location and
+// then text, so the same arguments always get the same answer (the
+// validator reports the mismatches of an object's properties in map order).
 func (s *argSchema) check(args json.RawMessage) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
@@ -77,5 +80,13 @@ func (s *argSchema) check(args json.RawMessage) error {
 		}
 	}
 	walk(ve)
+	slices.SortFunc(lines, func(a, b string) int {
+		la, _, _ := strings.Cut(a, ": ")
+		lb, _, _ := strings.Cut(b, ": ")
+		if c := strings.Compare(la, lb); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
 	return errors.New(strings.Join(lines, "; "))
 }

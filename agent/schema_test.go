@@ -49,7 +49,7 @@ func TestToolArgumentsSchema(t *testing.T) {
 		{"missing property", addTool, `{"a":1}`, "/: missing property 'b'"},
 		{"no arguments", addTool, ``, "/: missing properties 'a', 'b'"},
 		{"several mismatches", searchTool, `{"query":"","limit":0,"scope":"web","extra":true}`,
-			"/query: minLength: got 0, want 1; /limit: minimum: got 0, want 1; /scope: value must be one of 'code', 'docs'; /: additional properties 'extra' not allowed"},
+			"/: additional properties 'extra' not allowed; /limit: minimum: got 0, want 1; /query: minLength: got 0, want 1; /scope: value must be one of 'code', 'docs'"},
 		{"nested", searchTool, `{"query":"x","filter":{"path":3}}`, "/filter/path: got number, want string"},
 		{"not an object", addTool, `[1,2]`, "/: got array, want object"},
 		{"no schema", echoTool, `{"anything":[1,"two"]}`, ""},
