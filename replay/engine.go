@@ -43,6 +43,9 @@ type run struct {
 	hasSumm   bool
 	prevJSON  []byte
 	buf       []byte
+	// The messages of the previous and of the current request, as sent,
+	// for the reuse ceiling.
+	prevSent, curSent []sent
 
 	// JSON of each message as sent, by origin; the trimmer leaves a
 	// message the same once it is KeepLast messages from the end, so a
@@ -182,6 +185,7 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 			Compaction:   pt.compaction,
 			JSONChars:    pt.json,
 			ReusedChars:  pt.reused,
+			CeilingChars: pt.ceiling,
 		}
 		res.Series = append(res.Series, p)
 		res.sumCharsBefore += int64(p.CharsBefore)
@@ -243,6 +247,7 @@ type stepResult struct {
 	compaction bool
 	json       int // the request's JSON length
 	reused     int // its common prefix with the previous request's
+	ceiling    int // the most of it any trimming and summary could reuse
 }
 
 // step processes one request's history and records its figures. It
@@ -378,29 +383,90 @@ func checkSent(in, out []processor.Message) error {
 
 // requestJSON converts what is sent to OpenAI params (an invalid request
 // when that fails), serializes it as the sequence of its messages' JSON
-// and adds its common prefix with the previous request to the figures.
-// origins, when known, lets it reuse each message's JSON from earlier
-// requests.
+// and adds its common prefix with the previous request, and its reuse
+// ceiling, to the figures. origins, when known, lets it reuse each
+// message's JSON from earlier requests and tells which messages the
+// previous request also sent.
 func (r *run) requestJSON(res *Result, st *stepResult, out []processor.Message, origins []int, invalid func(error)) {
 	if _, err := model.ToOpenAI(out); err != nil {
 		invalid(fmt.Errorf("to openai: %w", err))
-		r.prevJSON = r.prevJSON[:0]
+		r.forget()
 		return
 	}
 	buf := r.buf[:0]
+	cur := r.curSent[:0]
 	for k, m := range out {
 		b, err := r.messageJSON(m, k, len(out), origins)
 		if err != nil {
 			invalid(fmt.Errorf("marshal request: %w", err))
-			r.prevJSON = r.prevJSON[:0]
+			r.forget()
 			return
 		}
 		buf = append(buf, b...)
+		s := sent{origin: -2, json: b}
+		if origins != nil {
+			s.origin = origins[k]
+		}
+		if s.origin < 0 {
+			s.summary, s.marker = window.ParseMarker(m)
+		}
+		cur = append(cur, s)
 	}
 	st.json, st.reused = len(buf), commonPrefix(r.prevJSON, buf)
+	st.ceiling = reuseCeiling(r.prevSent, cur)
 	res.RequestChars += int64(st.json)
 	res.ReusedChars += int64(st.reused)
+	res.CeilingChars += int64(st.ceiling)
 	r.buf, r.prevJSON = r.prevJSON, buf
+	r.curSent, r.prevSent = r.prevSent, cur
+}
+
+// forget drops what the previous request sent: after an invalid one, the
+// next request is compared with nothing.
+func (r *run) forget() {
+	r.prevJSON = r.prevJSON[:0]
+	r.prevSent = r.prevSent[:0]
+}
+
+// sent is one message of a request, as the reuse ceiling sees it.
+type sent struct {
+	origin  int    // position in the transcript; -1 for a marker, -2 unknown
+	json    []byte // its JSON as sent
+	summary string // a marker's summary
+	marker  bool
+}
+
+// reuseCeiling returns the most of the request cur that a provider's
+// prompt cache could reuse from the request prev if every message both
+// send at the same place (the same transcript message, or the same summary
+// marker) were sent as the same bytes, and a new summary marker in place of
+// an earlier one began with all of the earlier one. It is the reuse the
+// window's choice of head, tail and compaction points allows, whatever the
+// trimmer does to the messages and whatever the summaries say; what cur
+// actually reuses is never more (the messages' JSON objects delimit
+// themselves, so a byte match cannot run past the first message that
+// differs).
+func reuseCeiling(prev, cur []sent) int {
+	n := 0
+	for k, c := range cur {
+		if k >= len(prev) {
+			break
+		}
+		p := prev[k]
+		same := c.origin >= 0 && c.origin == p.origin ||
+			c.marker && p.marker && c.summary == p.summary ||
+			bytes.Equal(c.json, p.json)
+		if same {
+			n += len(c.json)
+			continue
+		}
+		part := commonPrefix(p.json, c.json)
+		if c.marker && p.marker {
+			part = max(part, min(len(c.json), len(p.json)))
+		}
+		return n + part
+	}
+	return n
 }
 
 // messageJSON returns the JSON of the OpenAI messages m (at position k of

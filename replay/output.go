@@ -49,9 +49,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	t := r.Total
 	_, err := fmt.Fprintf(w, "\nsummarizer input %d chars = %.3f × the transcripts' %d chars; naive re-summarizing baseline %.1f × (%.1f × after trimming)\n"+
 		"compacted messages %d, never summarized %d; summarizer calls %d, fallback calls %d; fidelity %.3f of paths (%.3f of paths written)\n"+
+		"prompt-cache reuse %.3f; ceiling %.3f: what these compaction points allow, whatever the trimmer and the summaries do\n"+
 		"processor time %v wall, %.1f µs/request (CPU %.1f µs/request); summarizer time %v\n",
 		t.SummarizerInputChars, t.SummarizerRatio(), t.TranscriptChars, t.NaiveRatio(), t.NaiveTrimmedRatio(),
 		t.CompactedMessages, t.Unsummarized, t.SummarizerCalls, t.FallbackCalls, t.Fidelity, t.WrittenFidelity,
+		t.CacheReuse, t.CacheReuseCeiling,
 		t.ProcessorTime.Round(time.Microsecond), micros(t.PerRequest), micros(t.PerRequestCPU), t.SummarizerTime.Round(time.Millisecond))
 	if err == nil && len(t.Failures) > 0 {
 		reasons := make([]string, 0, len(t.Failures))

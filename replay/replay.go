@@ -152,6 +152,10 @@ type Point struct {
 	// ReusedChars is the length of its common prefix with the previous
 	// request's JSON.
 	ReusedChars int `json:"reused_chars"`
+	// CeilingChars is the most of the request's JSON any trimming and any
+	// summary text could have reused with the same compaction points (see
+	// [Result.CacheReuseCeiling]); never below ReusedChars.
+	CeilingChars int `json:"ceiling_chars"`
 }
 
 // Result holds the figures of one replayed transcript, or their totals
@@ -231,6 +235,18 @@ type Result struct {
 	ReusedChars int64 `json:"reused_chars"`
 	// RequestChars is the sum of the requests' JSON lengths.
 	RequestChars int64 `json:"request_chars"`
+	// CacheReuseCeiling is CeilingChars / RequestChars: the prompt-cache
+	// reuse the window's compaction points allow. It counts every message
+	// a request sends in the same place as the previous request as reused,
+	// whatever form the trimmer gave it in either, and a new summary marker
+	// as reusing as much as the marker it replaces (as if each summary
+	// began with the whole previous one). What it still misses is each
+	// request's new messages and, at a compaction, everything after the
+	// head: the gap between CacheReuse and it is all that a trimmer or a
+	// summarizer could win back.
+	CacheReuseCeiling float64 `json:"cache_reuse_ceiling"`
+	// CeilingChars is the sum of the requests' CeilingChars.
+	CeilingChars int64 `json:"ceiling_chars"`
 	// ProcessorTime is the trimmer's and the window's time over all
 	// requests, without the summarizers' own time.
 	ProcessorTime time.Duration `json:"processor_time_ns"`
@@ -307,6 +323,7 @@ func (r *Result) finish() {
 		r.PerRequestCPU = r.ProcessorCPU / time.Duration(r.Requests)
 	}
 	r.CacheReuse = ratio(r.ReusedChars, r.RequestChars)
+	r.CacheReuseCeiling = ratio(r.CeilingChars, r.RequestChars)
 	r.Fidelity = 1
 	if r.PathsCompacted > 0 {
 		r.Fidelity = ratio(r.PathsKept, r.PathsCompacted)
@@ -344,6 +361,7 @@ func (r *Result) add(o Result) {
 	r.MaxTokensAfter = max(r.MaxTokensAfter, o.MaxTokensAfter)
 	r.ReusedChars += o.ReusedChars
 	r.RequestChars += o.RequestChars
+	r.CeilingChars += o.CeilingChars
 	r.ProcessorTime += o.ProcessorTime
 	r.ProcessorCPU += o.ProcessorCPU
 	r.SummarizerTime += o.SummarizerTime

@@ -73,6 +73,20 @@ func checkInvariants(t *testing.T, res Result) {
 	if res.ReusedChars > res.RequestChars || res.CacheReuse < 0 || res.CacheReuse > 1 {
 		t.Errorf("%s: cache reuse %d of %d chars (%.3f)", res.File, res.ReusedChars, res.RequestChars, res.CacheReuse)
 	}
+	if res.CeilingChars < res.ReusedChars || res.CeilingChars > res.RequestChars || res.CacheReuseCeiling < res.CacheReuse {
+		t.Errorf("%s: reuse ceiling %d chars (%.3f), reused %d of %d", res.File, res.CeilingChars, res.CacheReuseCeiling, res.ReusedChars, res.RequestChars)
+	}
+	var reused, ceiling int64
+	for _, p := range res.Series {
+		if p.ReusedChars > p.CeilingChars || p.CeilingChars > p.JSONChars {
+			t.Errorf("%s: request %d reuses %d chars, more than its ceiling %d (or the ceiling is over its %d)", res.File, p.Request, p.ReusedChars, p.CeilingChars, p.JSONChars)
+		}
+		reused += int64(p.ReusedChars)
+		ceiling += int64(p.CeilingChars)
+	}
+	if reused != res.ReusedChars || ceiling != res.CeilingChars {
+		t.Errorf("%s: series sums %d reused, %d ceiling; result %d, %d", res.File, reused, ceiling, res.ReusedChars, res.CeilingChars)
+	}
 	if res.PathsKept > res.PathsCompacted {
 		t.Errorf("%s: %d paths kept of %d", res.File, res.PathsKept, res.PathsCompacted)
 	}
@@ -163,7 +177,7 @@ func TestRunHistoryShort(t *testing.T) {
 		},
 	}
 	ignore := cmpopts.IgnoreFields(Result{}, "Series", "MaxTokensBefore", "MaxTokensAfter", "MeanTokensBefore", "MeanTokensAfter",
-		"CacheReuse", "ReusedChars", "RequestChars", "ProcessorTime", "PerRequest", "ProcessorCPU", "PerRequestCPU", "SummarizerTime")
+		"CacheReuse", "ReusedChars", "RequestChars", "CacheReuseCeiling", "CeilingChars", "ProcessorTime", "PerRequest", "ProcessorCPU", "PerRequestCPU", "SummarizerTime")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := RunHistory(t.Context(), "t", tt.history, Options{})
@@ -217,6 +231,37 @@ func TestCacheReuseGrowingHistory(t *testing.T) {
 	}
 	if diff := cmp.Diff([2]int64{reused, total}, [2]int64{res.ReusedChars, res.RequestChars}); diff != "" {
 		t.Errorf("reused and request chars (-want +got):\n%s", diff)
+	}
+	// Every message is sent as it was before: nothing more could be reused.
+	if res.CeilingChars != res.ReusedChars {
+		t.Errorf("ceiling %d chars, want the %d reused", res.CeilingChars, res.ReusedChars)
+	}
+}
+
+// TestCacheReuseCeilingTrimmed: once a tool return is old enough to be
+// trimmed, the request that first sends it trimmed stops reusing inside
+// it, while the ceiling counts it whole; without compaction that is all
+// the difference.
+func TestCacheReuseCeilingTrimmed(t *testing.T) {
+	history := syntheticHistory(6)
+	res, err := RunHistory(t.Context(), "t", history, Options{Window: window.Options{MaxMessages: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, res)
+	trimmedAt := 0
+	for _, p := range res.Series {
+		if p.CeilingChars > p.ReusedChars {
+			trimmedAt++
+			continue
+		}
+		if p.Request > 1 && p.ReusedChars == 0 {
+			t.Errorf("request %d reuses nothing", p.Request)
+		}
+	}
+	// Each round's return is trimmed on the request after the next one.
+	if trimmedAt < 4 {
+		t.Errorf("%d requests below their ceiling, want one per trimmed return (at least 4): %+v", trimmedAt, res.Series)
 	}
 }
 
@@ -314,19 +359,23 @@ func checkTotal(t *testing.T, rep *Report) {
 		want.TranscriptChars += r.TranscriptChars
 		want.ReusedChars += r.ReusedChars
 		want.RequestChars += r.RequestChars
+		want.CeilingChars += r.CeilingChars
 		want.InvalidRequests += r.InvalidRequests
 		want.MaxTokensBefore = max(want.MaxTokensBefore, r.MaxTokensBefore)
 	}
 	got := rep.Total
 	if diff := cmp.Diff(
-		[]int64{int64(want.Requests), int64(want.Compactions), want.SummarizerInputChars, want.TranscriptChars, want.ReusedChars, want.RequestChars, int64(want.InvalidRequests), int64(want.MaxTokensBefore)},
-		[]int64{int64(got.Requests), int64(got.Compactions), got.SummarizerInputChars, got.TranscriptChars, got.ReusedChars, got.RequestChars, int64(got.InvalidRequests), int64(got.MaxTokensBefore)},
+		[]int64{int64(want.Requests), int64(want.Compactions), want.SummarizerInputChars, want.TranscriptChars, want.ReusedChars, want.RequestChars, want.CeilingChars, int64(want.InvalidRequests), int64(want.MaxTokensBefore)},
+		[]int64{int64(got.Requests), int64(got.Compactions), got.SummarizerInputChars, got.TranscriptChars, got.ReusedChars, got.RequestChars, got.CeilingChars, int64(got.InvalidRequests), int64(got.MaxTokensBefore)},
 	); diff != "" {
 		t.Errorf("total disagrees with the results (-sum +total):\n%s", diff)
 	}
 	if want.RequestChars > 0 {
 		if r := float64(want.ReusedChars) / float64(want.RequestChars); r != got.CacheReuse {
 			t.Errorf("total cache reuse %.6f, want %.6f", got.CacheReuse, r)
+		}
+		if r := float64(want.CeilingChars) / float64(want.RequestChars); r != got.CacheReuseCeiling {
+			t.Errorf("total cache reuse ceiling %.6f, want %.6f", got.CacheReuseCeiling, r)
 		}
 	}
 }
@@ -355,7 +404,7 @@ func TestOutputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := buf.String()
-		for _, want := range []string{"summarizer digest", "context window 128000", "cache reuse"} {
+		for _, want := range []string{"summarizer digest", "context window 128000", "cache reuse", "prompt-cache reuse 0.", "; ceiling 0."} {
 			if !strings.Contains(out, want) {
 				t.Errorf("table lacks %q:\n%s", want, out)
 			}
