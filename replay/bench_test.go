@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
@@ -14,7 +15,8 @@ import (
 // without the summarizer's own time, proc-cpu-µs/req the same in CPU time
 // of the replaying thread (Linux; not inflated by other load), cache-reuse the prompt-cache reuse,
 // summ-in/size the summarizer's input over the transcripts' size and
-// naive/size the naive re-summarizing baseline over the same.
+// naive/size the naive re-summarizing baseline over the same, and
+// reuse-ceiling the most reuse the window's compaction points allow.
 func BenchmarkReplay(b *testing.B) {
 	files := benchFiles(b)
 	for _, mode := range []Mode{ModeProcessed, ModeFull} {
@@ -41,12 +43,57 @@ func BenchmarkReplay(b *testing.B) {
 					b.ReportMetric(micros(t.PerRequestCPU), "proc-cpu-µs/req")
 				}
 				b.ReportMetric(t.CacheReuse, "cache-reuse")
+				b.ReportMetric(t.CacheReuseCeiling, "reuse-ceiling")
 				b.ReportMetric(t.SummarizerRatio(), "summ-in/size")
 				b.ReportMetric(t.NaiveRatio(), "naive/size")
 				b.ReportMetric(float64(t.Requests), "requests")
 			})
 		}
 	}
+}
+
+// BenchmarkMaxMessages weighs the count trigger's setting by what a
+// request costs, replaying every shared transcript (the shipped ones when
+// the shared set is absent) with the LLM summarizer over the recording
+// model. Per MaxMessages it reports the prompt-cache reuse and its ceiling,
+// the mean estimated prompt tokens, and the input tokens billed per
+// request when cached input costs 25% (GPT-4.1 family) or 10% (GPT-5
+// family) of the full price: the prompt, with its reused share taken to be
+// cached, plus what the summarizer sent to its model (at full price,
+// spread over all requests).
+func BenchmarkMaxMessages(b *testing.B) {
+	files := benchFiles(b)
+	for _, n := range []int{40, 50, 64, 80, 100} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			opts := Options{Summarizer: SummarizerRecorder, Window: window.Options{MaxMessages: n}}
+			var rep *Report
+			for b.Loop() {
+				var err error
+				rep, err = Run(b.Context(), files, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			t := rep.Total
+			if t.InvalidRequests != 0 || t.Requests == 0 {
+				b.Fatalf("%d requests, %d invalid, first: %s", t.Requests, t.InvalidRequests, t.FirstError)
+			}
+			b.ReportMetric(t.CacheReuse, "cache-reuse")
+			b.ReportMetric(t.CacheReuseCeiling, "reuse-ceiling")
+			b.ReportMetric(t.MeanTokensAfter, "tokens/req")
+			b.ReportMetric(billedTokens(t, 0.25), "billed@25%/req")
+			b.ReportMetric(billedTokens(t, 0.10), "billed@10%/req")
+		})
+	}
+}
+
+// billedTokens returns the input tokens billed per request of t when
+// cached input costs cached times the full price: the mean prompt with its
+// reused share at the cached price, plus the summarizer's input (estimated
+// at 4 characters a token) at full price.
+func billedTokens(t Result, cached float64) float64 {
+	prompt := t.MeanTokensAfter * (1 - t.CacheReuse*(1-cached))
+	return prompt + float64(t.SummarizerInputChars)/4/float64(t.Requests)
 }
 
 func benchFiles(b *testing.B) []string {
