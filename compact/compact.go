@@ -1,9 +1,9 @@
 // Package compact compacts a whole conversation on demand, as a chat
 // application's /compact command does: it summarizes the history with a
 // model (optionally steered by the user's focus, as in "/compact focus on
-// the failing tests") and returns a minimal history made of the summary
-// marker and an acknowledging response, with a [Report] of what it
-// replaced. It works on abridge's message model ([Compact]) and directly on
+// the failing tests") and returns a minimal history made of the history's
+// leading system prompts, the summary marker and an acknowledging response,
+// with a [Report] of what it replaced. It works on abridge's message model ([Compact]) and directly on
 // openai-go message params ([CompactOpenAI]).
 //
 // The summary request is a window marker (see the window processor's
@@ -45,8 +45,8 @@ const MinMessages = 3
 const Acknowledgement = "Understood. I have the summary of our conversation so far and will continue from there."
 
 // Summarizer writes the summary. messages are read-only; previous is the
-// summary of an earlier compaction found in the history ("" when none) and
-// must be merged into the new one; focus is the user's instruction on what
+// summary of the earlier compactions found in the history ("" when none)
+// and must be merged into the new one; focus is the user's instruction on what
 // to keep above all ("" when none). The LLM summarizer of package
 // summarizer satisfies it.
 type Summarizer interface {
@@ -90,7 +90,8 @@ type Report struct {
 // Run does) before the next model request.
 //
 // A summary marker already in the history is not summarized again: its
-// summary is passed to s as previous, and the acknowledgement right after it
+// summary is passed to s as previous (the summaries of several markers
+// joined by blank lines, in order), and the acknowledgement right after it
 // is left out. A history too short to compact fails with [ErrTooShort]
 // before s is called. On any error the Report holds the sizes before. The
 // history is not modified.
@@ -175,14 +176,19 @@ func splitSystem(history []processor.Message) (head, body []processor.Message) {
 	return head, nil
 }
 
-// dropMarkers returns the summary of the last marker in body ("" when there
-// is none) and body without its markers and their acknowledgements.
+// dropMarkers returns the summaries of the markers in body, in order and
+// joined by blank lines as the window joins them ("" when there is none),
+// and body without its markers and their acknowledgements.
 func dropMarkers(body []processor.Message) (previous string, rest []processor.Message) {
 	rest = make([]processor.Message, 0, len(body))
+	var summaries []string
 	afterMarker := false
 	for _, m := range body {
 		if s, ok := window.ParseMarker(m); ok {
-			previous, afterMarker = s, true
+			if s = strings.TrimSpace(s); s != "" {
+				summaries = append(summaries, s)
+			}
+			afterMarker = true
 			continue
 		}
 		if afterMarker && m.Kind == processor.Response && !m.HasToolCalls() && strings.TrimSpace(m.Text()) == Acknowledgement {
@@ -192,5 +198,5 @@ func dropMarkers(body []processor.Message) (previous string, rest []processor.Me
 		afterMarker = false
 		rest = append(rest, m)
 	}
-	return previous, rest
+	return strings.Join(summaries, "\n\n"), rest
 }

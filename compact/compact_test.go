@@ -110,6 +110,13 @@ func TestCompact(t *testing.T) {
 			wantSent: conv,
 			wantPrev: "old summary",
 		},
+		{
+			name:     "every earlier summary passed as previous",
+			history:  cat(one(sys, window.Marker("first summary"), ack), conv[:4], one(window.Marker(" second summary\n")), conv[4:]),
+			want:     one(sys, window.Marker(summary), ack),
+			wantSent: conv,
+			wantPrev: "first summary\n\nsecond summary",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

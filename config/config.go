@@ -9,6 +9,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"strconv"
@@ -233,13 +234,18 @@ func parseFailure(err error, environ map[string]string, c *Config) (*VarError, b
 	if v == nil {
 		return nil, false
 	}
+	value := environ[v.Name]
 	problem := "not " + v.kind
 	if errors.Is(pe.Err, strconv.ErrRange) {
-		problem = "out of range"
+		// The env package reads an int in 32 bits, whatever the platform.
+		problem = outOfRange
+		if !strings.HasPrefix(value, "-") {
+			problem = fmt.Sprintf("%s: larger than %d", outOfRange, math.MaxInt32)
+		}
 	}
 	return &VarError{
 		Var:      v.Name,
-		Value:    c.hide(v, environ[v.Name]),
+		Value:    c.hide(v, value),
 		Problem:  problem,
 		Accepted: v.Accepted,
 	}, true

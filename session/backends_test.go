@@ -47,6 +47,14 @@ var pgDatabases atomic.Int64
 // test ends, and returns its DSN.
 func postgresDSN(t testing.TB) string {
 	t.Helper()
+	return postgresDSNWith(t, "")
+}
+
+// postgresDSNWith is postgresDSN creating the database with options, the
+// end of a CREATE DATABASE statement (a locale, say); the test skips when
+// the server refuses them.
+func postgresDSNWith(t testing.TB, options string) string {
+	t.Helper()
 	server := postgresServer(t)
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, server)
@@ -55,7 +63,10 @@ func postgresDSN(t testing.TB) string {
 	}
 	defer admin.Close(ctx)
 	name := fmt.Sprintf("abridge_session_%d_%d", os.Getpid(), pgDatabases.Add(1))
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name+" "+options); err != nil {
+		if options != "" {
+			t.Skipf("the server cannot create a database %s: %v", options, err)
+		}
 		t.Fatalf("create database: %v", err)
 	}
 	t.Cleanup(func() {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -65,8 +67,8 @@ type Compaction struct {
 	// removed has Compacted set.
 	Inserted []Entry
 	// Summary is the text of the inserted messages (see
-	// [processor.Message.Text]), joined by blank lines; empty when they have
-	// none.
+	// [processor.Message.Text]), joined by blank lines, with invalid UTF-8
+	// and NUL bytes replaced by U+FFFD; empty when they have none.
 	Summary string
 	// After is the seq of the last message written before the compaction.
 	After int64
@@ -293,8 +295,9 @@ var errUnchanged = errors.New("working history unchanged")
 
 // Replace makes working the session's working history: the history the
 // agent's processors produced from the current one. Messages of working
-// equal ([processor.Equal]) to messages of the current working history are
-// kept, with their seqs; the current messages it no longer holds are marked
+// equal ([processor.Equal]) to messages of the current working history, as
+// stored (invalid UTF-8 replaced: see [MarshalMessage]), are kept, with
+// their seqs; the current messages it no longer holds are marked
 // compacted (never deleted); messages that are new (a summary marker, a
 // trimmed copy) are stored as the compaction's inserted messages, not as
 // transcript. All of it is recorded as one [Compaction]. A working history
@@ -331,6 +334,9 @@ func (s *Session) Replace(ctx context.Context, working []processor.Message) erro
 			return err
 		}
 		kept, dropped := match(cur, working)
+		if stored, ok := asStored(working, kept); ok {
+			kept, dropped = match(cur, stored)
+		}
 		first := 0 // the first position whose message changes
 		for first < len(cur) && first < len(working) && kept[first] == cur[first].seq {
 			first++
@@ -362,7 +368,7 @@ func (s *Session) Replace(ctx context.Context, working []processor.Message) erro
 			datas = append(datas, string(b))
 			nextSeqs[i] = lastSeq + int64(len(datas))
 			if text := m.Text(); text != "" {
-				summary = append(summary, text)
+				summary = append(summary, storableText(text))
 			}
 		}
 		if _, err := t.exec(ctx, `INSERT INTO compactions (session_id, id, after_seq, summary, created)
@@ -388,6 +394,44 @@ func (s *Session) Replace(ctx context.Context, working []processor.Message) erro
 	}
 	s.seen(version)
 	return nil
+}
+
+// asStored returns working with each message that match paired with no
+// stored message (kept[i] == 0) replaced by the message the store gives
+// back for it (see [MarshalMessage]: invalid UTF-8 becomes U+FFFD), so that
+// match recognises a message the caller still holds in its own form; and
+// whether any message changed.
+func asStored(working []processor.Message, kept []int64) ([]processor.Message, bool) {
+	var out []processor.Message
+	for i, m := range working {
+		if kept[i] != 0 {
+			continue
+		}
+		b, err := MarshalMessage(m)
+		if err != nil {
+			continue // Replace reports it when it stores the message
+		}
+		back, err := UnmarshalMessage(b)
+		if err != nil || processor.Equal(back, m) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(working)
+		}
+		out[i] = back
+	}
+	return out, out != nil
+}
+
+// storableText returns s as every database can store it in a text column:
+// invalid UTF-8 and NUL bytes become U+FFFD, byte by byte.
+func storableText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == 0 {
+			return utf8.RuneError
+		}
+		return r
+	}, s)
 }
 
 // stored is a message of the working history with its seq.

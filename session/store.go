@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 )
@@ -17,9 +20,11 @@ import (
 // and several stores (in one process or many) may share one database.
 type Store interface {
 	// Session opens the session called name, creating it empty when it
-	// does not exist. The name must not be empty.
+	// does not exist. The name must be non-empty valid UTF-8 without NUL
+	// bytes.
 	Session(ctx context.Context, name string) (*Session, error)
-	// List describes every session, sorted by name.
+	// List describes every session, sorted by name (byte by byte, on
+	// either database).
 	List(ctx context.Context) ([]Info, error)
 	// Close releases the database. Sessions of a closed store return
 	// errors.
@@ -74,7 +79,11 @@ func DefaultPath() (string, error) {
 //   - "sqlite:PATH" or a plain PATH opens the SQLite file at PATH, creating
 //     it and its parent directories when missing.
 //
-// A nil logger logs nothing.
+// Any other DSN of the form "scheme://…" (a misspelt "postgres://", say) is
+// an error naming the scheme, and so are SQLite's in-memory database
+// (":memory:", which each of the store's connections would open afresh) and
+// SQLite URIs ("file:…"): nothing is created for them. A nil logger logs
+// nothing.
 func Open(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
 	if logger == nil {
 		logger = zap.NewNop()
@@ -87,16 +96,10 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		b, err = openPostgres(ctx, dsn)
 	default:
-		path := dsn
-		if rest, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
-			path = strings.TrimPrefix(rest, "//") // sqlite:///abs/path
+		var path string
+		if path, err = sqlitePath(dsn); err == nil {
+			b, err = openSQLite(ctx, path)
 		}
-		if path == "" {
-			if path, err = DefaultPath(); err != nil {
-				return nil, fmt.Errorf("open session store: %w", err)
-			}
-		}
-		b, err = openSQLite(ctx, path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
@@ -109,6 +112,44 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
 	return &store{b: b, log: logger}, nil
 }
 
+// sqlitePath returns the SQLite file a DSN that is not a PostgreSQL URL
+// names (see [Open]), or why it names none.
+func sqlitePath(dsn string) (string, error) {
+	path, ok := strings.CutPrefix(dsn, "sqlite:")
+	if ok {
+		path = strings.TrimPrefix(path, "//") // sqlite:///abs/path
+	} else if scheme, _, ok := strings.Cut(dsn, "://"); ok && isScheme(scheme) {
+		// Only the scheme: the rest may hold a password.
+		return "", fmt.Errorf("unknown scheme %q: want postgres://, postgresql://, sqlite:PATH or a file path", scheme)
+	}
+	switch {
+	case path == "":
+		return DefaultPath()
+	case path == ":memory:":
+		return "", errors.New("sqlite: in-memory databases are not supported: name a file")
+	case strings.HasPrefix(path, "file:"):
+		return "", fmt.Errorf("sqlite: %q is a SQLite URI: name the file as sqlite:PATH or a plain path", path)
+	}
+	return path, nil
+}
+
+// isScheme reports whether s is a URL scheme of more than one letter (one
+// letter is a Windows drive).
+func isScheme(s string) bool {
+	if len(s) < 2 {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // store is the Store on any backend.
 type store struct {
 	b   backend
@@ -116,11 +157,11 @@ type store struct {
 }
 
 func (s *store) Session(ctx context.Context, name string) (*Session, error) {
-	if name == "" {
-		return nil, errors.New("session: empty name")
+	if err := checkName(name); err != nil {
+		return nil, err
 	}
 	var id, version int64
-	err := s.write(ctx, "open session "+name, func(t tx) error {
+	err := s.write(ctx, "open session "+strconv.Quote(name), func(t tx) error {
 		now := time.Now().UnixNano()
 		if _, err := t.exec(ctx, `INSERT INTO sessions (name, version, created, updated) VALUES ($1, 0, $2, $2)
 			ON CONFLICT (name) DO NOTHING`, name, now); err != nil {
@@ -134,6 +175,20 @@ func (s *store) Session(ctx context.Context, name string) (*Session, error) {
 	return &Session{st: s, id: id, name: name, version: version}, nil
 }
 
+// checkName accepts a session name both databases can store: not empty,
+// valid UTF-8 and without NUL bytes (PostgreSQL's text holds no others).
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("session: empty name")
+	case !utf8.ValidString(name):
+		return fmt.Errorf("session: name %q is not valid UTF-8", name)
+	case strings.ContainsRune(name, 0):
+		return fmt.Errorf("session: name %q holds a NUL byte", name)
+	}
+	return nil
+}
+
 func (s *store) List(ctx context.Context) ([]Info, error) {
 	var out []Info
 	err := s.read(ctx, "list sessions", func(t tx) error {
@@ -141,7 +196,7 @@ func (s *store) List(ctx context.Context) ([]Info, error) {
 			(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND NOT m.synthetic),
 			(SELECT COUNT(*) FROM compactions c WHERE c.session_id = s.id),
 			(SELECT COUNT(*) FROM working w WHERE w.session_id = s.id)
-			FROM sessions s ORDER BY s.name`)
+			FROM sessions s`)
 		if err != nil {
 			return err
 		}
@@ -161,6 +216,8 @@ func (s *store) List(ctx context.Context) ([]Info, error) {
 		}
 		return rs.err()
 	})
+	// Sorted here, by bytes: ORDER BY would follow PostgreSQL's collation.
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
 	return out, err
 }
 

@@ -35,7 +35,7 @@ Commands:
 
 An interrupt (Ctrl-C) while the model answers or a /compact runs stops it
 and returns to the prompt, the conversation left as it was before; at the
-prompt it leaves.
+prompt, or while the session is being opened, it leaves.
 
 With --session NAME the conversation is resumed from the session store
 (ABRIDGE_SESSION_DB; a SQLite file by default) and every message is saved.`,
@@ -64,7 +64,7 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 			return err
 		}
 		defer env.close()
-		if !env.cfg.Endpoint() {
+		if !c.primaryEndpoint() {
 			return errors.New("chat: no model endpoint configured: set OPENAI_API_KEY or OPENAI_BASE_URL")
 		}
 		ch := &chat{cli: c}
@@ -80,20 +80,34 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 			agent.WithOnText(ch.text),
 		)
 		if *name != "" {
-			store, err := session.Open(ctx, env.cfg.SessionDB, env.logger)
-			if err != nil {
-				return fmt.Errorf("chat: open session store: %w", err)
+			var (
+				store session.Store
+				sess  *session.Session
+				fixes []processor.Fix
+			)
+			// The database can keep the chat waiting (a server that does
+			// not answer, another process holding the write lock): an
+			// interrupt ends the chat then.
+			_, err := ch.interruptible(ctx, func(ctx context.Context) error {
+				var err error
+				if store, err = session.Open(ctx, env.cfg.SessionDB, env.logger); err != nil {
+					return fmt.Errorf("chat: %s: %w", envSession, err) // "open session store: …"
+				}
+				if sess, err = store.Session(ctx, *name); err != nil {
+					return fmt.Errorf("chat: session %q: %w", *name, err)
+				}
+				// A session a killed chat left in the middle of a turn
+				// has calls nobody answered: answer them as interrupted.
+				if ch.history, fixes, err = sess.Resume(ctx); err != nil {
+					return fmt.Errorf("chat: session %q: %w", *name, err)
+				}
+				return nil
+			})
+			if store != nil {
+				defer store.Close()
 			}
-			defer store.Close()
-			sess, err := store.Session(ctx, *name)
 			if err != nil {
-				return fmt.Errorf("chat: session %q: %w", *name, err)
-			}
-			// A session a killed chat left in the middle of a turn has
-			// calls nobody answered: answer them as interrupted.
-			var fixes []processor.Fix
-			if ch.history, fixes, err = sess.Resume(ctx); err != nil {
-				return fmt.Errorf("chat: session %q: %w", *name, err)
+				return err
 			}
 			if len(fixes) > 0 {
 				c.status(fmt.Sprintf("session %q was left in the middle of a turn: %s", *name, describeFixes(fixes)))

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -196,20 +198,22 @@ func TestChatSession(t *testing.T) {
 	}
 }
 
+// chatStops are the ways to stop a chat: an interrupt, sent on an
+// unbuffered channel (the send returns once the chat has taken it), or the
+// end of its context (what SIGTERM does).
+var chatStops = []struct {
+	name string
+	stop func(cancel context.CancelFunc, interrupts chan<- os.Signal)
+}{
+	{"interrupt", func(_ context.CancelFunc, interrupts chan<- os.Signal) { interrupts <- os.Interrupt }},
+	{"terminate", func(cancel context.CancelFunc, _ chan<- os.Signal) { cancel() }},
+}
+
 // TestChatInterrupt ends a chat waiting for input with an interrupt, or
 // with the end of its context (what SIGTERM does), without any input
 // arriving: the chat leaves with exit code 0 and sends nothing.
 func TestChatInterrupt(t *testing.T) {
-	tests := []struct {
-		name string
-		stop func(cancel context.CancelFunc, interrupts chan<- os.Signal)
-	}{
-		// The channel is unbuffered: the send returns once the chat,
-		// waiting for input, has taken the interrupt.
-		{"interrupt", func(_ context.CancelFunc, interrupts chan<- os.Signal) { interrupts <- os.Interrupt }},
-		{"terminate", func(cancel context.CancelFunc, _ chan<- os.Signal) { cancel() }},
-	}
-	for _, tt := range tests {
+	for _, tt := range chatStops {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeOpenAI(t)
 			stdin, w := io.Pipe() // never written: the chat waits for input
@@ -225,6 +229,65 @@ func TestChatInterrupt(t *testing.T) {
 			}
 			if r.stdout != "" || r.stderr != "" {
 				t.Errorf("stdout %q, stderr %q; want nothing", r.stdout, r.stderr)
+			}
+			if len(f.Requests()) != 0 {
+				t.Errorf("the server received %d requests, want none", len(f.Requests()))
+			}
+		})
+	}
+}
+
+// TestChatInterruptWhileOpening interrupts a chat, or ends its context,
+// while it opens its session on a PostgreSQL server that never answers:
+// the chat gives up at once and fails on one line.
+func TestChatInterruptWhileOpening(t *testing.T) {
+	for _, tt := range chatStops {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeOpenAI(t)
+			// A server that takes connections and never says a word.
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			connected := make(chan net.Conn, 1)
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					defer c.Close()
+					select {
+					case connected <- c:
+					default:
+					}
+				}
+			}()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			interrupts := make(chan os.Signal)
+			dsn := "postgres://abridge@" + ln.Addr().String() + "/abridge?sslmode=disable"
+			done := startCLI(ctx, interrupts, f.env("ABRIDGE_SESSION_DB", dsn), strings.NewReader("hello\n"), "chat", "--session", "s")
+			select {
+			case <-connected:
+			case r := <-done:
+				t.Fatalf("chat ended before it connected: exit %d; stderr:\n%s", r.code, r.stderr)
+			}
+			tt.stop(cancel, interrupts)
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(10 * time.Second):
+				ln.Close()
+				t.Fatalf("chat still opening its session 10s after it was stopped")
+			}
+			if r.code != 1 || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q; want 1 and nothing", r.code, r.stdout)
+			}
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "abridge: chat: ABRIDGE_SESSION_DB: open session store: ") {
+				t.Errorf("stderr = %q; want one line saying the session store was not opened", r.stderr)
 			}
 			if len(f.Requests()) != 0 {
 				t.Errorf("the server received %d requests, want none", len(f.Requests()))

@@ -16,8 +16,9 @@ var compactCommand = &command{
 	summary: "summarize a whole history into a summary and an acknowledgement",
 	usage:   "abridge compact [--focus TEXT] FILE",
 	about: `Compact summarizes the whole history in FILE, as a chat app's /compact
-does, and prints the compacted history (a summary request and an
-acknowledging response) as OpenAI JSON on stdout. What it replaced goes
+does, and prints the compacted history (the history's leading system
+prompts, kept as they are, then a summary request and an acknowledging
+response) as OpenAI JSON on stdout. What it replaced goes
 to stderr: messages and estimated tokens before and after, and the
 summary's size. FILE "-" is read from stdin.
 
@@ -28,7 +29,7 @@ offline digest, used when no model endpoint is configured, ignores it.`,
 }
 
 func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
-	focus := fs.String("focus", "", "what the summary should concentrate on, in the user's words")
+	focus := fs.String("focus", "", "what the summary should concentrate on: `TEXT` in the user's words")
 	return func(ctx context.Context, c *cli, args []string) error {
 		path, history, env, err := c.historyCommand("compact", args)
 		if err != nil {

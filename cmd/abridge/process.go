@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"sync"
 
@@ -102,16 +105,24 @@ func (c *cli) historyCommand(cmd string, args []string) (path string, history []
 }
 
 // loadHistory reads an OpenAI-format history from path, or from stdin when
-// path is "-".
+// path is "-". Its errors name the file once: "load FILE: …".
 func (c *cli) loadHistory(path string) ([]processor.Message, error) {
-	var history []processor.Message
-	var err error
+	r := c.stdin
 	if path == "-" {
 		path = "stdin"
-		history, err = model.Load(c.stdin)
 	} else {
-		history, err = model.LoadFile(path)
+		f, err := os.Open(path)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is named below
+			}
+			return nil, fmt.Errorf("load %s: %w", path, err)
+		}
+		defer f.Close()
+		r = f
 	}
+	history, err := model.Load(r)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}

@@ -19,9 +19,11 @@ var replayCommand = &command{
 	usage:   "abridge replay [--json] [--plot FILE.svg] [--mode processed|full] [FILE...]",
 	about: `Replay replays each transcript request by request, running abridge's
 processors before every request as an agent would, and prints a table per
-transcript with totals: requests, compactions, summarizer calls, prompt size
-before and after (characters and estimated tokens), reduction, prompt-cache
-reuse, fidelity, invalid requests and processor time.
+transcript with totals: requests, compactions, summarizer calls, summarizer
+input over the transcript's size, prompt size before and after (largest and
+mean estimated tokens, mean characters), reduction, prompt-cache reuse,
+processor time, fidelity (the share of file paths in compacted messages the
+summaries still name) and invalid requests (always 0).
 
 With no FILE it replays the transcripts shipped in testdata/transcripts.
 Without a model endpoint the window summarizes with the offline digest;

@@ -42,7 +42,7 @@ func sessionsFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []st
 		defer env.close()
 		store, err := session.Open(ctx, env.cfg.SessionDB, env.logger)
 		if err != nil {
-			return fmt.Errorf("sessions: open session store: %w", err)
+			return fmt.Errorf("sessions: %s: %w", envSession, err) // "open session store: …"
 		}
 		defer store.Close()
 		if show != "" {

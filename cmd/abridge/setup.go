@@ -56,6 +56,14 @@ func (c *cli) noteDigest(env *runEnv, extra string) {
 	c.note(why + ": summarizing with the offline digest" + extra)
 }
 
+// primaryEndpoint reports whether the primary model's endpoint is
+// configured: OPENAI_API_KEY or OPENAI_BASE_URL set. ABRIDGE_SUMMARY_BASE_URL,
+// which [config.Config.Endpoint] counts too, configures only the
+// summarizer's.
+func (c *cli) primaryEndpoint() bool {
+	return c.environ[config.EnvOpenAIKey] != "" || strings.TrimSpace(c.environ[config.EnvOpenAIBaseURL]) != ""
+}
+
 // note prints one status line on stderr.
 func (c *cli) note(msg string) {
 	fmt.Fprintf(c.stderr, "abridge: %s\n", msg)
