@@ -56,14 +56,36 @@ func msgErr(i int, format string, args ...any) error {
 // "user" message otherwise. A response becomes one "assistant" message: its
 // text parts the content (a string for one part, an array of text parts for
 // several, no content for none), its tool calls the tool_calls, and its
-// Refusal and Name the fields of the same names. Thinking parts, Usage,
-// ModelName, FinishReason and Time are not sent.
+// Refusal and Name the fields of the same names. Thinking parts (the
+// reasoning a server returned, see [OpenAI]), Usage, ModelName,
+// FinishReason and Time are left out: these params carry no
+// reasoning_content ([OpenAI.Request] adds it where a server needs it).
 //
 // The history is not modified. A message of unknown kind, a part that does
 // not belong to its message's kind, a request without parts, a tool call or
 // tool return without an ID, and a user content part whose Data is not valid
 // JSON are errors of type [*MessageError] naming the message's index.
 func ToOpenAI(history []processor.Message) ([]openai.ChatCompletionMessageParamUnion, error) {
+	return toOpenAI(history, reasoningNone)
+}
+
+// reasoningMode tells which responses' Thinking parts [toOpenAI] keeps.
+type reasoningMode int
+
+const (
+	// reasoningNone drops every Thinking part ([ToOpenAI]).
+	reasoningNone reasoningMode = iota
+	// reasoningWithCalls keeps those of responses with tool calls: what a
+	// request sends (see [OpenAI.Request]).
+	reasoningWithCalls
+	// reasoningAll keeps them all ([Save]).
+	reasoningAll
+)
+
+// toOpenAI is [ToOpenAI], except that the Thinking parts of the responses
+// mode selects are not dropped but put, joined by newlines, in the extra
+// field reasoning_content of their assistant messages.
+func toOpenAI(history []processor.Message, mode reasoningMode) ([]openai.ChatCompletionMessageParamUnion, error) {
 	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(history))
 	for i, m := range history {
 		switch m.Kind {
@@ -79,7 +101,8 @@ func ToOpenAI(history []processor.Message) ([]openai.ChatCompletionMessageParamU
 				out = append(out, u)
 			}
 		case processor.Response:
-			u, err := responseToOpenAI(i, m)
+			reasoning := mode == reasoningAll || mode == reasoningWithCalls && m.HasToolCalls()
+			u, err := responseToOpenAI(i, m, reasoning)
 			if err != nil {
 				return nil, err
 			}
@@ -169,9 +192,9 @@ func requestPartToOpenAI(i, j int, p processor.Part) (openai.ChatCompletionMessa
 	return u, nil
 }
 
-func responseToOpenAI(i int, m processor.Message) (openai.ChatCompletionMessageParamUnion, error) {
+func responseToOpenAI(i int, m processor.Message, reasoning bool) (openai.ChatCompletionMessageParamUnion, error) {
 	a := &openai.ChatCompletionAssistantMessageParam{}
-	var texts []string
+	var texts, thoughts []string
 	for j, p := range m.Parts {
 		switch p := p.(type) {
 		case processor.Text:
@@ -190,7 +213,11 @@ func responseToOpenAI(i int, m processor.Message) (openai.ChatCompletionMessageP
 				},
 			})
 		case processor.Thinking:
-			// Not sent: Chat Completions has no field for it.
+			// Chat Completions has no field for it; reasoning_content is
+			// the compatible servers' one.
+			if reasoning && p.Content != "" {
+				thoughts = append(thoughts, p.Content)
+			}
 		case nil:
 			return openai.ChatCompletionMessageParamUnion{}, msgErr(i, "part %d is nil", j)
 		default:
@@ -216,6 +243,9 @@ func responseToOpenAI(i int, m processor.Message) (openai.ChatCompletionMessageP
 	}
 	if meta.Name != "" {
 		a.Name = openai.String(meta.Name)
+	}
+	if thoughts != nil {
+		a.SetExtraFields(map[string]any{reasoningContentKey: strings.Join(thoughts, "\n")})
 	}
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: a}, nil
 }
@@ -260,9 +290,12 @@ func userPartFromData(data json.RawMessage) (openai.ChatCompletionContentPartUni
 // Contents, with every non-text part kept as its JSON in Data), "tool"
 // messages requests with a [processor.ToolReturn] whose ToolName is taken
 // from the matching earlier tool call, and "assistant" messages responses
-// with a [processor.Text] part when the content is present (an empty string
+// with a [processor.Thinking] part when the param carries a non-empty
+// string in the extra field reasoning_content (set with its
+// SetExtraFields, as [Load] does from a stored message), a [processor.Text] part when the content is present (an empty string
 // included; one part per text element of array content), a
-// [processor.ToolCall] part per tool call, and Refusal and Name filled.
+// [processor.ToolCall] part per tool call, in that order, and Refusal and
+// Name filled.
 //
 // Text arrays in system, developer and assistant-refusal content are joined
 // with newlines. Fields the message model cannot hold (audio, the
@@ -381,6 +414,9 @@ func userFromOpenAI(i int, um *openai.ChatCompletionUserMessageParam) (processor
 func assistantFromOpenAI(i int, a *openai.ChatCompletionAssistantMessageParam) (processor.Message, error) {
 	m := processor.Message{Kind: processor.Response}
 	meta := processor.Meta{Name: a.Name.Value, Refusal: a.Refusal.Value}
+	if s, ok := a.ExtraFields()[reasoningContentKey].(string); ok && s != "" {
+		m.Parts = append(m.Parts, processor.Thinking{Content: s})
+	}
 	switch {
 	case a.Content.OfString.Valid():
 		m.Parts = append(m.Parts, processor.Text{Content: a.Content.OfString.Value})

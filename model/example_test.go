@@ -164,3 +164,41 @@ func ExampleNewOpenAI() {
 	// fake-1 said "Hello!" (stop), 9 input tokens
 	// true model provider status 400 (context_length_exceeded): maximum context length exceeded
 }
+
+// The reasoning an OpenAI-compatible server (DeepSeek, vLLM, SGLang, Qwen,
+// OpenRouter, Ollama) returns beside the answer is kept as a Thinking part,
+// which is never sent back.
+func ExampleOpenAI_reasoning() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"model":"deepseek-reasoner","choices":[{"message":{"role":"assistant","content":"4",
+			"reasoning_content":"Two and two make four."},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+
+	m := model.NewOpenAI(model.WithBaseURL(srv.URL), model.WithAPIKey("test"), model.WithModel("deepseek-reasoner"), model.WithMaxRetries(0))
+	resp, err := m.Request(context.Background(), []processor.Message{processor.UserMessage("2 + 2?")}, model.Settings{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, p := range resp.Parts {
+		switch p := p.(type) {
+		case processor.Thinking:
+			fmt.Println("thinking:", p.Content)
+		case processor.Text:
+			fmt.Println("text:", p.Content)
+		}
+	}
+	params, err := model.ToOpenAI([]processor.Message{resp})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, _ := json.Marshal(params[0])
+	fmt.Println("sent back:", string(b))
+	// Output:
+	// thinking: Two and two make four.
+	// text: 4
+	// sent back: {"content":"4","role":"assistant"}
+}

@@ -26,7 +26,9 @@ import (
 // of the wrong JSON type, a tool message without tool_call_id and an
 // assistant tool call without id are errors that name the message's index,
 // e.g. "message 12: tool message without tool_call_id". Unknown keys inside
-// a message are ignored.
+// a message are ignored, except the non-standard reasoning_content of an
+// assistant message: a non-empty string there becomes a [processor.Thinking]
+// part before the message's other parts (any other value is ignored).
 func Load(r io.Reader) ([]processor.Message, error) {
 	params, err := decodeMessages(r)
 	if err != nil {
@@ -51,11 +53,14 @@ func LoadFile(path string) ([]processor.Message, error) {
 }
 
 // Save writes history as an indented JSON object {"messages": [...]} whose
-// messages are the OpenAI Chat Completions messages [ToOpenAI] produces.
-// [Load] reads it back into the same history, less what the OpenAI format
-// cannot hold (see [ToOpenAI]).
+// messages are the OpenAI Chat Completions messages [ToOpenAI] produces,
+// plus, in an assistant message, the response's Thinking parts in
+// "reasoning_content" (joined by newlines when there are several). [Load]
+// reads it back into the same history, less what the format cannot hold
+// (Usage, ModelName, FinishReason, Time, the Signature of Thinking parts)
+// and with a response's Thinking parts merged into one, its first part.
 func Save(w io.Writer, history []processor.Message) error {
-	params, err := ToOpenAI(history)
+	params, err := toOpenAI(history, reasoningAll)
 	if err != nil {
 		return fmt.Errorf("save history: %w", err)
 	}
@@ -109,12 +114,13 @@ func SaveFile(path string, history []processor.Message) error {
 // values are kept as decoded JSON so they are re-encoded without HTML
 // escaping.
 type savedMessage struct {
-	Role       string `json:"role"`
-	Content    any    `json:"content,omitempty"`
-	Name       string `json:"name,omitempty"`
-	Refusal    string `json:"refusal,omitempty"`
-	ToolCalls  any    `json:"tool_calls,omitempty"`
-	ToolCallID string `json:"tool_call_id,omitempty"`
+	Role             string `json:"role"`
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Content          any    `json:"content,omitempty"`
+	Name             string `json:"name,omitempty"`
+	Refusal          string `json:"refusal,omitempty"`
+	ToolCalls        any    `json:"tool_calls,omitempty"`
+	ToolCallID       string `json:"tool_call_id,omitempty"`
 }
 
 // wireMessage is one stored message, decoded precisely enough to report
@@ -126,6 +132,9 @@ type wireMessage struct {
 	Refusal    *string           `json:"refusal"`
 	ToolCallID *string           `json:"tool_call_id"`
 	ToolCalls  []json.RawMessage `json:"tool_calls"`
+	// ReasoningContent is kept raw: only a string is read, anything else
+	// is ignored like an unknown key.
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
 }
 
 type wireToolCall struct {
@@ -368,6 +377,9 @@ func decodeAssistant(i int, w *wireMessage) (*openai.ChatCompletionAssistantMess
 	a := &openai.ChatCompletionAssistantMessageParam{}
 	if w.Refusal != nil {
 		a.Refusal = openai.String(*w.Refusal)
+	}
+	if s := jsonString(w.ReasoningContent); s != "" {
+		a.SetExtraFields(map[string]any{reasoningContentKey: s})
 	}
 	switch kind(w.Content) {
 	case 0, 'n':

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,16 +163,32 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return cmp.Equal(x, y)
 }
 
+// reasoningHistory is a history whose responses hold Thinking parts.
+func reasoningHistory() []processor.Message {
+	return []processor.Message{
+		processor.UserMessage("List the files."),
+		processor.NewResponse(
+			processor.Thinking{Content: "I should list.", Signature: "sig"},
+			processor.Text{Content: "Listing."},
+			processor.Thinking{Content: ""},
+			processor.Thinking{Content: "With ls."},
+			processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: `{"command":"ls"}`},
+		),
+		processor.NewRequest(processor.ToolReturn{ToolName: "bash", ToolCallID: "c1", Content: "a.go"}),
+		processor.NewResponse(processor.Thinking{}, processor.Text{Content: "One file."}),
+	}
+}
+
 func TestSaveFormat(t *testing.T) {
-	h := []processor.Message{
-		processor.UserMessage("Is a < b && b > c?"),
-		processor.TextMessage("Yes."),
-	}
-	var buf bytes.Buffer
-	if err := Save(&buf, h); err != nil {
-		t.Fatal(err)
-	}
-	want := `{
+	tests := []struct {
+		name string
+		h    []processor.Message
+		want string
+	}{
+		{
+			name: "no HTML escaping",
+			h:    []processor.Message{processor.UserMessage("Is a < b && b > c?"), processor.TextMessage("Yes.")},
+			want: `{
   "messages": [
     {
       "role": "user",
@@ -183,9 +200,56 @@ func TestSaveFormat(t *testing.T) {
     }
   ]
 }
-`
-	if diff := cmp.Diff(want, buf.String()); diff != "" {
-		t.Errorf("Save output (-want +got):\n%s", diff)
+`,
+		},
+		{
+			name: "thinking parts joined in reasoning_content",
+			h:    reasoningHistory(),
+			want: `{
+  "messages": [
+    {
+      "role": "user",
+      "content": "List the files."
+    },
+    {
+      "role": "assistant",
+      "reasoning_content": "I should list.\nWith ls.",
+      "content": "Listing.",
+      "tool_calls": [
+        {
+          "function": {
+            "arguments": "{\"command\":\"ls\"}",
+            "name": "bash"
+          },
+          "id": "c1",
+          "type": "function"
+        }
+      ]
+    },
+    {
+      "role": "tool",
+      "content": "a.go",
+      "tool_call_id": "c1"
+    },
+    {
+      "role": "assistant",
+      "content": "One file."
+    }
+  ]
+}
+`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Save(&buf, tt.h); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, buf.String()); diff != "" {
+				t.Errorf("Save output (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -242,6 +306,7 @@ func FuzzLoad(f *testing.F) {
 		`[{"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"x"}]`,
 		`[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"u"}}]}]`,
 		`[{"role":"assistant","content":[{"type":"refusal","refusal":"no"}],"refusal":null}]`,
+		`[{"role":"assistant","reasoning_content":"r","content":null},{"role":"assistant","reasoning_content":7,"content":"a"}]`,
 		`{"source":1,"messages":[{"role":"system","content":[{"type":"text","text":"s"}]}]}`,
 		`[{"role":"tool","tool_call_id":"x","content":[{"type":"text","text":"a"}]}]`,
 	} {
@@ -272,4 +337,95 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("Load(Save(h)) differs (-h +again):\n%s", diff)
 		}
 	})
+}
+
+func TestLoadReasoning(t *testing.T) {
+	const call = `"tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{}"}}]`
+	tests := []struct {
+		name  string
+		input string
+		want  processor.Message
+	}{
+		{
+			name:  "reasoning_content becomes the first part",
+			input: `{"role":"assistant","content":"Listing.","reasoning_content":"I should list.",` + call + `}`,
+			want: processor.NewResponse(processor.Thinking{Content: "I should list."}, processor.Text{Content: "Listing."},
+				processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: "{}"}),
+		},
+		{
+			name:  "without content",
+			input: `{"reasoning_content":"Hmm.","role":"assistant","content":null}`,
+			want:  processor.NewResponse(processor.Thinking{Content: "Hmm."}),
+		},
+		{
+			name:  "empty string ignored",
+			input: `{"role":"assistant","content":"ok","reasoning_content":""}`,
+			want:  processor.TextMessage("ok"),
+		},
+		{
+			name:  "null ignored",
+			input: `{"role":"assistant","content":"ok","reasoning_content":null}`,
+			want:  processor.TextMessage("ok"),
+		},
+		{
+			name:  "number ignored",
+			input: `{"role":"assistant","content":"ok","reasoning_content":3}`,
+			want:  processor.TextMessage("ok"),
+		},
+		{
+			name:  "reasoning is not read",
+			input: `{"role":"assistant","content":"ok","reasoning":"elsewhere"}`,
+			want:  processor.TextMessage("ok"),
+		},
+		{
+			name:  "ignored on a user message",
+			input: `{"role":"user","content":"hi","reasoning_content":"not a response"}`,
+			want:  processor.UserMessage("hi"),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Load(strings.NewReader("[" + tt.input + "]"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]processor.Message{tt.want}, got); diff != "" {
+				t.Errorf("Load (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Saved reasoning comes back as one Thinking part, first; ToOpenAI still
+// sends none of it.
+func TestSaveLoadReasoning(t *testing.T) {
+	h := reasoningHistory()
+	var buf bytes.Buffer
+	if err := Save(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []processor.Message{
+		h[0],
+		processor.NewResponse(
+			processor.Thinking{Content: "I should list.\nWith ls."},
+			processor.Text{Content: "Listing."},
+			processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: `{"command":"ls"}`},
+		),
+		h[2],
+		processor.TextMessage("One file."),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Load(Save(h)) (-want +got):\n%s", diff)
+	}
+	params, err := ToOpenAI(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent := fmt.Sprint(asJSON(t, params)); strings.Contains(sent, "reasoning") || strings.Contains(sent, "I should list") {
+		t.Errorf("ToOpenAI sends the reasoning: %s", sent)
+	}
 }

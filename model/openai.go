@@ -3,6 +3,8 @@ package model
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"go.uber.org/zap"
 
@@ -31,6 +34,16 @@ const DefaultModel = "gpt-4.1-mini"
 // The client reads OPENAI_API_KEY and OPENAI_BASE_URL (and the
 // organization and project ids) from the environment itself; the options
 // given to [NewOpenAI] win over them.
+//
+// It understands two habits of OpenAI-compatible servers: the model's
+// reasoning, returned in the non-standard message field reasoning_content
+// (DeepSeek, vLLM, SGLang, Qwen) or reasoning (OpenRouter, Ollama), is kept
+// as a [processor.Thinking] part of the response, and sent back as
+// reasoning_content with a response that called tools (DeepSeek's thinking
+// mode refuses a tool loop without it; a response without tool calls keeps
+// its reasoning to itself, as servers drop it there anyway); and a tool
+// call returned without an id is given one, so that its answer can be
+// paired with it.
 type OpenAI struct {
 	client openai.Client
 	model  string
@@ -95,7 +108,8 @@ func WithMaxRetries(n int) Option {
 
 // WithLogger sets the logger; nil (the default) means zap.NewNop(). A
 // successful request is logged at debug level with its model, message
-// count, usage and duration; failures are returned, not logged.
+// count, usage and duration, and so is each id generated for a tool call
+// the server returned without one; failures are returned, not logged.
 func WithLogger(l *zap.Logger) Option {
 	return optionFunc(func(o *options) { o.logger = l })
 }
@@ -139,14 +153,23 @@ func NewOpenAI(opts ...Option) *OpenAI {
 func (m *OpenAI) Name() string { return m.model }
 
 // Request sends messages to the Chat Completions endpoint and returns the
-// first choice as a [processor.Response]: a [processor.Text] part when the
-// content is not empty, a [processor.ToolCall] part per tool call, the
-// refusal in Refusal, the provider's model name, finish reason and usage
-// (InputTokens = prompt_tokens, CachedInputTokens = cached prompt tokens,
-// OutputTokens = completion_tokens, PromptMessages = len(messages)).
+// first choice as a [processor.Response]: a [processor.Thinking] part when
+// the server returned reasoning (a non-empty string in reasoning_content,
+// else in reasoning; a null or non-string value is ignored), a
+// [processor.Text] part when the content is not empty, a
+// [processor.ToolCall] part per tool call, in that order, the refusal in
+// Refusal, the provider's model name, finish reason and usage (InputTokens
+// = prompt_tokens, CachedInputTokens = cached prompt tokens, OutputTokens =
+// completion_tokens, PromptMessages = len(messages)). A tool call without
+// an id gets a fresh one, "call_" and 24 random hex digits.
+//
+// messages are sent as [ToOpenAI] converts them, except that a response
+// with tool calls also sends its Thinking parts, joined by newlines, as
+// reasoning_content.
 //
 // With Settings.OnText set the request streams (usage included) and OnText
-// receives the text as it arrives; the returned message is the same.
+// receives the text as it arrives; the reasoning of the deltas is
+// concatenated, and the returned message is the same.
 // Settings.Timeout bounds the whole call, retries included.
 //
 // Every failure of the call is an [*Error]: errors.Is(err,
@@ -168,8 +191,9 @@ func (m *OpenAI) Request(ctx context.Context, messages []processor.Message, s Se
 	start := time.Now()
 	var res *http.Response
 	var completion *openai.ChatCompletion
+	var reasoning string
 	if s.OnText != nil {
-		completion, err = m.stream(callCtx, params, s.OnText, &res)
+		completion, reasoning, err = m.stream(callCtx, params, s.OnText, &res)
 	} else {
 		completion, err = m.client.Chat.Completions.New(callCtx, params, option.WithResponseInto(&res))
 	}
@@ -180,7 +204,7 @@ func (m *OpenAI) Request(ctx context.Context, messages []processor.Message, s Se
 	if err != nil {
 		return processor.Message{}, callError(ctx, callCtx, s.Timeout, res, err)
 	}
-	msg, err := responseMessage(completion, status)
+	msg, err := m.responseMessage(completion, reasoning, status)
 	if err != nil {
 		return processor.Message{}, err
 	}
@@ -205,7 +229,7 @@ func (m *OpenAI) Request(ctx context.Context, messages []processor.Message, s Se
 // params builds the request body.
 func (m *OpenAI) params(messages []processor.Message, s Settings) (openai.ChatCompletionNewParams, error) {
 	var p openai.ChatCompletionNewParams
-	msgs, err := ToOpenAI(messages)
+	msgs, err := toOpenAI(messages, reasoningWithCalls)
 	if err != nil {
 		return p, err
 	}
@@ -260,37 +284,46 @@ func (m *OpenAI) params(messages []processor.Message, s Settings) (openai.ChatCo
 	return p, nil
 }
 
-// stream makes a streaming request and accumulates its chunks.
-func (m *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewParams, onText func(string), res **http.Response) (*openai.ChatCompletion, error) {
+// stream makes a streaming request and accumulates its chunks. It also
+// returns the reasoning of the first choice's deltas, concatenated, which
+// the accumulator does not keep.
+func (m *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewParams, onText func(string), res **http.Response) (*openai.ChatCompletion, string, error) {
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	st := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(res))
 	defer st.Close()
 	acc := &openai.ChatCompletionAccumulator{}
+	var reasoning strings.Builder
 	for st.Next() {
 		chunk := st.Current()
 		if !acc.AddChunk(chunk) {
-			return nil, errors.New("stream chunk could not be accumulated (inconsistent id or index)")
+			return nil, "", errors.New("stream chunk could not be accumulated (inconsistent id or index)")
 		}
 		for _, c := range chunk.Choices {
-			if c.Index == 0 && c.Delta.Content != "" {
+			if c.Index != 0 {
+				continue
+			}
+			reasoning.WriteString(reasoningText(c.Delta.JSON.ExtraFields))
+			if c.Delta.Content != "" {
 				onText(c.Delta.Content)
 			}
 		}
 	}
 	if err := st.Err(); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &acc.ChatCompletion, nil
+	return &acc.ChatCompletion, reasoning.String(), nil
 }
 
-// responseMessage converts the first choice of a completion.
-func responseMessage(c *openai.ChatCompletion, status int) (processor.Message, error) {
+// responseMessage converts the first choice of a completion. reasoning is
+// what a stream's deltas carried; when it is empty, the reasoning is read
+// from the message's unknown fields.
+func (m *OpenAI) responseMessage(c *openai.ChatCompletion, reasoning string, status int) (processor.Message, error) {
 	if c == nil || len(c.Choices) == 0 {
 		return processor.Message{}, &Error{StatusCode: status, Message: "response has no choices"}
 	}
 	ch := c.Choices[0]
 	msg := ch.Message
-	m := processor.Message{Kind: processor.Response}.WithMeta(processor.Meta{
+	out := processor.Message{Kind: processor.Response}.WithMeta(processor.Meta{
 		ModelName:    c.Model,
 		FinishReason: ch.FinishReason,
 		Refusal:      msg.Refusal,
@@ -300,19 +333,71 @@ func responseMessage(c *openai.ChatCompletion, status int) (processor.Message, e
 			OutputTokens:      c.Usage.CompletionTokens,
 		},
 	})
+	if reasoning == "" {
+		reasoning = reasoningText(msg.JSON.ExtraFields)
+	}
+	if reasoning != "" {
+		out.Parts = append(out.Parts, processor.Thinking{Content: reasoning})
+	}
 	if msg.Content != "" {
-		m.Parts = append(m.Parts, processor.Text{Content: msg.Content})
+		out.Parts = append(out.Parts, processor.Text{Content: msg.Content})
 	}
 	for k, tc := range msg.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			return processor.Message{}, &Error{StatusCode: status, Message: fmt.Sprintf("response tool call %d has unsupported type %q", k, tc.Type)}
 		}
-		if tc.ID == "" {
-			return processor.Message{}, &Error{StatusCode: status, Message: fmt.Sprintf("response tool call %d (%q) without id", k, tc.Function.Name)}
+		id := tc.ID
+		if id == "" {
+			id = newCallID()
+			m.logger.Debug("response tool call without id: generated one",
+				zap.Int("index", k), zap.String("tool", tc.Function.Name), zap.String("id", id))
 		}
-		m.Parts = append(m.Parts, processor.ToolCall{ToolCallID: tc.ID, ToolName: tc.Function.Name, Args: tc.Function.Arguments})
+		out.Parts = append(out.Parts, processor.ToolCall{ToolCallID: id, ToolName: tc.Function.Name, Args: tc.Function.Arguments})
 	}
-	return m, nil
+	return out, nil
+}
+
+// reasoningContentKey is the message field that carries reasoning in the
+// responses of DeepSeek, vLLM, SGLang and Qwen servers, and in the
+// histories [Save] writes.
+const reasoningContentKey = "reasoning_content"
+
+// reasoningKeys are the non-standard fields of a response message (and of
+// a stream delta) that carry the model's reasoning, in the order they are
+// read: OpenRouter and Ollama use "reasoning". Servers that fill both (vLLM
+// in transition) repeat the same text, so only one is taken.
+var reasoningKeys = [...]string{reasoningContentKey, "reasoning"}
+
+// reasoningText returns the first non-empty JSON string among the
+// reasoning fields of a response message's or delta's unknown fields, or
+// "" when there is none.
+func reasoningText(extra map[string]respjson.Field) string {
+	for _, k := range reasoningKeys {
+		// The decoder keeps an unknown field's raw JSON (its Valid is
+		// always false).
+		if s := jsonString([]byte(extra[k].Raw())); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// jsonString returns the value of raw when it is a JSON string, and ""
+// for anything else (null, a number, an object, malformed JSON).
+func jsonString(raw []byte) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// newCallID returns a fresh tool call id, "call_" and 24 random lowercase
+// hex digits, for a call that a server returned without one.
+func newCallID() string {
+	var b [12]byte
+	rand.Read(b[:]) // never fails: crypto/rand crashes the program instead
+	return "call_" + hex.EncodeToString(b[:])
 }
 
 // callError turns a failed call into an *Error that keeps err (and the

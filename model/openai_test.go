@@ -443,11 +443,11 @@ func TestOpenAIErrors(t *testing.T) {
 			},
 		},
 		{
-			name:    "tool call without id",
-			handler: replyJSON(200, completion(`{"content":null,"tool_calls":[{"type":"function","function":{"name":"bash","arguments":"{}"}}]}`, "")),
+			name:    "tool call of another type",
+			handler: replyJSON(200, completion(`{"content":null,"tool_calls":[{"id":"call_1","type":"custom","custom":{"name":"grammar","input":"x"}}]}`, "")),
 			want: errorCase{
-				want:     Error{StatusCode: 200, Message: `response tool call 0 ("bash") without id`},
-				contains: "without id",
+				want:     Error{StatusCode: 200, Message: `response tool call 0 has unsupported type "custom"`},
+				contains: "unsupported type",
 			},
 		},
 		{
@@ -535,14 +535,17 @@ func TestOpenAICanceled(t *testing.T) {
 	})
 }
 
-func TestOpenAIStreaming(t *testing.T) {
-	chunk := func(delta string, finish string) string {
-		fr := "null"
-		if finish != "" {
-			fr = `"` + finish + `"`
-		}
-		return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"test-model-2025","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + fr + `}]}`
+// chunk is a stream chunk whose choice 0 carries delta, and finish as its
+// finish reason ("" for null).
+func chunk(delta string, finish string) string {
+	fr := "null"
+	if finish != "" {
+		fr = `"` + finish + `"`
 	}
+	return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"test-model-2025","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + fr + `}]}`
+}
+
+func TestOpenAIStreaming(t *testing.T) {
 	usage := `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"test-model-2025","choices":[],"usage":{"prompt_tokens":900,"completion_tokens":12,"total_tokens":912,"prompt_tokens_details":{"cached_tokens":512}}}`
 	tests := []struct {
 		name      string

@@ -10,11 +10,17 @@ const MessageOverheadTokens = 4
 
 // Chars returns the number of characters (bytes of UTF-8) of a message's
 // content that a provider would see: text, prompts, tool returns (JSON when
-// structured), tool names and arguments. Thinking is not counted, since it
-// is not sent back.
+// structured), tool names and arguments, and the Thinking of a response
+// with tool calls (which compatible servers want back in a tool loop; other
+// Thinking is not sent, and [PartChars] counts none).
 func Chars(m Message) int {
 	n := len(m.Refusal())
+	calls := m.HasToolCalls()
 	for _, p := range m.Parts {
+		if t, ok := p.(Thinking); ok && calls {
+			n += len(t.Content)
+			continue
+		}
 		n += PartChars(p)
 	}
 	return n

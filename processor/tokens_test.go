@@ -26,7 +26,8 @@ func TestChars(t *testing.T) {
 		{"tool return no parts", processor.NewRequest(processor.ToolReturn{ToolCallID: "id", Contents: []string{}}), 0},
 		{"retry", processor.NewRequest(processor.RetryPrompt{Content: "no"}), 2},
 		{"text and call", processor.NewResponse(processor.Text{Content: "ok"}, processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: `{}`}), 2 + 2 + 4 + 2},
-		{"thinking not counted", processor.NewResponse(processor.Thinking{Content: "long thoughts"}, processor.Text{Content: "x"}), 1},
+		{"thinking of a text answer not counted", processor.NewResponse(processor.Thinking{Content: "long thoughts"}, processor.Text{Content: "x"}), 1},
+		{"thinking of a tool call counted", processor.NewResponse(processor.Thinking{Content: "long thoughts"}, processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: `{}`}), 13 + 2 + 2 + 2},
 		{"refusal", processor.Message{Kind: processor.Response, Meta: &processor.Meta{Refusal: "no way"}}, 6},
 	}
 	for _, tt := range tests {
