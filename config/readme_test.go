@@ -3,6 +3,7 @@ package config
 import (
 	"flag"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,5 +27,12 @@ func TestReadmeTable(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("%s is stale; run go test ./config -update (-want +got):\n%s", file, diff)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not show %s as it is: copy it into the README's configuration section", file)
 	}
 }

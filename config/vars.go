@@ -189,7 +189,7 @@ var variables = []variable{
 	{
 		Variable: Variable{
 			Name: Prefix + "LOG_LEVEL", Default: "info", Accepted: "debug, info, warn or error",
-			Description: "Least severe level logged (to stderr).",
+			Description: "Least severe level logged (to stderr). The abridge CLI logs at warn when it is unset.",
 		},
 		field: "LogLevel", kind: "a string", problem: unknownValue,
 		valid: func(c *Config) bool { return oneOf(c.LogLevel, "debug", "info", "warn", "error") },
