@@ -22,8 +22,11 @@ response) as OpenAI JSON on stdout. What it replaced goes
 to stderr: messages and estimated tokens before and after, and the
 summary's size. FILE "-" is read from stdin.
 
---focus tells the model what the summary should keep in particular. The
-offline digest, used when no model endpoint is configured, ignores it.`,
+The summary is written by the primary model (ABRIDGE_MODEL at
+OPENAI_BASE_URL), or by the summarizer's model when only
+ABRIDGE_SUMMARY_BASE_URL is set. --focus tells the model what the summary
+should keep in particular. The offline digest, used when no model endpoint
+is configured, ignores it.`,
 	env:   vars(envModel, envLog),
 	flags: compactFlags,
 }
@@ -55,13 +58,18 @@ func describeCompaction(r compact.Report) string {
 		r.MessagesBefore, r.MessagesAfter, tokens(r.TokensBefore), tokens(r.TokensAfter), count(r.SummaryChars))
 }
 
-// focusSummarizer returns the summarizer compact uses: an LLM summarizer
-// calling the primary model (ABRIDGE_MODEL) when summaries are written by a
-// model, or else the offline digest, which ignores the focus (and says so
-// when focus is set).
+// focusSummarizer returns the summarizer compact uses: when summaries are
+// written by a model, an LLM summarizer calling the primary model
+// (ABRIDGE_MODEL), or the summarizer's own model when only its endpoint
+// (ABRIDGE_SUMMARY_BASE_URL) is configured; otherwise the offline digest,
+// which ignores the focus (and says so when focus is set).
 func focusSummarizer(env *runEnv, c *cli, focus string) compact.Summarizer {
 	if env.cfg.SummarizerKind() == config.SummarizerLLM {
-		return summarizer.New(env.cfg.NewModel(env.logger), summarizer.Options{
+		m := env.cfg.NewModel(env.logger)
+		if !c.primaryEndpoint() && env.cfg.SummaryBaseURL != "" {
+			m = env.cfg.NewSummaryModel(env.logger)
+		}
+		return summarizer.New(m, summarizer.Options{
 			Timeout: env.cfg.SummaryTimeout,
 			Logger:  env.logger,
 		})

@@ -18,6 +18,7 @@ func TestCompact(t *testing.T) {
 		wantErr   []string // on stderr
 		wantOut   string   // in the compacted history
 		wantFocus string   // in the summary request, when set
+		wantModel string   // the summary request's model, when set
 	}{
 		{
 			name:    "offline",
@@ -44,6 +45,17 @@ func TestCompact(t *testing.T) {
 			wantErr:   []string{"compacted 18 → 3 messages"},
 			wantOut:   "SUMMARY: the user is fixing a nil map panic",
 			wantFocus: "the Delete method",
+			wantModel: "gpt-4.1-mini",
+		},
+		{
+			name: "summarizer endpoint only",
+			env: map[string]string{"ABRIDGE_SUMMARY_BASE_URL": f.srv.URL, "ABRIDGE_SUMMARY_API_KEY": "test",
+				"ABRIDGE_SUMMARY_MODEL": "small-summarizer"},
+			args:      []string{"compact", "--focus", "the Delete method", "testdata/history.json"},
+			wantErr:   []string{"compacted 18 → 3 messages"},
+			wantOut:   "SUMMARY: the user is fixing a nil map panic",
+			wantFocus: "the Delete method",
+			wantModel: "small-summarizer",
 		},
 	}
 	for _, tt := range tests {
@@ -89,6 +101,9 @@ func TestCompact(t *testing.T) {
 			}
 			if last := reqs[0].text(len(reqs[0].Messages) - 1); !strings.Contains(last, tt.wantFocus) {
 				t.Errorf("summary request does not carry the focus %q:\n%s", tt.wantFocus, last)
+			}
+			if reqs[0].Model != tt.wantModel {
+				t.Errorf("summary request for model %q, want %q", reqs[0].Model, tt.wantModel)
 			}
 		})
 	}
