@@ -23,7 +23,9 @@ const writtenLabel = "Files written: "
 // DigestOptions configures a [Digest]. The zero value means all defaults.
 type DigestOptions struct {
 	// MaxChars bounds the summary's size; 0 means DefaultDigestChars. The
-	// list of files written is always kept whole, even past the bound.
+	// header line, the count of messages and the list of files written
+	// are always kept whole, even past the bound; when they fill it, the
+	// digest holds nothing else.
 	MaxChars int
 }
 
@@ -46,8 +48,9 @@ func NewDigest(opts DigestOptions) *Digest {
 }
 
 // Summarize returns the digest of messages, merged with previous (kept,
-// clipped to a share of the bound; the files written it lists are carried
-// over whole). It never fails and never waits.
+// clipped to a share of the bound; the files written it lists, those of
+// every digest it holds, are carried over whole). It never fails and never
+// waits.
 func (d *Digest) Summarize(_ context.Context, messages []processor.Message, previous string) (string, error) {
 	return d.digest(messages, previous), nil
 }
@@ -97,21 +100,29 @@ func (d *Digest) digest(messages []processor.Message, previous string) string {
 	}
 	out := strings.TrimRight(b.String(), "\n")
 	if len(out) > fixed && len(out)-fixed > max(budget, 0) {
-		out = out[:fixed] + clip(out[fixed:], max(budget, 0))
+		if budget > 0 {
+			out = out[:fixed] + clip(out[fixed:], budget)
+		} else {
+			// The fixed lines fill the bound: nothing else fits (clip
+			// would not cut at 0).
+			out = strings.TrimRight(out[:fixed], "\n")
+		}
 	}
 	return out
 }
 
-// splitDigest returns the files-written list of a previous digest and the
-// rest of its text. A previous summary of another kind is returned whole.
+// splitDigest returns the files-written lists of a previous digest (of
+// each, when previous joins several) and the rest of its text, without
+// their headers and counts. A previous summary of another kind is returned
+// whole.
 func splitDigest(previous string) (written []string, rest string) {
-	if !strings.Contains(previous, writtenLabel) {
+	if !strings.Contains(previous, writtenLabel) && !strings.Contains(previous, DigestHeader) {
 		return nil, previous
 	}
 	var lines []string
 	for _, line := range strings.Split(previous, "\n") {
-		if list, ok := strings.CutPrefix(line, writtenLabel); ok && written == nil {
-			written = strings.Split(list, ", ")
+		if list, ok := strings.CutPrefix(line, writtenLabel); ok {
+			written = append(written, strings.Split(list, ", ")...)
 			continue
 		}
 		if line == DigestHeader || strings.HasPrefix(line, "Messages covered: ") {

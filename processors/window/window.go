@@ -77,6 +77,7 @@ type Options struct {
 	// Fallback writes the summary when Summarizer fails, times out,
 	// returns an empty summary or one not smaller than what it replaces,
 	// and while the circuit breaker is open. Nil means the offline digest.
+	// When the fallback fails or times out too, a digest fills in.
 	Fallback Summarizer
 	// MaxMessages triggers compaction when the history has more messages
 	// than this. 0 means DefaultMaxMessages (40); a negative value
@@ -101,14 +102,18 @@ type Options struct {
 	// compact (one long turn, say), the tail is the last
 	// max(4, MaxMessages/2) messages as without it.
 	KeepUserTurns int
-	// Timeout bounds each Summarizer call; 0 means DefaultTimeout (90s).
+	// Timeout bounds each Summarizer call, and each Fallback call; 0
+	// means DefaultTimeout (90s).
 	Timeout time.Duration
 	// BreakerFailures is the number of consecutive summarizer failures
 	// after which the window stops calling it for BreakerCooldown and uses
 	// the fallback; 0 means DefaultBreakerFailures (3).
 	BreakerFailures int
 	// BreakerCooldown is how long the breaker stays open; 0 means
-	// DefaultBreakerCooldown (5m).
+	// DefaultBreakerCooldown (5m). Then one request tries the summarizer
+	// again while the others keep using the fallback until it has
+	// answered (for Timeout at most): a failure opens the breaker again,
+	// a success closes it.
 	BreakerCooldown time.Duration
 	// CacheSize is the number of conversations whose last summary is
 	// remembered; 0 means DefaultCacheSize, negative disables the cache.
@@ -378,9 +383,11 @@ func (w *Window) tailStart(h []processor.Message, head int, force bool) int {
 	start, byTurns := len(h)-w.keep, false
 	if w.keepTurns > 0 {
 		// The last user turns, unless there are too few of them after the
-		// head or they leave nothing to compact (one long turn): then the
-		// count split above.
-		if s := userTurnStart(h, head, w.keepTurns); s >= 0 && s-head >= 2 {
+		// head or they leave nothing to compact (one long turn, or a turn
+		// whose prompt shares its request with the returns of the call
+		// before it, so the turn starts at that call): then the count
+		// split above.
+		if s := userTurnStart(h, head, w.keepTurns); s >= 0 && backToPair(h, s, head)-head >= 2 {
 			start, byTurns = s, true
 		}
 	}
@@ -559,10 +566,8 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 	if w.breakerOpen() {
 		reason, err = "circuit open", ErrCircuitOpen
 	} else {
-		cctx, cancel := context.WithTimeout(ctx, w.timeout)
 		var s string
-		s, err = w.sum.Summarize(cctx, fresh, prev)
-		cancel()
+		s, err = w.call(ctx, w.sum, fresh, prev)
 		if cerr := ctx.Err(); cerr != nil {
 			return "", nil, cerr
 		}
@@ -584,7 +589,10 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 	f := &failure{err: err, reason: reason, took: w.now().Sub(began)}
 	w.logger.Warn("window: summary not used, falling back", zap.String("reason", reason), zap.Error(err))
 
-	s, ferr := w.fallback.Summarize(ctx, fresh, prev)
+	s, ferr := w.call(ctx, w.fallback, fresh, prev)
+	if cerr := ctx.Err(); cerr != nil {
+		return "", nil, cerr
+	}
 	if ferr != nil {
 		w.logger.Warn("window: fallback failed, using the digest", zap.Error(ferr))
 	}
@@ -613,21 +621,40 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 	return best, f, nil
 }
 
+// call asks s for the summary of fresh merged with prev, within the
+// timeout.
+func (w *Window) call(ctx context.Context, s Summarizer, fresh []processor.Message, prev string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	return s.Summarize(ctx, fresh, prev)
+}
+
 // breakerOpen reports whether the summarizer is resting after repeated
-// failures.
+// failures. Once the cool-down has passed, one caller is let through to
+// try it again; the breaker stays open for the others until that call has
+// been recorded, or for the timeout at most, so they do not all wait on a
+// summarizer that may still hang.
 func (w *Window) breakerOpen() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.now().Before(w.openUntil)
+	now := w.now()
+	if now.Before(w.openUntil) {
+		return true
+	}
+	if w.failures >= w.breakerFailures {
+		w.openUntil = now.Add(w.timeout)
+	}
+	return false
 }
 
 // record counts a summarizer success or failure, opening the breaker after
-// BreakerFailures failures in a row.
+// BreakerFailures failures in a row. A success closes it.
 func (w *Window) record(ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if ok {
 		w.failures = 0
+		w.openUntil = time.Time{}
 		return
 	}
 	// After the cool-down one more failure opens the breaker again: the

@@ -203,6 +203,19 @@ func TestSplit(t *testing.T) {
 			want: "SUAMCRCR",
 		},
 		{
+			name: "user turns: a turn starting with tool returns falls back to the count split",
+			opts: Options{MaxMessages: 8, KeepUserTurns: 1},
+			// The last user prompt shares its request with the returns of
+			// the call before it: the turn starts at that call, which
+			// leaves one message to compact.
+			history: append([]processor.Message{
+				processor.SystemMessage("sys"), user("task"), text("ok"), user("go"),
+				call("c1", "bash", `{"command":"ls"}`),
+				processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "bash", Content: "a.go"}, processor.UserPrompt{Content: "now fix a.go"}),
+			}, toolLoop(0, 4, 200)...),
+			want: "SUAMCRCR",
+		},
+		{
 			name:    "middle too small",
 			opts:    Options{MaxMessages: 5},
 			history: []processor.Message{processor.SystemMessage("s"), user("u"), text("a"), user("u2"), text("a2"), user("u3")},
@@ -400,6 +413,61 @@ func TestCancelledContextFails(t *testing.T) {
 	}
 }
 
+// TestFallbackBounded checks the fallback's call as the summarizer's is
+// checked: a fallback that hangs is cut off by the timeout and the digest
+// fills in, and a caller giving up while the fallback runs fails the call.
+func TestFallbackBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		cancel  bool // the caller gives up once the fallback has been called
+		want    error
+	}{
+		{"fallback hangs", 20 * time.Millisecond, false, nil},
+		{"caller gives up during the fallback", time.Hour, true, context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			var once sync.Once
+			block := func(ctx context.Context, _ int, _ model.Call) (processor.Message, error) {
+				if tc.cancel {
+					once.Do(cancel)
+				}
+				<-ctx.Done()
+				return processor.Message{}, ctx.Err()
+			}
+			sum, _ := recorder(model.Fail(errors.New("down")))
+			fallback, frec := recorder(block)
+			var ev events
+			w := New(Options{MaxMessages: 10, Summarizer: sum, Fallback: fallback, Timeout: tc.timeout, OnEvent: ev.on})
+			began := time.Now()
+			out, err := w.Process(ctx, conversation(10, 100))
+			if took := time.Since(began); took > time.Second {
+				t.Errorf("Process took %v: the fallback was not bounded", took)
+			}
+			if len(frec.Calls()) != 1 {
+				t.Fatalf("%d fallback calls, want 1", len(frec.Calls()))
+			}
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if tc.want != nil {
+				if diff := cmp.Diff([]EventType{EventStarted}, ev.types()); diff != "" {
+					t.Errorf("events (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if s, ok := ParseMarker(out[3]); !ok || !strings.HasPrefix(s, summarizer.DigestHeader) {
+				t.Errorf("marker %q, want the digest", s)
+			}
+			if diff := cmp.Diff([]EventType{EventStarted, EventFailed, EventFinished}, ev.types()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // clock is an injectable clock.
 type clock struct {
 	mu sync.Mutex
@@ -474,6 +542,85 @@ func TestBreakerClosesOnSuccess(t *testing.T) {
 	}
 	if s, _ := ParseMarker(out[3]); s != "Recovered summary." || len(rec.Calls()) != 4 {
 		t.Fatalf("after cool-down: marker %q, %d calls", s, len(rec.Calls()))
+	}
+}
+
+// TestBreakerProbesOnce checks the breaker once its cool-down has passed:
+// one request tries the summarizer again, the others arriving before it
+// has answered keep using the fallback instead of waiting on a summarizer
+// that may still hang, and the probe's outcome closes the breaker or opens
+// it again.
+func TestBreakerProbesOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		probe error // what the probe call returns
+		calls int   // summarizer calls once one more request followed the probe
+	}{
+		{"probe fails", errors.New("still down"), 4},
+		{"probe succeeds", nil, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			probing, release := make(chan struct{}), make(chan struct{})
+			reply := func(_ context.Context, i int, _ model.Call) (processor.Message, error) {
+				switch {
+				case i < 3:
+					return processor.Message{}, errors.New("down")
+				case i == 3:
+					close(probing)
+					<-release
+					if tc.probe != nil {
+						return processor.Message{}, tc.probe
+					}
+				}
+				return processor.TextMessage("Summary."), nil
+			}
+			sum, rec := recorder(reply)
+			clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			var ev events
+			w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, OnEvent: ev.on, CacheSize: -1})
+			h := conversation(10, 100)
+			for range 3 {
+				if _, err := w.Process(context.Background(), h); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk.add(DefaultBreakerCooldown)
+			probe := make(chan error, 1)
+			go func() {
+				_, err := w.Process(context.Background(), h)
+				probe <- err
+			}()
+			<-probing
+			for range 3 {
+				if _, err := w.Process(context.Background(), h); err != nil {
+					t.Fatal(err)
+				}
+			}
+			open := 0
+			ev.mu.Lock()
+			for _, e := range ev.all {
+				if e.Type == EventFailed && errors.Is(e.Err, ErrCircuitOpen) {
+					open++
+				}
+			}
+			ev.mu.Unlock()
+			if open != 3 {
+				t.Errorf("%d of the 3 requests made during the probe found the circuit open", open)
+			}
+			if got := len(rec.Calls()); got != 4 {
+				t.Errorf("%d summarizer calls while the probe runs, want 4 (3 failures and the probe)", got)
+			}
+			close(release)
+			if err := <-probe; err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Process(context.Background(), h); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(rec.Calls()); got != tc.calls {
+				t.Errorf("%d summarizer calls after the probe, want %d", got, tc.calls)
+			}
+		})
 	}
 }
 
