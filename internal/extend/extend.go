@@ -18,9 +18,10 @@ import (
 	"github.com/abridge-go/abridge/processor"
 )
 
-// Entry is what a processor remembers of one conversation: copies
-// ([processor.Clone]) of the input messages from From on, as last seen,
-// and the result last returned, whose array has room past its length.
+// Entry is what a processor remembers of one conversation: copies (see
+// [Copy]) of the input messages from From on, as last seen, where the
+// input held their parts and metadata, and the result last returned,
+// whose array has room past its length.
 type Entry struct {
 	// From is the position in the input of the first message remembered.
 	From int
@@ -29,7 +30,23 @@ type Entry struct {
 
 	seen  [][]processor.Message // copies of the input from From on, in chunks
 	n     int                   // messages in seen
+	refs  []ref                 // where the input held each remembered message's parts and metadata
 	owned []uint64              // bit j: Out[j] was made by the processor
+
+	// Room for later chunks and their parts past the last ones: the
+	// copies are laid out one after the other, so that checking them
+	// reads memory in order.
+	msgs  []processor.Message
+	parts []processor.Part
+}
+
+// ref is where the input held a remembered message's parts slice and
+// metadata. Holding the pointers keeps what they point to alive, so an
+// address equal to one of them is the very same array or Meta, never a
+// new one at a reused address.
+type ref struct {
+	parts *processor.Part
+	meta  *processor.Meta
 }
 
 // Own records that Out[j] holds a message the processor made (a changed
@@ -92,14 +109,56 @@ func (e *Entry) Extends(history []processor.Message) bool {
 	return true
 }
 
+// Reuses reports whether a result for history is e.Out extended by what
+// comes after the messages e saw: when Extends and Current both report
+// it, or when history holds, from From on (0), the very messages e saw.
+// The latter is checked first, in one pass that reads no content: each
+// message must have the kind seen, the metadata and the parts slice seen
+// (the same addresses), holding the parts copied (the same boxed values,
+// which a copy shares only for a part holding no slice, see Plain). Out
+// then holds, where the processor did not make its own message (Own),
+// the message seen there, hence history's, and otherwise one with its
+// metadata, as a processor keeps it: Reuses relies on that.
+func (e *Entry) Reuses(history []processor.Message) bool {
+	if len(history) < e.End() {
+		return false
+	}
+	if e.From == 0 && e.same(history) {
+		return true
+	}
+	return e.Extends(history) && e.Current(history)
+}
+
+// same reports whether history holds, from From on, the very messages e
+// saw (see Reuses).
+func (e *Entry) same(history []processor.Message) bool {
+	i := e.From
+	for _, ch := range e.seen {
+		for k := range ch {
+			h, r := &history[i], &e.refs[i-e.From]
+			if h.Kind != ch[k].Kind || h.Meta != r.meta || unsafe.SliceData(h.Parts) != r.parts || !SameParts(h.Parts, ch[k].Parts) {
+				return false
+			}
+			i++
+		}
+	}
+	return true
+}
+
 // Remember records copies of the messages of history past those e has. The
 // copies are kept in chunks, one per call, so that remembering a few more
-// messages never copies the ones remembered before.
+// messages never copies the ones remembered before; the chunks and their
+// parts lie one after the other in a few arrays.
 func (e *Entry) Remember(history []processor.Message) {
 	if len(history) <= e.End() {
 		return
 	}
-	ch := processor.Clone(history[e.End():])
+	rest := history[e.End():]
+	ch := room(&e.msgs, len(rest))
+	copyInto(ch, room(&e.parts, countParts(rest)), rest)
+	for _, m := range rest {
+		e.refs = append(e.refs, ref{parts: unsafe.SliceData(m.Parts), meta: m.Meta})
+	}
 	e.seen = append(e.seen, ch)
 	e.n += len(ch)
 }
@@ -117,38 +176,70 @@ func Clip(s []processor.Message) []processor.Message { return s[:len(s):len(s)] 
 // calls never extend the same array. It is safe for concurrent use.
 type Cache[K comparable] struct {
 	mu         sync.Mutex
-	items      map[K]*Entry
+	items      map[K]*slot // a taken entry leaves its slot empty
 	candidates map[K]struct{}
 	limit      int
 }
 
-// NewCache returns a Cache of at most limit entries (at least 1).
-func NewCache[K comparable](limit int) *Cache[K] {
-	return &Cache[K]{items: map[K]*Entry{}, candidates: map[K]struct{}{}, limit: max(limit, 1)}
+// slot holds the entry of a key, nil while it is taken out. Taking an
+// entry out and putting it back then costs a lookup each, not a deletion
+// and an insertion.
+type slot struct {
+	e *Entry
 }
 
-// Take removes and returns the entry for key, or nil when there is none.
+// NewCache returns a Cache of at most limit entries (at least 1).
+func NewCache[K comparable](limit int) *Cache[K] {
+	return &Cache[K]{items: map[K]*slot{}, candidates: map[K]struct{}{}, limit: max(limit, 1)}
+}
+
+// Take removes and returns the entry for key (its slot stays, empty), or
+// nil when there is none.
 func (c *Cache[K]) Take(key K) *Entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.items[key]
-	if ok {
-		delete(c.items, key)
+	s, ok := c.items[key]
+	if !ok {
+		return nil
 	}
+	e := s.e
+	s.e = nil
 	return e
 }
 
 // Put stores e under key, forgetting another entry when the cache is full.
+// Empty slots count as entries, and are forgotten first: a key taken out
+// and not put back leaves no entry a later Take could find.
 func (c *Cache[K]) Put(key K, e *Entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.items[key]; !ok && len(c.items) >= c.limit {
-		for k := range c.items {
+	if s, ok := c.items[key]; ok {
+		s.e = e
+		return
+	}
+	if len(c.items) >= c.limit {
+		c.forget()
+	}
+	c.items[key] = &slot{e: e}
+}
+
+// forget removes an empty slot when there is one, and any entry
+// otherwise.
+func (c *Cache[K]) forget() {
+	var victim K
+	found := false
+	for k, s := range c.items {
+		if s.e == nil {
 			delete(c.items, k)
-			break
+			return
+		}
+		if !found {
+			victim, found = k, true
 		}
 	}
-	c.items[key] = e
+	if found {
+		delete(c.items, victim)
+	}
 }
 
 // Mark remembers key as sighted (see Sighted).

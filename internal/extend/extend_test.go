@@ -3,6 +3,7 @@ package extend
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -486,5 +487,79 @@ func TestCacheMark(t *testing.T) {
 	}
 	if !c.Sighted(200) {
 		t.Error("the key marked last is not sighted")
+	}
+}
+
+// plainHistory returns a history whose parts hold no slice: the copies an
+// entry keeps share its parts.
+func plainHistory() []processor.Message {
+	return []processor.Message{
+		processor.SystemMessage("be brief"),
+		processor.UserMessage("look"),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "api"}),
+		processor.NewRequest(processor.ToolReturn{ToolName: "api", ToolCallID: "c1", Content: "ok"}),
+		processor.TextMessage("done"),
+		processor.UserMessage("next"),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "c3", ToolName: "bash"}),
+		processor.NewRequest(processor.ToolReturn{ToolName: "bash", ToolCallID: "c3", Content: "plain"}),
+	}
+}
+
+// TestEntryReuses builds entries as TestEntryCurrent does, on a history
+// whose parts hold slices and on one whose parts do not, changes the
+// history, and checks that Reuses agrees with Extends and Current
+// together; but for a Meta changed in place, which only the copies tell
+// from the one seen and which a result shares with history (so reusing
+// it is right), Reuses may answer from the very messages alone.
+func TestEntryReuses(t *testing.T) {
+	const own, remembered = 3, 6
+	tests := []struct {
+		name   string
+		n      int // the history passed is h[:n] after the change
+		change func(h []processor.Message)
+		fast   bool // Reuses answers true for the plain history while Extends does not
+	}{
+		{"unchanged", remembered, func([]processor.Message) {}, false},
+		{"grown", remembered + 1, func([]processor.Message) {}, false},
+		{"shorter", remembered - 1, func([]processor.Message) {}, false},
+		{"equal copies", remembered, func(h []processor.Message) { copy(h, processor.Clone(h)) }, false},
+		{"message replaced", remembered, func(h []processor.Message) { h[1] = processor.UserMessage("other") }, false},
+		{"message replaced by an equal one", remembered, func(h []processor.Message) { h[0] = processor.SystemMessage("be brief") }, false},
+		{"kind changed", remembered, func(h []processor.Message) { h[4].Kind = processor.Request }, false},
+		{"part replaced in place", remembered, func(h []processor.Message) {
+			h[own].Parts[0] = processor.ToolReturn{ToolName: "api", ToolCallID: "c1", Content: "changed"}
+		}, false},
+		{"parts swapped for an equal copy", remembered, func(h []processor.Message) { h[1].Parts = slices.Clone(h[1].Parts) }, false},
+		{"parts of a message of its own swapped", remembered, func(h []processor.Message) { h[own].Parts = slices.Clone(h[own].Parts) }, false},
+		{"metadata added", remembered, func(h []processor.Message) { h[1] = h[1].WithMeta(processor.Meta{ModelName: "m"}) }, false},
+		{"metadata replaced by an equal one", remembered, func(h []processor.Message) { h[2] = h[2].WithMeta(h[2].Info()) }, false},
+		{"metadata changed in place", remembered, func(h []processor.Message) { h[2].Meta.ModelName = "changed" }, true},
+	}
+	for _, hist := range []struct {
+		name string
+		make func() []processor.Message
+	}{{"slices", history}, {"plain", plainHistory}} {
+		for _, tt := range tests {
+			t.Run(hist.name+"/"+tt.name, func(t *testing.T) {
+				h := hist.make()
+				h[2] = h[2].WithMeta(processor.Meta{ModelName: "m"})
+				e := &Entry{Out: append([]processor.Message(nil), h[:remembered]...)}
+				e.Remember(h[:remembered])
+				e.Out[own].Parts = []processor.Part{processor.ToolReturn{ToolName: "api", ToolCallID: "c1", Content: "trimmed"}}
+				e.Own(own)
+				tt.change(h)
+				h = h[:tt.n]
+				want := e.Extends(h) && e.Current(h)
+				if tt.fast && hist.name == "plain" {
+					want = true
+				}
+				if got := e.Reuses(h); got != want {
+					t.Errorf("Reuses = %v, want %v (Extends %v, Current %v)", got, want, e.Extends(h), e.Current(h))
+				}
+				if very := tt.name == "unchanged" || tt.name == "grown"; hist.name == "plain" && very && !e.same(h) {
+					t.Error("history holds the very messages seen, yet same = false")
+				}
+			})
+		}
 	}
 }

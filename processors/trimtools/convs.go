@@ -30,7 +30,7 @@ const minTracked = 32
 func (t *Trimmer) processTracked(history []processor.Message) []processor.Message {
 	key := uintptr(unsafe.Pointer(unsafe.SliceData(history)))
 	e := t.convs.Take(key)
-	if e != nil && e.Extends(history) && e.Current(history) {
+	if e != nil && e.Reuses(history) {
 		out := t.extend(e, history)
 		t.convs.Put(key, e)
 		return out

@@ -26,21 +26,8 @@ func Marker(summary string) processor.Message {
 // ParseMarker reports whether m is a marker built by [Marker] (also after
 // a round trip through OpenAI JSON) and returns its summary.
 func ParseMarker(m processor.Message) (summary string, ok bool) {
-	if m.Kind != processor.Request || len(m.Parts) != 1 {
-		return "", false
-	}
-	u, isUser := m.Parts[0].(processor.UserPrompt)
-	if !isUser {
-		return "", false
-	}
-	text := u.Content
-	if u.Contents != nil {
-		if len(u.Contents) != 1 || u.Contents[0].Type != "text" {
-			return "", false
-		}
-		text = u.Contents[0].Text
-	}
-	if !strings.HasPrefix(text, Prefix) {
+	text, ok := markerText(m)
+	if !ok || !strings.HasPrefix(text, Prefix) {
 		return "", false
 	}
 	text = strings.ReplaceAll(text, "\r\n", "\n")
@@ -59,8 +46,33 @@ func ParseMarker(m processor.Message) (summary string, ok bool) {
 	return rest, true
 }
 
-// isMarker reports whether m is a summary marker.
+// markerText returns the text of m when m has the form of a marker: a
+// request holding one user prompt, of plain text or of one text part.
+func markerText(m processor.Message) (string, bool) {
+	if m.Kind != processor.Request || len(m.Parts) != 1 {
+		return "", false
+	}
+	u, isUser := m.Parts[0].(processor.UserPrompt)
+	if !isUser {
+		return "", false
+	}
+	if u.Contents == nil {
+		return u.Content, true
+	}
+	if len(u.Contents) != 1 || u.Contents[0].Type != "text" {
+		return "", false
+	}
+	return u.Contents[0].Text, true
+}
+
+// isMarker reports whether m is a summary marker, as ParseMarker tells,
+// from the start of its text alone: [Prefix], then the end of the text or
+// a line break (CRLF too).
 func isMarker(m processor.Message) bool {
-	_, ok := ParseMarker(m)
-	return ok
+	text, ok := markerText(m)
+	if !ok {
+		return false
+	}
+	rest, found := strings.CutPrefix(text, Prefix)
+	return found && (rest == "" || rest[0] == '\n' || strings.HasPrefix(rest, "\r\n"))
 }

@@ -43,12 +43,34 @@ func headEnd(h []processor.Message, limit int) int {
 	return lead
 }
 
-// textOnly reports whether m is a response with text and no tool call.
+// textOnly reports whether m is a response with text and no tool call:
+// some text of m.Text() is not all white space (told without joining the
+// texts, which the newlines joining them would not change).
 func textOnly(m processor.Message) bool {
 	if m.Kind != processor.Response || m.HasToolCalls() {
 		return false
 	}
-	return strings.TrimSpace(m.Text()) != ""
+	for _, p := range m.Parts {
+		switch p := p.(type) {
+		case processor.Text:
+			if strings.TrimSpace(p.Content) != "" {
+				return true
+			}
+		case processor.UserPrompt:
+			if p.Contents == nil {
+				if strings.TrimSpace(p.Content) != "" {
+					return true
+				}
+				continue
+			}
+			for _, c := range p.Contents {
+				if c.Type == "text" && strings.TrimSpace(c.Text) != "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // answers reports whether m is a request holding a tool return or a retry

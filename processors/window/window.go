@@ -206,7 +206,8 @@ type Window struct {
 	tokenTrigger int // estimated tokens that trigger; 0 disables
 	keepTurns    int
 	timeout      time.Duration
-	framing      int // characters of a marker without its summary
+	framing      int               // characters of a marker without its summary
+	blank        processor.Message // a marker without a summary, to hold the marker's place
 
 	breakerFailures int
 	breakerCooldown time.Duration
@@ -236,8 +237,9 @@ func New(opts Options) *Window {
 		now:             opts.Now,
 		logger:          opts.Logger,
 		onEvent:         opts.OnEvent,
-		framing:         processor.Chars(Marker("")),
+		blank:           Marker(""),
 	}
+	w.framing = processor.Chars(w.blank)
 	if w.sum == nil {
 		w.sum = w.digest
 	}
@@ -338,7 +340,10 @@ type view struct {
 }
 
 // view applies the remembered compaction of this conversation to history
-// when history still starts with the span it covers.
+// when history still starts with the span it covers. The result extends,
+// when it can, the one made the same way for the previous history (see
+// output): a host that keeps its full history costs no new copy of the
+// messages after the span on each request.
 func (w *Window) view(history []processor.Message) view {
 	head := headEnd(history, w.headLimit)
 	v := view{msgs: history, head: head}
@@ -346,28 +351,28 @@ func (w *Window) view(history []processor.Message) view {
 		return v
 	}
 	v.key = w.cache.key(history, head)
-	for _, s := range w.cache.get(v.key) {
-		end := head + s.count
-		if s.count < 1 || end > len(history)-1 || answers(history[end]) {
-			continue
-		}
-		if s.head != head || !w.cache.matches(history[:end], s) {
-			continue
-		}
-		out := applySpan(history, s)
-		v.msgs, v.reused, v.span = out, s.count, s
-		return v
+	if s, found := w.find(history, head, w.cache.get(v.key)); found {
+		var o *output
+		v.msgs, o = w.cache.takeOutput(v.key).apply(history, s)
+		v.reused, v.span = s.count, s
+		w.cache.putOutput(v.key, o)
 	}
 	return v
 }
 
-// applySpan returns history with the messages s covers replaced by its
-// marker: history's head, the marker, and the rest of history.
-func applySpan(history []processor.Message, s span) []processor.Message {
-	out := make([]processor.Message, 0, len(history)-s.count+1)
-	out = append(out, history[:s.head]...)
-	out = append(out, s.marker)
-	return append(out, history[s.head+s.count:]...)
+// find returns the first of spans that history starts with, a span of
+// head messages and more, and whether there is one.
+func (w *Window) find(history []processor.Message, head int, spans []span) (span, bool) {
+	for _, s := range spans {
+		end := head + s.count
+		if s.count < 1 || end > len(history)-1 || answers(history[end]) {
+			continue
+		}
+		if s.head == head && w.cache.matches(history[:end], s) {
+			return s, true
+		}
+	}
+	return span{}, false
 }
 
 // triggered reports whether h is over a bound.
@@ -441,7 +446,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	out := make([]processor.Message, 0, head+1+len(h)-start)
 	out = append(out, h[:head]...)
-	out = append(out, Marker(""))
+	out = append(out, w.blank) // replaced by the marker below
 	out = append(out, h[start:]...)
 	if verr := processor.Validate(out); verr != nil {
 		// Only an invalid input can lead here; leave it as it came.
@@ -451,7 +456,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	began := w.now()
 	middle := h[head:start]
 	var previous []string
-	var fresh []processor.Message
+	fresh := make([]processor.Message, 0, len(middle))
 	replaced := 0
 	for _, m := range middle {
 		replaced += processor.Chars(m)
@@ -521,11 +526,12 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	ev.Duration = w.now().Sub(began)
 	w.emit(ctx, EventFinished, ev)
-	w.logger.Info("window: compacted",
-		zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
-		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter),
-		zap.Int("summarized", ev.Summarized), zap.Int("summary_chars", ev.SummaryChars),
-		zap.Bool("fallback", fallback), zap.Duration("duration", ev.Duration))
+	if ce := w.logger.Check(zap.InfoLevel, "window: compacted"); ce != nil {
+		ce.Write(zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
+			zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter),
+			zap.Int("summarized", ev.Summarized), zap.Int("summary_chars", ev.SummaryChars),
+			zap.Bool("fallback", fallback), zap.Duration("duration", ev.Duration))
+	}
 	return out, nil
 }
 
@@ -547,7 +553,10 @@ type failure struct {
 // leaves fewer messages). It fails only when ctx is done.
 func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, replaced int, force bool) (string, *failure, error) {
 	fits := func(s string) bool {
-		return strings.TrimSpace(s) != "" && processor.Chars(Marker(s)) < replaced
+		// The marker's size, without making it: its framing and the
+		// summary it trims.
+		s = strings.TrimSpace(s)
+		return s != "" && w.framing+len(s) < replaced
 	}
 	if len(fresh) == 0 {
 		// Only markers in the middle: merge their summaries as they are.
