@@ -375,6 +375,9 @@ func describeWindowEvent(ev window.Event) string {
 		}
 		return s
 	case window.EventFailed:
+		if ev.Reason == "canceled" {
+			return "summarizing interrupted: nothing compacted"
+		}
 		if errors.Is(ev.Err, window.ErrNoSmallerSummary) && ev.MessagesAfter >= ev.MessagesBefore {
 			return "not compacted: no summary would be smaller than the messages it would replace"
 		}

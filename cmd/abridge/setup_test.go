@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,7 @@ func TestDescribeWindowEvent(t *testing.T) {
 		{"finished", window.Event{Type: window.EventFinished, MessagesBefore: 41, MessagesAfter: 23, TokensBefore: 88000, TokensAfter: 21000}, "compacted 41 → 23 messages"},
 		{"fallback", window.Event{Type: window.EventFailed, MessagesBefore: 41, MessagesAfter: 23, Err: window.ErrEmptySummary}, "with a fallback digest"},
 		{"nothing smaller", window.Event{Type: window.EventFailed, MessagesBefore: 9, MessagesAfter: 9, Err: window.ErrNoSmallerSummary}, "not compacted"},
+		{"interrupted", window.Event{Type: window.EventFailed, MessagesBefore: 41, MessagesAfter: 41, Err: context.Canceled, Reason: "canceled"}, "summarizing interrupted: nothing compacted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

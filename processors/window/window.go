@@ -145,7 +145,9 @@ const (
 	// messages it would replace (Err is ErrNoSmallerSummary), nothing was
 	// compacted: EventFailed then ends the compaction (no EventFinished),
 	// with MessagesAfter and TokensAfter measuring the history returned
-	// unchanged.
+	// unchanged. When ctx ends while the summary is being written,
+	// EventFailed with ctx's error and Reason "canceled" ends the
+	// compaction too, and Process returns that error.
 	EventFailed
 )
 
@@ -188,8 +190,8 @@ type Event struct {
 	// Fallback is true when the summary came from the fallback.
 	Fallback bool
 	// Reason names the failure briefly: "timeout", "summarizer error",
-	// "empty summary", "summary too large", "circuit open", or "no smaller
-	// summary" when nothing was compacted (EventFailed).
+	// "empty summary", "summary too large", "circuit open", or, when
+	// nothing was compacted, "no smaller summary" or "canceled" (EventFailed).
 	Reason string
 }
 
@@ -488,6 +490,11 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 
 	summary, failure, err := w.summarize(ctx, fresh, prev, replaced, force)
 	if err != nil {
+		// ctx ended: close the compaction the host saw start.
+		failed := ev
+		failed.MessagesAfter, failed.TokensAfter = ev.MessagesBefore, ev.TokensBefore
+		failed.Err, failed.Reason, failed.Duration = err, "canceled", w.now().Sub(began)
+		w.emit(ctx, EventFailed, failed)
 		return nil, err
 	}
 	if failure != nil && errors.Is(failure.err, ErrNoSmallerSummary) && (!force || summary == "") {

@@ -404,12 +404,22 @@ func TestCancelledContextFails(t *testing.T) {
 		return processor.Message{}, ctx.Err()
 	}
 	sum, _ := recorder(block)
-	w := New(Options{MaxMessages: 10, Summarizer: sum})
+	var ev events
+	w := New(Options{MaxMessages: 10, Summarizer: sum, OnEvent: ev.on})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
-	_, err := w.Process(ctx, conversation(10, 100))
+	h := conversation(10, 100)
+	_, err := w.Process(ctx, h)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	// The compaction the host saw start is closed, nothing compacted.
+	if diff := cmp.Diff([]EventType{EventStarted, EventFailed}, ev.types()); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	last := ev.all[1]
+	if last.Reason != "canceled" || !errors.Is(last.Err, context.Canceled) || last.MessagesAfter != last.MessagesBefore {
+		t.Errorf("closing event %+v, want reason canceled, the context's error, sizes unchanged", last)
 	}
 }
 
@@ -453,8 +463,11 @@ func TestFallbackBounded(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
 			if tc.want != nil {
-				if diff := cmp.Diff([]EventType{EventStarted}, ev.types()); diff != "" {
+				if diff := cmp.Diff([]EventType{EventStarted, EventFailed}, ev.types()); diff != "" {
 					t.Errorf("events (-want +got):\n%s", diff)
+				}
+				if last := ev.all[len(ev.all)-1]; last.Reason != "canceled" || !errors.Is(last.Err, context.Canceled) {
+					t.Errorf("closing event %+v, want reason canceled with the context's error", last)
 				}
 				return
 			}
