@@ -25,19 +25,7 @@ func BenchmarkReplay(b *testing.B) {
 			opts window.Options
 		}{{"default", window.Options{}}, {"tokens", tokenTrigger}} {
 			b.Run(mode.String()+"/"+w.name, func(b *testing.B) {
-				opts := Options{Mode: mode, Window: w.opts}
-				var rep *Report
-				for b.Loop() {
-					var err error
-					rep, err = Run(b.Context(), files, opts)
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				t := rep.Total
-				if t.InvalidRequests != 0 {
-					b.Fatalf("%d invalid requests, first: %s", t.InvalidRequests, t.FirstError)
-				}
+				t := benchTotal(b, files, Options{Mode: mode, Window: w.opts})
 				b.ReportMetric(micros(t.PerRequest), "proc-µs/req")
 				if t.ProcessorCPU > 0 {
 					b.ReportMetric(micros(t.PerRequestCPU), "proc-cpu-µs/req")
@@ -65,19 +53,7 @@ func BenchmarkMaxMessages(b *testing.B) {
 	files := benchFiles(b)
 	for _, n := range []int{40, 50, 64, 80, 100} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			opts := Options{Summarizer: SummarizerRecorder, Window: window.Options{MaxMessages: n}}
-			var rep *Report
-			for b.Loop() {
-				var err error
-				rep, err = Run(b.Context(), files, opts)
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			t := rep.Total
-			if t.InvalidRequests != 0 || t.Requests == 0 {
-				b.Fatalf("%d requests, %d invalid, first: %s", t.Requests, t.InvalidRequests, t.FirstError)
-			}
+			t := benchTotal(b, files, Options{Summarizer: SummarizerRecorder, Window: window.Options{MaxMessages: n}})
 			b.ReportMetric(t.CacheReuse, "cache-reuse")
 			b.ReportMetric(t.CacheReuseCeiling, "reuse-ceiling")
 			b.ReportMetric(t.MeanTokensAfter, "tokens/req")
@@ -85,6 +61,25 @@ func BenchmarkMaxMessages(b *testing.B) {
 			b.ReportMetric(billedTokens(t, 0.10), "billed@10%/req")
 		})
 	}
+}
+
+// benchTotal replays files with opts once per benchmark iteration and
+// returns the last replay's totals, failing on an invalid request or when
+// nothing was replayed.
+func benchTotal(b *testing.B, files []string, opts Options) Result {
+	b.Helper()
+	var rep *Report
+	for b.Loop() {
+		var err error
+		if rep, err = Run(b.Context(), files, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	t := rep.Total
+	if t.InvalidRequests != 0 || t.Requests == 0 {
+		b.Fatalf("%d requests, %d invalid, first: %s", t.Requests, t.InvalidRequests, t.FirstError)
+	}
+	return t
 }
 
 // billedTokens returns the input tokens billed per request of t when
