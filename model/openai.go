@@ -386,7 +386,8 @@ func reasoningText(extra map[string]respjson.Field) string {
 // for anything else (null, a number, an object, malformed JSON).
 func jsonString(raw []byte) string {
 	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	// Most stream deltas have no such field: no decoding for them.
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
 		return ""
 	}
 	return s

@@ -396,20 +396,21 @@ func (r *run) requestJSON(res *Result, st *stepResult, out []processor.Message, 
 	buf := r.buf[:0]
 	cur := r.curSent[:0]
 	for k, m := range out {
-		b, err := r.messageJSON(m, k, len(out), origins)
-		if err != nil {
-			invalid(fmt.Errorf("marshal request: %w", err))
-			r.forget()
-			return
-		}
-		buf = append(buf, b...)
-		s := sent{origin: -2, json: b}
+		s := sent{origin: -2}
 		if origins != nil {
 			s.origin = origins[k]
 		}
 		if s.origin < 0 {
 			s.summary, s.marker = window.ParseMarker(m)
 		}
+		b, err := r.messageJSON(m, k, len(out), s)
+		if err != nil {
+			invalid(fmt.Errorf("marshal request: %w", err))
+			r.forget()
+			return
+		}
+		buf = append(buf, b...)
+		s.json = b
 		cur = append(cur, s)
 	}
 	st.json, st.reused = len(buf), commonPrefix(r.prevJSON, buf)
@@ -470,20 +471,20 @@ func reuseCeiling(prev, cur []sent) int {
 }
 
 // messageJSON returns the JSON of the OpenAI messages m (at position k of
-// n) converts to, from the cache when it holds it.
-func (r *run) messageJSON(m processor.Message, k, n int, origins []int) ([]byte, error) {
-	if r.noCache || origins == nil {
+// n, s telling its origin and, for a marker, its summary) converts to, from
+// the cache when it holds it.
+func (r *run) messageJSON(m processor.Message, k, n int, s sent) ([]byte, error) {
+	o := s.origin
+	if r.noCache || o == -2 {
 		return marshalMessage(m)
 	}
-	o := origins[k]
 	if o < 0 {
-		s, ok := window.ParseMarker(m)
-		if ok && s == r.markerSumm && r.markerJSON != nil {
+		if s.marker && s.summary == r.markerSumm && r.markerJSON != nil {
 			return r.markerJSON, nil
 		}
 		b, err := marshalMessage(m)
-		if err == nil && ok {
-			r.markerSumm, r.markerJSON = s, b
+		if err == nil && s.marker {
+			r.markerSumm, r.markerJSON = s.summary, b
 		}
 		return b, err
 	}
