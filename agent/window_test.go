@@ -11,6 +11,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // The window processor fits as the forced compactor as it is.
@@ -40,7 +41,7 @@ func TestRunWindowAsCompactor(t *testing.T) {
 	if len(first) != 21 || len(retried) >= len(first) {
 		t.Fatalf("sent %d then %d messages, want 21 then fewer", len(first), len(retried))
 	}
-	if !slices.ContainsFunc(retried, func(m processor.Message) bool { _, ok := window.ParseMarker(m); return ok }) {
+	if !slices.ContainsFunc(retried, func(m processor.Message) bool { return summary.IsMarker(m) }) {
 		t.Error("the retried request holds no summary marker")
 	}
 	if !processor.Equal(retried[len(retried)-1], processor.UserMessage("question 10")) {

@@ -3,13 +3,12 @@
 // model (optionally steered by the user's focus, as in "/compact focus on
 // the failing tests") and returns a minimal history made of the history's
 // leading system prompts, the summary marker and an acknowledging response,
-// with a [Report] of what it replaced. It works on abridge's message model ([Compact]) and directly on
-// openai-go message params ([CompactOpenAI]).
+// with a [Report] of what it replaced. It works on abridge's message model;
+// model.CompactOpenAI does the same on openai-go message params.
 //
-// The summary request is a window marker (see the window processor's
-// Marker and ParseMarker), so a later compaction — on demand or by the
-// window — recognises it and merges the old summary into the new one
-// instead of summarizing a summary.
+// The summary request is a marker (summary.Marker), so a later compaction
+// on demand recognises it (summary.ParseMarker) and merges the old summary
+// into the new one instead of summarizing a summary.
 package compact
 
 import (
@@ -19,22 +18,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summary"
 )
 
-// Errors returned by [Compact].
+// Errors returned by [Compact], besides summary.ErrEmpty for a summary
+// that holds nothing but white space.
 var (
 	// ErrTooShort: the history holds too little to be worth compacting:
 	// fewer than [MinMessages] messages, or fewer than two besides its
 	// leading system prompts and an earlier summary with its
 	// acknowledgement.
 	ErrTooShort = errors.New("history too short to compact")
-	// ErrEmptySummary: the summarizer returned nothing but white space.
-	ErrEmptySummary = errors.New("empty summary")
 )
 
 // MinMessages is the smallest history [Compact] accepts.
@@ -105,42 +100,21 @@ func Compact(ctx context.Context, s Summarizer, history []processor.Message, foc
 	if len(history) < MinMessages || len(body) < 2 {
 		return nil, rep, fmt.Errorf("%d messages, %d to summarize: %w", len(history), len(body), ErrTooShort)
 	}
-	summary, err := s.SummarizeFocus(ctx, body, previous, strings.TrimSpace(focus))
+	sum, err := s.SummarizeFocus(ctx, body, previous, strings.TrimSpace(focus))
 	if err != nil {
 		return nil, rep, fmt.Errorf("summarize %d messages: %w", len(body), err)
 	}
-	summary = strings.TrimSpace(summary)
-	if summary == "" {
-		return nil, rep, fmt.Errorf("summarize %d messages: %w", len(body), ErrEmptySummary)
+	sum = strings.TrimSpace(sum)
+	if sum == "" {
+		return nil, rep, fmt.Errorf("summarize %d messages: %w", len(body), summary.ErrEmpty)
 	}
 	out := make([]processor.Message, 0, len(head)+2)
 	out = append(out, head...)
-	out = append(out, window.Marker(summary), processor.TextMessage(Acknowledgement))
+	out = append(out, summary.Marker(sum), processor.TextMessage(Acknowledgement))
 	rep.MessagesAfter = len(out)
 	rep.TokensAfter = processor.EstimateTokens(out)
-	rep.SummaryChars = len(summary)
+	rep.SummaryChars = len(sum)
 	return out, rep, nil
-}
-
-// CompactOpenAI is [Compact] for a history of openai-go message params. It
-// converts them with model.FromOpenAI, compacts, and converts the result
-// back with model.ToOpenAI: leading system (or developer) messages, a user
-// message holding the summary marker, and an assistant message with the
-// acknowledgement.
-func CompactOpenAI(ctx context.Context, s Summarizer, history []openai.ChatCompletionMessageParamUnion, focus string) ([]openai.ChatCompletionMessageParamUnion, Report, error) {
-	msgs, err := model.FromOpenAI(history)
-	if err != nil {
-		return nil, Report{MessagesBefore: len(history)}, fmt.Errorf("convert history: %w", err)
-	}
-	out, rep, err := Compact(ctx, s, msgs, focus)
-	if err != nil {
-		return nil, rep, err
-	}
-	params, err := model.ToOpenAI(out)
-	if err != nil {
-		return nil, rep, fmt.Errorf("convert compacted history: %w", err)
-	}
-	return params, rep, nil
 }
 
 // splitSystem returns the leading system prompts of history (whole
@@ -184,7 +158,7 @@ func dropMarkers(body []processor.Message) (previous string, rest []processor.Me
 	var summaries []string
 	afterMarker := false
 	for _, m := range body {
-		if s, ok := window.ParseMarker(m); ok {
+		if s, _, ok := summary.ParseMarker(m); ok {
 			if s = strings.TrimSpace(s); s != "" {
 				summaries = append(summaries, s)
 			}

@@ -17,8 +17,8 @@ import (
 	"github.com/abridge-go/abridge/internal/transcripts"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summary"
 )
 
 var _ compact.Summarizer = (*summarizer.LLM)(nil)
@@ -71,7 +71,7 @@ func cat(parts ...[]processor.Message) []processor.Message {
 func one(m ...processor.Message) []processor.Message { return m }
 
 func TestCompact(t *testing.T) {
-	const summary = "Goal: fix TestParse. Status: done."
+	const want = "Goal: fix TestParse. Status: done."
 	mixed := processor.NewRequest(processor.SystemPrompt{Content: "Be careful."}, processor.UserPrompt{Content: "hello"})
 	tests := []struct {
 		name      string
@@ -86,34 +86,34 @@ func TestCompact(t *testing.T) {
 			name:      "plain history with focus",
 			history:   conv,
 			focus:     "  focus on the failing tests\n",
-			want:      one(window.Marker(summary), ack),
+			want:      one(summary.Marker(want), ack),
 			wantSent:  conv,
 			wantFocus: "focus on the failing tests",
 		},
 		{
 			name:     "system prompts kept first",
 			history:  cat(one(sys, processor.SystemMessage("Use Go.")), conv),
-			want:     one(sys, processor.SystemMessage("Use Go."), window.Marker(summary), ack),
+			want:     one(sys, processor.SystemMessage("Use Go."), summary.Marker(want), ack),
 			wantSent: conv,
 		},
 		{
 			name:    "system parts split from the first prompt",
 			history: cat(one(mixed, processor.TextMessage("hi")), conv),
 			want: one(processor.NewRequest(processor.SystemPrompt{Content: "Be careful."}),
-				window.Marker(summary), ack),
+				summary.Marker(want), ack),
 			wantSent: cat(one(processor.UserMessage("hello"), processor.TextMessage("hi")), conv),
 		},
 		{
 			name:     "earlier summary passed as previous",
-			history:  cat(one(sys, window.Marker("old summary"), ack), conv),
-			want:     one(sys, window.Marker(summary), ack),
+			history:  cat(one(sys, summary.Marker("old summary"), ack), conv),
+			want:     one(sys, summary.Marker(want), ack),
 			wantSent: conv,
 			wantPrev: "old summary",
 		},
 		{
 			name:     "every earlier summary passed as previous",
-			history:  cat(one(sys, window.Marker("first summary"), ack), conv[:4], one(window.Marker(" second summary\n")), conv[4:]),
-			want:     one(sys, window.Marker(summary), ack),
+			history:  cat(one(sys, summary.Marker("first summary"), ack), conv[:4], one(summary.Marker(" second summary\n")), conv[4:]),
+			want:     one(sys, summary.Marker(want), ack),
 			wantSent: conv,
 			wantPrev: "first summary\n\nsecond summary",
 		},
@@ -121,7 +121,7 @@ func TestCompact(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := slices.Clone(tt.history)
-			f := &fake{summary: "\n" + summary + "\n"}
+			f := &fake{summary: "\n" + want + "\n"}
 			got, rep, err := compact.Compact(context.Background(), f, tt.history, tt.focus)
 			if err != nil {
 				t.Fatal(err)
@@ -135,14 +135,14 @@ func TestCompact(t *testing.T) {
 			if f.prev != tt.wantPrev || f.focus != tt.wantFocus {
 				t.Errorf("previous %q focus %q, want %q %q", f.prev, f.focus, tt.wantPrev, tt.wantFocus)
 			}
-			s, ok := window.ParseMarker(got[len(got)-2])
-			if !ok || s != summary {
+			s, _, ok := summary.ParseMarker(got[len(got)-2])
+			if !ok || s != want {
 				t.Errorf("marker not recognised: %q %v", s, ok)
 			}
 			wantRep := compact.Report{
 				MessagesBefore: len(tt.history), MessagesAfter: len(tt.want),
 				TokensBefore: processor.EstimateTokens(tt.history), TokensAfter: processor.EstimateTokens(tt.want),
-				SummaryChars: len(summary),
+				SummaryChars: len(want),
 			}
 			if diff := cmp.Diff(wantRep, rep); diff != "" {
 				t.Errorf("report (-want +got):\n%s", diff)
@@ -175,9 +175,9 @@ func TestCompactTooShort(t *testing.T) {
 		{"one prompt", one(processor.UserMessage("hi"))},
 		{"one exchange", one(processor.UserMessage("hi"), processor.TextMessage("hello"))},
 		{"system prompts and one message", one(sys, sys, processor.UserMessage("hi"))},
-		{"only a summary", one(window.Marker("s"), ack)},
-		{"system and a summary", one(sys, window.Marker("s"), ack)},
-		{"summary and one prompt", one(window.Marker("s"), ack, processor.UserMessage("next"))},
+		{"only a summary", one(summary.Marker("s"), ack)},
+		{"system and a summary", one(sys, summary.Marker("s"), ack)},
+		{"summary and one prompt", one(summary.Marker("s"), ack, processor.UserMessage("next"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,7 +204,7 @@ func TestCompactSummarizerErrors(t *testing.T) {
 		want error
 	}{
 		{"error", &fake{err: boom}, boom},
-		{"empty", &fake{summary: " \n"}, compact.ErrEmptySummary},
+		{"empty", &fake{summary: " \n"}, summary.ErrEmpty},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,13 +271,13 @@ func TestCompactOpenAI(t *testing.T) {
 		openai.AssistantMessage("TestParse fails."),
 	}
 	f := &fake{summary: "first summary"}
-	out, rep, err := compact.CompactOpenAI(context.Background(), f, history, "tests")
+	out, rep, err := model.CompactOpenAI(context.Background(), f, history, "tests")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []openai.ChatCompletionMessageParamUnion{
 		openai.SystemMessage("You are a coding agent."),
-		openai.UserMessage(window.Marker("first summary").Text()),
+		openai.UserMessage(summary.Marker("first summary").Text()),
 		openai.AssistantMessage(compact.Acknowledgement),
 	}
 	if diff := cmp.Diff(want, out, jsonOf); diff != "" {
@@ -308,7 +308,7 @@ func TestCompactOpenAI(t *testing.T) {
 	}
 	reloaded = append(reloaded, openai.UserMessage("now the docs"), openai.AssistantMessage("Docs updated."))
 	f2 := &fake{summary: "second summary"}
-	out2, _, err := compact.CompactOpenAI(context.Background(), f2, reloaded, "")
+	out2, _, err := model.CompactOpenAI(context.Background(), f2, reloaded, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestCompactOpenAI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, ok := window.ParseMarker(msgs[1]); !ok || s != "second summary" {
+	if s, _, ok := summary.ParseMarker(msgs[1]); !ok || s != "second summary" {
 		t.Errorf("second marker %q %v", s, ok)
 	}
 }
@@ -331,7 +331,7 @@ func TestCompactOpenAI(t *testing.T) {
 func TestCompactOpenAIInvalid(t *testing.T) {
 	bad := []openai.ChatCompletionMessageParamUnion{{}, openai.UserMessage("a"), openai.AssistantMessage("b")}
 	f := &fake{summary: "x"}
-	if _, _, err := compact.CompactOpenAI(context.Background(), f, bad, ""); err == nil {
+	if _, _, err := model.CompactOpenAI(context.Background(), f, bad, ""); err == nil {
 		t.Fatal("a message without a role was accepted")
 	}
 	if f.calls != 0 {
@@ -354,8 +354,8 @@ func TestCompactSharedTranscripts(t *testing.T) {
 			if err := json.Unmarshal(b, &tr); err != nil {
 				t.Fatal(err)
 			}
-			digest := compact.Unfocused(summarizer.NewDigest(summarizer.DigestOptions{}))
-			out, rep, err := compact.CompactOpenAI(context.Background(), digest, tr.Messages, "tests")
+			digest := summary.NewDigest(summary.DigestOptions{})
+			out, rep, err := model.CompactOpenAI(context.Background(), digest, tr.Messages, "tests")
 			if errors.Is(err, compact.ErrTooShort) {
 				t.Skipf("%d messages: too short", len(tr.Messages))
 			}
@@ -380,14 +380,17 @@ func TestCompactSharedTranscripts(t *testing.T) {
 	}
 }
 
-func TestCompactUnfocusedDigest(t *testing.T) {
-	s := compact.Unfocused(summarizer.NewDigest(summarizer.DigestOptions{}))
-	out, _, err := compact.Compact(context.Background(), s, conv, "ignored focus")
+// TestCompactFocusedDigest compacts with the offline digest, which takes a
+// focus it cannot follow and records it.
+func TestCompactFocusedDigest(t *testing.T) {
+	s := summary.NewDigest(summary.DigestOptions{})
+	out, _, err := compact.Compact(context.Background(), s, conv, "the parser tests")
 	if err != nil {
 		t.Fatal(err)
 	}
-	summary, ok := window.ParseMarker(out[0])
-	if !ok || !strings.HasPrefix(summary, summarizer.DigestHeader) || !strings.Contains(summary, "fix the failing tests") {
-		t.Errorf("digest summary %q", summary)
+	got, _, ok := summary.ParseMarker(out[0])
+	if !ok || !strings.HasPrefix(got, summary.DigestHeader) || !strings.Contains(got, "fix the failing tests") ||
+		!strings.Contains(got, "Focus asked for:\nthe parser tests") {
+		t.Errorf("digest summary %q", got)
 	}
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // A /compact command: the whole conversation becomes the system prompt, a
@@ -34,8 +32,8 @@ func Example() {
 	}
 	fmt.Printf("%d -> %d messages\n", rep.MessagesBefore, rep.MessagesAfter)
 	fmt.Println(out[0].Parts[0].PartKind())
-	summary, _ := window.ParseMarker(out[1])
-	fmt.Println(summary)
+	sum, _, _ := summary.ParseMarker(out[1])
+	fmt.Println(sum)
 	fmt.Println(out[2].Text())
 	// Output:
 	// 5 -> 3 messages
@@ -49,26 +47,6 @@ type fixed string
 
 func (f fixed) SummarizeFocus(context.Context, []processor.Message, string, string) (string, error) {
 	return string(f), nil
-}
-
-// Compacting an openai-go history directly, then continuing the
-// conversation by appending the next user message.
-func ExampleCompactOpenAI() {
-	history := []openai.ChatCompletionMessageParamUnion{
-		openai.UserMessage("Rename Foo to Bar everywhere."),
-		openai.AssistantMessage("Renamed in 12 files."),
-		openai.UserMessage("Now update the docs."),
-		openai.AssistantMessage("Docs updated."),
-	}
-	out, rep, err := compact.CompactOpenAI(context.Background(), fixed("Foo was renamed to Bar; docs updated."), history, "")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	out = append(out, openai.UserMessage("What is left?"))
-	fmt.Println(rep.MessagesBefore, "->", rep.MessagesAfter, "messages;", len(out), "with the next prompt")
-	// Output:
-	// 4 -> 2 messages; 3 with the next prompt
 }
 
 // A history too short to be worth compacting is refused.

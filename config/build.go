@@ -11,11 +11,14 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/abridge-go/abridge/agent"
+	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/processors/window/windowlog"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // Components are what [Config.Build] builds from a Config.
@@ -24,13 +27,19 @@ type Components struct {
 	Logger *zap.Logger
 	// Model is the primary model.
 	Model *model.OpenAI
-	// Summarizer writes the window's summaries.
-	Summarizer window.Summarizer
+	// Summarizer writes the window's summaries, and the summaries of an
+	// on-demand compaction with the user's focus (compact.Compact,
+	// model.CompactOpenAI).
+	Summarizer Summarizer
 	// SummarizerKind is "llm" or "digest", what Summarizer is.
 	SummarizerKind string
+	// CompactSummarizer writes the summaries of an on-demand compaction
+	// (a chat's /compact): see [Config.NewCompactSummarizer]. It is of the
+	// same kind as Summarizer.
+	CompactSummarizer Summarizer
 	// Window is the sliding window.
 	Window *window.Window
-	// Chain runs the trimmer (unless TrimChars is 0), then the window.
+	// Chain runs the trimmer (unless TrimChars is -1), then the window.
 	Chain processor.Processor
 	// AgentOptions are [Config.AgentOptions] for Window and Logger (with
 	// Chain as the processors); add tools and a system prompt, then call
@@ -38,13 +47,26 @@ type Components struct {
 	AgentOptions []agent.Option
 }
 
+// Summarizer is what [Config.NewSummarizer] builds: a summarizer the
+// window takes (window.Summarizer) that on-demand compaction takes too,
+// with a focus (compact.Summarizer). The LLM summarizer of package
+// summarizer and the offline digest of package summary are both.
+type Summarizer interface {
+	window.Summarizer
+	compact.Summarizer
+}
+
 // BuildOptions are the options of [Config.Build]. The zero value means:
 // the logger built from the configuration, no window events.
 type BuildOptions struct {
 	// Logger, when non-nil, replaces the logger [Config.Logger] builds.
 	Logger *zap.Logger
-	// OnEvent, when non-nil, receives the window's events.
+	// OnEvent, when non-nil, receives the window's events, after the
+	// logger has (see package windowlog).
 	OnEvent func(ctx context.Context, e window.Event)
+	// Store, when non-nil, is the window's summary store (see
+	// window.Store); nil means an in-memory one.
+	Store window.Store
 }
 
 // Build builds the logger, the model, the summarizer, the window, the chain
@@ -65,16 +87,18 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 	}
 	logger.Debug("configuration", c.Field())
 	s, kind := c.NewSummarizer(logger)
-	w := c.NewWindow(s, logger, opts.OnEvent)
+	cs, _ := c.NewCompactSummarizer(logger)
+	w := c.newWindow(s, logger, opts.OnEvent, opts.Store)
 	chain := c.NewChain(w)
 	return &Components{
-		Logger:         logger,
-		Model:          c.NewModel(logger),
-		Summarizer:     s,
-		SummarizerKind: kind,
-		Window:         w,
-		Chain:          chain,
-		AgentOptions:   c.agentOptions(chain, w, logger),
+		Logger:            logger,
+		Model:             c.NewModel(logger),
+		Summarizer:        s,
+		SummarizerKind:    kind,
+		CompactSummarizer: cs,
+		Window:            w,
+		Chain:             chain,
+		AgentOptions:      c.agentOptions(chain, w, logger),
 	}, nil
 }
 
@@ -181,9 +205,9 @@ func newOpenAI(name, baseURL, key string, logger *zap.Logger) *model.OpenAI {
 // NewSummarizer returns the summarizer [Config.SummarizerKind] resolves to,
 // and that kind: an LLM summarizer over [Config.NewSummaryModel] with
 // SummaryTimeout ("llm"), or the offline digest ("digest").
-func (c *Config) NewSummarizer(logger *zap.Logger) (window.Summarizer, string) {
+func (c *Config) NewSummarizer(logger *zap.Logger) (Summarizer, string) {
 	if c.SummarizerKind() == SummarizerDigest {
-		return summarizer.NewDigest(summarizer.DigestOptions{}), SummarizerDigest
+		return summary.NewDigest(summary.DigestOptions{}), SummarizerDigest
 	}
 	return summarizer.New(c.NewSummaryModel(logger), summarizer.Options{
 		Timeout: c.SummaryTimeout,
@@ -191,20 +215,35 @@ func (c *Config) NewSummarizer(logger *zap.Logger) (window.Summarizer, string) {
 	}), SummarizerLLM
 }
 
-// WindowOptions returns the window's settings from the configuration:
-// MaxMessages (0 becomes -1, the window's "disabled"), ContextWindow,
-// ThresholdPercent, KeepUserTurns and SummaryTimeout. The summarizers,
-// logger and event callback are left for the caller; [Config.NewWindow]
-// fills them.
-func (c *Config) WindowOptions() window.Options {
-	maxMessages := c.MaxMessages
-	if maxMessages == 0 {
-		maxMessages = -1
+// NewCompactSummarizer returns the summarizer of an on-demand compaction,
+// and its kind: with an LLM summarizer ([Config.SummarizerKind] "llm"), one
+// calling the primary model (Model at OPENAI_BASE_URL), which the design
+// gives on-demand compaction, or the summarizer's own model when only its
+// endpoint (ABRIDGE_SUMMARY_BASE_URL) is configured; otherwise the offline
+// digest, which records the focus it cannot follow.
+func (c *Config) NewCompactSummarizer(logger *zap.Logger) (Summarizer, string) {
+	if c.SummarizerKind() == SummarizerDigest {
+		return summary.NewDigest(summary.DigestOptions{}), SummarizerDigest
 	}
+	m := c.NewModel(logger)
+	if c.openAIKey == "" && c.openAIBaseURL == "" && c.SummaryBaseURL != "" {
+		m = c.NewSummaryModel(logger)
+	}
+	return summarizer.New(m, summarizer.Options{Timeout: c.SummaryTimeout, Logger: logger}), SummarizerLLM
+}
+
+// WindowOptions returns the window's settings from the configuration:
+// MaxMessages, KeepMessages, ContextWindow, ThresholdPercent,
+// TriggerTokens, KeepUserTurns and SummaryTimeout (the environment reads 0
+// and -1 as window.Options does). The summarizers, store and event
+// callback are left for the caller; [Config.NewWindow] fills them.
+func (c *Config) WindowOptions() window.Options {
 	return window.Options{
-		MaxMessages:    maxMessages,
+		MaxMessages:    c.MaxMessages,
+		KeepMessages:   c.KeepMessages,
 		ContextWindow:  c.ContextWindow,
 		TriggerPercent: c.ThresholdPercent,
+		TriggerTokens:  c.TriggerTokens,
 		KeepUserTurns:  c.KeepUserTurns,
 		Timeout:        c.SummaryTimeout,
 	}
@@ -212,32 +251,33 @@ func (c *Config) WindowOptions() window.Options {
 
 // NewWindow returns the window configured by [Config.WindowOptions],
 // summarizing with s (nil means the offline digest), falling back to the
-// offline digest, logging to logger and reporting to onEvent (either may be
-// nil).
+// offline digest, writing its events to logger (package windowlog) and
+// then reporting them to onEvent (either may be nil), with an in-memory
+// summary store.
 func (c *Config) NewWindow(s window.Summarizer, logger *zap.Logger, onEvent func(context.Context, window.Event)) *window.Window {
+	return c.newWindow(s, logger, onEvent, nil)
+}
+
+func (c *Config) newWindow(s window.Summarizer, logger *zap.Logger, onEvent func(context.Context, window.Event), store window.Store) *window.Window {
 	opts := c.WindowOptions()
 	opts.Summarizer = s
-	opts.Logger = logger
-	opts.OnEvent = onEvent
+	opts.OnEvent = windowlog.Events(logger, onEvent)
+	opts.Store = store
 	return window.New(opts)
 }
 
-// TrimOptions returns the trimmer's settings: MaxChars is TrimChars, with
-// 0 (disabled) becoming -1, the trimmer's "disabled".
+// TrimOptions returns the trimmer's settings: MaxChars is TrimChars (the
+// environment reads 0 and -1 as trimtools.Options does).
 func (c *Config) TrimOptions() trimtools.Options {
-	maxChars := c.TrimChars
-	if maxChars == 0 {
-		maxChars = -1
-	}
-	return trimtools.Options{MaxChars: maxChars}
+	return trimtools.Options{MaxChars: c.TrimChars}
 }
 
 // NewChain returns the processor chain: the trimmer configured by
-// [Config.TrimOptions] (left out when TrimChars is 0), then w (left out
+// [Config.TrimOptions] (left out when TrimChars is -1), then w (left out
 // when nil).
 func (c *Config) NewChain(w *window.Window) processor.Processor {
 	var ps []processor.Processor
-	if c.TrimChars != 0 {
+	if c.TrimChars >= 0 {
 		ps = append(ps, trimtools.New(c.TrimOptions()))
 	}
 	if w != nil {

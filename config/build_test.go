@@ -22,6 +22,7 @@ import (
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summary"
 )
 
 func mustLoad(t *testing.T, environ map[string]string) *Config {
@@ -39,7 +40,8 @@ func TestTrimOptions(t *testing.T) {
 		want  trimtools.Options
 	}{
 		{"", trimtools.Options{MaxChars: 2000}},
-		{"0", trimtools.Options{MaxChars: -1}},
+		{"0", trimtools.Options{MaxChars: 0}}, // the trimmer's default, as in Go
+		{"-1", trimtools.Options{MaxChars: -1}},
 		{"150", trimtools.Options{MaxChars: 150}},
 	}
 	for _, tt := range tests {
@@ -59,12 +61,16 @@ func TestWindowOptions(t *testing.T) {
 		want    window.Options
 	}{
 		{"defaults", nil, window.Options{MaxMessages: 40, TriggerPercent: 70, Timeout: 90 * time.Second}},
-		{"count trigger off", map[string]string{"ABRIDGE_MAX_MESSAGES": "0"},
+		{"count trigger off", map[string]string{"ABRIDGE_MAX_MESSAGES": "-1"},
 			window.Options{MaxMessages: -1, TriggerPercent: 70, Timeout: 90 * time.Second}},
+		{"count trigger at its default", map[string]string{"ABRIDGE_MAX_MESSAGES": "0"},
+			window.Options{MaxMessages: 0, TriggerPercent: 70, Timeout: 90 * time.Second}},
 		{"all set", map[string]string{
 			"ABRIDGE_MAX_MESSAGES": "30", "ABRIDGE_CONTEXT_WINDOW": "128000", "ABRIDGE_THRESHOLD_PERCENT": "80",
-			"ABRIDGE_KEEP_USER_TURNS": "2", "ABRIDGE_SUMMARY_TIMEOUT": "30s",
-		}, window.Options{MaxMessages: 30, ContextWindow: 128000, TriggerPercent: 80, KeepUserTurns: 2, Timeout: 30 * time.Second}},
+			"ABRIDGE_KEEP_USER_TURNS": "2", "ABRIDGE_SUMMARY_TIMEOUT": "30s", "ABRIDGE_KEEP_MESSAGES": "12",
+			"ABRIDGE_TRIGGER_TOKENS": "50000",
+		}, window.Options{MaxMessages: 30, KeepMessages: 12, ContextWindow: 128000, TriggerPercent: 80, TriggerTokens: 50000,
+			KeepUserTurns: 2, Timeout: 30 * time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,7 +102,8 @@ func TestNewChainTrims(t *testing.T) {
 		value   string
 		trimmed bool
 	}{
-		{"0", false},
+		{"-1", false},
+		{"0", false}, // 2000
 		{"2000", false},
 		{"100", true},
 	}
@@ -130,8 +137,8 @@ func TestBuildDigest(t *testing.T) {
 	if comp.SummarizerKind != "digest" {
 		t.Errorf("SummarizerKind = %q, want digest", comp.SummarizerKind)
 	}
-	if _, ok := comp.Summarizer.(*summarizer.Digest); !ok {
-		t.Errorf("Summarizer is %T, want *summarizer.Digest", comp.Summarizer)
+	if _, ok := comp.Summarizer.(*summary.Digest); !ok {
+		t.Errorf("Summarizer is %T, want *summary.Digest", comp.Summarizer)
 	}
 	if comp.Logger == nil || comp.Model == nil || comp.Window == nil || comp.Chain == nil || len(comp.AgentOptions) != 4 {
 		t.Fatalf("Build left a component out: %+v", comp)

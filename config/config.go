@@ -62,16 +62,25 @@ type Config struct {
 	SummaryAPIKey string `env:"SUMMARY_API_KEY" json:"-"`
 	// SummaryTimeout bounds one summary, retries included. Default 90s.
 	SummaryTimeout time.Duration `env:"SUMMARY_TIMEOUT" envDefault:"90s"`
-	// TrimChars caps old tool outputs, in characters: 0 disables trimming,
-	// otherwise at least 100 (trimtools.MinMaxChars). Default 2000.
+	// TrimChars caps old tool outputs, in characters: at least 100
+	// (trimtools.MinMaxChars); 0 means the default 2000 and -1 disables
+	// trimming, as trimtools.Options.MaxChars reads them. Default 2000.
 	TrimChars int `env:"TRIM_CHARS" envDefault:"2000"`
 	// MaxMessages makes the window compact a history longer than this many
-	// messages; 0 disables this trigger. Default 40.
+	// messages; 0 means the default 40 and -1 disables this trigger, as
+	// window.Options.MaxMessages reads them. Default 40.
 	MaxMessages int `env:"MAX_MESSAGES" envDefault:"40"`
+	// KeepMessages is the window's tail in messages; 0 (the default) means
+	// max(4, MaxMessages/2).
+	KeepMessages int `env:"KEEP_MESSAGES" envDefault:"0"`
 	// ContextWindow is the model's context window in tokens; the window
 	// compacts a prompt estimated above ThresholdPercent of it. 0 (the
 	// default) disables this trigger.
 	ContextWindow int `env:"CONTEXT_WINDOW" envDefault:"0"`
+	// TriggerTokens, when positive, makes the window compact a prompt
+	// estimated above this many tokens, whatever ContextWindow says. 0
+	// (the default) disables this trigger.
+	TriggerTokens int `env:"TRIGGER_TOKENS" envDefault:"0"`
 	// ThresholdPercent is the share of ContextWindow, 1 to 100, at which
 	// the window compacts. Default 70.
 	ThresholdPercent int `env:"THRESHOLD_PERCENT" envDefault:"70"`

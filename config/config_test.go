@@ -81,6 +81,10 @@ func TestEachVariable(t *testing.T) {
 		{"ABRIDGE_TRIM_CHARS", "0", func(c *Config) { c.TrimChars = 0 }},
 		{"ABRIDGE_MAX_MESSAGES", "80", func(c *Config) { c.MaxMessages = 80 }},
 		{"ABRIDGE_MAX_MESSAGES", "0", func(c *Config) { c.MaxMessages = 0 }},
+		{"ABRIDGE_MAX_MESSAGES", "-1", func(c *Config) { c.MaxMessages = -1 }},
+		{"ABRIDGE_TRIM_CHARS", "-1", func(c *Config) { c.TrimChars = -1 }},
+		{"ABRIDGE_KEEP_MESSAGES", "12", func(c *Config) { c.KeepMessages = 12 }},
+		{"ABRIDGE_TRIGGER_TOKENS", "64000", func(c *Config) { c.TriggerTokens = 64000 }},
 		{"ABRIDGE_CONTEXT_WINDOW", "128000", func(c *Config) { c.ContextWindow = 128000 }},
 		{"ABRIDGE_THRESHOLD_PERCENT", "1", func(c *Config) { c.ThresholdPercent = 1 }},
 		{"ABRIDGE_THRESHOLD_PERCENT", "100", func(c *Config) { c.ThresholdPercent = 100 }},
@@ -166,14 +170,16 @@ func TestInvalid(t *testing.T) {
 		{"ABRIDGE_SUMMARY_TIMEOUT", "soon", `ABRIDGE_SUMMARY_TIMEOUT="soon": not a duration; accepted: a positive duration with a unit (90s, 2m)`},
 		{"ABRIDGE_SUMMARY_TIMEOUT", "-5s", `ABRIDGE_SUMMARY_TIMEOUT="-5s": out of range; accepted: a positive duration with a unit (90s, 2m)`},
 		{"ABRIDGE_SUMMARY_TIMEOUT", "0s", `ABRIDGE_SUMMARY_TIMEOUT="0s": out of range; accepted: a positive duration with a unit (90s, 2m)`},
-		{"ABRIDGE_TRIM_CHARS", "lots", `ABRIDGE_TRIM_CHARS="lots": not an integer; accepted: 0 (disables trimming) or an integer ≥ 100`},
-		{"ABRIDGE_TRIM_CHARS", "2.5", `ABRIDGE_TRIM_CHARS="2.5": not an integer; accepted: 0 (disables trimming) or an integer ≥ 100`},
-		{"ABRIDGE_TRIM_CHARS", "-1", `ABRIDGE_TRIM_CHARS="-1": out of range; accepted: 0 (disables trimming) or an integer ≥ 100`},
-		{"ABRIDGE_TRIM_CHARS", "99", `ABRIDGE_TRIM_CHARS="99": out of range; accepted: 0 (disables trimming) or an integer ≥ 100`},
-		{"ABRIDGE_TRIM_CHARS", "99999999999", `ABRIDGE_TRIM_CHARS="99999999999": out of range: larger than 2147483647; accepted: 0 (disables trimming) or an integer ≥ 100`},
-		{"ABRIDGE_TRIM_CHARS", "-99999999999", `ABRIDGE_TRIM_CHARS="-99999999999": out of range; accepted: 0 (disables trimming) or an integer ≥ 100`},
-		{"ABRIDGE_MAX_MESSAGES", "-40", `ABRIDGE_MAX_MESSAGES="-40": out of range; accepted: an integer ≥ 0; 0 disables this trigger`},
-		{"ABRIDGE_MAX_MESSAGES", "forty", `ABRIDGE_MAX_MESSAGES="forty": not an integer; accepted: an integer ≥ 0; 0 disables this trigger`},
+		{"ABRIDGE_TRIM_CHARS", "lots", `ABRIDGE_TRIM_CHARS="lots": not an integer; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_TRIM_CHARS", "2.5", `ABRIDGE_TRIM_CHARS="2.5": not an integer; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_TRIM_CHARS", "-2", `ABRIDGE_TRIM_CHARS="-2": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_TRIM_CHARS", "99", `ABRIDGE_TRIM_CHARS="99": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_TRIM_CHARS", "99999999999", `ABRIDGE_TRIM_CHARS="99999999999": out of range: larger than 2147483647; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_TRIM_CHARS", "-99999999999", `ABRIDGE_TRIM_CHARS="-99999999999": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_MAX_MESSAGES", "-40", `ABRIDGE_MAX_MESSAGES="-40": out of range; accepted: an integer ≥ 1, 0 for the default, or -1 to disable this trigger`},
+		{"ABRIDGE_MAX_MESSAGES", "forty", `ABRIDGE_MAX_MESSAGES="forty": not an integer; accepted: an integer ≥ 1, 0 for the default, or -1 to disable this trigger`},
+		{"ABRIDGE_KEEP_MESSAGES", "-3", `ABRIDGE_KEEP_MESSAGES="-3": out of range; accepted: an integer ≥ 0; 0 means max(4, N/2), N being ABRIDGE_MAX_MESSAGES (40 when it is -1)`},
+		{"ABRIDGE_TRIGGER_TOKENS", "-1", `ABRIDGE_TRIGGER_TOKENS="-1": out of range; accepted: an integer ≥ 0; 0 disables this trigger`},
 		{"ABRIDGE_CONTEXT_WINDOW", "-1", `ABRIDGE_CONTEXT_WINDOW="-1": out of range; accepted: an integer ≥ 0; 0 disables this trigger`},
 		{"ABRIDGE_CONTEXT_WINDOW", "3000000000", `ABRIDGE_CONTEXT_WINDOW="3000000000": out of range: larger than 2147483647; accepted: an integer ≥ 0; 0 disables this trigger`},
 		{"ABRIDGE_MAX_STEPS", "+9999999999", `ABRIDGE_MAX_STEPS="+9999999999": out of range: larger than 2147483647; accepted: an integer ≥ 1`},
@@ -215,7 +221,7 @@ func TestInvalid(t *testing.T) {
 func TestInvalidAllReported(t *testing.T) {
 	_, err := LoadFrom(map[string]string{
 		"ABRIDGE_TRIM_CHARS":        "abc",
-		"ABRIDGE_MAX_MESSAGES":      "-1",
+		"ABRIDGE_MAX_MESSAGES":      "-2",
 		"ABRIDGE_THRESHOLD_PERCENT": "250",
 		"ABRIDGE_SUMMARY_TIMEOUT":   "ten",
 		"ABRIDGE_LOG_LEVEL":         "loud",
@@ -260,7 +266,7 @@ func TestValidate(t *testing.T) {
 	c.TrimChars = -5
 	c.ThresholdPercent = 0
 	err := c.Validate()
-	want := "ABRIDGE_TRIM_CHARS=\"-5\": out of range; accepted: 0 (disables trimming) or an integer ≥ 100\n" +
+	want := "ABRIDGE_TRIM_CHARS=\"-5\": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming\n" +
 		"ABRIDGE_THRESHOLD_PERCENT=\"0\": out of range; accepted: an integer from 1 to 100"
 	if err == nil {
 		t.Fatal("Validate accepted bad values")

@@ -115,21 +115,32 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "TRIM_CHARS", Default: "2000", Accepted: "0 (disables trimming) or an integer ≥ " + strconv.Itoa(trimtools.MinMaxChars),
+			Name: Prefix + "TRIM_CHARS", Default: "2000", Accepted: "an integer ≥ " + strconv.Itoa(trimtools.MinMaxChars) + ", 0 for the default, or -1 to disable trimming",
 			Description: "Old tool outputs longer than this many characters are truncated.",
 		},
 		field: "TrimChars", kind: "an integer", problem: outOfRange,
-		valid: func(c *Config) bool { return c.TrimChars == 0 || c.TrimChars >= trimtools.MinMaxChars },
-		show:  itoa(func(c *Config) int { return c.TrimChars }),
+		valid: func(c *Config) bool {
+			return c.TrimChars == -1 || c.TrimChars == 0 || c.TrimChars >= trimtools.MinMaxChars
+		},
+		show: itoa(func(c *Config) int { return c.TrimChars }),
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "MAX_MESSAGES", Default: "40", Accepted: "an integer ≥ 0; 0 disables this trigger",
-			Description: "The window compacts a history longer than this many messages, keeping the first run and the last max(4, N/2) messages (with 0, N counts as 40 for the tail).",
+			Name: Prefix + "MAX_MESSAGES", Default: "40", Accepted: "an integer ≥ 1, 0 for the default, or -1 to disable this trigger",
+			Description: "The window compacts a history longer than this many messages, keeping the first run and the last ABRIDGE_KEEP_MESSAGES messages.",
 		},
 		field: "MaxMessages", kind: "an integer", problem: outOfRange,
-		valid: func(c *Config) bool { return c.MaxMessages >= 0 },
+		valid: func(c *Config) bool { return c.MaxMessages >= -1 },
 		show:  itoa(func(c *Config) int { return c.MaxMessages }),
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "KEEP_MESSAGES", Default: "0", Accepted: "an integer ≥ 0; 0 means max(4, N/2), N being ABRIDGE_MAX_MESSAGES (40 when it is -1)",
+			Description: "How many recent messages the window keeps after a compaction (moved back so no tool call is parted from its returns).",
+		},
+		field: "KeepMessages", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.KeepMessages >= 0 },
+		show:  itoa(func(c *Config) int { return c.KeepMessages }),
 	},
 	{
 		Variable: Variable{
@@ -151,8 +162,17 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
+			Name: Prefix + "TRIGGER_TOKENS", Default: "0", Accepted: "an integer ≥ 0; 0 disables this trigger",
+			Description: "The window compacts once the estimated prompt passes this many tokens, whatever ABRIDGE_CONTEXT_WINDOW says.",
+		},
+		field: "TriggerTokens", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.TriggerTokens >= 0 },
+		show:  itoa(func(c *Config) int { return c.TriggerTokens }),
+	},
+	{
+		Variable: Variable{
 			Name: Prefix + "KEEP_USER_TURNS", Default: "0", Accepted: "an integer ≥ 0",
-			Description: "When positive, the window's tail is the last N user turns and everything after them, instead of the last max(4, ABRIDGE_MAX_MESSAGES/2) messages.",
+			Description: "When positive, the window's tail is the last N user turns and everything after them, instead of the last ABRIDGE_KEEP_MESSAGES messages.",
 		},
 		field: "KeepUserTurns", kind: "an integer", problem: outOfRange,
 		valid: func(c *Config) bool { return c.KeepUserTurns >= 0 },

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"unsafe"
 )
 
 // Validate checks that history is one a provider accepts:
@@ -166,9 +165,6 @@ func metaEqual(a, b *Meta) bool {
 }
 
 func partEqual(a, b Part) bool {
-	if sameBox(a, b) {
-		return true
-	}
 	switch a := a.(type) {
 	case UserPrompt:
 		b, ok := b.(UserPrompt)
@@ -185,15 +181,4 @@ func partEqual(a, b Part) bool {
 		return a == b
 	}
 	return a == nil && b == nil
-}
-
-// sameBox reports whether a and b are the very same interface value: the
-// same dynamic type and the same data word, hence the same value (no part
-// holds a float). It lets Equal skip the contents of parts that were
-// copied as interface values, as [Clone] copies the parts that hold no
-// slice.
-func sameBox(a, b Part) bool {
-	x := (*[2]unsafe.Pointer)(unsafe.Pointer(&a))
-	y := (*[2]unsafe.Pointer)(unsafe.Pointer(&b))
-	return x[0] == y[0] && x[1] == y[1]
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // run is the state of one transcript's replay.
@@ -71,7 +72,7 @@ func newRun(opts Options) (*run, error) {
 	if primary == nil {
 		switch opts.Summarizer {
 		case "", SummarizerDigest:
-			primary = summarizer.NewDigest(summarizer.DigestOptions{})
+			primary = summary.NewDigest(summary.DigestOptions{})
 		case SummarizerRecorder:
 			r.rec = model.NewRecorder(recordedSummary)
 			primary = summarizer.New(r.rec, opts.LLM)
@@ -87,7 +88,7 @@ func newRun(opts Options) (*run, error) {
 	}
 	fallback := wopts.Fallback
 	if fallback == nil {
-		fallback = summarizer.NewDigest(summarizer.DigestOptions{})
+		fallback = summary.NewDigest(summary.DigestOptions{})
 	}
 	r.primary = &meter{s: primary, seen: r.seen, seed: r.seed, rec: r.rec}
 	r.fallback = &meter{s: fallback, seen: r.seen, seed: r.seed}
@@ -295,10 +296,10 @@ func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inO
 
 	// Locate the summary marker: what the window sends is the trimmed
 	// history's head, the marker, and the trimmed history's tail.
-	h, summary := -1, ""
+	h, summ := -1, ""
 	for k, m := range out {
-		if s, ok := window.ParseMarker(m); ok {
-			h, summary = k, s
+		if s, _, ok := summary.ParseMarker(m); ok {
+			h, summ = k, s
 			break
 		}
 	}
@@ -331,7 +332,7 @@ func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inO
 		}
 		r.compacted[o] = true
 		r.fp[o] = fingerprint(r.seed, trimmed[k])
-		written, mentioned := summarizer.Paths(trimmed[k : k+1])
+		written, mentioned := summary.Paths(trimmed[k : k+1])
 		for _, p := range written {
 			r.paths[p] = struct{}{}
 			r.written[p] = struct{}{}
@@ -340,19 +341,19 @@ func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inO
 			r.paths[p] = struct{}{}
 		}
 	}
-	if !r.hasSumm || summary != r.summary {
+	if !r.hasSumm || summ != r.summary {
 		st.compaction = true
 		res.Compactions++
-		r.summary, r.hasSumm = summary, true
+		r.summary, r.hasSumm = summ, true
 		for p := range r.paths {
 			res.PathsCompacted++
-			if strings.Contains(summary, p) {
+			if strings.Contains(summ, p) {
 				res.PathsKept++
 			}
 		}
 		for p := range r.written {
 			res.PathsWrittenCompacted++
-			if strings.Contains(summary, p) {
+			if strings.Contains(summ, p) {
 				res.PathsWrittenKept++
 			}
 		}
@@ -401,7 +402,7 @@ func (r *run) requestJSON(res *Result, st *stepResult, out []processor.Message, 
 			s.origin = origins[k]
 		}
 		if s.origin < 0 {
-			s.summary, s.marker = window.ParseMarker(m)
+			s.summary, _, s.marker = summary.ParseMarker(m)
 		}
 		b, err := r.messageJSON(m, k, len(out), s)
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
-	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // meter wraps a summarizer to count its calls and input, time it, and
@@ -130,7 +130,7 @@ func recordedSummary(_ context.Context, _ int, call model.Call) (processor.Messa
 	b.WriteString(" messages, ")
 	b.WriteString(strconv.Itoa(chars))
 	b.WriteString(" characters.")
-	written, mentioned := summarizer.Paths(call.Messages)
+	written, mentioned := summary.Paths(call.Messages)
 	sep := " Files: "
 	for _, p := range append(written, mentioned...) {
 		if b.Len()+len(sep)+len(p) > recordedSummaryMax {

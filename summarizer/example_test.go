@@ -18,24 +18,6 @@ func history() []processor.Message {
 	}
 }
 
-// The offline digest needs no model.
-func ExampleDigest() {
-	d := summarizer.NewDigest(summarizer.DigestOptions{})
-	s, _ := d.Summarize(context.Background(), history(), "")
-	fmt.Println(s)
-	// Output:
-	// Digest of earlier messages (written offline, without a model).
-	// Messages covered: 4.
-	// Files written: cmd/tool/main.go
-	// User requests:
-	// - Add a --verbose flag to cmd/tool/main.go.
-	// Tool calls:
-	// 1 call: Edit x1
-	// - Edit: cmd/tool/main.go
-	// Last assistant text:
-	// Added the flag.
-}
-
 // Render shows the transcript the model is asked to summarize.
 func ExampleRender() {
 	fmt.Print(summarizer.Render(history(), 0))
@@ -68,16 +50,4 @@ func ExampleLLM_Summarize() {
 	// Output:
 	// Goal: a --verbose flag. Status: added. Next step: test it.
 	// 2 none 0
-}
-
-// Paths lists the files a history wrote and the others it mentioned.
-func ExamplePaths() {
-	written, mentioned := summarizer.Paths([]processor.Message{
-		processor.UserMessage("Read docs/design.md first."),
-		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: `{"command":"sed -i s/x/y/ src/a.go && cat src/b.go"}`}),
-		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "bash", Content: "ok"}),
-	})
-	fmt.Println(written, mentioned)
-	// Output:
-	// [src/a.go] [docs/design.md src/b.go]
 }

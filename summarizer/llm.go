@@ -1,10 +1,10 @@
-// Package summarizer writes the summaries that replace compacted history:
-// [LLM] asks a language model for a dense hand-off note (the user's goal,
-// decisions, concrete details, errors, status and the next action), and
-// [Digest] extracts a deterministic one offline, without any model. Both
-// merge a previous summary into the new one, so a conversation compacted
-// many times carries one rolling summary. [Render] is the transcript text
-// the model is shown and [Paths] the file paths seen in a history.
+// Package summarizer writes the summaries that replace compacted history
+// with a language model: [LLM] asks the model for a dense hand-off note (the
+// user's goal, decisions, concrete details, errors, status and the next
+// action) and merges a previous summary into the new one, so a conversation
+// compacted many times carries one rolling summary. [Render] is the
+// transcript text the model is shown. The offline digest, which needs no
+// model, is in package summary.
 package summarizer
 
 import (
@@ -18,6 +18,7 @@ import (
 
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // Defaults of [Options].
@@ -28,9 +29,6 @@ const (
 	// a longer transcript is summarized in pieces.
 	DefaultMaxInputChars = 200_000
 )
-
-// ErrEmptySummary is returned when the model answered with no text.
-var ErrEmptySummary = errors.New("empty summary")
 
 // ErrNothingToSummarize is returned when there are neither messages nor a
 // previous summary.
@@ -135,7 +133,7 @@ func (s *LLM) pieces(messages []processor.Message) []string {
 		renderMessage(&b, i+1, m, s.opts.ClipChars)
 		text := b.String()
 		if len(text) > s.opts.MaxInputChars {
-			text = clip(text, s.opts.MaxInputChars)
+			text = summary.Clip(text, s.opts.MaxInputChars)
 		}
 		if cur.Len() > 0 && cur.Len()+1+len(text) > s.opts.MaxInputChars {
 			out = append(out, cur.String())
@@ -167,7 +165,7 @@ func (s *LLM) call(ctx context.Context, transcript, previous, focus string) (str
 	}
 	text := strings.TrimSpace(resp.Text())
 	if text == "" {
-		return "", ErrEmptySummary
+		return "", summary.ErrEmpty
 	}
 	return text, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/session"
+	"github.com/abridge-go/abridge/summary"
 )
 
 var chatCommand = &command{
@@ -420,8 +421,8 @@ func writeHistory(w io.Writer, history []processor.Message) {
 
 // describeMessage returns one line per part of m.
 func describeMessage(m processor.Message) []string {
-	if summary, ok := window.ParseMarker(m); ok {
-		return []string{"summary: " + clip(summary)}
+	if s, _, ok := summary.ParseMarker(m); ok {
+		return []string{"summary: " + clip(s)}
 	}
 	var lines []string
 	for _, p := range m.Parts {

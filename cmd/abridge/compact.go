@@ -8,7 +8,6 @@ import (
 	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/model"
-	"github.com/abridge-go/abridge/summarizer"
 )
 
 var compactCommand = &command{
@@ -58,26 +57,17 @@ func describeCompaction(r compact.Report) string {
 		r.MessagesBefore, r.MessagesAfter, tokens(r.TokensBefore), tokens(r.TokensAfter), count(r.SummaryChars))
 }
 
-// focusSummarizer returns the summarizer compact uses: when summaries are
-// written by a model, an LLM summarizer calling the primary model
-// (ABRIDGE_MODEL), or the summarizer's own model when only its endpoint
-// (ABRIDGE_SUMMARY_BASE_URL) is configured; otherwise the offline digest,
-// which ignores the focus (and says so when focus is set).
+// focusSummarizer returns the summarizer compact uses
+// (config.Config.NewCompactSummarizer), saying when it is the offline
+// digest, which records the focus without following it.
 func focusSummarizer(env *runEnv, c *cli, focus string) compact.Summarizer {
-	if env.cfg.SummarizerKind() == config.SummarizerLLM {
-		m := env.cfg.NewModel(env.logger)
-		if !c.primaryEndpoint() && env.cfg.SummaryBaseURL != "" {
-			m = env.cfg.NewSummaryModel(env.logger)
+	s, kind := env.cfg.NewCompactSummarizer(env.logger)
+	if kind == config.SummarizerDigest {
+		extra := ""
+		if focus != "" {
+			extra = ", which cannot follow the focus (it is noted in the summary)"
 		}
-		return summarizer.New(m, summarizer.Options{
-			Timeout: env.cfg.SummaryTimeout,
-			Logger:  env.logger,
-		})
+		c.noteDigest(env, extra)
 	}
-	extra := ""
-	if focus != "" {
-		extra = ", which ignores the focus"
-	}
-	c.noteDigest(env, extra)
-	return compact.Unfocused(summarizer.NewDigest(summarizer.DigestOptions{}))
+	return s
 }

@@ -29,7 +29,7 @@ func TestCompact(t *testing.T) {
 		{
 			name:    "offline with focus",
 			args:    []string{"compact", "--focus", "the Delete method", "testdata/history.json"},
-			wantErr: []string{"offline digest, which ignores the focus", "compacted 18 → 3 messages"},
+			wantErr: []string{"offline digest, which cannot follow the focus", "compacted 18 → 3 messages"},
 			wantOut: "store/store.go",
 		},
 		{

@@ -37,7 +37,7 @@ func TestProcess(t *testing.T) {
 		},
 		{
 			name:    "trimming off",
-			env:     map[string]string{"ABRIDGE_TRIM_CHARS": "0"},
+			env:     map[string]string{"ABRIDGE_TRIM_CHARS": "-1"},
 			wantErr: []string{"tool returns trimmed: 0", "compaction: no"},
 		},
 		{

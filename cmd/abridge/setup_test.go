@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summary"
 )
 
 func TestProgress(t *testing.T) {
@@ -64,7 +65,7 @@ func TestDescribeWindowEvent(t *testing.T) {
 	}{
 		{"started", window.Event{Type: window.EventStarted, MessagesBefore: 41, Summarized: 18}, "… summarizing 18 messages"},
 		{"finished", window.Event{Type: window.EventFinished, MessagesBefore: 41, MessagesAfter: 23, TokensBefore: 88000, TokensAfter: 21000}, "compacted 41 → 23 messages"},
-		{"fallback", window.Event{Type: window.EventFailed, MessagesBefore: 41, MessagesAfter: 23, Err: window.ErrEmptySummary}, "with a fallback digest"},
+		{"fallback", window.Event{Type: window.EventFailed, MessagesBefore: 41, MessagesAfter: 23, Err: summary.ErrEmpty}, "with a fallback digest"},
 		{"nothing smaller", window.Event{Type: window.EventFailed, MessagesBefore: 9, MessagesAfter: 9, Err: window.ErrNoSmallerSummary}, "not compacted"},
 		{"interrupted", window.Event{Type: window.EventFailed, MessagesBefore: 41, MessagesAfter: 41, Err: context.Canceled, Reason: "canceled"}, "summarizing interrupted: nothing compacted"},
 	}

@@ -71,7 +71,14 @@ func WithGoroutines(n int) Option {
 //     unchanged ([processor.Equal]);
 //   - cancelled-context: with a cancelled context Process fails with an
 //     error matching [context.Canceled] or returns a valid output with the
-//     last request intact (see [RequireCancel] for the stricter rule).
+//     last request intact (see [RequireCancel] for the stricter rule);
+//   - ownership: the result belongs to the caller. The processor is run
+//     on the first half of the history, its result scribbled over as its
+//     owner may ([Scribble]), then it is run on the whole history: the
+//     result must equal a fresh processor's given the same two histories;
+//   - host-modes: replayed request by request, the history gets the same
+//     results whether the host stores each result, keeps its full history
+//     or decodes it afresh for every request ([HostModes]).
 //
 // It also checks that an empty (nil or zero-length) history is an error
 // and not a panic, and runs one processor from several goroutines at once
@@ -100,6 +107,17 @@ func Run(t *testing.T, newProcessor func(t *testing.T) processor.Processor, opts
 					}
 				})
 			}
+			fresh := func() processor.Processor { return newProcessor(t) }
+			t.Run("ownership", func(t *testing.T) {
+				if err := checkOwnership(fresh, f.History); err != nil {
+					t.Error(err)
+				}
+			})
+			t.Run("host-modes", func(t *testing.T) {
+				if err := HostModes(fresh, f.History); err != nil {
+					t.Error(err)
+				}
+			})
 		})
 	}
 	t.Run("empty-input", func(t *testing.T) {

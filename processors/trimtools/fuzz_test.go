@@ -16,9 +16,10 @@ import (
 // content placed in the first tool return, and checks its invariants: valid
 // output, last request intact, input untouched, only tool returns changed,
 // each keeping its tool and call ID, no tool return outside the last
-// KeepLast messages longer than the cap, and trimming idempotent; then it
-// replays the history request by request through a trimmer that remembers
-// the conversation (checkReplay).
+// KeepLast messages longer than the cap, trimming idempotent, and the same
+// result from a fresh trimmer; then it replays the history request by
+// request in the three host modes, each result scribbled over by its
+// owner, and checks they all get the same results (processortest.HostModes).
 func FuzzTrimtools(f *testing.F) {
 	f.Add(uint64(1), uint16(40), int16(0), int8(0), "")
 	f.Add(uint64(2), uint16(200), int16(150), int8(1), strings.Repeat("語😀x", 900))
@@ -64,30 +65,18 @@ func FuzzTrimtools(f *testing.F) {
 		if err := processortest.Diff(out, again); err != nil {
 			t.Fatalf("not idempotent: %v", err)
 		}
-		checkReplay(t, h, trimtools.Options{MaxChars: int(maxChars), KeepLast: int(keepLast)})
-	})
-}
-
-// checkReplay passes h request by request, as a host that keeps its full
-// history does (one array, growing), to a trimmer that remembers the
-// conversation, and checks every result against an untracked trimmer's
-// and every earlier result against what it was when returned.
-func checkReplay(t *testing.T, h []processor.Message, opts trimtools.Options) {
-	t.Helper()
-	tracked := trimtools.New(opts)
-	opts.Conversations = -1
-	ref := trimtools.New(opts)
-	var kept []kept
-	for _, k := range requestPoints(h) {
-		out, _, err := compare(tracked, ref, h[:k])
+		opts := trimtools.Options{MaxChars: int(maxChars), KeepLast: int(keepLast)}
+		want, err := trimtools.New(opts).Process(context.Background(), processortest.Clone(h))
 		if err != nil {
 			t.Fatal(err)
 		}
-		kept = append(kept, keep(out))
-	}
-	if err := checkKept(kept); err != nil {
-		t.Fatal(err)
-	}
+		if err := processortest.Diff(want, out); err != nil {
+			t.Fatalf("differs from a fresh trimmer's result: %v", err)
+		}
+		if err := processortest.HostModes(func() processor.Processor { return trimtools.New(opts) }, h); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // checkMessage checks one trimmed-or-not message against its input.

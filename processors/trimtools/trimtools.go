@@ -11,13 +11,11 @@ package trimtools
 import (
 	"context"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
-	"unsafe"
 
-	"github.com/abridge-go/abridge/internal/extend"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -45,30 +43,12 @@ type Options struct {
 	// trimmed; 0 means the default 2 ([DefaultKeepLast]). A negative value
 	// means 1: the request about to be sent is never altered.
 	KeepLast int
-	// MemoBytes bounds the memo of trimmed returns, in bytes of original
-	// content it keeps reachable; 0 means the default 16 MiB
-	// ([DefaultMemoBytes]); a negative value disables the memo. The memo
-	// matters to hosts that keep their full history and run the chain on
-	// it before every request: each old tool return is then trimmed once,
-	// not again on every request.
-	MemoBytes int
-	// Conversations is how many conversations' last history and result
-	// the Trimmer remembers, so that a history passed again grown by a few
-	// messages (a host that keeps its full history) costs only its new
-	// messages and no new copy of the whole; 0 means the default 64
-	// ([DefaultConversations]); a negative value disables this. Each
-	// remembered conversation keeps a copy of its messages' headers and
-	// parts lists, sharing their strings.
-	Conversations int
 }
 
-// DefaultMemoBytes is the default bound of the memo, used when
-// [Options.MemoBytes] is 0.
-const DefaultMemoBytes = 16 << 20
-
-// Trimmer is the tool-return trimmer. Its only state besides its options
-// is a bounded memo of past results, which never changes what it returns;
-// it is safe for concurrent use.
+// Trimmer is the tool-return trimmer. It has no state besides its
+// options: what it returns depends on its input alone, so it is safe for
+// concurrent use and gives the same result for the same history whoever
+// holds it and however it was built.
 //
 // Process walks every message except the last KeepLast and replaces each
 // tool return whose content is longer than MaxChars characters by a text
@@ -88,58 +68,9 @@ const DefaultMemoBytes = 16 << 20
 // and trimmed as its serialized bytes, multi-part content as its parts
 // joined by newlines; either way the trimmed return holds plain text. Other
 // parts and messages are left as they are.
-//
-// Trimmed returns are memoized by the identity of their content string (Go
-// strings are immutable, so the same string data always trims the same
-// way) together with their call ID and tool name; the memo keeps the
-// originals it remembers reachable, up to MemoBytes, and is emptied when
-// full.
 type Trimmer struct {
 	maxChars int
 	keepLast int
-	memo     *memo
-	convs    *extend.Cache[uintptr]
-}
-
-// memo remembers the trimmed part of tool returns whose plain-text content
-// was trimmed before. The key holds a pointer to the content's bytes, which
-// keeps them alive, so an address can never be reused by other content
-// while its entry exists.
-type memo struct {
-	mu    sync.Mutex
-	parts map[memoKey]processor.Part
-	bytes int
-	limit int
-}
-
-type memoKey struct {
-	data       *byte
-	n          int
-	toolCallID string
-	toolName   string
-}
-
-func (m *memo) get(k memoKey) (processor.Part, bool) {
-	m.mu.Lock()
-	p, ok := m.parts[k]
-	m.mu.Unlock()
-	return p, ok
-}
-
-func (m *memo) put(k memoKey, p processor.Part) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.bytes+k.n > m.limit {
-		clear(m.parts)
-		m.bytes = 0
-	}
-	if k.n > m.limit {
-		return
-	}
-	if _, ok := m.parts[k]; !ok {
-		m.parts[k] = p
-		m.bytes += k.n
-	}
 }
 
 var _ processor.Processor = (*Trimmer)(nil)
@@ -147,18 +78,6 @@ var _ processor.Processor = (*Trimmer)(nil)
 // New returns a Trimmer with the given options.
 func New(opts Options) *Trimmer {
 	t := &Trimmer{maxChars: opts.MaxChars, keepLast: opts.KeepLast}
-	switch {
-	case opts.MemoBytes == 0:
-		t.memo = &memo{parts: map[memoKey]processor.Part{}, limit: DefaultMemoBytes}
-	case opts.MemoBytes > 0:
-		t.memo = &memo{parts: map[memoKey]processor.Part{}, limit: opts.MemoBytes}
-	}
-	switch {
-	case opts.Conversations == 0:
-		t.convs = extend.NewCache[uintptr](DefaultConversations)
-	case opts.Conversations > 0:
-		t.convs = extend.NewCache[uintptr](opts.Conversations)
-	}
 	switch {
 	case t.maxChars == 0:
 		t.maxChars = DefaultMaxChars
@@ -183,15 +102,11 @@ func (t *Trimmer) MaxChars() int { return t.maxChars }
 func (t *Trimmer) KeepLast() int { return t.keepLast }
 
 // Process returns history with old, long tool returns trimmed. When nothing
-// needs trimming it returns history itself; otherwise a slice that shares
-// every unchanged message with history, which is never modified. It does
-// not wait and does not look at ctx. An empty history is an error
+// needs trimming it returns history itself; otherwise a new slice that
+// shares every unchanged message with history, which is never modified.
+// Either way the result is the caller's: the Trimmer keeps nothing of it.
+// It does not wait and does not look at ctx. An empty history is an error
 // ([processor.ErrEmptyHistory]).
-//
-// A result is never changed once returned, and callers must not change it
-// either: when the same history comes back grown by a few messages, the
-// next result may extend the previous one in the same array (see
-// [Options.Conversations]).
 func (t *Trimmer) Process(_ context.Context, history []processor.Message) ([]processor.Message, error) {
 	if len(history) == 0 {
 		return nil, processor.ErrEmptyHistory
@@ -199,33 +114,21 @@ func (t *Trimmer) Process(_ context.Context, history []processor.Message) ([]pro
 	if t.maxChars < 0 {
 		return history, nil
 	}
-	if t.convs != nil && len(history) >= minTracked {
-		return t.processTracked(history), nil
-	}
-	return t.trimAll(history, 0), nil
-}
-
-// trimAll returns history with its old, long tool returns trimmed, or
-// history itself when none is. A new array has room for extra more
-// messages, past the result's length: callers clip it before returning it.
-func (t *Trimmer) trimAll(history []processor.Message, extra int) []processor.Message {
 	var out []processor.Message // nil until a message changes
-	n := len(history)
-	for i, end := 0, n-t.keepLast; i < end; i++ {
+	for i, end := 0, len(history)-t.keepLast; i < end; i++ {
 		parts := t.trimMessage(&history[i])
 		if parts == nil {
 			continue
 		}
 		if out == nil {
-			out = make([]processor.Message, n, n+extra)
-			copy(out, history)
+			out = slices.Clone(history)
 		}
 		out[i].Parts = parts
 	}
 	if out == nil {
-		return history
+		return history, nil
 	}
-	return out
+	return out, nil
 }
 
 // trimMessage returns a copy of m's parts with its long tool returns
@@ -259,26 +162,13 @@ func (t *Trimmer) trimParts(parts []processor.Part) []processor.Part {
 	return out
 }
 
-// trimPart returns the trimmed replacement of r, and false when r fits. A
-// plain-text content longer than the cap goes through the memo.
+// trimPart returns the trimmed replacement of r, and false when r fits.
 func (t *Trimmer) trimPart(r *processor.ToolReturn) (processor.Part, bool) {
-	useMemo := t.memo != nil && r.JSON == nil && r.Contents == nil && len(r.Content) > t.maxChars
-	var key memoKey
-	if useMemo {
-		key = memoKey{data: unsafe.StringData(r.Content), n: len(r.Content), toolCallID: r.ToolCallID, toolName: r.ToolName}
-		if p, ok := t.memo.get(key); ok {
-			return p, true
-		}
-	}
 	content, ok := t.trimReturn(r)
 	if !ok {
 		return nil, false
 	}
-	var p processor.Part = processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}
-	if useMemo {
-		t.memo.put(key, p)
-	}
-	return p, true
+	return processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}, true
 }
 
 // trimReturn returns the trimmed content of r, and false when r fits.

@@ -2,10 +2,11 @@ package window
 
 import (
 	"context"
-	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/processors/trimtools"
 	"path/filepath"
 	"testing"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
 	"github.com/abridge-go/abridge/model"

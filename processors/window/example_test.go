@@ -7,6 +7,7 @@ import (
 
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // A window with the default offline digest compacts a long tool loop into
@@ -30,9 +31,9 @@ func Example() {
 		return
 	}
 	for _, m := range out {
-		if summary, ok := window.ParseMarker(m); ok {
+		if s, _, ok := summary.ParseMarker(m); ok {
 			fmt.Println("marker:", strings.SplitN(m.Text(), "\n", 2)[0])
-			fmt.Println("  ", strings.SplitN(summary, "\n", 2)[0])
+			fmt.Println("  ", strings.SplitN(s, "\n", 2)[0])
 			continue
 		}
 		fmt.Println(m.Kind, m.Parts[0].PartKind())
@@ -49,14 +50,35 @@ func Example() {
 	// request tool-return
 }
 
-// ParseMarker recognises a marker and returns its summary.
-func ExampleParseMarker() {
-	m := window.Marker("Goal: rename Foo to Bar.")
-	summary, ok := window.ParseMarker(m)
-	fmt.Println(ok, summary)
-	_, ok = window.ParseMarker(processor.UserMessage("hello"))
-	fmt.Println(ok)
+// countingSummarizer counts its calls.
+type countingSummarizer struct{ calls int }
+
+func (c *countingSummarizer) Summarize(_ context.Context, ms []processor.Message, previous string) (string, error) {
+	c.calls++
+	return fmt.Sprintf("%d messages summarized.", len(ms)), nil
+}
+
+// Two windows sharing a store (two replicas of a service, or a process and
+// its restart) summarize each message once: the second finds by content
+// the summary the first wrote for the same history, decoded afresh.
+func ExampleNewMemoryStore() {
+	store := window.NewMemoryStore(0)
+	sum := &countingSummarizer{}
+	history := func() []processor.Message { // a new copy each time, as a proxy decodes it
+		h := []processor.Message{processor.UserMessage("Fix pkg/x."), processor.TextMessage("Looking.")}
+		for i := range 10 {
+			id := fmt.Sprintf("call_%d", i)
+			h = append(h,
+				processor.NewResponse(processor.ToolCall{ToolCallID: id, ToolName: "bash", Args: `{"command":"go test ./pkg/x"}`}),
+				processor.NewRequest(processor.ToolReturn{ToolCallID: id, ToolName: "bash", Content: strings.Repeat("FAIL TestX\n", 30)}))
+		}
+		return h
+	}
+	a := window.New(window.Options{MaxMessages: 10, Summarizer: sum, Store: store})
+	b := window.New(window.Options{MaxMessages: 10, Summarizer: sum, Store: store})
+	outA, _ := a.Process(context.Background(), history())
+	outB, _ := b.Process(context.Background(), history())
+	fmt.Println(len(outA), len(outB), "messages; summarizer calls:", sum.calls)
 	// Output:
-	// true Goal: rename Foo to Bar.
-	// false
+	// 9 9 messages; summarizer calls: 1
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // fakeOpenAI is an httptest server speaking the Chat Completions wire
@@ -76,15 +77,16 @@ func TestOpenAISummaryRequest(t *testing.T) {
 		completion(w, "Goal: fix pkg/x. Next step: run the tests.")
 	})
 	var ev events
-	w := New(Options{MaxMessages: 12, Summarizer: summarizer.New(f.model(), summarizer.Options{}), OnEvent: ev.on})
+	store := trustedStore("Earlier: the user wants pkg/x fixed.")
+	w := New(Options{MaxMessages: 12, Summarizer: summarizer.New(f.model(), summarizer.Options{}), OnEvent: ev.on, Store: store})
 	h := conversation(10, 100)
 	// A previous marker in the middle is merged, not summarized as text.
-	h = append(h[:4], append([]processor.Message{Marker("Earlier: the user wants pkg/x fixed.")}, h[4:]...)...)
+	h = append(h[:4], append([]processor.Message{summary.Marker("Earlier: the user wants pkg/x fixed.")}, h[4:]...)...)
 	out, err := w.Process(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := ParseMarker(out[3]); s != "Goal: fix pkg/x. Next step: run the tests." {
+	if s, _ := markerOf(out); s != "Goal: fix pkg/x. Next step: run the tests." {
 		t.Errorf("marker summary %q", s)
 	}
 	reqs := f.requests()
@@ -122,7 +124,7 @@ func TestOpenAISummaryRequest(t *testing.T) {
 			t.Errorf("summary prompt lacks %q", want)
 		}
 	}
-	if strings.Contains(prompt, Prefix) {
+	if strings.Contains(prompt, summary.Prefix) {
 		t.Errorf("the previous marker was sent as conversation text")
 	}
 	if fin := ev.last(EventFinished); fin.Fallback || fin.Summarized != 15 {
@@ -151,7 +153,7 @@ func TestOpenAIFaultsFallBack(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"choices": [ {"message": nonsense`)
 		}, "summarizer error"},
-		{"empty summary", func(w http.ResponseWriter, _ *http.Request) { completion(w, "") }, "summarizer error"},
+		{"empty summary", func(w http.ResponseWriter, _ *http.Request) { completion(w, "") }, "empty summary"},
 		{"oversize summary", func(w http.ResponseWriter, _ *http.Request) {
 			completion(w, strings.Repeat("far too long ", 5000))
 		}, "summary too large"},
@@ -176,8 +178,8 @@ func TestOpenAIFaultsFallBack(t *testing.T) {
 			if !processor.Equal(out[len(out)-1], h[len(h)-1]) {
 				t.Error("last request altered")
 			}
-			s, ok := ParseMarker(out[3])
-			if !ok || !strings.HasPrefix(s, summarizer.DigestHeader) {
+			s, ok := markerOf(out)
+			if !ok || !strings.HasPrefix(s, summary.DigestHeader) {
 				t.Errorf("marker %q, want the digest fallback", s)
 			}
 			fail := ev.last(EventFailed)

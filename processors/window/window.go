@@ -1,31 +1,37 @@
 // Package window is abridge's sliding-window processor. Once a history is
 // too long (more than a number of messages, or estimated prompt tokens
-// above a share of the context window), it keeps the head run (the start
-// of the conversation through the first plain text answer), replaces the
-// middle with one summary marker (a user prompt holding a hand-off note)
-// and keeps a tail of recent messages, never splitting a tool call from
-// its returns. A previous marker is merged into the next summary rather
-// than summarized again, a per-conversation cache makes each message be
-// summarized about once even when the host keeps its full history, and a
+// above a threshold), it keeps the head run (the start of the conversation
+// through the first plain text answer), replaces the middle with one
+// summary marker (a user prompt holding a hand-off note) and keeps a tail
+// of recent messages, never splitting a tool call from its returns. A
+// previous marker is merged into the next summary rather than summarized
+// again. What the window summarized is kept in a [Store] found by content,
+// so each message is summarized about once whether the host keeps the
+// processed history, keeps its full history, or decodes it afresh for
+// every request (a proxy), and across processes sharing a store. A
 // summarizer that fails or times out falls back to an offline digest, so a
 // user's request never fails because of the summary. An automatic
 // compaction never makes the request bigger: a marker must be smaller than
 // the messages it replaces, or nothing is compacted.
+//
+// The window depends on package processor, package summary (the marker
+// format and the digest) and the standard library only. It reports what it
+// does through [Options.OnEvent]; package windowlog writes those events to
+// a zap logger.
 package window
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // Summarizer writes the summary that replaces compacted messages, merging
@@ -51,10 +57,9 @@ const (
 	DefaultBreakerCooldown = 5 * time.Minute
 )
 
-// Errors reported in [Event.Err] when a summary is not used.
+// Errors reported in [Event.Err] when a summary is not used. An empty
+// summary is reported as summary.ErrEmpty.
 var (
-	// ErrEmptySummary: the summarizer returned only white space.
-	ErrEmptySummary = errors.New("empty summary")
 	// ErrSummaryTooLarge: the summary marker is not smaller than the
 	// messages it would replace.
 	ErrSummaryTooLarge = errors.New("summary not smaller than the messages it replaces")
@@ -69,38 +74,58 @@ var (
 
 // Options configures a [Window]. The zero value means all defaults: the
 // count trigger at 40 messages, no token trigger, the offline digest as
-// summarizer.
+// summarizer, an in-memory store.
 type Options struct {
 	// Summarizer writes the summaries. Nil means the offline digest
-	// (summarizer.NewDigest with defaults), which never calls a model.
+	// (summary.NewDigest with defaults), which never calls a model.
 	Summarizer Summarizer
 	// Fallback writes the summary when Summarizer fails, times out,
 	// returns an empty summary or one not smaller than what it replaces,
 	// and while the circuit breaker is open. Nil means the offline digest.
 	// When the fallback fails or times out too, a digest fills in.
 	Fallback Summarizer
+	// Store keeps what the window summarized, found by content (see
+	// [Store]). Nil means a [NewMemoryStore] of default size. Share one
+	// store between windows (or processes, with package session's) so
+	// that each reuses the summaries the others made.
+	Store Store
 	// MaxMessages triggers compaction when the history has more messages
 	// than this. 0 means DefaultMaxMessages (40); a negative value
-	// disables the count trigger (the tail size is then computed from 40).
-	// A configuration layer that uses 0 for "disabled" must pass -1.
+	// disables the count trigger. The environment's ABRIDGE_MAX_MESSAGES
+	// reads the same way.
 	MaxMessages int
+	// KeepMessages is the size of the tail, in messages, before it is
+	// moved back so no tool call is separated from its returns. 0 means
+	// max(4, MaxMessages/2), MaxMessages counting as 40 when it is 0 or
+	// negative; a positive value below 2 is raised to 2.
+	KeepMessages int
 	// ContextWindow is the model's context size in tokens. When positive,
-	// compaction also triggers once the estimated prompt tokens
-	// (processor.EstimateTokens) pass TriggerPercent of it. The tail is
-	// then shortened to fit in half of that threshold (down to 4
-	// messages), and further, down to the last request and the call it
-	// answers, while the tail alone is over the threshold. 0 means no
-	// token trigger.
+	// compaction also triggers once the prompt's tokens (see CountTokens)
+	// pass TriggerPercent of it. 0 means no token trigger from a context
+	// window (see TriggerTokens).
 	ContextWindow int
 	// TriggerPercent is the share of ContextWindow that triggers
 	// compaction; 0 means DefaultTriggerPercent (70).
 	TriggerPercent int
+	// TriggerTokens, when positive, triggers compaction once the prompt's
+	// tokens pass this many, whatever ContextWindow says. With either
+	// token trigger, the tail is shortened to fit in half of the
+	// threshold (down to 4 messages), and further, down to the last
+	// request and the call it answers, while the tail alone is over it.
+	TriggerTokens int
+	// CountTokens counts the prompt tokens of messages, for the token
+	// trigger, the tail's size under it and the events. Nil means
+	// processor.EstimateTokens for a whole history (anchored on the
+	// provider's last usage) and about 4 characters a token plus 4 a
+	// message for the tail. It is called on whole histories and on tails
+	// (sub-slices it must not modify), and must be safe for concurrent use.
+	CountTokens func(messages []processor.Message) int
 	// KeepUserTurns, when positive, makes the tail the last KeepUserTurns
 	// user turns and everything after them, instead of the last
-	// max(4, MaxMessages/2) messages. With fewer user turns than that
-	// after the head, or when those turns leave fewer than 2 messages to
-	// compact (one long turn, say), the tail is the last
-	// max(4, MaxMessages/2) messages as without it.
+	// KeepMessages messages. With fewer user turns than that after the
+	// head, or when those turns leave fewer than 2 messages to compact
+	// (one long turn, say), the tail is the last KeepMessages messages as
+	// without it.
 	KeepUserTurns int
 	// Timeout bounds each Summarizer call, and each Fallback call; 0
 	// means DefaultTimeout (90s).
@@ -115,13 +140,9 @@ type Options struct {
 	// answered (for Timeout at most): a failure opens the breaker again,
 	// a success closes it.
 	BreakerCooldown time.Duration
-	// CacheSize is the number of conversations whose last summary is
-	// remembered; 0 means DefaultCacheSize, negative disables the cache.
-	CacheSize int
-	// Logger receives compaction lines; nil means zap.NewNop().
-	Logger *zap.Logger
 	// OnEvent, when set, is called synchronously for every compaction
-	// event. It must be safe for concurrent use when the window is shared.
+	// event and store failure. It must be safe for concurrent use when the
+	// window is shared.
 	OnEvent func(ctx context.Context, e Event)
 	// Now returns the current time (for the breaker); nil means time.Now.
 	Now func() time.Time
@@ -135,7 +156,8 @@ type EventType int
 // was used instead, then Finished. Failed and Finished carry the sizes
 // after compaction.
 const (
-	// EventStarted: a compaction began (sizes before, Summarized).
+	// EventStarted: a compaction began, and a summary is being written
+	// (sizes before, Summarized).
 	EventStarted EventType = iota + 1
 	// EventFinished: a compaction ended (all sizes, summary size,
 	// duration, Fallback).
@@ -149,9 +171,14 @@ const (
 	// EventFailed with ctx's error and Reason "canceled" ends the
 	// compaction too, and Process returns that error.
 	EventFailed
+	// EventStoreFailed: the [Store] failed (Err). The request goes on
+	// without what the store would have given or kept: a summary may be
+	// written again later.
+	EventStoreFailed
 )
 
-// String returns "started", "finished", "failed" or "event(N)".
+// String returns "started", "finished", "failed", "store failed" or
+// "event(N)".
 func (t EventType) String() string {
 	switch t {
 	case EventStarted:
@@ -160,6 +187,8 @@ func (t EventType) String() string {
 		return "finished"
 	case EventFailed:
 		return "failed"
+	case EventStoreFailed:
+		return "store failed"
 	}
 	return "event(" + strconv.Itoa(int(t)) + ")"
 }
@@ -171,7 +200,7 @@ type Event struct {
 	// MessagesBefore and TokensBefore measure what would have been sent
 	// without this compaction: the history given to the window, with the
 	// conversation's previous compaction applied when the host kept its
-	// full history (tokens estimated with processor.EstimateTokens).
+	// full history (tokens counted with Options.CountTokens).
 	MessagesBefore, TokensBefore int
 	// MessagesAfter and TokensAfter measure the compacted history (set on
 	// EventFailed and EventFinished).
@@ -185,28 +214,40 @@ type Event struct {
 	// Duration is the time the compaction took (EventFinished), or the
 	// failed summarizer call took (EventFailed).
 	Duration time.Duration
-	// Err is why the summary could not be used (EventFailed).
+	// Err is why the summary could not be used (EventFailed), or the
+	// store's error (EventStoreFailed).
 	Err error
 	// Fallback is true when the summary came from the fallback.
 	Fallback bool
+	// Shared is true when the summary was written for a concurrent
+	// request of the same conversation and reused: no summarizer was
+	// called for this one.
+	Shared bool
 	// Reason names the failure briefly: "timeout", "summarizer error",
 	// "empty summary", "summary too large", "circuit open", or, when
-	// nothing was compacted, "no smaller summary" or "canceled" (EventFailed).
+	// nothing was compacted, "no smaller summary" or "canceled"
+	// (EventFailed); "spans", "save" or "summary" (EventStoreFailed: the
+	// store method that failed).
 	Reason string
 }
 
 // Window is the sliding-window processor. It is safe for concurrent use by
-// many conversations.
+// many conversations. It keeps no memory of its own beyond what its store
+// keeps and a few bounded maps keyed by content; nothing it returned is
+// ever written again.
 type Window struct {
 	sum      Summarizer
 	fallback Summarizer
-	digest   *summarizer.Digest
+	digest   *summary.Digest
+	store    Store
 
 	maxMessages  int // count trigger; <= 0 disables
 	keep         int // tail size in messages
 	headLimit    int // the head run must end within this many messages
-	tokenTrigger int // estimated tokens that trigger; 0 disables
+	tokenTrigger int // tokens that trigger; 0 disables
 	keepTurns    int
+	count        func([]processor.Message) int // whole histories
+	countTail    func([]processor.Message) int // tails
 	timeout      time.Duration
 	framing      int               // characters of a marker without its summary
 	blank        processor.Message // a marker without a summary, to hold the marker's place
@@ -214,14 +255,14 @@ type Window struct {
 	breakerFailures int
 	breakerCooldown time.Duration
 	now             func() time.Time
-
-	logger  *zap.Logger
-	onEvent func(ctx context.Context, e Event)
-	cache   *cache
+	onEvent         func(ctx context.Context, e Event)
 
 	mu        sync.Mutex // guards the breaker
 	failures  int
 	openUntil time.Time
+
+	memo    memo    // content-keyed memories: markers, trusted references, waits
+	flights flights // summaries being written, by the digest of what they cover
 }
 
 var _ processor.Processor = (*Window)(nil)
@@ -231,15 +272,17 @@ func New(opts Options) *Window {
 	w := &Window{
 		sum:             opts.Summarizer,
 		fallback:        opts.Fallback,
-		digest:          summarizer.NewDigest(summarizer.DigestOptions{}),
+		digest:          summary.NewDigest(summary.DigestOptions{}),
+		store:           opts.Store,
 		keepTurns:       opts.KeepUserTurns,
 		timeout:         opts.Timeout,
 		breakerFailures: opts.BreakerFailures,
 		breakerCooldown: opts.BreakerCooldown,
 		now:             opts.Now,
-		logger:          opts.Logger,
 		onEvent:         opts.OnEvent,
-		blank:           Marker(""),
+		blank:           summary.Marker(""),
+		count:           opts.CountTokens,
+		countTail:       opts.CountTokens,
 	}
 	w.framing = processor.Chars(w.blank)
 	if w.sum == nil {
@@ -247,6 +290,12 @@ func New(opts Options) *Window {
 	}
 	if w.fallback == nil {
 		w.fallback = w.digest
+	}
+	if w.store == nil {
+		w.store = NewMemoryStore(0)
+	}
+	if w.count == nil {
+		w.count, w.countTail = processor.EstimateTokens, estimate
 	}
 	n := opts.MaxMessages
 	switch {
@@ -259,8 +308,14 @@ func New(opts Options) *Window {
 		n = DefaultMaxMessages
 	}
 	w.keep = max(4, n/2)
+	if opts.KeepMessages > 0 {
+		w.keep = max(2, opts.KeepMessages)
+	}
 	w.headLimit = max(4, w.keep/2)
-	if opts.ContextWindow > 0 {
+	switch {
+	case opts.TriggerTokens > 0:
+		w.tokenTrigger = opts.TriggerTokens
+	case opts.ContextWindow > 0:
 		pct := opts.TriggerPercent
 		if pct <= 0 {
 			pct = DefaultTriggerPercent
@@ -279,26 +334,24 @@ func New(opts Options) *Window {
 	if w.now == nil {
 		w.now = time.Now
 	}
-	if w.logger == nil {
-		w.logger = zap.NewNop()
-	}
-	size := opts.CacheSize
-	if size == 0 {
-		size = DefaultCacheSize
-	}
-	w.cache = newCache(size)
+	w.memo.init()
+	w.flights.init()
 	return w
 }
 
 // Process returns history unchanged while it is within bounds; once a
 // trigger fires it returns the head, one summary marker and the tail. When
-// this conversation was compacted before and history still begins with the
-// messages that were compacted (the host kept its full history), the same
-// cut and the same marker are applied again, and a new compaction happens
-// only when that result outgrows the bounds again. A summarizer failure
-// never fails the call: the fallback's summary is used. Process fails only
-// on an empty history or when ctx is done (checked first, and while a
-// summary is being written).
+// history begins with messages this window's store has a summary for (the
+// host kept its full history, or sent it again), the same cut and the same
+// marker are applied, and a new compaction happens only when that result
+// outgrows the bounds again. A summarizer or store failure never fails the
+// call: the fallback's summary is used. Process fails only on an empty
+// history or when ctx is done (checked first, and while a summary is being
+// written).
+//
+// The result belongs to the caller: it is history itself when nothing
+// changed, a new slice otherwise (sharing the unchanged messages), and the
+// window never writes to it again.
 func (w *Window) Process(ctx context.Context, history []processor.Message) ([]processor.Message, error) {
 	if len(history) == 0 {
 		return nil, processor.ErrEmptyHistory
@@ -306,7 +359,7 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	v := w.view(history)
+	v := w.view(ctx, history)
 	if !w.triggered(v.msgs) {
 		return v.msgs, nil
 	}
@@ -319,9 +372,9 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 // (with the call it answers, if any). Unlike Process, it compacts even a
 // middle smaller than any summary marker, with the smallest digest (it then
 // reports EventFailed with ErrNoSmallerSummary before EventFinished): the
-// result has fewer messages, though not fewer characters. When there is still nothing to
-// compact, it returns history (with any remembered compaction applied)
-// unchanged.
+// result has fewer messages, though not fewer characters. When there is
+// still nothing to compact, it returns history (with any summary the store
+// has for its start applied) unchanged.
 func (w *Window) Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error) {
 	if len(history) == 0 {
 		return nil, processor.ErrEmptyHistory
@@ -329,52 +382,115 @@ func (w *Window) Compact(ctx context.Context, history []processor.Message) ([]pr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return w.compact(ctx, history, w.view(history), true)
+	return w.compact(ctx, history, w.view(ctx, history), true)
 }
 
-// view is a history with a remembered compaction applied.
+// view is a history with a saved span applied.
 type view struct {
-	msgs   []processor.Message
-	head   int
-	reused int  // messages of the input the marker at msgs[head] stands for; 0 when none
-	span   span // the span reused (when reused > 0)
-	key    uint64
+	msgs []processor.Message
+	head int
+	key  Key
+	span *Span   // the span applied, nil when none
+	hash *hasher // the content of history[:head+span.Count] fed, when span is set
 }
 
-// view applies the remembered compaction of this conversation to history
-// when history still starts with the span it covers. The result extends,
-// when it can, the one made the same way for the previous history (see
-// output): a host that keeps its full history costs no new copy of the
-// messages after the span on each request.
-func (w *Window) view(history []processor.Message) view {
-	head := headEnd(history, w.headLimit)
+// view applies to history the most recent span its store has for it: the
+// head, the span's marker, and the messages after the span.
+//
+// The head is the one split finds, or, when that runs past the first
+// response, the leading requests: a head that ended at the first response
+// when a compaction was made (no text answer had come yet) stays there in
+// the compacted history, its marker stopping the head, while the full
+// history may since have grown a text answer within the head's bound.
+func (w *Window) view(ctx context.Context, history []processor.Message) view {
+	head := w.split(history, false).head
 	v := view{msgs: history, head: head}
-	if head >= len(history)-1 {
-		return v
+	var s *Span
+	var h *hasher
+	if head < len(history)-1 {
+		v.key = key(history[:head+1])
+		s, h = w.lookup(ctx, history, head, v.key)
 	}
-	v.key = w.cache.key(history, head)
-	if s, found := w.find(history, head, w.cache.get(v.key)); found {
-		var o *output
-		v.msgs, o = w.cache.takeOutput(v.key).apply(history, s)
-		v.reused, v.span = s.count, s
-		w.cache.putOutput(v.key, o)
+	if s == nil {
+		lead := slices.IndexFunc(history, func(m processor.Message) bool { return m.Kind == processor.Response })
+		if lead < 0 || lead >= head {
+			return v
+		}
+		k := key(history[:lead+1])
+		if s, h = w.lookup(ctx, history, lead, k); s == nil {
+			return v
+		}
+		head, v.head, v.key = lead, lead, k
 	}
+	end := head + s.Count
+	msgs := make([]processor.Message, 0, len(history)-s.Count+1)
+	msgs = append(msgs, history[:head]...)
+	msgs = append(msgs, w.marker(s.Summary))
+	v.msgs = append(msgs, history[end:]...)
+	v.span, v.hash = s, h
 	return v
 }
 
-// find returns the first of spans that history starts with, a span of
-// head messages and more, and whether there is one.
-func (w *Window) find(history []processor.Message, head int, spans []span) (span, bool) {
-	for _, s := range spans {
-		end := head + s.count
-		if s.count < 1 || end > len(history)-1 || answers(history[end]) {
+// lookup returns the span the store has for history, its head ending at
+// head, with the hasher find returns; nil when there is none.
+func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, *hasher) {
+	spans, err := w.store.Spans(ctx, k)
+	if err != nil {
+		w.storeFailed(ctx, "spans", err)
+		return nil, nil
+	}
+	return w.find(history, head, spans)
+}
+
+// find returns the first of spans (most recent first) whose content
+// history starts with, and a hasher that has been fed the content of the
+// head and the messages the span covers; nil when none matches. Spans
+// whose end is not a place to cut, or whose last message differs from the
+// history's at that place, are rejected before any digest is computed;
+// the others share one pass over the history's content.
+func (w *Window) find(history []processor.Message, head int, spans []Span) (*Span, *hasher) {
+	var cands []int // indexes into spans, to check in order of their end
+	for i := range spans {
+		s := &spans[i]
+		end := head + s.Count
+		if s.Head != head || s.Count < 1 || end > len(history)-1 || answers(history[end]) || key(history[end-1:end]) != s.Last {
 			continue
 		}
-		if s.head == head && w.cache.matches(history[:end], s) {
-			return s, true
+		cands = append(cands, i)
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	slices.SortStableFunc(cands, func(a, b int) int { return spans[a].Count - spans[b].Count })
+	h := newHasher(false)
+	fed, best := 0, -1
+	for _, i := range cands {
+		end := head + spans[i].Count
+		for ; fed < end; fed++ {
+			h.message(&history[fed])
+		}
+		if h.sum() == spans[i].Digest && (best < 0 || i < best) {
+			best = i
 		}
 	}
-	return span{}, false
+	if best < 0 {
+		return nil, nil
+	}
+	if end := head + spans[best].Count; fed > end {
+		// A longer candidate was fed too: feed the chosen one's content
+		// again, so the hasher stands at its end.
+		h = newHasher(false)
+		for i := range end {
+			h.message(&history[i])
+		}
+	}
+	return &spans[best], h
+}
+
+// marker returns the marker of a summary, a new message each time (its
+// parts are the caller's), its text made once per summary.
+func (w *Window) marker(s string) processor.Message {
+	return processor.UserMessage(w.memo.markerText(s))
 }
 
 // triggered reports whether h is over a bound.
@@ -382,65 +498,19 @@ func (w *Window) triggered(h []processor.Message) bool {
 	if w.maxMessages > 0 && len(h) > w.maxMessages {
 		return true
 	}
-	return w.tokenTrigger > 0 && processor.EstimateTokens(h) > w.tokenTrigger
-}
-
-// tailStart returns where the tail of h begins, the head ending at head.
-func (w *Window) tailStart(h []processor.Message, head int, force bool) int {
-	start, byTurns := len(h)-w.keep, false
-	if w.keepTurns > 0 {
-		// The last user turns, unless there are too few of them after the
-		// head or they leave nothing to compact (one long turn, or a turn
-		// whose prompt shares its request with the returns of the call
-		// before it, so the turn starts at that call): then the count
-		// split above.
-		if s := userTurnStart(h, head, w.keepTurns); s >= 0 && backToPair(h, s, head)-head >= 2 {
-			start, byTurns = s, true
-		}
-	}
-	start = backToPair(h, max(start, head), head)
-	if w.tokenTrigger > 0 && !byTurns {
-		// Shorten the tail until it fits in half the trigger, leaving room
-		// to grow before the next compaction, down to 4 messages; then,
-		// while it alone is still over the trigger, down to the last
-		// request and the call it answers.
-		start = shrink(h, start, len(h)-4, w.tokenTrigger/2)
-		start = shrink(h, start, backToPair(h, len(h)-1, head), w.tokenTrigger)
-	}
-	if force && start-head < 2 {
-		// Keep only the last request and the response it answers.
-		start = backToPair(h, len(h)-1, head)
-	}
-	return start
-}
-
-// shrink moves a tail start forward, from one valid start (not a tool
-// return) to the next, while the tail's estimated tokens exceed target and
-// the start stays at or below limit.
-func shrink(h []processor.Message, start, limit, target int) int {
-	for start < limit && tokens(h[start:]) > target {
-		next := start + 1
-		for next < limit && answers(h[next]) {
-			next++
-		}
-		if next > limit || answers(h[next]) {
-			break
-		}
-		start = next
-	}
-	return start
+	return w.tokenTrigger > 0 && w.count(h) > w.tokenTrigger
 }
 
 // compact replaces the middle of v.msgs with a summary marker.
 func (w *Window) compact(ctx context.Context, history []processor.Message, v view, force bool) ([]processor.Message, error) {
-	h, head := v.msgs, v.head
-	start := w.tailStart(h, head, force)
+	h := v.msgs
+	c := w.split(h, force)
+	head, start := c.head, c.start
 	minMiddle := 2
 	if force {
 		minMiddle = 1
 	}
-	if start-head < minMiddle {
-		w.logger.Debug("window: nothing to compact", zap.Int("messages", len(h)), zap.Int("head", head), zap.Int("tail_start", start))
+	if c.middle() < minMiddle {
 		return h, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -450,20 +520,22 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	out = append(out, h[:head]...)
 	out = append(out, w.blank) // replaced by the marker below
 	out = append(out, h[start:]...)
-	if verr := processor.Validate(out); verr != nil {
+	if processor.Validate(out) != nil {
 		// Only an invalid input can lead here; leave it as it came.
-		w.logger.Warn("window: compaction skipped, history invalid", zap.Error(verr))
 		return h, nil
 	}
-	began := w.now()
+	k := v.key
+	if k == (Key{}) {
+		k = key(history[:head+1])
+	}
 	middle := h[head:start]
 	var previous []string
 	fresh := make([]processor.Message, 0, len(middle))
 	replaced := 0
 	for _, m := range middle {
 		replaced += processor.Chars(m)
-		if s, ok := ParseMarker(m); ok {
-			if s = strings.TrimSpace(s); s != "" {
+		if s, ref, ok := summary.ParseMarker(m); ok && w.trusted(ctx, ref) {
+			if s != "" {
 				previous = append(previous, s)
 			}
 			continue
@@ -471,24 +543,45 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		fresh = append(fresh, m)
 	}
 	prev := strings.Join(previous, "\n\n")
-	key := v.key
-	if key == 0 {
-		key = w.cache.key(history, head)
-	}
-	if !force && replaced < w.cache.wait(key) {
-		// No summary could be made smaller than a middle like this one
-		// lately: wait until it has grown.
-		w.logger.Debug("window: middle too small to compact yet", zap.Int("middle_chars", replaced))
+	if !force && (replaced <= w.framing || replaced < w.memo.wait(k)) {
+		// No marker could be smaller than this middle (not even an empty
+		// one, or no summary was lately): wait until it has grown.
 		return h, nil
 	}
+
+	// What the new span covers, in the input history: the head, the span
+	// applied to it (if any) and the rest of the middle.
+	covered := c.middle()
+	hash := v.hash
+	from := head
+	if v.span != nil {
+		covered += v.span.Count - 1
+		from = head + v.span.Count
+	} else {
+		hash = newHasher(false)
+		from = 0
+	}
+	end := head + covered
+	for i := from; i < end; i++ {
+		hash.message(&history[i])
+	}
+	d := hash.sum()
+
 	ev := Event{
 		MessagesBefore: len(h),
-		TokensBefore:   processor.EstimateTokens(h),
+		TokensBefore:   w.count(h),
 		Summarized:     len(fresh),
 	}
 	w.emit(ctx, EventStarted, ev)
-
-	summary, failure, err := w.summarize(ctx, fresh, prev, replaced, force)
+	began := w.now()
+	res, shared, err := w.flights.do(ctx, d, func() result {
+		var r result
+		r.summary, r.failure, r.err = w.summarize(ctx, fresh, prev, replaced, force)
+		return r
+	})
+	if err == nil {
+		err = res.err
+	}
 	if err != nil {
 		// ctx ended: close the compaction the host saw start.
 		failed := ev
@@ -497,35 +590,31 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		w.emit(ctx, EventFailed, failed)
 		return nil, err
 	}
-	if failure != nil && errors.Is(failure.err, ErrNoSmallerSummary) && (!force || summary == "") {
+	sum, failure := res.summary, res.failure
+	if failure != nil && errors.Is(failure.err, ErrNoSmallerSummary) && (!force || sum == "") {
 		// Compacting would make the request bigger: send it as it is, and
 		// do not try again before the middle has grown.
-		w.cache.setWait(key, replaced+max(replaced/2, w.framing))
+		w.memo.setWait(k, replaced+max(replaced/2, w.framing))
 		failed := ev
-		failed.MessagesAfter, failed.TokensAfter = len(h), processor.EstimateTokens(h)
-		failed.Err, failed.Reason, failed.Duration = failure.err, failure.reason, failure.took
+		failed.MessagesAfter, failed.TokensAfter = len(h), ev.TokensBefore
+		failed.Err, failed.Reason, failed.Duration, failed.Shared = failure.err, failure.reason, failure.took, shared
 		w.emit(ctx, EventFailed, failed)
-		w.logger.Warn("window: not compacted, no summary smaller than the middle",
-			zap.Int("middle_chars", replaced), zap.Int("marker_framing_chars", w.framing))
 		return h, nil
 	}
-	fallback := failure != nil
-	marker := Marker(summary)
-	out[head] = marker
-
-	// Remember the span of the input the marker now stands for.
-	covered := start - head
-	if v.reused > 0 {
-		covered += v.reused - 1
-	}
-	if head+covered <= len(history) {
-		w.cache.put(key, w.cache.newSpan(history[:head+covered], head, v.span, summary, marker))
+	out[head] = w.marker(sum)
+	w.memo.trust(summary.Ref(sum))
+	if !shared {
+		span := Span{Head: head, Count: covered, Digest: d, Last: key(history[end-1 : end]), Summary: sum}
+		if err := w.store.Save(ctx, k, span); err != nil {
+			w.storeFailed(ctx, "save", err)
+		}
 	}
 
 	ev.MessagesAfter = len(out)
-	ev.TokensAfter = processor.EstimateTokens(out)
-	ev.SummaryChars = len(summary)
-	ev.Fallback = fallback
+	ev.TokensAfter = w.count(out)
+	ev.SummaryChars = len(sum)
+	ev.Fallback = failure != nil
+	ev.Shared = shared
 	if failure != nil {
 		failed := ev
 		failed.Err, failed.Reason, failed.Duration = failure.err, failure.reason, failure.took
@@ -533,13 +622,24 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	ev.Duration = w.now().Sub(began)
 	w.emit(ctx, EventFinished, ev)
-	if ce := w.logger.Check(zap.InfoLevel, "window: compacted"); ce != nil {
-		ce.Write(zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
-			zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter),
-			zap.Int("summarized", ev.Summarized), zap.Int("summary_chars", ev.SummaryChars),
-			zap.Bool("fallback", fallback), zap.Duration("duration", ev.Duration))
-	}
 	return out, nil
+}
+
+// trusted reports whether a marker with reference ref is one a window
+// wrote: one this window wrote or trusted before, or one its store knows.
+func (w *Window) trusted(ctx context.Context, ref string) bool {
+	if w.memo.trusts(ref) {
+		return true
+	}
+	_, ok, err := w.store.Summary(ctx, ref)
+	if err != nil {
+		w.storeFailed(ctx, "summary", err)
+		return false
+	}
+	if ok {
+		w.memo.trust(ref)
+	}
+	return ok
 }
 
 // failure describes why the summarizer's summary was not used.
@@ -573,10 +673,6 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		return "", &failure{err: ErrNoSmallerSummary, reason: "no smaller summary"}, nil
 	}
 	began := w.now()
-	if w.framing >= replaced && !force {
-		// Even an empty summary would not be smaller: do not call anyone.
-		return "", &failure{err: ErrNoSmallerSummary, reason: "no smaller summary"}, nil
-	}
 	var reason string
 	var err error
 	if w.breakerOpen() {
@@ -590,10 +686,12 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		switch {
 		case err != nil && errors.Is(err, context.DeadlineExceeded):
 			reason = "timeout"
+		case err != nil && errors.Is(err, summary.ErrEmpty):
+			reason = "empty summary"
 		case err != nil:
 			reason = "summarizer error"
 		case strings.TrimSpace(s) == "":
-			reason, err = "empty summary", ErrEmptySummary
+			reason, err = "empty summary", summary.ErrEmpty
 		case !fits(s):
 			reason, err = "summary too large", ErrSummaryTooLarge
 		}
@@ -603,14 +701,10 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		}
 	}
 	f := &failure{err: err, reason: reason, took: w.now().Sub(began)}
-	w.logger.Warn("window: summary not used, falling back", zap.String("reason", reason), zap.Error(err))
 
 	s, ferr := w.call(ctx, w.fallback, fresh, prev)
 	if cerr := ctx.Err(); cerr != nil {
 		return "", nil, cerr
-	}
-	if ferr != nil {
-		w.logger.Warn("window: fallback failed, using the digest", zap.Error(ferr))
 	}
 	if ferr == nil && fits(s) {
 		return strings.TrimSpace(s), f, nil
@@ -623,13 +717,17 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 	}
 	var best string
 	if budget > 0 {
-		s, _ = summarizer.NewDigest(summarizer.DigestOptions{MaxChars: budget}).Summarize(ctx, fresh, prev)
+		s, _ = summary.NewDigest(summary.DigestOptions{MaxChars: budget}).Summarize(ctx, fresh, prev)
 		if fits(s) {
 			return strings.TrimSpace(s), f, nil
 		}
 		best = strings.TrimSpace(s)
 	}
-	f.err = fmt.Errorf("%w (after %s: %w)", ErrNoSmallerSummary, reason, err)
+	if ferr != nil {
+		f.err = fmt.Errorf("%w (after %s: %w; the fallback failed too: %w)", ErrNoSmallerSummary, reason, err, ferr)
+	} else {
+		f.err = fmt.Errorf("%w (after %s: %w)", ErrNoSmallerSummary, reason, err)
+	}
 	f.reason = "no smaller summary"
 	if !force {
 		best = ""
@@ -678,7 +776,6 @@ func (w *Window) record(ok bool) {
 	w.failures++
 	if w.failures >= w.breakerFailures {
 		w.openUntil = w.now().Add(w.breakerCooldown)
-		w.logger.Warn("window: summarizer circuit open", zap.Duration("cooldown", w.breakerCooldown))
 	}
 }
 
@@ -688,4 +785,9 @@ func (w *Window) emit(ctx context.Context, t EventType, ev Event) {
 	}
 	ev.Type = t
 	w.onEvent(ctx, ev)
+}
+
+// storeFailed reports a failure of the store's method named op.
+func (w *Window) storeFailed(ctx context.Context, op string, err error) {
+	w.emit(ctx, EventStoreFailed, Event{Err: err, Reason: op})
 }

@@ -1,7 +1,6 @@
 package window
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,13 +10,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // --- history builders -------------------------------------------------
@@ -58,13 +56,43 @@ func conversation(n, size int) []processor.Message {
 	return append(h, toolLoop(0, n, size)...)
 }
 
+// markerOf returns the summary of the one marker of h, found with
+// summary.ParseMarker wherever the head rule put it, and whether h holds
+// exactly one.
+func markerOf(h []processor.Message) (string, bool) {
+	found, n := "", 0
+	for _, m := range h {
+		if s, _, ok := summary.ParseMarker(m); ok {
+			found, n = s, n+1
+		}
+	}
+	return found, n == 1
+}
+
+// nopStore is a Store that remembers nothing: every request is new.
+type nopStore struct{}
+
+func (nopStore) Spans(context.Context, Key) ([]Span, error)            { return nil, nil }
+func (nopStore) Save(context.Context, Key, Span) error                 { return nil }
+func (nopStore) Summary(context.Context, string) (string, bool, error) { return "", false, nil }
+
+// trustedStore returns a MemoryStore that knows the given summaries, as
+// though a window had written them: their markers are trusted.
+func trustedStore(summaries ...string) *MemoryStore {
+	s := NewMemoryStore(0)
+	for i, sum := range summaries {
+		s.Save(context.Background(), Key{byte(i + 1)}, Span{Head: 1, Count: 1, Summary: sum})
+	}
+	return s
+}
+
 // roles describes a history compactly: S system, U user, M marker, A text
 // answer, C tool call, R tool return.
 func roles(h []processor.Message) string {
 	var b strings.Builder
 	for _, m := range h {
 		switch {
-		case isMarker(m):
+		case summary.IsMarker(m):
 			b.WriteByte('M')
 		case m.HasToolCalls():
 			b.WriteByte('C')
@@ -109,6 +137,18 @@ func (e *events) types() []EventType {
 		out = append(out, ev.Type)
 	}
 	return out
+}
+
+func (e *events) count(t EventType) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, ev := range e.all {
+		if ev.Type == t {
+			n++
+		}
+	}
+	return n
 }
 
 func (e *events) last(t EventType) Event {
@@ -266,42 +306,6 @@ func TestTokenTrigger(t *testing.T) {
 
 // --- marker ---------------------------------------------------------------
 
-func TestMarkerRoundTrip(t *testing.T) {
-	summary := "Goal: fix pkg/x.\n\nNext step: run go test ./pkg/x."
-	h := []processor.Message{user("hi"), Marker(summary), user("go on")}
-	params, err := model.ToOpenAI(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := model.FromOpenAI(params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := model.Save(&buf, h); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := model.Load(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, m := range map[string]processor.Message{"direct": h[1], "params": back[1], "json": loaded[1]} {
-		got, ok := ParseMarker(m)
-		if !ok {
-			t.Errorf("%s: marker not recognised", name)
-			continue
-		}
-		if diff := cmp.Diff(summary, got); diff != "" {
-			t.Errorf("%s: summary (-want +got):\n%s", name, diff)
-		}
-	}
-	for _, m := range []processor.Message{user("hi"), user(Prefix + " but not on its own line"), text(Prefix + "\nx")} {
-		if _, ok := ParseMarker(m); ok {
-			t.Errorf("ParseMarker(%q) = true, want false", m.Text())
-		}
-	}
-}
-
 // --- rolling summaries ------------------------------------------------------
 
 func TestRollingSummaryAgentMode(t *testing.T) {
@@ -329,13 +333,13 @@ func TestRollingSummaryAgentMode(t *testing.T) {
 	if !strings.Contains(prompt, "First summary: edited file3.go.") {
 		t.Errorf("second summary request lacks the previous summary:\n%s", prompt)
 	}
-	if strings.Contains(prompt, Prefix) {
+	if strings.Contains(prompt, summary.Prefix) {
 		t.Errorf("second summary request contains the old marker as text:\n%s", prompt)
 	}
 	if strings.Contains(prompt, "cat file0.go") {
 		t.Errorf("second summary request summarizes again messages of the first one")
 	}
-	got, ok := ParseMarker(out2[3])
+	got, ok := markerOf(out2)
 	if !ok || got != "Second summary: merged." {
 		t.Errorf("marker after second compaction = %q, %v", got, ok)
 	}
@@ -356,7 +360,7 @@ func TestFailuresFallBack(t *testing.T) {
 	}{
 		{"provider error", model.Fail(&model.Error{StatusCode: 500, Message: "boom"}), "summarizer error", nil},
 		{"timeout", block, "timeout", context.DeadlineExceeded},
-		{"empty", model.RespondText("  \n"), "summarizer error", summarizer.ErrEmptySummary},
+		{"empty", model.RespondText("  \n"), "empty summary", summary.ErrEmpty},
 		{"oversize", model.RespondText(strings.Repeat("long ", 20000)), "summary too large", ErrSummaryTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -374,8 +378,8 @@ func TestFailuresFallBack(t *testing.T) {
 			if err := processor.Validate(out); err != nil {
 				t.Fatal(err)
 			}
-			s, ok := ParseMarker(out[3])
-			if !ok || !strings.HasPrefix(s, summarizer.DigestHeader) {
+			s, ok := markerOf(out)
+			if !ok || !strings.HasPrefix(s, summary.DigestHeader) {
 				t.Errorf("marker = %q, want the digest", s)
 			}
 			if diff := cmp.Diff([]EventType{EventStarted, EventFailed, EventFinished}, ev.types()); diff != "" {
@@ -471,7 +475,7 @@ func TestFallbackBounded(t *testing.T) {
 				}
 				return
 			}
-			if s, ok := ParseMarker(out[3]); !ok || !strings.HasPrefix(s, summarizer.DigestHeader) {
+			if s, ok := markerOf(out); !ok || !strings.HasPrefix(s, summary.DigestHeader) {
 				t.Errorf("marker %q, want the digest", s)
 			}
 			if diff := cmp.Diff([]EventType{EventStarted, EventFailed, EventFinished}, ev.types()); diff != "" {
@@ -498,7 +502,7 @@ func TestCircuitBreaker(t *testing.T) {
 	sum, rec := recorder(model.Fail(errors.New("down")))
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	var ev events
-	w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, OnEvent: ev.on, CacheSize: -1})
+	w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, OnEvent: ev.on, Store: nopStore{}})
 	h := conversation(10, 100)
 	run := func() Event {
 		t.Helper()
@@ -506,7 +510,7 @@ func TestCircuitBreaker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s, _ := ParseMarker(out[3]); !strings.HasPrefix(s, summarizer.DigestHeader) {
+		if s, _ := markerOf(out); !strings.HasPrefix(s, summary.DigestHeader) {
 			t.Fatalf("marker %q is not the digest", s)
 		}
 		return ev.last(EventFailed)
@@ -541,7 +545,7 @@ func TestBreakerClosesOnSuccess(t *testing.T) {
 	}
 	sum, rec := recorder(reply)
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, CacheSize: -1})
+	w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, Store: nopStore{}})
 	h := conversation(10, 100)
 	for range 3 {
 		if _, err := w.Process(context.Background(), h); err != nil {
@@ -553,7 +557,7 @@ func TestBreakerClosesOnSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := ParseMarker(out[3]); s != "Recovered summary." || len(rec.Calls()) != 4 {
+	if s, _ := markerOf(out); s != "Recovered summary." || len(rec.Calls()) != 4 {
 		t.Fatalf("after cool-down: marker %q, %d calls", s, len(rec.Calls()))
 	}
 }
@@ -590,7 +594,7 @@ func TestBreakerProbesOnce(t *testing.T) {
 			sum, rec := recorder(reply)
 			clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 			var ev events
-			w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, OnEvent: ev.on, CacheSize: -1})
+			w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, OnEvent: ev.on, Store: nopStore{}})
 			h := conversation(10, 100)
 			for range 3 {
 				if _, err := w.Process(context.Background(), h); err != nil {
@@ -604,8 +608,12 @@ func TestBreakerProbesOnce(t *testing.T) {
 				probe <- err
 			}()
 			<-probing
-			for range 3 {
-				if _, err := w.Process(context.Background(), h); err != nil {
+			// Other conversations (requests of the same one would wait for
+			// the probe's summary instead, see TestConcurrentRequestsShare).
+			for i := range 3 {
+				other := processortest.Clone(h)
+				other[1] = user(fmt.Sprintf("Fix the failing test in pkg/y%d.", i))
+				if _, err := w.Process(context.Background(), other); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -634,6 +642,59 @@ func TestBreakerProbesOnce(t *testing.T) {
 				t.Errorf("%d summarizer calls after the probe, want %d", got, tc.calls)
 			}
 		})
+	}
+}
+
+// TestConcurrentRequestsShare sends the same request of one conversation
+// from several goroutines at once, the first one blocked in the
+// summarizer: the others wait for its summary and share it, so the
+// summarizer is called once, and every result is the same.
+func TestConcurrentRequestsShare(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	reply := func(_ context.Context, _ int, _ model.Call) (processor.Message, error) {
+		once.Do(func() { close(started) })
+		<-release
+		return processor.TextMessage("The one summary."), nil
+	}
+	sum, rec := recorder(reply)
+	var ev events
+	w := New(Options{MaxMessages: 10, Summarizer: sum, OnEvent: ev.on})
+	h := conversation(10, 100)
+	const n = 4
+	outs := make([][]processor.Message, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	wg.Go(func() { outs[0], errs[0] = w.Process(context.Background(), processortest.Clone(h)) })
+	<-started
+	for i := 1; i < n; i++ {
+		wg.Go(func() { outs[i], errs[i] = w.Process(context.Background(), processortest.Clone(h)) })
+	}
+	// Let the followers reach the flight before the summary comes back.
+	for ev.count(EventStarted) < n {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if got := len(rec.Calls()); got != 1 {
+		t.Errorf("%d summarizer calls for %d concurrent identical requests, want 1", got, n)
+	}
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("request %d: %v", i, errs[i])
+		}
+		if err := processortest.Diff(outs[0], outs[i]); err != nil {
+			t.Errorf("request %d got another result: %v", i, err)
+		}
+	}
+	shared := 0
+	for _, e := range ev.all {
+		if e.Type == EventFinished && e.Shared {
+			shared++
+		}
+	}
+	if shared != n-1 {
+		t.Errorf("%d finished events say shared, want %d", shared, n-1)
 	}
 }
 
@@ -697,34 +758,8 @@ func TestFullHistoryReusesCut(t *testing.T) {
 	if !strings.Contains(prompt, "Summary one.") || strings.Contains(prompt, "file0.go") {
 		t.Errorf("second request should hold the previous summary and only new messages:\n%s", prompt)
 	}
-	if s, _ := ParseMarker(out3[3]); s != "Summary two." {
+	if s, _ := markerOf(out3); s != "Summary two." {
 		t.Errorf("marker %q", s)
-	}
-}
-
-func TestCacheEvicts(t *testing.T) {
-	c := newCache(2)
-	for k := uint64(1); k <= 3; k++ {
-		c.put(k, span{count: int(k)})
-	}
-	if c.len() != 2 || c.get(1) != nil || c.get(3) == nil {
-		t.Errorf("LRU: len %d, key 1 kept %v", c.len(), c.get(1) != nil)
-	}
-}
-
-func TestFailureIsLogged(t *testing.T) {
-	core, logs := observer.New(zap.InfoLevel)
-	sum, _ := recorder(model.Fail(errors.New("down")))
-	w := New(Options{MaxMessages: 10, Summarizer: sum, Logger: zap.New(core)})
-	if _, err := w.Process(context.Background(), conversation(10, 100)); err != nil {
-		t.Fatal(err)
-	}
-	warn := logs.FilterLevelExact(zap.WarnLevel).FilterMessage("window: summary not used, falling back").All()
-	if len(warn) != 1 || warn[0].ContextMap()["reason"] != "summarizer error" {
-		t.Errorf("warnings %+v", logs.All())
-	}
-	if n := logs.FilterMessage("window: compacted").Len(); n != 1 {
-		t.Errorf("%d compaction lines, want 1", n)
 	}
 }
 
@@ -761,7 +796,7 @@ func TestRollingDigestKeepsWrittenFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, ok := ParseMarker(out2[3])
+	s, ok := markerOf(out2)
 	if !ok {
 		t.Fatalf("no marker at 3 in %s", roles(out2))
 	}
@@ -770,7 +805,7 @@ func TestRollingDigestKeepsWrittenFiles(t *testing.T) {
 			t.Errorf("rolled digest lacks %q:\n%s", want, s)
 		}
 	}
-	if strings.Count(s, summarizer.DigestHeader) != 1 {
+	if strings.Count(s, summary.DigestHeader) != 1 {
 		t.Errorf("the previous digest's header was kept inside the new one:\n%s", s)
 	}
 }

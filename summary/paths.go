@@ -1,4 +1,4 @@
-package summarizer
+package summary
 
 import (
 	"encoding/json"
@@ -36,7 +36,7 @@ func Paths(messages []processor.Message) (written, mentioned []string) {
 				}
 				first = append(first, pathTokens(p.Args)...)
 			case processor.UserPrompt:
-				first = append(first, pathTokens(userText(p))...)
+				first = append(first, pathTokens(UserText(p))...)
 			case processor.Text:
 				first = append(first, pathTokens(p.Content)...)
 			case processor.ToolReturn:

@@ -1,4 +1,4 @@
-package summarizer
+package summary
 
 import (
 	"context"
@@ -52,10 +52,19 @@ func NewDigest(opts DigestOptions) *Digest {
 // every digest it holds, are carried over whole). It never fails and never
 // waits.
 func (d *Digest) Summarize(_ context.Context, messages []processor.Message, previous string) (string, error) {
-	return d.digest(messages, previous), nil
+	return d.digest(messages, previous, ""), nil
 }
 
-func (d *Digest) digest(messages []processor.Message, previous string) string {
+// SummarizeFocus is [Digest.Summarize] for an on-demand compaction with the
+// user's focus (see package compact). A digest extracts the same things
+// whatever the focus, so it cannot follow one; it records the focus, clipped,
+// right after its counts, so the model reading the summary knows what the
+// user asked to keep above all.
+func (d *Digest) SummarizeFocus(_ context.Context, messages []processor.Message, previous, focus string) (string, error) {
+	return d.digest(messages, previous, focus), nil
+}
+
+func (d *Digest) digest(messages []processor.Message, previous, focus string) string {
 	written, mentioned := Paths(messages)
 	prevWritten, prevRest := splitDigest(previous)
 	written = mergePaths(prevWritten, written)
@@ -77,13 +86,14 @@ func (d *Digest) digest(messages []processor.Message, previous string) string {
 	}
 	share := func(pct int) int { return max(budget*pct/100, 0) }
 
+	section("Focus asked for:", Clip(collapse(focus), share(5)))
 	if prevRest = strings.TrimSpace(prevRest); prevRest != "" {
-		section("Earlier summary:", clip(prevRest, share(40)))
+		section("Earlier summary:", Clip(prevRest, share(40)))
 	}
 	section("User requests:", userRequests(messages, share(15)))
 	section("Tool calls:", toolCalls(messages, share(13)))
 	section("Errors seen:", errorsSeen(messages, share(9)))
-	section("Last assistant text:", clip(collapse(lastText(messages)), share(10)))
+	section("Last assistant text:", Clip(collapse(lastText(messages)), share(10)))
 	if left := d.maxChars - max(b.Len(), fixed) - len("Files mentioned: \n"); left > 0 && len(mentioned) > 0 {
 		var kept []string
 		n := 0
@@ -101,7 +111,7 @@ func (d *Digest) digest(messages []processor.Message, previous string) string {
 	out := strings.TrimRight(b.String(), "\n")
 	if len(out) > fixed && len(out)-fixed > max(budget, 0) {
 		if budget > 0 {
-			out = out[:fixed] + clip(out[fixed:], budget)
+			out = out[:fixed] + Clip(out[fixed:], budget)
 		} else {
 			// The fixed lines fill the bound: nothing else fits (clip
 			// would not cut at 0).
@@ -160,7 +170,7 @@ func fitLines(items []string, budget int) string {
 	line := func(s string) string { return "- " + s + "\n" }
 	first := line(items[0])
 	if len(first) > budget {
-		return strings.TrimRight(clip(first, budget), "\n")
+		return strings.TrimRight(Clip(first, budget), "\n")
 	}
 	used := len(first)
 	var tail []string
@@ -189,8 +199,8 @@ func userRequests(messages []processor.Message, budget int) string {
 	for _, m := range messages {
 		for _, p := range m.Parts {
 			if u, ok := p.(processor.UserPrompt); ok {
-				if t := collapse(userText(u)); t != "" {
-					items = append(items, clip(t, 300))
+				if t := collapse(UserText(u)); t != "" {
+					items = append(items, Clip(t, 300))
 				}
 			}
 		}
@@ -205,14 +215,14 @@ var argKeys = []string{"command", "cmd", "file_path", "path", "pattern", "query"
 func keyArg(args string) string {
 	var m map[string]any
 	if err := json.Unmarshal([]byte(args), &m); err != nil {
-		return clip(collapse(args), 120)
+		return Clip(collapse(args), 120)
 	}
 	for _, k := range argKeys {
 		if s, ok := m[k].(string); ok && s != "" {
-			return clip(collapse(s), 120)
+			return Clip(collapse(s), 120)
 		}
 	}
-	return clip(collapse(args), 120)
+	return Clip(collapse(args), 120)
 }
 
 // toolCalls counts the calls per tool and lists the latest ones.
@@ -240,7 +250,7 @@ func toolCalls(messages []processor.Message, budget int) string {
 	if len(items) == 1 {
 		noun = " call: "
 	}
-	head := clip(strconv.Itoa(len(items))+noun+strings.Join(counts, ", "), budget)
+	head := Clip(strconv.Itoa(len(items))+noun+strings.Join(counts, ", "), budget)
 	return strings.TrimRight(head+"\n"+fitLines(items, budget-len(head)-1), "\n")
 }
 
@@ -270,12 +280,12 @@ func errorLine(s string) string {
 				if last != "" {
 					l += " ... " + last
 				}
-				return clip(collapse(l), 200)
+				return Clip(collapse(l), 200)
 			}
 		}
 		for _, mk := range errorMarkers {
 			if strings.Contains(line, mk) {
-				return clip(collapse(line), 200)
+				return Clip(collapse(line), 200)
 			}
 		}
 	}
@@ -302,7 +312,7 @@ func errorsSeen(messages []processor.Message, budget int) string {
 		for _, p := range m.Parts {
 			switch p := p.(type) {
 			case processor.RetryPrompt:
-				add(p.ToolName, clip(collapse(p.Content), 200))
+				add(p.ToolName, Clip(collapse(p.Content), 200))
 			case processor.ToolReturn:
 				add(p.ToolName, errorLine(p.ToolReturnContent()))
 			}

@@ -1,0 +1,208 @@
+package window
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// hasher feeds the content of messages to a SHA-256, through a buffer so
+// that neither small fields nor long strings cost a write (or a copy into
+// a new byte slice) each. With cheap set it feeds, of each string, only
+// its length and its first and last keyChars bytes (see [Key]).
+type hasher struct {
+	h     hash.Hash
+	cheap bool
+	n     int
+	buf   [4096]byte
+}
+
+// keyChars is how much of each end of a string a cheap hash reads.
+const keyChars = 32
+
+func newHasher(cheap bool) *hasher {
+	return &hasher{h: sha256.New(), cheap: cheap}
+}
+
+func (h *hasher) flush() {
+	if h.n > 0 {
+		h.h.Write(h.buf[:h.n])
+		h.n = 0
+	}
+}
+
+func (h *hasher) bytes(b []byte) {
+	for len(b) > 0 {
+		if h.n == len(h.buf) {
+			h.flush()
+		}
+		k := copy(h.buf[h.n:], b)
+		h.n += k
+		b = b[k:]
+	}
+}
+
+func (h *hasher) str(s string) {
+	for len(s) > 0 {
+		if h.n == len(h.buf) {
+			h.flush()
+		}
+		k := copy(h.buf[h.n:], s)
+		h.n += k
+		s = s[k:]
+	}
+}
+
+func (h *hasher) num(v int) {
+	if len(h.buf)-h.n < binary.MaxVarintLen64 {
+		h.flush()
+	}
+	h.n += binary.PutUvarint(h.buf[h.n:], uint64(v))
+}
+
+// text feeds a string: its length, then its bytes (or, when cheap, only
+// its ends).
+func (h *hasher) text(s string) {
+	h.num(len(s))
+	if h.cheap && len(s) > 2*keyChars {
+		h.str(s[:keyChars])
+		h.str(s[len(s)-keyChars:])
+		return
+	}
+	h.str(s)
+}
+
+// data is text for a byte slice.
+func (h *hasher) data(b []byte) {
+	h.num(len(b))
+	if h.cheap && len(b) > 2*keyChars {
+		h.bytes(b[:keyChars])
+		h.bytes(b[len(b)-keyChars:])
+		return
+	}
+	h.bytes(b)
+}
+
+// Part tags, fed before each part's fields.
+const (
+	tagSystem = iota + 1
+	tagUser
+	tagToolReturn
+	tagRetry
+	tagText
+	tagToolCall
+	tagThinking
+	tagOther
+)
+
+// message feeds the content of m: its kind, the participant name and
+// refusal of its metadata (both sent to the provider), and every field of
+// its parts a provider sees. Usage, model name, finish reason and time are
+// left out; so is a tool return's tool name, which OpenAI's wire format
+// does not carry (conversions fill it from the call).
+func (h *hasher) message(m *processor.Message) {
+	h.num(int(m.Kind))
+	h.num(len(m.Parts))
+	if m.Meta != nil {
+		h.text(m.Meta.Name)
+		h.text(m.Meta.Refusal)
+	} else {
+		h.num(0)
+		h.num(0)
+	}
+	for _, p := range m.Parts {
+		switch p := p.(type) {
+		case processor.SystemPrompt:
+			h.num(tagSystem)
+			if p.Developer {
+				h.num(1)
+			} else {
+				h.num(0)
+			}
+			h.text(p.Name)
+			h.text(p.Content)
+		case processor.UserPrompt:
+			h.num(tagUser)
+			h.text(p.Name)
+			h.text(p.Content)
+			if p.Contents == nil {
+				h.num(0)
+				continue
+			}
+			h.num(1 + len(p.Contents))
+			for _, c := range p.Contents {
+				h.text(c.Type)
+				h.text(c.Text)
+				h.data(c.Data)
+			}
+		case processor.ToolReturn:
+			h.num(tagToolReturn)
+			h.text(p.ToolCallID)
+			switch {
+			case p.JSON != nil:
+				h.num(1)
+				h.data(p.JSON)
+			case p.Contents != nil:
+				h.num(2 + len(p.Contents))
+				for _, c := range p.Contents {
+					h.text(c)
+				}
+			default:
+				h.num(0)
+				h.text(p.Content)
+			}
+		case processor.RetryPrompt:
+			h.num(tagRetry)
+			h.text(p.ToolCallID)
+			h.text(p.ToolName)
+			h.text(p.Content)
+		case processor.Text:
+			h.num(tagText)
+			h.text(p.Content)
+		case processor.ToolCall:
+			h.num(tagToolCall)
+			h.text(p.ToolCallID)
+			h.text(p.ToolName)
+			h.text(p.Args)
+		case processor.Thinking:
+			h.num(tagThinking)
+			h.text(p.Content)
+			h.text(p.Signature)
+		default:
+			h.num(tagOther)
+		}
+	}
+}
+
+// sum returns the digest of everything fed so far; more can be fed after.
+func (h *hasher) sum() Digest {
+	h.flush()
+	var d Digest
+	h.h.Sum(d[:0])
+	return d
+}
+
+// key returns the cheap key of messages: the first 16 bytes of the cheap
+// hash of their count and each of them.
+func key(ms []processor.Message) Key {
+	h := newHasher(true)
+	h.num(len(ms))
+	for i := range ms {
+		h.message(&ms[i])
+	}
+	d := h.sum()
+	var k Key
+	copy(k[:], d[:])
+	return k
+}
+
+// digestOf returns the content digest of ms.
+func digestOf(ms []processor.Message) Digest {
+	h := newHasher(false)
+	for i := range ms {
+		h.message(&ms[i])
+	}
+	return h.sum()
+}

@@ -1,0 +1,152 @@
+package window
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/abridge-go/abridge/summary"
+)
+
+// memoLimit bounds each map of a memo; a full map is emptied.
+const memoLimit = 4096
+
+// memo holds what a window remembers outside its store, every entry keyed
+// by content: the marker text of a summary (by the summary), the
+// references of markers it may trust, and the size a conversation's
+// middle must reach before it is compacted again (by the conversation's
+// key). Each map is bounded and emptied when full; losing an entry costs
+// work, never a wrong result.
+type memo struct {
+	mu      sync.Mutex
+	markers map[string]string
+	trusted map[string]struct{}
+	waits   map[Key]int
+}
+
+func (m *memo) init() {
+	m.markers = map[string]string{}
+	m.trusted = map[string]struct{}{}
+	m.waits = map[Key]int{}
+}
+
+// markerText returns the text of the marker of summary s.
+func (m *memo) markerText(s string) string {
+	m.mu.Lock()
+	t, ok := m.markers[s]
+	m.mu.Unlock()
+	if ok {
+		return t
+	}
+	t = summary.Marker(s).Text()
+	m.mu.Lock()
+	if len(m.markers) >= memoLimit {
+		clear(m.markers)
+	}
+	m.markers[s] = t
+	m.mu.Unlock()
+	return t
+}
+
+// trust records that markers with reference ref were written by a window.
+func (m *memo) trust(ref string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.trusted) >= memoLimit {
+		clear(m.trusted)
+	}
+	m.trusted[ref] = struct{}{}
+}
+
+// trusts reports whether trust(ref) was called (and not forgotten since).
+func (m *memo) trusts(ref string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.trusted[ref]
+	return ok
+}
+
+// wait returns the size a middle must reach before the conversation k is
+// compacted again (0: no wait).
+func (m *memo) wait(k Key) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.waits[k]
+}
+
+// setWait records that a middle smaller than n characters is not worth
+// compacting in conversation k.
+func (m *memo) setWait(k Key, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.waits) >= memoLimit {
+		clear(m.waits)
+	}
+	m.waits[k] = n
+}
+
+// result is what writing one summary gave.
+type result struct {
+	summary string
+	failure *failure
+	err     error
+}
+
+// flights lets concurrent requests that need the same summary (the same
+// content to cover, told by its digest) share one summarizer call.
+type flights struct {
+	mu sync.Mutex
+	m  map[Digest]*flight
+}
+
+type flight struct {
+	done chan struct{}
+	res  result
+}
+
+func (f *flights) init() { f.m = map[Digest]*flight{} }
+
+// do runs fn for d unless a call for d is under way, in which case it
+// waits for that call's result and reports it as shared. A result that
+// failed because the first caller's context ended is not shared: the
+// waiting caller runs fn itself. do returns ctx's error when ctx ends
+// while it waits.
+func (f *flights) do(ctx context.Context, d Digest, fn func() result) (result, bool, error) {
+	for {
+		f.mu.Lock()
+		fl, busy := f.m[d]
+		if !busy {
+			fl = &flight{done: make(chan struct{})}
+			f.m[d] = fl
+			f.mu.Unlock()
+			return f.run(d, fl, fn), false, nil
+		}
+		f.mu.Unlock()
+		select {
+		case <-fl.done:
+		case <-ctx.Done():
+			return result{}, false, ctx.Err()
+		}
+		if fl.res.err == nil {
+			return fl.res, true, nil
+		}
+		// The first caller's context ended; try again.
+	}
+}
+
+// run runs fn as the flight fl for d, and ends the flight, panic or not.
+func (f *flights) run(d Digest, fl *flight, fn func() result) result {
+	defer func() {
+		f.mu.Lock()
+		delete(f.m, d)
+		f.mu.Unlock()
+		close(fl.done)
+	}()
+	fl.res = result{err: errFlightAborted}
+	fl.res = fn()
+	return fl.res
+}
+
+// errFlightAborted is the result of a flight whose function panicked: the
+// callers waiting for it write their own summary.
+var errFlightAborted = errors.New("summary not written")

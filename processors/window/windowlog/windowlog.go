@@ -1,0 +1,69 @@
+// Package windowlog writes the events of a sliding window (package window)
+// to a zap logger, so that the window itself depends on no logging
+// library. Wire it as the window's OnEvent:
+//
+//	window.New(window.Options{OnEvent: windowlog.Events(logger, nil)})
+package windowlog
+
+import (
+	"context"
+	"errors"
+
+	"go.uber.org/zap"
+
+	"github.com/abridge-go/abridge/processors/window"
+)
+
+// Events returns an OnEvent callback that writes each event to logger and
+// then passes it to next (when next is not nil). A nil logger writes
+// nothing. The lines:
+//
+//   - a compaction started: debug "window: compacting", with the messages
+//     and tokens before and the number of messages summarized;
+//   - a summary not used: warn "window: summary not used" with the reason
+//     and the error, or, when the caller gave up (reason "canceled"),
+//     info "window: compaction canceled";
+//   - a compaction finished: info "window: compacted", with the sizes
+//     before and after, the summary's size, whether the fallback wrote it,
+//     whether it was shared with a concurrent request, and how long it
+//     took;
+//   - a store failure: warn "window: summary store failed", naming the
+//     store method and the error.
+func Events(logger *zap.Logger, next func(context.Context, window.Event)) func(context.Context, window.Event) {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return func(ctx context.Context, e window.Event) {
+		Log(logger, e)
+		if next != nil {
+			next(ctx, e)
+		}
+	}
+}
+
+// Log writes one event to logger, as [Events] does.
+func Log(logger *zap.Logger, e window.Event) {
+	switch e.Type {
+	case window.EventStarted:
+		if ce := logger.Check(zap.DebugLevel, "window: compacting"); ce != nil {
+			ce.Write(zap.Int("messages_before", e.MessagesBefore), zap.Int("tokens_before", e.TokensBefore),
+				zap.Int("summarized", e.Summarized))
+		}
+	case window.EventFailed:
+		if e.Reason == "canceled" || errors.Is(e.Err, context.Canceled) {
+			logger.Info("window: compaction canceled", zap.Error(e.Err))
+			return
+		}
+		logger.Warn("window: summary not used", zap.String("reason", e.Reason), zap.Error(e.Err),
+			zap.Int("messages_after", e.MessagesAfter), zap.Bool("fallback", e.Fallback))
+	case window.EventFinished:
+		if ce := logger.Check(zap.InfoLevel, "window: compacted"); ce != nil {
+			ce.Write(zap.Int("messages_before", e.MessagesBefore), zap.Int("messages_after", e.MessagesAfter),
+				zap.Int("tokens_before", e.TokensBefore), zap.Int("tokens_after", e.TokensAfter),
+				zap.Int("summarized", e.Summarized), zap.Int("summary_chars", e.SummaryChars),
+				zap.Bool("fallback", e.Fallback), zap.Bool("shared", e.Shared), zap.Duration("duration", e.Duration))
+		}
+	case window.EventStoreFailed:
+		logger.Warn("window: summary store failed", zap.String("op", e.Reason), zap.Error(e.Err))
+	}
+}

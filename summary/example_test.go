@@ -1,0 +1,62 @@
+package summary_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summary"
+)
+
+func history() []processor.Message {
+	return []processor.Message{
+		processor.UserMessage("Add a --verbose flag to cmd/tool/main.go."),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "Edit", Args: `{"file_path":"cmd/tool/main.go","old_string":"a","new_string":"b"}`}),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "Edit", Content: "ok"}),
+		processor.TextMessage("Added the flag."),
+	}
+}
+
+// The offline digest needs no model.
+func ExampleDigest() {
+	d := summary.NewDigest(summary.DigestOptions{})
+	s, _ := d.Summarize(context.Background(), history(), "")
+	fmt.Println(s)
+	// Output:
+	// Digest of earlier messages (written offline, without a model).
+	// Messages covered: 4.
+	// Files written: cmd/tool/main.go
+	// User requests:
+	// - Add a --verbose flag to cmd/tool/main.go.
+	// Tool calls:
+	// 1 call: Edit x1
+	// - Edit: cmd/tool/main.go
+	// Last assistant text:
+	// Added the flag.
+}
+
+// Paths lists the files a history wrote and the others it mentioned.
+func ExamplePaths() {
+	written, mentioned := summary.Paths([]processor.Message{
+		processor.UserMessage("Read docs/design.md first."),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: `{"command":"sed -i s/x/y/ src/a.go && cat src/b.go"}`}),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "bash", Content: "ok"}),
+	})
+	fmt.Println(written, mentioned)
+	// Output:
+	// [src/a.go] [docs/design.md src/b.go]
+}
+
+// A marker carries a summary in a history; ParseMarker reads it back.
+func ExampleParseMarker() {
+	m := summary.Marker("Goal: a --verbose flag. Status: added.")
+	s, ref, ok := summary.ParseMarker(m)
+	fmt.Println(ok, ref == summary.Ref(s))
+	fmt.Println(s)
+	_, _, ok = summary.ParseMarker(processor.UserMessage(summary.Prefix + "\nNot a marker: only its first line."))
+	fmt.Println(ok)
+	// Output:
+	// true true
+	// Goal: a --verbose flag. Status: added.
+	// false
+}

@@ -1,0 +1,76 @@
+package summary_test
+
+// Tests that read histories through package model, which (through package
+// compact) depends on this one: they live outside the package.
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summary"
+)
+
+// TestMarkerRoundTrip checks that a marker survives the conversions to
+// openai-go params and back and a save and load of the history.
+func TestMarkerRoundTrip(t *testing.T) {
+	sum := "Goal: fix pkg/x.\n\nNext step: run go test ./pkg/x."
+	h := []processor.Message{processor.UserMessage("hi"), summary.Marker(sum), processor.UserMessage("go on")}
+	params, err := model.ToOpenAI(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := model.FromOpenAI(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := model.Save(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := model.Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]processor.Message{"direct": h[1], "params": back[1], "json": loaded[1]} {
+		got, _, ok := summary.ParseMarker(m)
+		if !ok {
+			t.Errorf("%s: marker not recognised", name)
+			continue
+		}
+		if diff := cmp.Diff(sum, got); diff != "" {
+			t.Errorf("%s: summary (-want +got):\n%s", name, diff)
+		}
+	}
+	for _, m := range []processor.Message{processor.UserMessage("hi"), processor.UserMessage(summary.Prefix + " but not on its own line"), processor.TextMessage(summary.Prefix + "\nx")} {
+		if _, _, ok := summary.ParseMarker(m); ok {
+			t.Errorf("ParseMarker(%q) = true, want false", m.Text())
+		}
+	}
+}
+
+func TestDigestTranscripts(t *testing.T) {
+	d := summary.NewDigest(summary.DigestOptions{})
+	for _, file := range transcripts.Shipped(t) {
+		h, err := model.LoadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := d.Summarize(context.Background(), h, "")
+		written, _ := summary.Paths(h)
+		if len(got) > summary.DefaultDigestChars+len(strings.Join(written, ", "))+len("Files written: ")+1 {
+			t.Errorf("%s: digest of %d chars", file, len(got))
+		}
+		for _, p := range written {
+			if !strings.Contains(got, p) {
+				t.Errorf("%s: written path %s missing", file, p)
+			}
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package summary
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// UserText returns a user prompt's text as a summary shows it: its plain
+// text, or the parts of a multi-part prompt joined by newlines, each
+// attachment named by its type ("[attachment: image_url]").
+func UserText(p processor.UserPrompt) string {
+	if p.Contents == nil {
+		return p.Content
+	}
+	var parts []string
+	for _, c := range p.Contents {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+			continue
+		}
+		parts = append(parts, "[attachment: "+c.Type+"]")
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Clip shortens s to at most n bytes, keeping about two thirds from its
+// head and one third from its tail around a note of how much was cut
+// ("[... N characters cut ...]"). Runes are never split. n <= 0 means no
+// clipping.
+func Clip(s string, n int) string {
+	if n <= 0 || len(s) <= n {
+		return s
+	}
+	noteLen := len("\n[... ") + len(strconv.Itoa(len(s))) + len(" characters cut ...]\n")
+	keep := n - noteLen
+	if keep < 16 {
+		return s[:runeFloor(s, n)]
+	}
+	headLen := runeFloor(s, keep*2/3)
+	tailStart := runeCeil(s, len(s)-(keep-keep*2/3))
+	return s[:headLen] + "\n[... " + strconv.Itoa(tailStart-headLen) + " characters cut ...]\n" + s[tailStart:]
+}
+
+// runeFloor returns the largest rune boundary of s at or below i.
+func runeFloor(s string, i int) int {
+	if i >= len(s) {
+		return len(s)
+	}
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return i
+}
+
+// runeCeil returns the smallest rune boundary of s at or above i.
+func runeCeil(s string, i int) int {
+	if i <= 0 {
+		return 0
+	}
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return i
+}
