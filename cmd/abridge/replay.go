@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/internal/transcripts"
@@ -23,7 +24,9 @@ transcript with totals: requests, compactions, summarizer calls, summarizer
 input over the transcript's size, prompt size before and after (largest and
 mean estimated tokens, mean characters), reduction, prompt-cache reuse,
 processor time, fidelity (the share of file paths in compacted messages the
-summaries still name) and invalid requests (always 0).
+summaries still name) and invalid requests: requests the processors failed
+on or that would not have been valid to send. Replay prints its report and
+exits with 1 when any request is invalid, saying how many and where.
 
 With no FILE it replays the transcripts shipped in testdata/transcripts.
 Without a model endpoint the window summarizes with the offline digest;
@@ -90,8 +93,34 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			}
 			c.note("wrote " + *plot)
 		}
+		if report.Total.InvalidRequests > 0 {
+			return fmt.Errorf("replay: %s", invalidSummary(report))
+		}
 		return nil
 	}
+}
+
+// invalidSummary says how many of a report's requests were invalid, in
+// which transcripts, and what the first was.
+func invalidSummary(r *replay.Report) string {
+	const most = 5 // transcripts named
+	t := r.Total
+	var where []string
+	more := 0
+	for _, x := range r.Results {
+		switch {
+		case x.InvalidRequests == 0:
+		case len(where) == most:
+			more++
+		default:
+			where = append(where, fmt.Sprintf("%d in %s", x.InvalidRequests, x.File))
+		}
+	}
+	if more > 0 {
+		where = append(where, fmt.Sprintf("and in %d more transcripts", more))
+	}
+	return fmt.Sprintf("%d of %d requests invalid (%s); first: %s",
+		t.InvalidRequests, t.Requests, strings.Join(where, ", "), t.FirstError)
 }
 
 // shippedTranscripts returns the transcripts in testdata/transcripts of the

@@ -2,12 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/replay"
 )
 
 func TestReplayShippedOffline(t *testing.T) {
@@ -119,5 +123,62 @@ func TestReplayOutsideModule(t *testing.T) {
 	if r.code != 2 || !strings.HasPrefix(r.stderr, "abridge: replay: no FILE given and no shipped transcripts found") ||
 		strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("exit %d, stderr %q; want 2 and one line saying no transcripts were found", r.code, r.stderr)
+	}
+}
+
+// TestReplayInvalid replays transcripts of which some are broken (a tool
+// call never answered): replay prints its report and fails on one line
+// that says how many requests were invalid, in which transcripts, and the
+// first error.
+func TestReplayInvalid(t *testing.T) {
+	dir := t.TempDir()
+	broken := []processor.Message{
+		processor.UserMessage("list the files"),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: "{}"}),
+		processor.UserMessage("never mind"),
+		processor.TextMessage("ok"),
+	}
+	brokenFile := filepath.Join(dir, "unanswered.json")
+	saveFile(t, brokenFile, broken)
+	twice := filepath.Join(dir, "unanswered-twice.json")
+	saveFile(t, twice, append(slices.Clone(broken), processor.UserMessage("and now?"), processor.TextMessage("still ok")))
+
+	tests := []struct {
+		name  string
+		files []string
+	}{
+		{"one broken", []string{brokenFile}},
+		{"broken among valid", []string{"testdata/history.json", brokenFile, twice}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, "", append([]string{"replay", "--json"}, tt.files...)...)
+			if r.code != 1 {
+				t.Errorf("exit %d, want 1", r.code)
+			}
+			var report replay.Report
+			if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+				t.Fatalf("the report is not printed as JSON: %v\n%s", err, r.stdout)
+			}
+			total := report.Total
+			if total.InvalidRequests == 0 {
+				t.Fatalf("the report counts no invalid request")
+			}
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			last := lines[len(lines)-1]
+			want := fmt.Sprintf("abridge: replay: %d of %d requests invalid (", total.InvalidRequests, total.Requests)
+			if !strings.HasPrefix(last, want) {
+				t.Errorf("last stderr line = %q, want it to start %q", last, want)
+			}
+			for _, x := range report.Results {
+				where := fmt.Sprintf("%d in %s", x.InvalidRequests, x.File)
+				if got := strings.Contains(last, where); got != (x.InvalidRequests > 0) {
+					t.Errorf("stderr names %q: %v, want %v:\n%s", where, got, x.InvalidRequests > 0, last)
+				}
+			}
+			if !strings.HasSuffix(last, "; first: "+total.FirstError) {
+				t.Errorf("stderr does not end with the first error %q:\n%s", total.FirstError, last)
+			}
+		})
 	}
 }
