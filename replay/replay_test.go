@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/transcripts/shipped"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
@@ -296,6 +298,36 @@ func TestRunFileMissing(t *testing.T) {
 	_, err := RunFile(t.Context(), filepath.Join(t.TempDir(), "absent.json"), Options{})
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("error %v, want one wrapping os.ErrNotExist", err)
+	}
+}
+
+// TestRunFS replays the embedded shipped transcripts and the same files on
+// disk: the figures agree, and each result is named as in the FS.
+func TestRunFS(t *testing.T) {
+	names := shipped.Names()
+	fromFS, err := RunFS(t.Context(), shipped.FS(), names, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFiles, err := Run(t.Context(), transcripts.Shipped(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) == 0 || len(fromFS.Results) != len(names) {
+		t.Fatalf("%d results for %d embedded transcripts", len(fromFS.Results), len(names))
+	}
+	for i, res := range fromFS.Results {
+		if res.File != names[i] {
+			t.Errorf("result %d is named %q, want %q", i, res.File, names[i])
+		}
+	}
+	// Timings differ from run to run, and File by where it was read.
+	ignore := cmpopts.IgnoreFields(Result{}, "File", "ProcessorTime", "PerRequest", "ProcessorCPU", "PerRequestCPU", "SummarizerTime", "FirstError")
+	if diff := cmp.Diff(fromFiles.Results, fromFS.Results, ignore, cmpopts.IgnoreUnexported(Result{})); diff != "" {
+		t.Errorf("RunFS results differ from Run's on the same files (-Run +RunFS):\n%s", diff)
+	}
+	if _, err := RunFS(t.Context(), shipped.FS(), []string{"absent.json"}, Options{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("RunFS of a missing name: error %v, want one wrapping fs.ErrNotExist", err)
 	}
 }
 

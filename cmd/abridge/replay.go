@@ -5,12 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/abridge-go/abridge/config"
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/transcripts/shipped"
 	"github.com/abridge-go/abridge/replay"
 )
 
@@ -28,7 +26,9 @@ summaries still name) and invalid requests: requests the processors failed
 on or that would not have been valid to send. Replay prints its report and
 exits with 1 when any request is invalid, saying how many and where.
 
-With no FILE it replays the transcripts shipped in testdata/transcripts.
+With no FILE it replays the five real transcripts shipped in abridge (the
+binary holds them; internal/transcripts/shipped/README.md in the source says
+where they come from).
 Without a model endpoint the window summarizes with the offline digest;
 with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the model.`,
 	env:   vars(envModel, envWindow, envLog),
@@ -50,13 +50,7 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			return err
 		}
 		defer env.close()
-		files := args
-		if len(files) == 0 {
-			if files, err = shippedTranscripts(); err != nil {
-				return err
-			}
-		}
-		for _, f := range files {
+		for _, f := range args {
 			if _, err := os.Stat(f); err != nil {
 				return fmt.Errorf("replay: %w", err)
 			}
@@ -74,7 +68,12 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			opts.Summarizer = replay.SummarizerDigest
 			c.noteDigest(env, "")
 		}
-		report, err := replay.Run(ctx, files, opts)
+		var report *replay.Report
+		if len(args) > 0 {
+			report, err = replay.Run(ctx, args, opts)
+		} else {
+			report, err = replay.RunFS(ctx, shipped.FS(), shipped.Names(), opts)
+		}
 		opts.Progress("", 0, 0)
 		if err != nil {
 			return fmt.Errorf("replay: %w", err)
@@ -121,22 +120,4 @@ func invalidSummary(r *replay.Report) string {
 	}
 	return fmt.Sprintf("%d of %d requests invalid (%s); first: %s",
 		t.InvalidRequests, t.Requests, strings.Join(where, ", "), t.FirstError)
-}
-
-// shippedTranscripts returns the transcripts in testdata/transcripts of the
-// module abridge runs in.
-func shippedTranscripts() ([]string, error) {
-	dir, err := transcripts.ShippedDir()
-	if err != nil {
-		return nil, usagef("replay: no FILE given and no shipped transcripts found (%v): run inside the abridge module or name transcript files", err)
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
-	}
-	if len(files) == 0 {
-		return nil, usagef("replay: no FILE given and no transcripts in %s: name transcript files", dir)
-	}
-	sort.Strings(files)
-	return files, nil
 }

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/transcripts/shipped"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/replay"
 )
@@ -115,14 +120,86 @@ func TestReplayModel(t *testing.T) {
 	}
 }
 
-// TestReplayOutsideModule runs replay without FILE where no shipped
-// transcripts can be found.
+// TestReplayOutsideModule runs replay without FILE in a directory outside
+// any Go module: it replays the transcripts the binary holds.
 func TestReplayOutsideModule(t *testing.T) {
 	t.Chdir(t.TempDir())
-	r := runCLI(t, nil, "", "replay")
-	if r.code != 2 || !strings.HasPrefix(r.stderr, "abridge: replay: no FILE given and no shipped transcripts found") ||
-		strings.Count(r.stderr, "\n") != 1 {
-		t.Errorf("exit %d, stderr %q; want 2 and one line saying no transcripts were found", r.code, r.stderr)
+	r := runCLI(t, nil, "", "replay", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	var report replay.Report
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, r.stdout)
+	}
+	var got []string
+	for _, x := range report.Results {
+		got = append(got, x.File)
+	}
+	if diff := cmp.Diff(shipped.Names(), got); diff != "" {
+		t.Errorf("replayed transcripts (-shipped +replayed):\n%s", diff)
+	}
+}
+
+// TestReplayInstalled builds the abridge binary and runs "abridge replay"
+// with no FILE from an empty directory outside the module, with none of
+// the environment but PATH: the report covers every shipped transcript,
+// with the figures an in-process replay of the same files gives.
+func TestReplayInstalled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary: skipped with -short")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to build abridge with: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "abridge")
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			t.Fatalf("%s holds a go.mod: the binary would run inside a module", d)
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	cmd := exec.Command(bin, "replay", "--json")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("abridge replay from %s: %v; stderr:\n%s", dir, err, stderr.String())
+	}
+	var got replay.Report
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, stdout.String())
+	}
+	want, err := replay.Run(t.Context(), transcripts.Shipped(t), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type figures struct {
+		File                              string
+		Requests, Compactions             int
+		SummarizerInputChars              int64
+		MeanTokensBefore, MeanTokensAfter float64
+		InvalidRequests                   int
+	}
+	summary := func(r *replay.Report) []figures {
+		var out []figures
+		for _, x := range append(r.Results, r.Total) {
+			out = append(out, figures{filepath.Base(x.File), x.Requests, x.Compactions, x.SummarizerInputChars,
+				x.MeanTokensBefore, x.MeanTokensAfter, x.InvalidRequests})
+		}
+		return out
+	}
+	if diff := cmp.Diff(summary(want), summary(&got)); diff != "" {
+		t.Errorf("the installed binary's replay differs from the shipped files' (-files +binary):\n%s", diff)
 	}
 }
 
