@@ -9,7 +9,7 @@
 // provider's prompt cache can reuse), the processors' own time, and how
 // many of the file paths that were compacted away the summaries still name.
 // [Run] replays many transcripts into a [Report] that prints as a table,
-// as JSON, or as an SVG plot.
+// as JSON, or as a chart (SVG or PNG).
 package replay
 
 import (

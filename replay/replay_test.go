@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -447,57 +445,6 @@ func TestOutputs(t *testing.T) {
 			}
 		}
 	})
-	for _, plot := range []struct {
-		name string
-		fn   func(string) error
-	}{{"plot", rep.Plot}, {"plot all", rep.PlotAll}} {
-		t.Run(plot.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "replay.svg")
-			if err := plot.fn(path); err != nil {
-				t.Fatal(err)
-			}
-			checkSVG(t, path)
-		})
-	}
-	t.Run("plot nothing", func(t *testing.T) {
-		empty := NewReport(Options{}, nil)
-		if err := empty.Plot(filepath.Join(t.TempDir(), "x.svg")); !errors.Is(err, ErrNothingToPlot) {
-			t.Errorf("error %v, want ErrNothingToPlot", err)
-		}
-	})
-}
-
-// checkSVG checks that path holds well-formed XML whose root is an svg
-// element with at least one path drawn.
-func checkSVG(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	dec := xml.NewDecoder(f)
-	root, paths := "", 0
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s is not well-formed XML: %v", path, err)
-		}
-		if se, ok := tok.(xml.StartElement); ok {
-			if root == "" {
-				root = se.Name.Local
-			}
-			if se.Name.Local == "path" {
-				paths++
-			}
-		}
-	}
-	if root != "svg" || paths == 0 {
-		t.Errorf("%s: root element %q with %d paths, want svg with paths", path, root, paths)
-	}
 }
 
 func TestDisplayName(t *testing.T) {

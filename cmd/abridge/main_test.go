@@ -219,7 +219,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"help", "--help"}, []string{"Usage: abridge help [COMMAND]"}},
 		{[]string{"help", "-h"}, []string{"Usage: abridge help [COMMAND]"}},
 		{[]string{"help", "replay", "--help"}, []string{"Usage: abridge replay", "--mode processed|full"}},
-		{[]string{"replay", "--help"}, []string{"--json", "--plot FILE.svg", "--mode processed|full", "OPENAI_BASE_URL", "ABRIDGE_TRIM_CHARS"}},
+		{[]string{"replay", "--help"}, []string{"--json", "--plot FILE", ".png", "--mode processed|full", "OPENAI_BASE_URL", "ABRIDGE_TRIM_CHARS"}},
 		{[]string{"replay", "-h"}, []string{"--json", "summarizer input over the transcript's size", "largest and mean estimated tokens"}},
 		{[]string{"process", "--help"}, []string{"abridge process FILE", "ABRIDGE_MAX_MESSAGES"}},
 		{[]string{"compact", "--help"}, []string{"\n  --focus TEXT\n", "leading system prompts", "ABRIDGE_MODEL"}},

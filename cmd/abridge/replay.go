@@ -15,7 +15,7 @@ import (
 var replayCommand = &command{
 	name:    "replay",
 	summary: "replay transcripts as the agent would have sent them and report the savings",
-	usage:   "abridge replay [--json] [--plot FILE.svg] [--mode processed|full] [FILE...]",
+	usage:   "abridge replay [--json] [--plot FILE] [--mode processed|full] [FILE...]",
 	about: `Replay replays each transcript request by request, running abridge's
 processors before every request as an agent would, and prints a table per
 transcript with totals: requests, compactions, summarizer calls, summarizer
@@ -37,13 +37,19 @@ with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the model.`,
 
 func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	plot := fs.String("plot", "", "draw prompt size per request with and without abridge to `FILE.svg`")
+	plot := fs.String("plot", "", "draw the estimated prompt tokens per request, with and without abridge, "+
+		"one panel per transcript, to `FILE`: SVG for a .svg name, PNG for .png")
 	mode := fs.String("mode", "processed", "which history the replayed agent keeps: `processed|full` "+
 		"(processed: the processed history replaces the stored one; full: the full history is kept and processed whole before every request)")
 	return func(ctx context.Context, c *cli, args []string) error {
 		m, err := replay.ParseMode(*mode)
 		if err != nil {
 			return usagef("replay: --mode is %q; want processed or full", *mode)
+		}
+		if *plot != "" {
+			if _, err := replay.PlotFormat(*plot); err != nil {
+				return usagef("replay: --plot %s: %v", *plot, replay.ErrPlotFormat)
+			}
 		}
 		env, err := c.setup()
 		if err != nil {
@@ -87,16 +93,30 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			return fmt.Errorf("replay: write report: %w", err)
 		}
 		if *plot != "" {
-			if err := report.Plot(*plot); err != nil {
-				return fmt.Errorf("replay: plot: %w", err)
+			files, err := report.PlotAll(*plot)
+			if err != nil {
+				return fmt.Errorf("replay: %w", err)
 			}
-			c.note("wrote " + *plot)
+			c.note(plotNote(*plot, files, len(report.Results)))
 		}
 		if report.Total.InvalidRequests > 0 {
 			return fmt.Errorf("replay: %s", invalidSummary(report))
 		}
 		return nil
 	}
+}
+
+// plotNote says what the plot written to path shows: the transcripts
+// plotted, of all replayed.
+func plotNote(path string, plotted []string, replayed int) string {
+	msg := fmt.Sprintf("wrote %s: estimated prompt tokens per request, one panel for each of the %d transcripts", path, len(plotted))
+	if len(plotted) == 1 {
+		msg = fmt.Sprintf("wrote %s: estimated prompt tokens per request of %s", path, replay.DisplayName(plotted[0]))
+	}
+	if n := replayed - len(plotted); n > 0 {
+		msg += fmt.Sprintf(" (%d with no request not drawn)", n)
+	}
+	return msg
 }
 
 // invalidSummary says how many of a report's requests were invalid, in

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,22 +64,58 @@ func TestReplayJSON(t *testing.T) {
 	}
 }
 
+// TestReplayPlot writes the plot in each format it takes, one panel per
+// transcript, and checks the mistakes: an extension of no supported format
+// is refused before anything is replayed, and a path that cannot be
+// written is named once in one line.
 func TestReplayPlot(t *testing.T) {
-	transcripts.Shipped(t)
-	path := filepath.Join(t.TempDir(), "prompt.svg")
-	r := runCLI(t, nil, "", "replay", "--plot", path)
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	dir := t.TempDir()
+	n := len(shipped.Names())
+	tests := []struct {
+		name   string
+		path   string
+		files  []string // replayed; none: the shipped ones
+		code   int
+		header string // what the file written starts with
+		stderr string // its last line
+	}{
+		{"svg", filepath.Join(dir, "prompt.svg"), nil, 0, "<?xml",
+			fmt.Sprintf("abridge: wrote %s: estimated prompt tokens per request, one panel for each of the %d transcripts", filepath.Join(dir, "prompt.svg"), n)},
+		{"png", filepath.Join(dir, "prompt.png"), nil, 0, "\x89PNG\r\n",
+			fmt.Sprintf("abridge: wrote %s: estimated prompt tokens per request, one panel for each of the %d transcripts", filepath.Join(dir, "prompt.png"), n)},
+		{"one transcript", filepath.Join(dir, "one.svg"), []string{"testdata/history.json"}, 0, "<?xml",
+			fmt.Sprintf("abridge: wrote %s: estimated prompt tokens per request of %s", filepath.Join(dir, "one.svg"), replay.DisplayName("testdata/history.json"))},
+		{"jpeg", filepath.Join(dir, "prompt.jpg"), nil, 2, "", "abridge: replay: --plot " + filepath.Join(dir, "prompt.jpg") + ": want a .svg or .png file"},
+		{"missing directory", filepath.Join(dir, "missing", "prompt.svg"), nil, 1, "",
+			"abridge: replay: plot " + filepath.Join(dir, "missing", "prompt.svg") + ": " + syscall.ENOENT.Error()},
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), "<svg") {
-		t.Errorf("%s is not an SVG: %.200s", path, b)
-	}
-	if !strings.Contains(r.stderr, "wrote "+path) {
-		t.Errorf("stderr does not say where the plot went:\n%s", r.stderr)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, "", append([]string{"replay", "--plot", tt.path}, tt.files...)...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, tt.code, r.stderr)
+			}
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			if last := lines[len(lines)-1]; last != tt.stderr {
+				t.Errorf("last stderr line = %q, want %q", last, tt.stderr)
+			}
+			if tt.code != 0 {
+				if _, err := os.Stat(tt.path); err == nil {
+					t.Errorf("a failed plot left %s behind", tt.path)
+				}
+				if tt.code == exitUsage && r.stdout != "" {
+					t.Errorf("a usage mistake replayed anyway: stdout %q", r.stdout)
+				}
+				return
+			}
+			b, err := os.ReadFile(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(b), tt.header) {
+				t.Errorf("%s starts %q, want %q", tt.path, b[:min(len(b), 16)], tt.header)
+			}
+		})
 	}
 }
 
