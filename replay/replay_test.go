@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -428,23 +427,6 @@ func TestOutputs(t *testing.T) {
 			t.Errorf("JSON round trip (-report +parsed):\n%s", diff)
 		}
 	})
-	t.Run("table", func(t *testing.T) {
-		var buf bytes.Buffer
-		if err := rep.WriteTable(&buf); err != nil {
-			t.Fatal(err)
-		}
-		out := buf.String()
-		for _, want := range []string{"summarizer digest", "context window 128000", "cache reuse", "prompt-cache reuse 0.", "; ceiling 0."} {
-			if !strings.Contains(out, want) {
-				t.Errorf("table lacks %q:\n%s", want, out)
-			}
-		}
-		for _, name := range append(names(rep), "total") {
-			if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(name) + `\s+\d`).MatchString(out) {
-				t.Errorf("table lacks a row for %s:\n%s", name, out)
-			}
-		}
-	})
 }
 
 func TestDisplayName(t *testing.T) {
@@ -462,14 +444,6 @@ func TestDisplayName(t *testing.T) {
 			}
 		})
 	}
-}
-
-func names(rep *Report) []string {
-	var out []string
-	for _, r := range rep.Results {
-		out = append(out, DisplayName(r.File))
-	}
-	return out
 }
 
 func cloneHistory(h []processor.Message) []processor.Message {

@@ -15,28 +15,35 @@ import (
 var replayCommand = &command{
 	name:    "replay",
 	summary: "replay transcripts as the agent would have sent them and report the savings",
-	usage:   "abridge replay [--json] [--plot FILE] [--mode processed|full] [FILE...]",
+	usage:   "abridge replay [--wide | --json] [--plot FILE] [--mode processed|full] [FILE...]",
 	about: `Replay replays each transcript request by request, running abridge's
-processors before every request as an agent would, and prints a table per
-transcript with totals: requests, compactions, summarizer calls, summarizer
-input over the transcript's size, prompt size before and after (largest and
-mean estimated tokens, mean characters), reduction, prompt-cache reuse,
-processor time, fidelity (the share of file paths in compacted messages the
-summaries still name) and invalid requests: requests the processors failed
-on or that would not have been valid to send. Replay prints its report and
-exits with 1 when any request is invalid, saying how many and where.
+processors before every request as an agent would, and reports what they
+save. Its table fits 100 columns: a row per transcript and a total with the
+requests, compactions, mean estimated prompt tokens without and with
+abridge, summarizer input over the transcript's size, and prompt-cache
+reuse. Under it, for all transcripts together: the largest and mean
+estimated tokens, mean characters and their reduction, summarizer calls,
+the naive baseline, the prompt-cache reuse ceiling (what the compaction
+points allow), fidelity (the share of file paths in compacted messages the
+summaries still name), invalid requests (requests the processors failed on
+or that would not have been valid to send) and processor time. --wide shows
+every figure per transcript; --json holds everything, per-request series
+included. Replay prints its report and exits with 1 when any request is
+invalid, saying how many and where.
 
 With no FILE it replays the five real transcripts shipped in abridge (the
 binary holds them; internal/transcripts/shipped/README.md in the source says
-where they come from).
-Without a model endpoint the window summarizes with the offline digest;
-with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the model.`,
+where they come from). Without a model endpoint the window summarizes with
+the offline digest; with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the
+model.`,
 	env:   vars(envModel, envWindow, envLog),
 	flags: replayFlags,
 }
 
 func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
-	asJSON := fs.Bool("json", false, "print the report as JSON")
+	asJSON := fs.Bool("json", false, "print the report as JSON, every figure and the per-request series included")
+	wide := fs.Bool("wide", false, "print every figure per transcript, in a table some 300 columns wide "+
+		"(the default table fits 100 columns and gives the other figures for all transcripts together)")
 	plot := fs.String("plot", "", "draw the estimated prompt tokens per request, with and without abridge, "+
 		"one panel per transcript, to `FILE`: SVG for a .svg name, PNG for .png")
 	mode := fs.String("mode", "processed", "which history the replayed agent keeps: `processed|full` "+
@@ -45,6 +52,9 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		m, err := replay.ParseMode(*mode)
 		if err != nil {
 			return usagef("replay: --mode is %q; want processed or full", *mode)
+		}
+		if *wide && *asJSON {
+			return usagef("replay: --wide and --json: choose one (--json holds every figure)")
 		}
 		if *plot != "" {
 			if _, err := replay.PlotFormat(*plot); err != nil {
@@ -84,9 +94,12 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		if err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}
-		if *asJSON {
+		switch {
+		case *asJSON:
 			err = report.WriteJSON(c.stdout)
-		} else {
+		case *wide:
+			err = report.WriteWideTable(c.stdout)
+		default:
 			err = report.WriteTable(c.stdout)
 		}
 		if err != nil {

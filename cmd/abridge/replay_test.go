@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -27,8 +28,10 @@ func TestReplayShippedOffline(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	for _, f := range files {
-		if !strings.Contains(r.stdout, filepath.Base(f)[:24]) {
-			t.Errorf("table does not mention %s:\n%s", filepath.Base(f), r.stdout)
+		// The table may cut a name in the middle; its ends stay.
+		name := replay.DisplayName(f)
+		if !strings.Contains(r.stdout, "\n"+name[:12]) || !strings.Contains(r.stdout, name[len(name)-12:]+" ") {
+			t.Errorf("table does not mention %s:\n%s", name, r.stdout)
 		}
 	}
 	if !strings.Contains(r.stdout, "digest") {
@@ -37,6 +40,53 @@ func TestReplayShippedOffline(t *testing.T) {
 	want := "abridge: no model endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL): summarizing with the offline digest\n"
 	if r.stderr != want {
 		t.Errorf("stderr = %q, want %q", r.stderr, want)
+	}
+}
+
+// TestReplayTable checks that the default table fits a terminal of
+// replay.TableWidth columns, and that --wide names every transcript in
+// full with every figure.
+func TestReplayTable(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		wide bool
+	}{
+		{"default", []string{"replay"}, false},
+		{"full mode", []string{"replay", "--mode", "full"}, false},
+		{"wide", []string{"replay", "--wide"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, "", tt.args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+			}
+			widest := 0
+			for _, l := range strings.Split(r.stdout, "\n") {
+				widest = max(widest, utf8.RuneCountInString(l))
+			}
+			if !tt.wide && widest > replay.TableWidth {
+				t.Errorf("the table is %d columns wide, more than %d:\n%s", widest, replay.TableWidth, r.stdout)
+			}
+			for _, name := range shipped.Names() {
+				full := strings.Contains(r.stdout, "\n"+replay.DisplayName(name)+" ")
+				if tt.wide && !full {
+					t.Errorf("the wide table does not name %s in full:\n%s", replay.DisplayName(name), r.stdout)
+				}
+			}
+			lines := strings.Split(r.stdout, "\n")
+			h := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "transcript ") })
+			if h < 1 {
+				t.Fatalf("no headings:\n%s", r.stdout)
+			}
+			headings := lines[h-1] + "\n" + lines[h] + "\n"
+			for _, heading := range []string{"messages", "fallback", "ceiling", "processor CPU"} {
+				if got := strings.Contains(headings, heading+" ") || strings.Contains(headings, heading+"\n"); got != tt.wide {
+					t.Errorf("the table has a %q heading: %v, want %v:\n%s", heading, got, tt.wide, r.stdout)
+				}
+			}
+		})
 	}
 }
 
