@@ -49,8 +49,8 @@ func ExampleRunHistory() {
 	// never summarized: 0
 }
 
-// Replaying files gives a report that prints as a table, as JSON or as an
-// SVG plot.
+// Replaying files gives a report that prints as a table, as JSON or as a
+// chart.
 func ExampleRun() {
 	rep, err := replay.Run(context.Background(), nil, replay.Options{Mode: replay.ModeFull})
 	if err != nil {

@@ -4,69 +4,300 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
+
+	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/processors/window"
 )
 
-// WriteTable writes the report as an aligned table: the settings, one row
-// per transcript, a row of totals, and the naive baseline. Prompt sizes are
-// shown before → after (without abridge → what is sent): the largest and
-// the mean estimated tokens, the mean characters, and the reduction of the
-// mean characters sent.
+// TableWidth is the most columns a line of [Report.WriteTable] takes,
+// long words (a path in an error) aside.
+const TableWidth = 100
+
+// A column of a table: its heading on two lines and its cell for one
+// result.
+type column struct {
+	top, bottom string
+	cell        func(x Result) string
+}
+
+// The columns of the tables after the transcript's name. Prompt sizes are
+// "without → with": the transcript prefix the request stands for, and
+// what abridge sends.
+var (
+	colRequests    = column{"", "requests", func(x Result) string { return count(x.Requests) }}
+	colCompactions = column{"", "compactions", func(x Result) string { return count(x.Compactions) }}
+	colMeanTokens  = column{"mean prompt tokens", "without → with", func(x Result) string {
+		return beforeAfter(x.MeanTokensBefore, x.MeanTokensAfter)
+	}}
+	colSummarizerRatio = column{"summarizer", "input ÷ size", func(x Result) string { return fmt.Sprintf("%.3f", x.SummarizerRatio()) }}
+	colCacheReuse      = column{"cache", "reuse", func(x Result) string { return fmt.Sprintf("%.3f", x.CacheReuse) }}
+	colInvalid         = column{"invalid", "requests", func(x Result) string { return count(x.InvalidRequests) }}
+
+	// tableColumns fit TableWidth with the transcripts' names shortened;
+	// the invalid requests of the total are told below the table.
+	tableColumns = []column{colRequests, colCompactions, colMeanTokens, colSummarizerRatio, colCacheReuse}
+
+	// wideColumns hold every figure of a result but its series.
+	wideColumns = []column{
+		{"", "messages", func(x Result) string { return count(x.Messages) }},
+		colRequests,
+		colCompactions,
+		{"summarizer", "calls", func(x Result) string { return count(x.SummarizerCalls) }},
+		{"fallback", "calls", func(x Result) string { return count(x.FallbackCalls) }},
+		colSummarizerRatio,
+		{"largest prompt tokens", "without → with", func(x Result) string {
+			return beforeAfter(float64(x.MaxTokensBefore), float64(x.MaxTokensAfter))
+		}},
+		colMeanTokens,
+		{"mean prompt characters", "without → with", func(x Result) string {
+			return beforeAfter(x.MeanPromptCharsBefore, x.MeanPromptCharsAfter)
+		}},
+		{"mean prompt", "reduction", func(x Result) string {
+			return fmt.Sprintf("%.1f%%", 100*reduction(x.MeanPromptCharsBefore, x.MeanPromptCharsAfter))
+		}},
+		colCacheReuse,
+		{"cache reuse", "ceiling", func(x Result) string { return fmt.Sprintf("%.3f", x.CacheReuseCeiling) }},
+		{"processor µs", "per request", func(x Result) string { return fmt.Sprintf("%.1f", micros(x.PerRequest)) }},
+		{"processor CPU", "µs per request", func(x Result) string { return fmt.Sprintf("%.1f", micros(x.PerRequestCPU)) }},
+		{"file paths", "kept", func(x Result) string { return fmt.Sprintf("%.3f", x.Fidelity) }},
+		{"written paths", "kept", func(x Result) string { return fmt.Sprintf("%.3f", x.WrittenFidelity) }},
+		colInvalid,
+	}
+)
+
+// Limits of the transcripts' names in a table: the shortest a name is cut
+// to so that WriteTable fits TableWidth, and the longest any table shows.
+const (
+	minNameWidth = 16
+	maxNameWidth = 56
+)
+
+// WriteTable writes the report as a table that fits [TableWidth] columns:
+// the settings, one row per transcript and a row of totals with the
+// requests, compactions, mean estimated prompt tokens without → with
+// abridge, the summarizer's input over the transcript's size and the
+// prompt-cache reuse; then the totals of every other figure, one sentence
+// a line. Names are shortened in the middle to fit.
+// [Report.WriteWideTable] shows every figure per transcript.
 func (r *Report) WriteTable(w io.Writer) error {
+	return r.writeTable(w, tableColumns, TableWidth)
+}
+
+// WriteWideTable writes the report as [Report.WriteTable] does, with
+// every figure per transcript (messages, summarizer and fallback calls,
+// largest and mean prompt in tokens and characters, the reduction, the
+// prompt-cache reuse and its ceiling, processor time, the share of file
+// paths kept) and names up to 56 characters, some 300 columns wide.
+func (r *Report) WriteWideTable(w io.Writer) error {
+	return r.writeTable(w, wideColumns, 0)
+}
+
+// writeTable writes the settings, the table of cols and the totals. A
+// positive width shortens the names so that the table fits it.
+func (r *Report) writeTable(w io.Writer, cols []column, width int) error {
+	var b strings.Builder
 	o := r.Options
-	if _, err := fmt.Fprintf(w, "mode %s, summarizer %s, max messages %s, context window %s, trigger %s, trim %s\n\n",
-		o.Mode, o.Summarizer, orDefault(o.MaxMessages), orNone(o.ContextWindow), orDefault(o.TriggerPercent), orDefault(o.TrimMaxChars)); err != nil {
-		return err
+	b.WriteString(fillParts(o.describe(), TableWidth))
+	b.WriteString("\n")
+
+	// The cells, the names first; widths in runes.
+	results := append(slices.Clone(r.Results), r.Total)
+	cells := make([][]string, len(results))
+	widths := make([]int, len(cols)+1)
+	widths[0] = len("transcript")
+	for i, x := range results {
+		cells[i] = make([]string, len(cols)+1)
+		cells[i][0] = DisplayName(x.File)
+		if i == len(results)-1 {
+			cells[i][0] = "total"
+		}
+		for j, c := range cols {
+			cells[i][j+1] = c.cell(x)
+		}
 	}
-	// The names are padded here to be left-aligned; tabwriter aligns the
-	// figures to the right.
-	width := len("transcript")
-	for _, x := range r.Results {
-		width = max(width, utf8.RuneCountInString(DisplayName(x.File)))
+	for j, c := range cols {
+		widths[j+1] = max(utf8.RuneCountInString(c.top), utf8.RuneCountInString(c.bottom))
 	}
-	pad := func(s string) string { return s + strings.Repeat(" ", width-utf8.RuneCountInString(s)) }
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, pad("transcript")+"\tmsgs\treqs\tcompact\tsumm calls\tsumm in/size\tmax tokens\tmean tokens\tmean chars\treduction\tcache reuse\tµs/req\tcpu µs/req\tfidelity\tinvalid\t")
-	row := func(name string, x Result) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.3f\t%d → %d\t%.0f → %.0f\t%.0f → %.0f\t%.1f%%\t%.3f\t%.1f\t%.1f\t%.3f\t%d\t\n",
-			pad(name), x.Messages, x.Requests, x.Compactions, x.SummarizerCalls+x.FallbackCalls, x.SummarizerRatio(),
-			x.MaxTokensBefore, x.MaxTokensAfter, x.MeanTokensBefore, x.MeanTokensAfter,
-			x.MeanPromptCharsBefore, x.MeanPromptCharsAfter, 100*reduction(x.MeanPromptCharsBefore, x.MeanPromptCharsAfter),
-			x.CacheReuse, micros(x.PerRequest), micros(x.PerRequestCPU), x.Fidelity, x.InvalidRequests)
+	for _, row := range cells {
+		for j, s := range row {
+			widths[j] = max(widths[j], utf8.RuneCountInString(s))
+		}
 	}
-	for _, x := range r.Results {
-		row(DisplayName(x.File), x)
+	const gap = 2
+	if width > 0 {
+		others := 0
+		for _, wd := range widths[1:] {
+			others += gap + wd
+		}
+		widths[0] = max(min(widths[0], width-others), minNameWidth)
+		for _, row := range cells {
+			row[0] = cutMiddle(row[0], widths[0])
+		}
 	}
-	row("total", r.Total)
-	if err := tw.Flush(); err != nil {
-		return err
+
+	line := func(row []string) {
+		var l strings.Builder
+		for j, s := range row {
+			pad := strings.Repeat(" ", widths[j]-utf8.RuneCountInString(s))
+			switch {
+			case j == 0:
+				l.WriteString(s + pad)
+			default:
+				l.WriteString(strings.Repeat(" ", gap) + pad + s)
+			}
+		}
+		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
 	}
+	top := []string{""}
+	bottom := []string{"transcript"}
+	for _, c := range cols {
+		top, bottom = append(top, c.top), append(bottom, c.bottom)
+	}
+	line(top)
+	line(bottom)
+	for _, row := range cells {
+		line(row)
+	}
+	b.WriteString("\n")
+	r.writeTotals(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeTotals writes the figures of the total the table does not show,
+// one sentence a line, each filled to TableWidth.
+func (r *Report) writeTotals(b *strings.Builder) {
 	t := r.Total
-	_, err := fmt.Fprintf(w, "\nsummarizer input %d chars = %.3f × the transcripts' %d chars; naive re-summarizing baseline %.1f × (%.1f × after trimming)\n"+
-		"compacted messages %d, never summarized %d; summarizer calls %d, fallback calls %d; fidelity %.3f of paths (%.3f of paths written)\n"+
-		"prompt-cache reuse %.3f; ceiling %.3f: what these compaction points allow, whatever the trimmer and the summaries do\n"+
-		"processor time %v wall, %.1f µs/request (CPU %.1f µs/request); summarizer time %v\n",
-		t.SummarizerInputChars, t.SummarizerRatio(), t.TranscriptChars, t.NaiveRatio(), t.NaiveTrimmedRatio(),
-		t.CompactedMessages, t.Unsummarized, t.SummarizerCalls, t.FallbackCalls, t.Fidelity, t.WrittenFidelity,
-		t.CacheReuse, t.CacheReuseCeiling,
-		t.ProcessorTime.Round(time.Microsecond), micros(t.PerRequest), micros(t.PerRequestCPU), t.SummarizerTime.Round(time.Millisecond))
-	if err == nil && len(t.Failures) > 0 {
+	lines := []string{
+		fmt.Sprintf("largest prompt %s tokens; mean prompt %s tokens",
+			beforeAfter(float64(t.MaxTokensBefore), float64(t.MaxTokensAfter)), beforeAfter(t.MeanTokensBefore, t.MeanTokensAfter)),
+		fmt.Sprintf("mean prompt %s characters, %.1f%% smaller",
+			beforeAfter(t.MeanPromptCharsBefore, t.MeanPromptCharsAfter), 100*reduction(t.MeanPromptCharsBefore, t.MeanPromptCharsAfter)),
+		fmt.Sprintf("summarizer: %s calls, %s fallbacks; input %s characters, %.3f × the transcripts' %s",
+			count(t.SummarizerCalls), count(t.FallbackCalls), groupDigits(t.SummarizerInputChars), t.SummarizerRatio(), groupDigits(t.TranscriptChars)),
+		fmt.Sprintf("naive baseline, summarizing all but head and tail anew each time: %.1f × that size (%.1f × trimmed)",
+			t.NaiveRatio(), t.NaiveTrimmedRatio()),
+		fmt.Sprintf("compacted messages %s, never summarized %s; invalid requests %s",
+			count(t.CompactedMessages), count(t.Unsummarized), count(t.InvalidRequests)),
+		fmt.Sprintf("fidelity: the summaries name %.3f of the file paths of the messages they replace (written: %.3f)",
+			t.Fidelity, t.WrittenFidelity),
+		fmt.Sprintf("prompt-cache reuse %.3f of request bytes; ceiling %.3f (the most these compaction points allow)",
+			t.CacheReuse, t.CacheReuseCeiling),
+		fmt.Sprintf("processor time %.1f µs CPU a request (%.1f µs wall, %v in all); summarizer time %v",
+			micros(t.PerRequestCPU), micros(t.PerRequest), t.ProcessorTime.Round(time.Microsecond), t.SummarizerTime.Round(time.Millisecond)),
+	}
+	if len(t.Failures) > 0 {
 		reasons := make([]string, 0, len(t.Failures))
 		for k, v := range t.Failures {
 			reasons = append(reasons, fmt.Sprintf("%s %d", k, v))
 		}
 		slices.Sort(reasons)
-		_, err = fmt.Fprintf(w, "summaries not used (fallback written): %s\n", strings.Join(reasons, ", "))
+		lines = append(lines, "summaries not used (fallback written): "+strings.Join(reasons, ", "))
 	}
-	if err == nil && t.FirstError != "" {
-		_, err = fmt.Fprintf(w, "first invalid request: %s\n", t.FirstError)
+	if t.FirstError != "" {
+		lines = append(lines, "first invalid request: "+t.FirstError)
 	}
-	return err
+	for _, l := range lines {
+		b.WriteString(fill(l, TableWidth))
+	}
+}
+
+// fill breaks text into lines of at most width runes at spaces, the lines
+// after the first indented by two spaces; a word longer than a line stays
+// whole. The last line ends with a newline too.
+func fill(text string, width int) string {
+	var b strings.Builder
+	n := 0 // runes on the current line
+	for _, word := range strings.Fields(text) {
+		wn := utf8.RuneCountInString(word)
+		switch {
+		case n == 0:
+		case n+1+wn > width:
+			b.WriteString("\n  ")
+			n = 2
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += wn
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// fillParts joins parts with ", " into lines of at most width runes,
+// breaking only between parts, the lines after the first indented by two
+// spaces. The last line ends with a newline too.
+func fillParts(parts []string, width int) string {
+	var b strings.Builder
+	n := 0 // runes on the current line
+	for i, p := range parts {
+		pn := utf8.RuneCountInString(p)
+		switch {
+		case i == 0:
+		case n+2+pn > width:
+			b.WriteString(",\n  ")
+			n = 2
+		default:
+			b.WriteString(", ")
+			n += 2
+		}
+		b.WriteString(p)
+		n += pn
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// describe returns the settings as phrases: the mode, the summarizer, the
+// window's triggers and tail, and the trimmer's cap, defaults resolved.
+func (o Settings) describe() []string {
+	parts := []string{"mode " + o.Mode, "summarizer " + o.Summarizer}
+	switch {
+	case o.MaxMessages < 0:
+		parts = append(parts, "no message trigger")
+	case o.MaxMessages == 0:
+		parts = append(parts, "max messages "+count(window.DefaultMaxMessages))
+	default:
+		parts = append(parts, "max messages "+count(o.MaxMessages))
+	}
+	if o.ContextWindow > 0 {
+		pct := o.TriggerPercent
+		if pct == 0 {
+			pct = window.DefaultTriggerPercent
+		}
+		parts = append(parts, fmt.Sprintf("token trigger at %d%% of %s tokens", pct, count(o.ContextWindow)))
+	} else {
+		parts = append(parts, "no token trigger")
+	}
+	if o.KeepUserTurns > 0 {
+		parts = append(parts, "tail of "+count(o.KeepUserTurns)+" user turns")
+	}
+	switch {
+	case o.TrimMaxChars < 0:
+		parts = append(parts, "no trimming")
+	case o.TrimMaxChars == 0:
+		parts = append(parts, "trim at "+count(trimtools.DefaultMaxChars)+" characters")
+	default:
+		parts = append(parts, "trim at "+count(o.TrimMaxChars)+" characters")
+	}
+	return parts
+}
+
+// count formats a count with its digits grouped by thousands.
+func count(n int) string { return groupDigits(int64(n)) }
+
+// beforeAfter formats "without → with", rounded to integers, digits
+// grouped by thousands.
+func beforeAfter(before, after float64) string {
+	return groupDigits(int64(math.Round(before))) + " → " + groupDigits(int64(math.Round(after)))
 }
 
 // reduction returns the share of before that after saves, 0 when before is 0.
@@ -96,25 +327,17 @@ func DisplayName(path string) string {
 		}
 		name = trimmed
 	}
-	const limit = 56
-	if r := []rune(name); len(r) > limit {
-		name = string(r[:limit/2-1]) + "…" + string(r[len(r)-limit/2:])
+	return cutMiddle(name, maxNameWidth)
+}
+
+// cutMiddle returns s cut to limit runes by replacing its middle with "…".
+func cutMiddle(s string, limit int) string {
+	r := []rune(s)
+	if len(r) <= limit {
+		return s
 	}
-	return name
+	head := (limit - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(limit-1-head):])
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-
-func orDefault(n int) string {
-	if n == 0 {
-		return "default"
-	}
-	return fmt.Sprint(n)
-}
-
-func orNone(n int) string {
-	if n == 0 {
-		return "none"
-	}
-	return fmt.Sprint(n)
-}

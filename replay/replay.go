@@ -9,13 +9,15 @@
 // provider's prompt cache can reuse), the processors' own time, and how
 // many of the file paths that were compacted away the summaries still name.
 // [Run] replays many transcripts into a [Report] that prints as a table,
-// as JSON, or as an SVG plot.
+// as JSON, or as a chart (SVG or PNG).
 package replay
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -420,22 +422,54 @@ func RunHistory(ctx context.Context, name string, history []processor.Message, o
 	return res, nil
 }
 
+// runFSFile replays the transcript stored as name in fsys, as [RunFile]
+// replays a file; the result's File is name.
+func runFSFile(ctx context.Context, fsys fs.FS, name string, opts Options) (Result, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return Result{}, fmt.Errorf("replay: %w", err)
+	}
+	history, err := model.Load(bytes.NewReader(data))
+	if err != nil {
+		return Result{}, fmt.Errorf("replay %s: %w", name, err)
+	}
+	res, err := RunHistory(ctx, name, history, opts)
+	if err != nil {
+		return Result{}, fmt.Errorf("replay %s: %w", name, err)
+	}
+	return res, nil
+}
+
 // Run replays each transcript in turn and returns the report. It stops at
 // the first transcript that cannot be read or replayed, and when ctx is
 // done.
 func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
-	rep := &Report{Options: settingsOf(opts), Results: make([]Result, 0, len(paths))}
-	for i, p := range paths {
+	return runEach(ctx, paths, opts, RunFile)
+}
+
+// RunFS replays each named transcript of fsys in turn, as [Run] replays
+// files, and returns the report; each result's File is the name.
+func RunFS(ctx context.Context, fsys fs.FS, names []string, opts Options) (*Report, error) {
+	return runEach(ctx, names, opts, func(ctx context.Context, name string, opts Options) (Result, error) {
+		return runFSFile(ctx, fsys, name, opts)
+	})
+}
+
+// runEach replays each of the named transcripts with replayOne and
+// returns the report.
+func runEach(ctx context.Context, names []string, opts Options, replayOne func(context.Context, string, Options) (Result, error)) (*Report, error) {
+	rep := &Report{Options: settingsOf(opts), Results: make([]Result, 0, len(names))}
+	for i, p := range names {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		res, err := RunFile(ctx, p, opts)
+		res, err := replayOne(ctx, p, opts)
 		if err != nil {
 			return nil, err
 		}
 		rep.Results = append(rep.Results, res)
 		if opts.Progress != nil {
-			opts.Progress(p, i+1, len(paths))
+			opts.Progress(p, i+1, len(names))
 		}
 	}
 	rep.Total = total(rep.Results)

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/transcripts/shipped"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
@@ -299,6 +298,36 @@ func TestRunFileMissing(t *testing.T) {
 	}
 }
 
+// TestRunFS replays the embedded shipped transcripts and the same files on
+// disk: the figures agree, and each result is named as in the FS.
+func TestRunFS(t *testing.T) {
+	names := shipped.Names()
+	fromFS, err := RunFS(t.Context(), shipped.FS(), names, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFiles, err := Run(t.Context(), transcripts.Shipped(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) == 0 || len(fromFS.Results) != len(names) {
+		t.Fatalf("%d results for %d embedded transcripts", len(fromFS.Results), len(names))
+	}
+	for i, res := range fromFS.Results {
+		if res.File != names[i] {
+			t.Errorf("result %d is named %q, want %q", i, res.File, names[i])
+		}
+	}
+	// Timings differ from run to run, and File by where it was read.
+	ignore := cmpopts.IgnoreFields(Result{}, "File", "ProcessorTime", "PerRequest", "ProcessorCPU", "PerRequestCPU", "SummarizerTime", "FirstError")
+	if diff := cmp.Diff(fromFiles.Results, fromFS.Results, ignore, cmpopts.IgnoreUnexported(Result{})); diff != "" {
+		t.Errorf("RunFS results differ from Run's on the same files (-Run +RunFS):\n%s", diff)
+	}
+	if _, err := RunFS(t.Context(), shipped.FS(), []string{"absent.json"}, Options{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("RunFS of a missing name: error %v, want one wrapping fs.ErrNotExist", err)
+	}
+}
+
 func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -398,74 +427,6 @@ func TestOutputs(t *testing.T) {
 			t.Errorf("JSON round trip (-report +parsed):\n%s", diff)
 		}
 	})
-	t.Run("table", func(t *testing.T) {
-		var buf bytes.Buffer
-		if err := rep.WriteTable(&buf); err != nil {
-			t.Fatal(err)
-		}
-		out := buf.String()
-		for _, want := range []string{"summarizer digest", "context window 128000", "cache reuse", "prompt-cache reuse 0.", "; ceiling 0."} {
-			if !strings.Contains(out, want) {
-				t.Errorf("table lacks %q:\n%s", want, out)
-			}
-		}
-		for _, name := range append(names(rep), "total") {
-			if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(name) + `\s+\d`).MatchString(out) {
-				t.Errorf("table lacks a row for %s:\n%s", name, out)
-			}
-		}
-	})
-	for _, plot := range []struct {
-		name string
-		fn   func(string) error
-	}{{"plot", rep.Plot}, {"plot all", rep.PlotAll}} {
-		t.Run(plot.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "replay.svg")
-			if err := plot.fn(path); err != nil {
-				t.Fatal(err)
-			}
-			checkSVG(t, path)
-		})
-	}
-	t.Run("plot nothing", func(t *testing.T) {
-		empty := NewReport(Options{}, nil)
-		if err := empty.Plot(filepath.Join(t.TempDir(), "x.svg")); !errors.Is(err, ErrNothingToPlot) {
-			t.Errorf("error %v, want ErrNothingToPlot", err)
-		}
-	})
-}
-
-// checkSVG checks that path holds well-formed XML whose root is an svg
-// element with at least one path drawn.
-func checkSVG(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	dec := xml.NewDecoder(f)
-	root, paths := "", 0
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s is not well-formed XML: %v", path, err)
-		}
-		if se, ok := tok.(xml.StartElement); ok {
-			if root == "" {
-				root = se.Name.Local
-			}
-			if se.Name.Local == "path" {
-				paths++
-			}
-		}
-	}
-	if root != "svg" || paths == 0 {
-		t.Errorf("%s: root element %q with %d paths, want svg with paths", path, root, paths)
-	}
 }
 
 func TestDisplayName(t *testing.T) {
@@ -483,14 +444,6 @@ func TestDisplayName(t *testing.T) {
 			}
 		})
 	}
-}
-
-func names(rep *Report) []string {
-	var out []string
-	for _, r := range rep.Results {
-		out = append(out, DisplayName(r.File))
-	}
-	return out
 }
 
 func cloneHistory(h []processor.Message) []processor.Message {

@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	abridge replay [--json] [--plot FILE.svg] [--mode processed|full] [FILE...]
+//	abridge replay [--wide | --json] [--plot FILE] [--mode processed|full] [FILE...]
 //	abridge process FILE
 //	abridge compact [--focus TEXT] FILE
 //	abridge chat [--session NAME]
@@ -85,7 +85,8 @@ type command struct {
 	// env lists the environment variables that matter to the command.
 	env []string
 	// flags declares the command's flags on fs and returns the function
-	// that runs the command with the remaining arguments.
+	// that runs the command with the remaining arguments; nil for help,
+	// which run handles itself.
 	flags func(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error
 	// ownsInterrupts is set for a command that reads the interrupts from
 	// its cli and decides what each one does. Any other command's context
@@ -129,16 +130,10 @@ func run(ctx context.Context, interrupts <-chan os.Signal, args []string, stdin 
 		writeMainUsage(stderr)
 		return exitUsage
 	}
-	switch name := args[0]; name {
-	case "help", "-h", "-help", "--help":
-		if len(args) > 1 && name == "help" {
-			cmd := lookup(args[1])
-			if cmd == nil {
-				return fail(stderr, usagef("help: unknown command %q (commands: %s)", args[1], commandNames()))
-			}
-			writeCommandUsage(stdout, cmd, newFlagSet(cmd))
-			return exitOK
-		}
+	switch args[0] {
+	case "help":
+		return runHelp(args[1:], stdout, stderr)
+	case "-h", "-help", "--help":
 		writeMainUsage(stdout)
 		return exitOK
 	}
@@ -170,6 +165,69 @@ func run(ctx context.Context, interrupts <-chan os.Signal, args []string, stdin 
 		return fail(stderr, err)
 	}
 	return exitOK
+}
+
+// helpCommand describes "abridge help" for its own help; run handles it
+// before looking commands up.
+var helpCommand = &command{
+	name:    "help",
+	summary: "print this help, or a command's help with its flags",
+	usage:   "abridge help [COMMAND]",
+	about: `Help prints what abridge does, its commands and every environment
+variable it reads. "abridge help COMMAND" prints the command's usage, its
+flags and the variables that matter to it, as "abridge COMMAND --help" does.`,
+}
+
+// runHelp runs "abridge help" with the arguments after "help": none prints
+// the main usage; a command's name prints that command's help; "help",
+// -h or --help prints help's own. A help flag after the command's name
+// asks for the same help.
+func runHelp(args []string, stdout, stderr io.Writer) int {
+	var names []string
+	for _, a := range args {
+		switch {
+		case isHelpFlag(a):
+		case strings.HasPrefix(a, "-"):
+			return fail(stderr, usagef("help: flag provided but not defined: %s (see abridge help help)", a))
+		default:
+			names = append(names, a)
+		}
+	}
+	switch {
+	case len(args) == 0:
+		writeMainUsage(stdout)
+		return exitOK
+	case len(names) > 1:
+		return fail(stderr, usagef("help: want at most one COMMAND, got %d: %s", len(names), strings.Join(names, " ")))
+	}
+	cmd := helpCommand
+	if len(names) == 1 && names[0] != helpCommand.name {
+		if cmd = lookup(names[0]); cmd == nil {
+			return fail(stderr, usagef("help: unknown command %q (commands: %s)", names[0], commandNames()))
+		}
+	}
+	writeCommandUsage(stdout, cmd, commandFlags(cmd))
+	return exitOK
+}
+
+// isHelpFlag reports whether arg asks for help the way the flag package
+// takes it: -h, -help, --h or --help.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--h", "--help":
+		return true
+	}
+	return false
+}
+
+// commandFlags returns cmd's flag set with its flags declared, for its
+// help.
+func commandFlags(cmd *command) *flag.FlagSet {
+	fs := newFlagSet(cmd)
+	if cmd.flags != nil {
+		cmd.flags(fs)
+	}
+	return fs
 }
 
 // cancelOnInterrupt calls cancel on the first interrupt, and returns then
@@ -291,8 +349,8 @@ func writeMainUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(&b, "  %s\n", c.usage)
 	}
-	b.WriteString("  abridge help [COMMAND]\n\nCommands:\n\n")
-	for _, c := range commands() {
+	fmt.Fprintf(&b, "  %s\n\nCommands:\n\n", helpCommand.usage)
+	for _, c := range append(commands(), helpCommand) {
 		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
 	}
 	b.WriteString("\nHistories are OpenAI Chat Completions JSON: a bare array of messages or\n")
@@ -300,7 +358,7 @@ func writeMainUsage(w io.Writer) {
 	b.WriteString("summarizes with its offline digest. Errors are one line on stderr; the exit\n")
 	b.WriteString("code is 2 for a usage mistake and 1 for any other failure.\n\nEnvironment:\n\n")
 	writeEnv(&b, nil)
-	b.WriteString("\nRun \"abridge COMMAND --help\" for a command's flags.\n")
+	b.WriteString("\nRun \"abridge help COMMAND\" (or \"abridge COMMAND --help\") for a command's flags.\n")
 	io.WriteString(w, b.String())
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -214,7 +215,11 @@ func TestHelp(t *testing.T) {
 		{[]string{"--help"}, []string{"Usage:", "abridge sessions"}},
 		{[]string{"-h"}, []string{"Usage:", "abridge process FILE"}},
 		{[]string{"help", "compact"}, []string{"abridge compact [--focus TEXT] FILE", "--focus"}},
-		{[]string{"replay", "--help"}, []string{"--json", "--plot FILE.svg", "--mode processed|full", "OPENAI_BASE_URL", "ABRIDGE_TRIM_CHARS"}},
+		{[]string{"help", "help"}, []string{"Usage: abridge help [COMMAND]", "abridge COMMAND --help"}},
+		{[]string{"help", "--help"}, []string{"Usage: abridge help [COMMAND]"}},
+		{[]string{"help", "-h"}, []string{"Usage: abridge help [COMMAND]"}},
+		{[]string{"help", "replay", "--help"}, []string{"Usage: abridge replay", "--mode processed|full"}},
+		{[]string{"replay", "--help"}, []string{"--json", "--wide", "--plot FILE", ".png", "--mode processed|full", "OPENAI_BASE_URL", "ABRIDGE_TRIM_CHARS"}},
 		{[]string{"replay", "-h"}, []string{"--json", "summarizer input over the transcript's size", "largest and mean estimated tokens"}},
 		{[]string{"process", "--help"}, []string{"abridge process FILE", "ABRIDGE_MAX_MESSAGES"}},
 		{[]string{"compact", "--help"}, []string{"\n  --focus TEXT\n", "leading system prompts", "ABRIDGE_MODEL"}},
@@ -237,6 +242,28 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestHelpCommand checks that "abridge help COMMAND" prints exactly what
+// "abridge COMMAND --help" prints, every flag of the command included.
+func TestHelpCommand(t *testing.T) {
+	for _, cmd := range commands() {
+		t.Run(cmd.name, func(t *testing.T) {
+			help := runCLI(t, nil, "", "help", cmd.name)
+			if help.code != 0 || help.stderr != "" {
+				t.Fatalf("help %s: exit %d, stderr %q; want 0 and nothing", cmd.name, help.code, help.stderr)
+			}
+			flagHelp := runCLI(t, nil, "", cmd.name, "--help")
+			if diff := cmp.Diff(flagHelp.stdout, help.stdout); diff != "" {
+				t.Errorf("help %s differs from %s --help (-%s --help +help %s):\n%s", cmd.name, cmd.name, cmd.name, cmd.name, diff)
+			}
+			commandFlags(cmd).VisitAll(func(f *flag.Flag) {
+				if !strings.Contains(help.stdout, "\n  --"+f.Name) {
+					t.Errorf("help %s does not list --%s:\n%s", cmd.name, f.Name, help.stdout)
+				}
+			})
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -249,8 +276,11 @@ func TestErrors(t *testing.T) {
 		{"unknown command", nil, []string{"frobnicate"}, 2, `abridge: unknown command "frobnicate"`},
 		{"flag before command", nil, []string{"--json"}, 2, "abridge: unknown flag --json"},
 		{"help for unknown command", nil, []string{"help", "frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"help for two commands", nil, []string{"help", "replay", "chat"}, 2, "abridge: help: want at most one COMMAND, got 2: replay chat"},
+		{"help with a bad flag", nil, []string{"help", "--json"}, 2, "abridge: help: flag provided but not defined: --json"},
 		{"bad flag", nil, []string{"replay", "--bogus"}, 2, "abridge: replay: flag provided but not defined: -bogus"},
 		{"bad mode", nil, []string{"replay", "--mode", "half"}, 2, `--mode is "half"`},
+		{"wide and json", nil, []string{"replay", "--wide", "--json"}, 2, "abridge: replay: --wide and --json: choose one"},
 		{"replay missing file", nil, []string{"replay", "testdata/missing.json"}, 1, "missing.json"},
 		{"process without file", nil, []string{"process"}, 2, "abridge: process: missing FILE"},
 		{"process two files", nil, []string{"process", "a.json", "b.json"}, 2, "want one FILE"},

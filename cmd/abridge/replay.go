@@ -5,36 +5,47 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
+	"strings"
 
 	"github.com/abridge-go/abridge/config"
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/transcripts/shipped"
 	"github.com/abridge-go/abridge/replay"
 )
 
 var replayCommand = &command{
 	name:    "replay",
 	summary: "replay transcripts as the agent would have sent them and report the savings",
-	usage:   "abridge replay [--json] [--plot FILE.svg] [--mode processed|full] [FILE...]",
+	usage:   "abridge replay [--wide | --json] [--plot FILE] [--mode processed|full] [FILE...]",
 	about: `Replay replays each transcript request by request, running abridge's
-processors before every request as an agent would, and prints a table per
-transcript with totals: requests, compactions, summarizer calls, summarizer
-input over the transcript's size, prompt size before and after (largest and
-mean estimated tokens, mean characters), reduction, prompt-cache reuse,
-processor time, fidelity (the share of file paths in compacted messages the
-summaries still name) and invalid requests (always 0).
+processors before every request as an agent would, and reports what they
+save. Its table fits 100 columns: a row per transcript and a total with the
+requests, compactions, mean estimated prompt tokens without and with
+abridge, summarizer input over the transcript's size, and prompt-cache
+reuse. Under it, for all transcripts together: the largest and mean
+estimated tokens, mean characters and their reduction, summarizer calls,
+the naive baseline, the prompt-cache reuse ceiling (what the compaction
+points allow), fidelity (the share of file paths in compacted messages the
+summaries still name), invalid requests (requests the processors failed on
+or that would not have been valid to send) and processor time. --wide shows
+every figure per transcript; --json holds everything, per-request series
+included. Replay prints its report and exits with 1 when any request is
+invalid, saying how many and where.
 
-With no FILE it replays the transcripts shipped in testdata/transcripts.
-Without a model endpoint the window summarizes with the offline digest;
-with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the model.`,
+With no FILE it replays the five real transcripts shipped in abridge (the
+binary holds them; internal/transcripts/shipped/README.md in the source says
+where they come from). Without a model endpoint the window summarizes with
+the offline digest; with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the
+model.`,
 	env:   vars(envModel, envWindow, envLog),
 	flags: replayFlags,
 }
 
 func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	plot := fs.String("plot", "", "draw prompt size per request with and without abridge to `FILE.svg`")
+	asJSON := fs.Bool("json", false, "print the report as JSON, every figure and the per-request series included")
+	wide := fs.Bool("wide", false, "print every figure per transcript, in a table some 300 columns wide "+
+		"(the default table fits 100 columns and gives the other figures for all transcripts together)")
+	plot := fs.String("plot", "", "draw the estimated prompt tokens per request, with and without abridge, "+
+		"one panel per transcript, to `FILE`: SVG for a .svg name, PNG for .png")
 	mode := fs.String("mode", "processed", "which history the replayed agent keeps: `processed|full` "+
 		"(processed: the processed history replaces the stored one; full: the full history is kept and processed whole before every request)")
 	return func(ctx context.Context, c *cli, args []string) error {
@@ -42,18 +53,20 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		if err != nil {
 			return usagef("replay: --mode is %q; want processed or full", *mode)
 		}
+		if *wide && *asJSON {
+			return usagef("replay: --wide and --json: choose one (--json holds every figure)")
+		}
+		if *plot != "" {
+			if _, err := replay.PlotFormat(*plot); err != nil {
+				return usagef("replay: --plot %s: %v", *plot, replay.ErrPlotFormat)
+			}
+		}
 		env, err := c.setup()
 		if err != nil {
 			return err
 		}
 		defer env.close()
-		files := args
-		if len(files) == 0 {
-			if files, err = shippedTranscripts(); err != nil {
-				return err
-			}
-		}
-		for _, f := range files {
+		for _, f := range args {
 			if _, err := os.Stat(f); err != nil {
 				return fmt.Errorf("replay: %w", err)
 			}
@@ -71,43 +84,73 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			opts.Summarizer = replay.SummarizerDigest
 			c.noteDigest(env, "")
 		}
-		report, err := replay.Run(ctx, files, opts)
+		var report *replay.Report
+		if len(args) > 0 {
+			report, err = replay.Run(ctx, args, opts)
+		} else {
+			report, err = replay.RunFS(ctx, shipped.FS(), shipped.Names(), opts)
+		}
 		opts.Progress("", 0, 0)
 		if err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}
-		if *asJSON {
+		switch {
+		case *asJSON:
 			err = report.WriteJSON(c.stdout)
-		} else {
+		case *wide:
+			err = report.WriteWideTable(c.stdout)
+		default:
 			err = report.WriteTable(c.stdout)
 		}
 		if err != nil {
 			return fmt.Errorf("replay: write report: %w", err)
 		}
 		if *plot != "" {
-			if err := report.Plot(*plot); err != nil {
-				return fmt.Errorf("replay: plot: %w", err)
+			files, err := report.PlotAll(*plot)
+			if err != nil {
+				return fmt.Errorf("replay: %w", err)
 			}
-			c.note("wrote " + *plot)
+			c.note(plotNote(*plot, files, len(report.Results)))
+		}
+		if report.Total.InvalidRequests > 0 {
+			return fmt.Errorf("replay: %s", invalidSummary(report))
 		}
 		return nil
 	}
 }
 
-// shippedTranscripts returns the transcripts in testdata/transcripts of the
-// module abridge runs in.
-func shippedTranscripts() ([]string, error) {
-	dir, err := transcripts.ShippedDir()
-	if err != nil {
-		return nil, usagef("replay: no FILE given and no shipped transcripts found (%v): run inside the abridge module or name transcript files", err)
+// plotNote says what the plot written to path shows: the transcripts
+// plotted, of all replayed.
+func plotNote(path string, plotted []string, replayed int) string {
+	msg := fmt.Sprintf("wrote %s: estimated prompt tokens per request, one panel for each of the %d transcripts", path, len(plotted))
+	if len(plotted) == 1 {
+		msg = fmt.Sprintf("wrote %s: estimated prompt tokens per request of %s", path, replay.DisplayName(plotted[0]))
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+	if n := replayed - len(plotted); n > 0 {
+		msg += fmt.Sprintf(" (%d with no request not drawn)", n)
 	}
-	if len(files) == 0 {
-		return nil, usagef("replay: no FILE given and no transcripts in %s: name transcript files", dir)
+	return msg
+}
+
+// invalidSummary says how many of a report's requests were invalid, in
+// which transcripts, and what the first was.
+func invalidSummary(r *replay.Report) string {
+	const most = 5 // transcripts named
+	t := r.Total
+	var where []string
+	more := 0
+	for _, x := range r.Results {
+		switch {
+		case x.InvalidRequests == 0:
+		case len(where) == most:
+			more++
+		default:
+			where = append(where, fmt.Sprintf("%d in %s", x.InvalidRequests, x.File))
+		}
 	}
-	sort.Strings(files)
-	return files, nil
+	if more > 0 {
+		where = append(where, fmt.Sprintf("and in %d more transcripts", more))
+	}
+	return fmt.Sprintf("%d of %d requests invalid (%s); first: %s",
+		t.InvalidRequests, t.Requests, strings.Join(where, ", "), t.FirstError)
 }

@@ -1,13 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/transcripts/shipped"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/replay"
 )
 
 func TestReplayShippedOffline(t *testing.T) {
@@ -17,8 +28,10 @@ func TestReplayShippedOffline(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	for _, f := range files {
-		if !strings.Contains(r.stdout, filepath.Base(f)[:24]) {
-			t.Errorf("table does not mention %s:\n%s", filepath.Base(f), r.stdout)
+		// The table may cut a name in the middle; its ends stay.
+		name := replay.DisplayName(f)
+		if !strings.Contains(r.stdout, "\n"+name[:12]) || !strings.Contains(r.stdout, name[len(name)-12:]+" ") {
+			t.Errorf("table does not mention %s:\n%s", name, r.stdout)
 		}
 	}
 	if !strings.Contains(r.stdout, "digest") {
@@ -27,6 +40,53 @@ func TestReplayShippedOffline(t *testing.T) {
 	want := "abridge: no model endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL): summarizing with the offline digest\n"
 	if r.stderr != want {
 		t.Errorf("stderr = %q, want %q", r.stderr, want)
+	}
+}
+
+// TestReplayTable checks that the default table fits a terminal of
+// replay.TableWidth columns, and that --wide names every transcript in
+// full with every figure.
+func TestReplayTable(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		wide bool
+	}{
+		{"default", []string{"replay"}, false},
+		{"full mode", []string{"replay", "--mode", "full"}, false},
+		{"wide", []string{"replay", "--wide"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, "", tt.args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+			}
+			widest := 0
+			for _, l := range strings.Split(r.stdout, "\n") {
+				widest = max(widest, utf8.RuneCountInString(l))
+			}
+			if !tt.wide && widest > replay.TableWidth {
+				t.Errorf("the table is %d columns wide, more than %d:\n%s", widest, replay.TableWidth, r.stdout)
+			}
+			for _, name := range shipped.Names() {
+				full := strings.Contains(r.stdout, "\n"+replay.DisplayName(name)+" ")
+				if tt.wide && !full {
+					t.Errorf("the wide table does not name %s in full:\n%s", replay.DisplayName(name), r.stdout)
+				}
+			}
+			lines := strings.Split(r.stdout, "\n")
+			h := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "transcript ") })
+			if h < 1 {
+				t.Fatalf("no headings:\n%s", r.stdout)
+			}
+			headings := lines[h-1] + "\n" + lines[h] + "\n"
+			for _, heading := range []string{"messages", "fallback", "ceiling", "processor CPU"} {
+				if got := strings.Contains(headings, heading+" ") || strings.Contains(headings, heading+"\n"); got != tt.wide {
+					t.Errorf("the table has a %q heading: %v, want %v:\n%s", heading, got, tt.wide, r.stdout)
+				}
+			}
+		})
 	}
 }
 
@@ -54,22 +114,58 @@ func TestReplayJSON(t *testing.T) {
 	}
 }
 
+// TestReplayPlot writes the plot in each format it takes, one panel per
+// transcript, and checks the mistakes: an extension of no supported format
+// is refused before anything is replayed, and a path that cannot be
+// written is named once in one line.
 func TestReplayPlot(t *testing.T) {
-	transcripts.Shipped(t)
-	path := filepath.Join(t.TempDir(), "prompt.svg")
-	r := runCLI(t, nil, "", "replay", "--plot", path)
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	dir := t.TempDir()
+	n := len(shipped.Names())
+	tests := []struct {
+		name   string
+		path   string
+		files  []string // replayed; none: the shipped ones
+		code   int
+		header string // what the file written starts with
+		stderr string // its last line
+	}{
+		{"svg", filepath.Join(dir, "prompt.svg"), nil, 0, "<?xml",
+			fmt.Sprintf("abridge: wrote %s: estimated prompt tokens per request, one panel for each of the %d transcripts", filepath.Join(dir, "prompt.svg"), n)},
+		{"png", filepath.Join(dir, "prompt.png"), nil, 0, "\x89PNG\r\n",
+			fmt.Sprintf("abridge: wrote %s: estimated prompt tokens per request, one panel for each of the %d transcripts", filepath.Join(dir, "prompt.png"), n)},
+		{"one transcript", filepath.Join(dir, "one.svg"), []string{"testdata/history.json"}, 0, "<?xml",
+			fmt.Sprintf("abridge: wrote %s: estimated prompt tokens per request of %s", filepath.Join(dir, "one.svg"), replay.DisplayName("testdata/history.json"))},
+		{"jpeg", filepath.Join(dir, "prompt.jpg"), nil, 2, "", "abridge: replay: --plot " + filepath.Join(dir, "prompt.jpg") + ": want a .svg or .png file"},
+		{"missing directory", filepath.Join(dir, "missing", "prompt.svg"), nil, 1, "",
+			"abridge: replay: plot " + filepath.Join(dir, "missing", "prompt.svg") + ": " + syscall.ENOENT.Error()},
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), "<svg") {
-		t.Errorf("%s is not an SVG: %.200s", path, b)
-	}
-	if !strings.Contains(r.stderr, "wrote "+path) {
-		t.Errorf("stderr does not say where the plot went:\n%s", r.stderr)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, "", append([]string{"replay", "--plot", tt.path}, tt.files...)...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, tt.code, r.stderr)
+			}
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			if last := lines[len(lines)-1]; last != tt.stderr {
+				t.Errorf("last stderr line = %q, want %q", last, tt.stderr)
+			}
+			if tt.code != 0 {
+				if _, err := os.Stat(tt.path); err == nil {
+					t.Errorf("a failed plot left %s behind", tt.path)
+				}
+				if tt.code == exitUsage && r.stdout != "" {
+					t.Errorf("a usage mistake replayed anyway: stdout %q", r.stdout)
+				}
+				return
+			}
+			b, err := os.ReadFile(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(b), tt.header) {
+				t.Errorf("%s starts %q, want %q", tt.path, b[:min(len(b), 16)], tt.header)
+			}
+		})
 	}
 }
 
@@ -111,13 +207,142 @@ func TestReplayModel(t *testing.T) {
 	}
 }
 
-// TestReplayOutsideModule runs replay without FILE where no shipped
-// transcripts can be found.
+// TestReplayOutsideModule runs replay without FILE in a directory outside
+// any Go module: it replays the transcripts the binary holds.
 func TestReplayOutsideModule(t *testing.T) {
 	t.Chdir(t.TempDir())
-	r := runCLI(t, nil, "", "replay")
-	if r.code != 2 || !strings.HasPrefix(r.stderr, "abridge: replay: no FILE given and no shipped transcripts found") ||
-		strings.Count(r.stderr, "\n") != 1 {
-		t.Errorf("exit %d, stderr %q; want 2 and one line saying no transcripts were found", r.code, r.stderr)
+	r := runCLI(t, nil, "", "replay", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	var report replay.Report
+	if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, r.stdout)
+	}
+	var got []string
+	for _, x := range report.Results {
+		got = append(got, x.File)
+	}
+	if diff := cmp.Diff(shipped.Names(), got); diff != "" {
+		t.Errorf("replayed transcripts (-shipped +replayed):\n%s", diff)
+	}
+}
+
+// TestReplayInstalled builds the abridge binary and runs "abridge replay"
+// with no FILE from an empty directory outside the module, with none of
+// the environment but PATH: the report covers every shipped transcript,
+// with the figures an in-process replay of the same files gives.
+func TestReplayInstalled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary: skipped with -short")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to build abridge with: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "abridge")
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			t.Fatalf("%s holds a go.mod: the binary would run inside a module", d)
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	cmd := exec.Command(bin, "replay", "--json")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("abridge replay from %s: %v; stderr:\n%s", dir, err, stderr.String())
+	}
+	var got replay.Report
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, stdout.String())
+	}
+	want, err := replay.Run(t.Context(), transcripts.Shipped(t), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type figures struct {
+		File                              string
+		Requests, Compactions             int
+		SummarizerInputChars              int64
+		MeanTokensBefore, MeanTokensAfter float64
+		InvalidRequests                   int
+	}
+	summary := func(r *replay.Report) []figures {
+		var out []figures
+		for _, x := range append(r.Results, r.Total) {
+			out = append(out, figures{filepath.Base(x.File), x.Requests, x.Compactions, x.SummarizerInputChars,
+				x.MeanTokensBefore, x.MeanTokensAfter, x.InvalidRequests})
+		}
+		return out
+	}
+	if diff := cmp.Diff(summary(want), summary(&got)); diff != "" {
+		t.Errorf("the installed binary's replay differs from the shipped files' (-files +binary):\n%s", diff)
+	}
+}
+
+// TestReplayInvalid replays transcripts of which some are broken (a tool
+// call never answered): replay prints its report and fails on one line
+// that says how many requests were invalid, in which transcripts, and the
+// first error.
+func TestReplayInvalid(t *testing.T) {
+	dir := t.TempDir()
+	broken := []processor.Message{
+		processor.UserMessage("list the files"),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: "{}"}),
+		processor.UserMessage("never mind"),
+		processor.TextMessage("ok"),
+	}
+	brokenFile := filepath.Join(dir, "unanswered.json")
+	saveFile(t, brokenFile, broken)
+	twice := filepath.Join(dir, "unanswered-twice.json")
+	saveFile(t, twice, append(slices.Clone(broken), processor.UserMessage("and now?"), processor.TextMessage("still ok")))
+
+	tests := []struct {
+		name  string
+		files []string
+	}{
+		{"one broken", []string{brokenFile}},
+		{"broken among valid", []string{"testdata/history.json", brokenFile, twice}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, "", append([]string{"replay", "--json"}, tt.files...)...)
+			if r.code != 1 {
+				t.Errorf("exit %d, want 1", r.code)
+			}
+			var report replay.Report
+			if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+				t.Fatalf("the report is not printed as JSON: %v\n%s", err, r.stdout)
+			}
+			total := report.Total
+			if total.InvalidRequests == 0 {
+				t.Fatalf("the report counts no invalid request")
+			}
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			last := lines[len(lines)-1]
+			want := fmt.Sprintf("abridge: replay: %d of %d requests invalid (", total.InvalidRequests, total.Requests)
+			if !strings.HasPrefix(last, want) {
+				t.Errorf("last stderr line = %q, want it to start %q", last, want)
+			}
+			for _, x := range report.Results {
+				where := fmt.Sprintf("%d in %s", x.InvalidRequests, x.File)
+				if got := strings.Contains(last, where); got != (x.InvalidRequests > 0) {
+					t.Errorf("stderr names %q: %v, want %v:\n%s", where, got, x.InvalidRequests > 0, last)
+				}
+			}
+			if !strings.HasSuffix(last, "; first: "+total.FirstError) {
+				t.Errorf("stderr does not end with the first error %q:\n%s", total.FirstError, last)
+			}
+		})
 	}
 }

@@ -1,7 +1,8 @@
 // Package transcripts finds the real agent conversations abridge is tested
 // and benchmarked on: the shared set in ../shared/transcripts/openai beside
 // the repository (or the directory named by ABRIDGE_TRANSCRIPTS), and the
-// few copies shipped in testdata/transcripts.
+// few copies shipped in internal/transcripts/shipped (see package shipped,
+// which embeds them).
 package transcripts
 
 import (
@@ -49,13 +50,14 @@ func SharedDir() (string, bool) {
 	return dir, err == nil && st.IsDir()
 }
 
-// ShippedDir returns testdata/transcripts of the repository.
+// ShippedDir returns the directory of the shipped transcripts in the
+// repository: internal/transcripts/shipped.
 func ShippedDir() (string, error) {
 	root, err := Root()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, "testdata", "transcripts"), nil
+	return filepath.Join(root, "internal", "transcripts", "shipped"), nil
 }
 
 // Shared returns the paths of the shared transcripts, sorted, or skips the
@@ -73,8 +75,8 @@ func Shared(tb testing.TB) []string {
 	return files
 }
 
-// Shipped returns the paths of the transcripts shipped in
-// testdata/transcripts, sorted. It fails the test when there are none.
+// Shipped returns the paths of the shipped transcripts, sorted. It fails
+// the test when there are none.
 func Shipped(tb testing.TB) []string {
 	tb.Helper()
 	dir, err := ShippedDir()
