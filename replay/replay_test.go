@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	abridge "github.com/abridge-go/abridge"
 	"github.com/abridge-go/abridge/internal/transcripts"
-	"github.com/abridge-go/abridge/internal/transcripts/shipped"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
@@ -301,8 +301,8 @@ func TestRunFileMissing(t *testing.T) {
 // TestRunFS replays the embedded shipped transcripts and the same files on
 // disk: the figures agree, and each result is named as in the FS.
 func TestRunFS(t *testing.T) {
-	names := shipped.Names()
-	fromFS, err := RunFS(t.Context(), shipped.FS(), names, Options{})
+	fsys, names := abridge.Transcripts()
+	fromFS, err := RunFS(t.Context(), fsys, names, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestRunFS(t *testing.T) {
 	if diff := cmp.Diff(fromFiles.Results, fromFS.Results, ignore, cmpopts.IgnoreUnexported(Result{})); diff != "" {
 		t.Errorf("RunFS results differ from Run's on the same files (-Run +RunFS):\n%s", diff)
 	}
-	if _, err := RunFS(t.Context(), shipped.FS(), []string{"absent.json"}, Options{}); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := RunFS(t.Context(), fsys, []string{"absent.json"}, Options{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("RunFS of a missing name: error %v, want one wrapping fs.ErrNotExist", err)
 	}
 }

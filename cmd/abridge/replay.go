@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
+	abridge "github.com/abridge-go/abridge"
 	"github.com/abridge-go/abridge/config"
-	"github.com/abridge-go/abridge/internal/transcripts/shipped"
 	"github.com/abridge-go/abridge/replay"
 )
 
@@ -32,7 +32,7 @@ included. Replay prints its report and exits with 1 when any request is
 invalid, saying how many and where.
 
 With no FILE it replays the five real transcripts shipped in abridge (the
-binary holds them; internal/transcripts/shipped/README.md in the source says
+binary holds them; testdata/README.md in the source says
 where they come from). Without a model endpoint the window summarizes with
 the offline digest; with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the
 model.`,
@@ -88,7 +88,8 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		if len(args) > 0 {
 			report, err = replay.Run(ctx, args, opts)
 		} else {
-			report, err = replay.RunFS(ctx, shipped.FS(), shipped.Names(), opts)
+			shippedFS, shippedNames := abridge.Transcripts()
+			report, err = replay.RunFS(ctx, shippedFS, shippedNames, opts)
 		}
 		opts.Progress("", 0, 0)
 		if err != nil {

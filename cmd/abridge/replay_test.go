@@ -15,8 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	abridge "github.com/abridge-go/abridge"
 	"github.com/abridge-go/abridge/internal/transcripts"
-	"github.com/abridge-go/abridge/internal/transcripts/shipped"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/replay"
 )
@@ -69,7 +69,7 @@ func TestReplayTable(t *testing.T) {
 			if !tt.wide && widest > replay.TableWidth {
 				t.Errorf("the table is %d columns wide, more than %d:\n%s", widest, replay.TableWidth, r.stdout)
 			}
-			for _, name := range shipped.Names() {
+			for _, name := range shippedNames(t) {
 				full := strings.Contains(r.stdout, "\n"+replay.DisplayName(name)+" ")
 				if tt.wide && !full {
 					t.Errorf("the wide table does not name %s in full:\n%s", replay.DisplayName(name), r.stdout)
@@ -120,7 +120,7 @@ func TestReplayJSON(t *testing.T) {
 // written is named once in one line.
 func TestReplayPlot(t *testing.T) {
 	dir := t.TempDir()
-	n := len(shipped.Names())
+	n := len(shippedNames(t))
 	tests := []struct {
 		name   string
 		path   string
@@ -223,7 +223,7 @@ func TestReplayOutsideModule(t *testing.T) {
 	for _, x := range report.Results {
 		got = append(got, x.File)
 	}
-	if diff := cmp.Diff(shipped.Names(), got); diff != "" {
+	if diff := cmp.Diff(shippedNames(t), got); diff != "" {
 		t.Errorf("replayed transcripts (-shipped +replayed):\n%s", diff)
 	}
 }
@@ -345,4 +345,11 @@ func TestReplayInvalid(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shippedNames returns the names of the transcripts the binary embeds.
+func shippedNames(t *testing.T) []string {
+	t.Helper()
+	_, names := abridge.Transcripts()
+	return names
 }

@@ -1,8 +1,8 @@
 // Package transcripts finds the real agent conversations abridge is tested
 // and benchmarked on: the shared set in ../shared/transcripts/openai beside
 // the repository (or the directory named by ABRIDGE_TRANSCRIPTS), and the
-// few copies shipped in internal/transcripts/shipped (see package shipped,
-// which embeds them).
+// few copies shipped in testdata/transcripts (which the module's root
+// package embeds).
 package transcripts
 
 import (
@@ -51,13 +51,13 @@ func SharedDir() (string, bool) {
 }
 
 // ShippedDir returns the directory of the shipped transcripts in the
-// repository: internal/transcripts/shipped.
+// repository: testdata/transcripts.
 func ShippedDir() (string, error) {
 	root, err := Root()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(root, "internal", "transcripts", "shipped"), nil
+	return filepath.Join(root, "testdata", "transcripts"), nil
 }
 
 // Shared returns the paths of the shared transcripts, sorted, or skips the
