@@ -9,17 +9,22 @@ import (
 )
 
 // BenchmarkReplay replays every shared transcript (the shipped ones when
-// the shared set is absent) with the digest summarizer, per mode and
-// window setting, and reports the replay's figures as metrics:
-// proc-µs/req is the trimmer's and the window's wall time per request
-// without the summarizer's own time, proc-cpu-µs/req the same in CPU time
-// of the replaying thread (Linux; not inflated by other load), cache-reuse the prompt-cache reuse,
-// summ-in/size the summarizer's input over the transcripts' size and
-// naive/size the naive re-summarizing baseline over the same, and
-// reuse-ceiling the most reuse the window's compaction points allow.
+// the shared set is absent) with the digest summarizer, in each host mode
+// (processed history, full history in the same memory, full history
+// decoded afresh for every request) and window setting, and reports the
+// replay's figures as metrics: proc-µs/req is the trimmer's and the
+// window's wall time per request without the summarizer's own time,
+// proc-cpu-µs/req the same in CPU time of the replaying thread (Linux; not
+// inflated by other load), cache-reuse the prompt-cache reuse, summ-in/size
+// the summarizer's input over the transcripts' size, summ-calls its calls
+// (equal in every mode), naive/size the naive re-summarizing baseline over
+// the same, and reuse-ceiling the most reuse the window's compaction
+// points allow. In the fresh mode, decode-cpu-µs/req is the CPU time of
+// decoding each request's JSON with encoding/json, and proc/decode the
+// processors' CPU time over it.
 func BenchmarkReplay(b *testing.B) {
 	files := benchFiles(b)
-	for _, mode := range []Mode{ModeProcessed, ModeFull} {
+	for _, mode := range []Mode{ModeProcessed, ModeFull, ModeFresh} {
 		for _, w := range []struct {
 			name string
 			opts window.Options
@@ -30,9 +35,14 @@ func BenchmarkReplay(b *testing.B) {
 				if t.ProcessorCPU > 0 {
 					b.ReportMetric(micros(t.PerRequestCPU), "proc-cpu-µs/req")
 				}
+				if mode == ModeFresh {
+					b.ReportMetric(micros(t.PerRequestDecodeCPU), "decode-cpu-µs/req")
+					b.ReportMetric(t.DecodeRatio(), "proc/decode")
+				}
 				b.ReportMetric(t.CacheReuse, "cache-reuse")
 				b.ReportMetric(t.CacheReuseCeiling, "reuse-ceiling")
 				b.ReportMetric(t.SummarizerRatio(), "summ-in/size")
+				b.ReportMetric(float64(t.SummarizerCalls), "summ-calls")
 				b.ReportMetric(t.NaiveRatio(), "naive/size")
 				b.ReportMetric(float64(t.Requests), "requests")
 			})

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -64,7 +63,7 @@ func newRun(opts Options) (*run, error) {
 	if r.mode == 0 {
 		r.mode = ModeProcessed
 	}
-	if r.mode != ModeProcessed && r.mode != ModeFull {
+	if r.mode != ModeProcessed && r.mode != ModeFull && r.mode != ModeFresh {
 		return nil, fmt.Errorf("replay: unknown mode %v", r.mode)
 	}
 	wopts := opts.Window
@@ -142,6 +141,13 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 		}
 	}
 
+	var raws []json.RawMessage
+	if r.mode == ModeFresh {
+		var err error
+		if raws, err = model.ToRawMessages(transcript); err != nil {
+			return Result{}, fmt.Errorf("encode the transcript as requests: %w", err)
+		}
+	}
 	ident := make([]int, n)
 	for i := range ident {
 		ident[i] = i
@@ -165,6 +171,12 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 		switch r.mode {
 		case ModeFull:
 			in, inOrigins = transcript[:i], ident[:i]
+		case ModeFresh:
+			var err error
+			if in, err = r.decode(&res, raws[:i]); err != nil {
+				return Result{}, fmt.Errorf("request %d: %w", res.Requests+1, err)
+			}
+			inOrigins = ident[:i]
 		default:
 			stored = append(stored, transcript[next:i]...)
 			origins = append(origins, ident[next:i]...)
@@ -173,7 +185,8 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 		}
 		out, outOrigins, pt := r.step(ctx, &res, in, inOrigins, raw, trimmedSum)
 		if r.mode == ModeProcessed {
-			stored, origins = slices.Clip(out), slices.Clip(outOrigins)
+			// The result is the host's: it appends to it.
+			stored, origins = out, outOrigins
 		}
 
 		res.Requests++
@@ -223,6 +236,20 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 	}
 	res.finish()
 	return res, nil
+}
+
+// decode encodes raws as a request's JSON "messages" and decodes it into
+// new memory, as a proxy receives a request, timing the decoding.
+func (r *run) decode(res *Result, raws []json.RawMessage) ([]processor.Message, error) {
+	data := model.JoinRawMessages(raws)
+	c0, cpuOK := threadCPU()
+	t0 := time.Now()
+	h, err := model.FromJSON(data)
+	res.DecodeTime += time.Since(t0)
+	if c1, _ := threadCPU(); cpuOK {
+		res.DecodeCPU += max(c1-c0-r.cpuCost, 0)
+	}
+	return h, err
 }
 
 // readCost estimates what one reading of the thread's CPU time costs: the

@@ -192,6 +192,10 @@ func (r *Report) writeTotals(b *strings.Builder) {
 		fmt.Sprintf("processor time %.1f µs CPU a request (%.1f µs wall, %v in all); summarizer time %v",
 			micros(t.PerRequestCPU), micros(t.PerRequest), t.ProcessorTime.Round(time.Microsecond), t.SummarizerTime.Round(time.Millisecond)),
 	}
+	if t.DecodeTime > 0 {
+		lines = append(lines, fmt.Sprintf("decoding the requests' JSON (encoding/json): %.1f µs CPU a request; the processors take %.3f of that",
+			micros(t.PerRequestDecodeCPU), t.DecodeRatio()))
+	}
 	if len(t.Failures) > 0 {
 		reasons := make([]string, 0, len(t.Failures))
 		for k, v := range t.Failures {

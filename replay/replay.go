@@ -38,8 +38,16 @@ const (
 	// and the requests after it are appended to it.
 	ModeProcessed Mode = iota + 1
 	// ModeFull keeps the full history: the processors run on the whole
-	// transcript prefix at every request.
+	// transcript prefix at every request, the same messages in the same
+	// memory each time (a host that keeps its history in abridge's
+	// message model).
 	ModeFull
+	// ModeFresh keeps the full history as a proxy or an HTTP middleware
+	// sees it: at every request the transcript prefix is encoded as a
+	// request's JSON "messages" and decoded into new memory
+	// (model.FromJSON), then processed. The decoding is timed apart
+	// ([Result.DecodeTime]).
+	ModeFresh
 )
 
 // String returns "processed", "full" or "mode(N)".
@@ -49,19 +57,23 @@ func (m Mode) String() string {
 		return "processed"
 	case ModeFull:
 		return "full"
+	case ModeFresh:
+		return "fresh"
 	}
 	return "mode(" + strconv.Itoa(int(m)) + ")"
 }
 
-// ParseMode returns the Mode named "processed" or "full".
+// ParseMode returns the Mode named "processed", "full" or "fresh".
 func ParseMode(s string) (Mode, error) {
 	switch s {
 	case "processed":
 		return ModeProcessed, nil
 	case "full":
 		return ModeFull, nil
+	case "fresh":
+		return ModeFresh, nil
 	}
-	return 0, fmt.Errorf("replay mode %q: want processed or full", s)
+	return 0, fmt.Errorf("replay mode %q: want processed, full or fresh", s)
 }
 
 // Summarizer names accepted in [Options.Summarizer].
@@ -77,6 +89,19 @@ const (
 	SummarizerModel = "model"
 )
 
+// DecodeRatio returns, for a ModeFresh replay, the processors' CPU time
+// over the CPU time of decoding the same requests with encoding/json
+// (wall times where CPU time is not measured); 0 in the other modes.
+func (r Result) DecodeRatio() float64 {
+	switch {
+	case r.DecodeCPU > 0:
+		return float64(r.ProcessorCPU) / float64(r.DecodeCPU)
+	case r.DecodeTime > 0:
+		return float64(r.ProcessorTime) / float64(r.DecodeTime)
+	}
+	return 0
+}
+
 // ErrNoModel is returned when [Options.Summarizer] is "model" and
 // [Options.Model] is nil.
 var ErrNoModel = errors.New("replay: summarizer \"model\" needs Options.Model")
@@ -84,7 +109,8 @@ var ErrNoModel = errors.New("replay: summarizer \"model\" needs Options.Model")
 // Options configure a replay. The zero value replays in [ModeProcessed]
 // with the window's and the trimmer's defaults and the digest summarizer.
 type Options struct {
-	// Mode is ModeProcessed (the default when zero) or ModeFull.
+	// Mode is ModeProcessed (the default when zero), ModeFull or
+	// ModeFresh.
 	Mode Mode
 	// Window holds the window's settings. Its Summarizer and Fallback,
 	// when nil, are set by the replay (see Summarizer; the fallback is
@@ -111,7 +137,7 @@ type Options struct {
 
 // Settings is the part of [Options] a [Report] records.
 type Settings struct {
-	// Mode is "processed" or "full".
+	// Mode is "processed", "full" or "fresh".
 	Mode string `json:"mode"`
 	// Summarizer is the summarizer's name ("digest", "recorder",
 	// "model", or "custom" when Window.Summarizer was given).
@@ -260,6 +286,15 @@ type Result struct {
 	ProcessorCPU time.Duration `json:"processor_cpu_ns"`
 	// PerRequestCPU is ProcessorCPU divided by Requests.
 	PerRequestCPU time.Duration `json:"per_request_cpu_ns"`
+	// DecodeTime is, in ModeFresh, the time spent decoding the requests'
+	// JSON into new memory with encoding/json (model.FromJSON), apart from
+	// ProcessorTime; zero in the other modes.
+	DecodeTime time.Duration `json:"decode_time_ns,omitempty"`
+	// DecodeCPU is DecodeTime measured as CPU time of the replaying
+	// thread (Linux; 0 elsewhere).
+	DecodeCPU time.Duration `json:"decode_cpu_ns,omitempty"`
+	// PerRequestDecodeCPU is DecodeCPU divided by Requests.
+	PerRequestDecodeCPU time.Duration `json:"per_request_decode_cpu_ns,omitempty"`
 	// SummarizerTime is the summarizers' own time over all requests.
 	SummarizerTime time.Duration `json:"summarizer_time_ns"`
 	// Fidelity is PathsKept / PathsCompacted, or 1 when no path was
@@ -323,6 +358,7 @@ func (r *Result) finish() {
 		r.MeanTokensAfter = float64(r.sumTokensAfter) / n
 		r.PerRequest = r.ProcessorTime / time.Duration(r.Requests)
 		r.PerRequestCPU = r.ProcessorCPU / time.Duration(r.Requests)
+		r.PerRequestDecodeCPU = r.DecodeCPU / time.Duration(r.Requests)
 	}
 	r.CacheReuse = ratio(r.ReusedChars, r.RequestChars)
 	r.CacheReuseCeiling = ratio(r.CeilingChars, r.RequestChars)
@@ -366,6 +402,8 @@ func (r *Result) add(o Result) {
 	r.CeilingChars += o.CeilingChars
 	r.ProcessorTime += o.ProcessorTime
 	r.ProcessorCPU += o.ProcessorCPU
+	r.DecodeTime += o.DecodeTime
+	r.DecodeCPU += o.DecodeCPU
 	r.SummarizerTime += o.SummarizerTime
 	r.PathsCompacted += o.PathsCompacted
 	r.PathsKept += o.PathsKept

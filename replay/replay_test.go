@@ -97,7 +97,7 @@ func checkInvariants(t *testing.T, res Result) {
 func TestRunHistorySynthetic(t *testing.T) {
 	history := syntheticHistory(60)
 	orig := cloneHistory(history)
-	for _, mode := range []Mode{ModeProcessed, ModeFull} {
+	for _, mode := range []Mode{ModeProcessed, ModeFull, ModeFresh} {
 		for _, summ := range []string{SummarizerDigest, SummarizerRecorder, SummarizerModel} {
 			t.Run(mode.String()+"/"+summ, func(t *testing.T) {
 				rec := model.NewRecorder(recordedSummary)
@@ -338,7 +338,7 @@ func TestRunCancelled(t *testing.T) {
 
 func TestShipped(t *testing.T) {
 	files := transcripts.Shipped(t)
-	for _, mode := range []Mode{ModeProcessed, ModeFull} {
+	for _, mode := range []Mode{ModeProcessed, ModeFull, ModeFresh} {
 		for _, summ := range []string{SummarizerDigest, SummarizerRecorder} {
 			t.Run(mode.String()+"/"+summ, func(t *testing.T) {
 				var progress []int

@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	abridge replay [--wide | --json] [--plot FILE] [--mode processed|full] [FILE...]
+//	abridge replay [--wide | --json] [--plot FILE] [--mode processed|full|fresh] [FILE...]
 //	abridge process FILE
 //	abridge compact [--focus TEXT] FILE
 //	abridge chat [--session NAME]

@@ -15,7 +15,7 @@ import (
 var replayCommand = &command{
 	name:    "replay",
 	summary: "replay transcripts as the agent would have sent them and report the savings",
-	usage:   "abridge replay [--wide | --json] [--plot FILE] [--mode processed|full] [FILE...]",
+	usage:   "abridge replay [--wide | --json] [--plot FILE] [--mode processed|full|fresh] [FILE...]",
 	about: `Replay replays each transcript request by request, running abridge's
 processors before every request as an agent would, and reports what they
 save. Its table fits 100 columns: a row per transcript and a total with the
@@ -46,12 +46,13 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		"(the default table fits 100 columns and gives the other figures for all transcripts together)")
 	plot := fs.String("plot", "", "draw the estimated prompt tokens per request, with and without abridge, "+
 		"one panel per transcript, to `FILE`: SVG for a .svg name, PNG for .png")
-	mode := fs.String("mode", "processed", "which history the replayed agent keeps: `processed|full` "+
-		"(processed: the processed history replaces the stored one; full: the full history is kept and processed whole before every request)")
+	mode := fs.String("mode", "processed", "how the host keeps its history: `processed|full|fresh` "+
+		"(processed: the processed history replaces the stored one; full: the full history is kept and processed whole before every request; "+
+		"fresh: the full history is decoded from a request's JSON before every request, as a proxy sees it, and the decoding is timed apart)")
 	return func(ctx context.Context, c *cli, args []string) error {
 		m, err := replay.ParseMode(*mode)
 		if err != nil {
-			return usagef("replay: --mode is %q; want processed or full", *mode)
+			return usagef("replay: --mode is %q; want processed, full or fresh", *mode)
 		}
 		if *wide && *asJSON {
 			return usagef("replay: --wide and --json: choose one (--json holds every figure)")

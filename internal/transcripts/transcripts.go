@@ -119,3 +119,18 @@ func list(tb testing.TB, dir string) []string {
 	sort.Strings(files)
 	return files
 }
+
+// All returns the paths of the shared transcripts, or of the shipped ones
+// (logging that it falls back) when the shared set is absent.
+func All(tb testing.TB) []string {
+	tb.Helper()
+	if dir, ok := SharedDir(); ok {
+		if files := list(tb, dir); len(files) > 0 {
+			return files
+		}
+		tb.Logf("no transcripts in %s: using the shipped ones", dir)
+	} else {
+		tb.Logf("shared transcripts not found at %s: using the shipped ones", dir)
+	}
+	return Shipped(tb)
+}

@@ -47,7 +47,7 @@ func FuzzWindow(f *testing.F) {
 			if !processor.Equal(out[len(out)-1], h[len(h)-1]) {
 				t.Fatal("last request altered")
 			}
-			head := headEnd(h, w.headLimit)
+			head := w.split(h, false).head
 			if head > len(out) {
 				t.Fatalf("output of %d messages shorter than the head %d", len(out), head)
 			}

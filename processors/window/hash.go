@@ -1,9 +1,13 @@
 package window
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding"
 	"encoding/binary"
 	"hash"
+	"slices"
+	"sync"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -184,18 +188,30 @@ func (h *hasher) sum() Digest {
 	return d
 }
 
+// keyer computes keys (see [Key]), reusing its hashers so that a request
+// costs no new one.
+type keyer struct {
+	pool sync.Pool
+}
+
 // key returns the cheap key of messages: the first 16 bytes of the cheap
 // hash of their count and each of them.
-func key(ms []processor.Message) Key {
-	h := newHasher(true)
+func (k *keyer) key(ms []processor.Message) Key {
+	h, _ := k.pool.Get().(*hasher)
+	if h == nil {
+		h = newHasher(true)
+	}
+	defer k.pool.Put(h)
+	h.h.Reset()
+	h.n = 0
 	h.num(len(ms))
 	for i := range ms {
 		h.message(&ms[i])
 	}
 	d := h.sum()
-	var k Key
-	copy(k[:], d[:])
-	return k
+	var out Key
+	copy(out[:], d[:])
+	return out
 }
 
 // digestOf returns the content digest of ms.
@@ -205,4 +221,94 @@ func digestOf(ms []processor.Message) Digest {
 		h.message(&ms[i])
 	}
 	return h.sum()
+}
+
+// state returns the hash's state after everything fed so far, to go on
+// from later (see restore).
+func (h *hasher) state() []byte {
+	h.flush()
+	b, err := h.h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		// SHA-256 marshals its state whatever it is.
+		panic(err)
+	}
+	return b
+}
+
+// restore returns a hasher that goes on from a state made by state.
+func restore(state []byte) *hasher {
+	h := newHasher(false)
+	if err := h.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(state); err != nil {
+		// The state was made by state, from a SHA-256.
+		panic(err)
+	}
+	return h
+}
+
+// sameContent reports whether a and b have the same content as the hasher
+// feeds it (so the same digest): the same kind, participant name and
+// refusal, and parts with the same fields a provider sees. Strings are
+// compared by value; Go compares two strings that share their bytes
+// without reading them, so checking a history against the very messages it
+// was copied from costs little.
+func sameContent(a, b *processor.Message) bool {
+	if a.Kind != b.Kind || len(a.Parts) != len(b.Parts) {
+		return false
+	}
+	var an, ar, bn, br string
+	if a.Meta != nil {
+		an, ar = a.Meta.Name, a.Meta.Refusal
+	}
+	if b.Meta != nil {
+		bn, br = b.Meta.Name, b.Meta.Refusal
+	}
+	if an != bn || ar != br {
+		return false
+	}
+	for j := range a.Parts {
+		if !samePart(a.Parts[j], b.Parts[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// samePart compares two parts as sameContent does.
+func samePart(a, b processor.Part) bool {
+	switch x := a.(type) {
+	case processor.SystemPrompt:
+		y, ok := b.(processor.SystemPrompt)
+		return ok && x == y
+	case processor.UserPrompt:
+		y, ok := b.(processor.UserPrompt)
+		return ok && x.Name == y.Name && x.Content == y.Content && (x.Contents == nil) == (y.Contents == nil) &&
+			slices.EqualFunc(x.Contents, y.Contents, func(c, d processor.UserContent) bool {
+				return c.Type == d.Type && c.Text == d.Text && bytes.Equal(c.Data, d.Data)
+			})
+	case processor.ToolReturn:
+		y, ok := b.(processor.ToolReturn)
+		if !ok || x.ToolCallID != y.ToolCallID || (x.JSON != nil) != (y.JSON != nil) {
+			return false
+		}
+		switch {
+		case x.JSON != nil:
+			return bytes.Equal(x.JSON, y.JSON)
+		case x.Contents != nil || y.Contents != nil:
+			return (x.Contents != nil) == (y.Contents != nil) && slices.Equal(x.Contents, y.Contents)
+		}
+		return x.Content == y.Content
+	case processor.RetryPrompt:
+		y, ok := b.(processor.RetryPrompt)
+		return ok && x == y
+	case processor.Text:
+		y, ok := b.(processor.Text)
+		return ok && x == y
+	case processor.ToolCall:
+		y, ok := b.(processor.ToolCall)
+		return ok && x == y
+	case processor.Thinking:
+		y, ok := b.(processor.Thinking)
+		return ok && x == y
+	}
+	return false
 }

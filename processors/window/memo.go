@@ -3,7 +3,10 @@ package window
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
+
+	"github.com/abridge-go/abridge/processor"
 
 	"github.com/abridge-go/abridge/summary"
 )
@@ -20,14 +23,123 @@ const memoLimit = 4096
 type memo struct {
 	mu      sync.Mutex
 	markers map[string]string
+	parsed  map[string]bool
 	trusted map[string]struct{}
 	waits   map[Key]int
+
+	verified      map[Digest]*verified
+	verifiedChars int // characters of the messages verified holds
 }
+
+// verified is the content of a span's head and covered messages, and the
+// SHA-256 state after them: a history whose first messages have the same
+// content (sameContent, message by message) has the span's digest without
+// hashing them again, and the state goes on from there when a compaction
+// needs the digest of more.
+type verified struct {
+	msgs  []processor.Message // a processor.Clone: shares strings, no slices
+	state []byte
+	chars int
+}
+
+// verifiedLimit bounds the characters of the messages a memo keeps
+// verified, and verifiedEntries their number.
+const (
+	verifiedLimit   = 64 << 20
+	verifiedEntries = 1024
+)
 
 func (m *memo) init() {
 	m.markers = map[string]string{}
+	m.parsed = map[string]bool{}
 	m.trusted = map[string]struct{}{}
 	m.waits = map[Key]int{}
+	m.verified = map[Digest]*verified{}
+}
+
+// match returns the hash state after history when history has the content
+// of the messages remembered for digest d.
+func (m *memo) match(d Digest, history []processor.Message) ([]byte, bool) {
+	m.mu.Lock()
+	v := m.verified[d]
+	m.mu.Unlock()
+	if v == nil || len(v.msgs) != len(history) {
+		return nil, false
+	}
+	for i := range v.msgs {
+		if !sameContent(&history[i], &v.msgs[i]) {
+			return nil, false
+		}
+	}
+	return v.state, true
+}
+
+// verify remembers that msgs (copied) have digest d, with the hash state
+// after them.
+func (m *memo) verify(d Digest, msgs []processor.Message, state []byte) {
+	chars := 0
+	for _, msg := range msgs {
+		chars += processor.Chars(msg)
+	}
+	if chars > verifiedLimit/4 {
+		return
+	}
+	v := &verified{msgs: processor.Clone(msgs), state: state, chars: chars}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old := m.verified[d]; old != nil {
+		m.verifiedChars -= old.chars
+	}
+	if m.verifiedChars+chars > verifiedLimit || len(m.verified) >= verifiedEntries {
+		clear(m.verified)
+		m.verifiedChars = 0
+	}
+	m.verified[d] = v
+	m.verifiedChars += chars
+}
+
+// isMarker reports whether msg is a marker, as summary.IsMarker tells,
+// remembering the answer for texts that start like one (checking a
+// marker's reference hashes its summary).
+func (m *memo) isMarker(msg processor.Message) bool {
+	text, ok := markerCandidate(msg)
+	if !ok {
+		return false
+	}
+	m.mu.Lock()
+	is, known := m.parsed[text]
+	m.mu.Unlock()
+	if known {
+		return is
+	}
+	is = summary.IsMarker(msg)
+	m.mu.Lock()
+	if len(m.parsed) >= memoLimit {
+		clear(m.parsed)
+	}
+	m.parsed[text] = is
+	m.mu.Unlock()
+	return is
+}
+
+// markerCandidate returns the text of msg when it is a request of one user
+// prompt whose text starts with summary.Prefix: what may be a marker.
+func markerCandidate(msg processor.Message) (string, bool) {
+	if msg.Kind != processor.Request || len(msg.Parts) != 1 {
+		return "", false
+	}
+	u, ok := msg.Parts[0].(processor.UserPrompt)
+	if !ok {
+		return "", false
+	}
+	text := u.Content
+	if u.Contents != nil {
+		if len(u.Contents) != 1 || u.Contents[0].Type != "text" {
+			return "", false
+		}
+		text = u.Contents[0].Text
+	}
+	return text, strings.HasPrefix(text, summary.Prefix)
 }
 
 // markerText returns the text of the marker of summary s.

@@ -61,7 +61,7 @@ func TestCompactionNeverGrows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := conversation(10, tc.size)
 			w := New(Options{MaxMessages: 12})
-			head := headEnd(h, w.headLimit)
+			head := w.split(h, false).head
 			middle := chars(h[head:w.tailStart(h, head, false)])
 			n := tc.summary
 			if n == 0 {

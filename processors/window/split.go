@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/summary"
 )
 
 // cut is where a history splits: the head is h[:head], the middle
@@ -28,7 +27,7 @@ func (c cut) middle() int { return c.start - c.head }
 // (an explicit compaction) a tail that would leave fewer than 2 messages
 // to compact shrinks to the last request and the call it answers.
 func (w *Window) split(h []processor.Message, force bool) cut {
-	head := headEnd(h, w.headLimit)
+	head := w.headEnd(h)
 	return cut{head: head, start: w.tailStart(h, head, force)}
 }
 
@@ -38,13 +37,14 @@ func (w *Window) split(h []processor.Message, force bool) cut {
 // bounded to the leading requests (system prompts and the first user
 // prompt, everything before the first response). The head never reaches a
 // summary marker: it stops before the first one.
-func headEnd(h []processor.Message, limit int) int {
+func (w *Window) headEnd(h []processor.Message) int {
+	limit := w.headLimit
 	lead := -1 // index of the first response
 	for i, m := range h {
 		if i >= limit && lead >= 0 {
 			return lead
 		}
-		if summary.IsMarker(m) {
+		if w.memo.isMarker(m) {
 			if lead >= 0 {
 				return lead
 			}
@@ -132,11 +132,11 @@ func backToPair(h []processor.Message, start, floor int) int {
 // userTurnStart returns the start of the last k user turns after head: the
 // index of the k-th last request holding a user prompt that is not a
 // marker. It returns -1 when there are fewer than k such turns.
-func userTurnStart(h []processor.Message, head, k int) int {
+func (w *Window) userTurnStart(h []processor.Message, head, k int) int {
 	n := 0
 	for i := len(h) - 1; i >= head; i-- {
 		m := h[i]
-		if m.Kind != processor.Request || summary.IsMarker(m) {
+		if m.Kind != processor.Request || w.memo.isMarker(m) {
 			continue
 		}
 		for _, p := range m.Parts {
@@ -171,7 +171,7 @@ func (w *Window) tailStart(h []processor.Message, head int, force bool) int {
 		// whose prompt shares its request with the returns of the call
 		// before it, so the turn starts at that call): then the count
 		// split above.
-		if s := userTurnStart(h, head, w.keepTurns); s >= 0 && backToPair(h, s, head)-head >= 2 {
+		if s := w.userTurnStart(h, head, w.keepTurns); s >= 0 && backToPair(h, s, head)-head >= 2 {
 			start, byTurns = s, true
 		}
 	}

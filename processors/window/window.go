@@ -262,6 +262,7 @@ type Window struct {
 	openUntil time.Time
 
 	memo    memo    // content-keyed memories: markers, trusted references, waits
+	keys    keyer
 	flights flights // summaries being written, by the digest of what they cover
 }
 
@@ -408,7 +409,7 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	var s *Span
 	var h *hasher
 	if head < len(history)-1 {
-		v.key = key(history[:head+1])
+		v.key = w.keys.key(history[:head+1])
 		s, h = w.lookup(ctx, history, head, v.key)
 	}
 	if s == nil {
@@ -416,7 +417,7 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 		if lead < 0 || lead >= head {
 			return v
 		}
-		k := key(history[:lead+1])
+		k := w.keys.key(history[:lead+1])
 		if s, h = w.lookup(ctx, history, lead, k); s == nil {
 			return v
 		}
@@ -453,13 +454,19 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 	for i := range spans {
 		s := &spans[i]
 		end := head + s.Count
-		if s.Head != head || s.Count < 1 || end > len(history)-1 || answers(history[end]) || key(history[end-1:end]) != s.Last {
+		if s.Head != head || s.Count < 1 || end > len(history)-1 || answers(history[end]) || w.keys.key(history[end-1:end]) != s.Last {
 			continue
 		}
 		cands = append(cands, i)
 	}
 	if len(cands) == 0 {
 		return nil, nil
+	}
+	// The content of a span verified before is compared, not hashed.
+	for _, i := range cands {
+		if state, ok := w.memo.match(spans[i].Digest, history[:head+spans[i].Count]); ok {
+			return &spans[i], restore(state)
+		}
 	}
 	slices.SortStableFunc(cands, func(a, b int) int { return spans[a].Count - spans[b].Count })
 	h := newHasher(false)
@@ -476,7 +483,8 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 	if best < 0 {
 		return nil, nil
 	}
-	if end := head + spans[best].Count; fed > end {
+	end := head + spans[best].Count
+	if fed > end {
 		// A longer candidate was fed too: feed the chosen one's content
 		// again, so the hasher stands at its end.
 		h = newHasher(false)
@@ -484,6 +492,7 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 			h.message(&history[i])
 		}
 	}
+	w.memo.verify(spans[best].Digest, history[:end], h.state())
 	return &spans[best], h
 }
 
@@ -526,7 +535,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	k := v.key
 	if k == (Key{}) {
-		k = key(history[:head+1])
+		k = w.keys.key(history[:head+1])
 	}
 	middle := h[head:start]
 	var previous []string
@@ -566,6 +575,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		hash.message(&history[i])
 	}
 	d := hash.sum()
+	w.memo.verify(d, history[:end], hash.state())
 
 	ev := Event{
 		MessagesBefore: len(h),
@@ -604,7 +614,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	out[head] = w.marker(sum)
 	w.memo.trust(summary.Ref(sum))
 	if !shared {
-		span := Span{Head: head, Count: covered, Digest: d, Last: key(history[end-1 : end]), Summary: sum}
+		span := Span{Head: head, Count: covered, Digest: d, Last: w.keys.key(history[end-1 : end]), Summary: sum}
 		if err := w.store.Save(ctx, k, span); err != nil {
 			w.storeFailed(ctx, "save", err)
 		}
