@@ -261,7 +261,7 @@ type Window struct {
 	failures  int
 	openUntil time.Time
 
-	memo    memo    // content-keyed memories: markers, trusted references, waits
+	memo    memo // content-keyed memories: markers, trusted references, waits
 	keys    keyer
 	flights flights // summaries being written, by the digest of what they cover
 }
