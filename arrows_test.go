@@ -1,0 +1,130 @@
+package abridge_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const module = "github.com/abridge-go/abridge"
+
+// pkg is what go list tells of one package.
+type pkg struct {
+	ImportPath string
+	Standard   bool
+	Imports    []string
+	Deps       []string
+}
+
+// listPackages runs go list on every package of the module and returns
+// them by import path, with the standard library's packages among their
+// dependencies told apart.
+func listPackages(t *testing.T) (map[string]pkg, map[string]bool) {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH: skipping the package arrows")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Standard,Imports,Deps", "./...").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string]pkg{}
+	std := map[string]bool{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if p.Standard {
+			std[p.ImportPath] = true
+			continue
+		}
+		pkgs[p.ImportPath] = p
+	}
+	return pkgs, std
+}
+
+// TestArrows checks that the package dependencies point one way, as the
+// README's package map says: the message model depends on the standard
+// library alone; the processors, the summary format and on-demand
+// compaction on the message model (and, for the window, the summary
+// format) alone, nothing outside the standard library among their
+// dependencies (no model provider's client, no logging library); and only
+// package model imports openai-go.
+func TestArrows(t *testing.T) {
+	pkgs, std := listPackages(t)
+	allowed := map[string][]string{
+		"processor":            nil,
+		"summary":              {"processor"},
+		"processors/trimtools": {"processor"},
+		"processors/window":    {"processor", "summary"},
+		"compact":              {"processor", "summary"},
+	}
+	for name, want := range allowed {
+		p, ok := pkgs[module+"/"+name]
+		if !ok {
+			t.Errorf("package %s not found by go list", name)
+			continue
+		}
+		var got, outside []string
+		for _, d := range p.Deps {
+			switch {
+			case std[d]:
+			case strings.HasPrefix(d, module+"/"):
+				got = append(got, strings.TrimPrefix(d, module+"/"))
+			default:
+				outside = append(outside, d)
+			}
+		}
+		slices.Sort(got)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s depends on packages of the module other than those allowed (-allowed +got):\n%s", name, diff)
+		}
+		if len(outside) > 0 {
+			t.Errorf("%s depends on packages outside the standard library: %v", name, outside)
+		}
+	}
+	var openai []string
+	for path, p := range pkgs {
+		if !strings.HasPrefix(path, module) {
+			continue
+		}
+		if slices.ContainsFunc(p.Imports, func(i string) bool { return strings.HasPrefix(i, "github.com/openai/openai-go") }) {
+			openai = append(openai, strings.TrimPrefix(path, module+"/"))
+		}
+	}
+	if diff := cmp.Diff([]string{"model"}, openai); diff != "" {
+		t.Errorf("packages importing openai-go (-want +got):\n%s", diff)
+	}
+}
+
+// TestNoUnsafe checks that no package of the module imports unsafe, tests
+// included.
+func TestNoUnsafe(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH: skipping")
+	}
+	out, err := exec.Command("go", "list", "-test", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 1 && slices.Contains(fields[1:], "unsafe") {
+			t.Errorf("%s imports unsafe", fields[0])
+		}
+	}
+}
