@@ -11,10 +11,14 @@ import (
 )
 
 // FuzzWindow runs the window, with the LLM summarizer over a recording
-// model, on random histories and random settings, in both host modes, and
-// checks the invariants: the output is valid, the head and the last
-// request are intact, no tool call is separated from its returns, and the
-// input is untouched.
+// model, on random histories and random settings, and checks the
+// invariants: the output is valid, the head and the last request are
+// intact, no tool call is separated from its returns, and the input is
+// untouched. It checks the results against fresh windows too: the same
+// history passed again gets what a fresh window gives it once the first
+// result has been scribbled over by its owner, and the history replayed
+// request by request gets the same results in the three host modes
+// (processortest.HostModes).
 func FuzzWindow(f *testing.F) {
 	for i := range uint64(8) {
 		f.Add(i, i*7919, uint8(10+i*7), int8(i%4-1), uint8(i%3), false)
@@ -33,7 +37,7 @@ func FuzzWindow(f *testing.F) {
 		}
 		w := New(opts)
 		in := processortest.Clone(h)
-		check := func(out []processor.Message, err error) {
+		check := func(in, out []processor.Message, err error) {
 			t.Helper()
 			if err != nil {
 				t.Fatalf("Process: %v", err)
@@ -63,11 +67,32 @@ func FuzzWindow(f *testing.F) {
 			process = w.Compact
 		}
 		out, err := process(context.Background(), in)
-		check(out, err)
-		// Again on the same full history (the cached cut), and on the
-		// stored output grown by the input's last exchange.
-		out2, err := process(context.Background(), in)
-		check(out2, err)
+		check(in, out, err)
+		// Again on the same history, decoded afresh, once the owner of the
+		// first result has scribbled over it (and over the input it
+		// shares messages with): the result is the one a fresh window
+		// gives the same two histories, left alone.
+		want := processortest.Clone(out)
+		processortest.Scribble(out)
+		out = want
+		again := processortest.Clone(h)
+		out2, err := process(context.Background(), again)
+		check(again, out2, err)
+		ref := New(opts)
+		refProcess := ref.Process
+		if compact {
+			refProcess = ref.Compact
+		}
+		if _, err := refProcess(context.Background(), processortest.Clone(h)); err != nil {
+			t.Fatal(err)
+		}
+		want2, err := refProcess(context.Background(), processortest.Clone(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := processortest.Diff(want2, out2); err != nil {
+			t.Fatalf("the same history again differs from a fresh window's result: %v", err)
+		}
 		if len(out) > 1 {
 			grown := append(processortest.Clone(out), processor.TextMessage("ok"), processor.UserMessage("next"))
 			out3, err := w.Process(context.Background(), grown)
@@ -77,6 +102,14 @@ func FuzzWindow(f *testing.F) {
 			if err := processor.Validate(out3); err != nil {
 				t.Fatalf("invalid output on the grown history: %v", err)
 			}
+		}
+		if err := processortest.HostModes(func() processor.Processor {
+			s, _ := recorder(model.RespondText("S."))
+			o := opts
+			o.Summarizer = s
+			return New(o)
+		}, h); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
