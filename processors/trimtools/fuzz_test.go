@@ -73,7 +73,18 @@ func FuzzTrimtools(f *testing.F) {
 		if err := processortest.Diff(want, out); err != nil {
 			t.Fatalf("differs from a fresh trimmer's result: %v", err)
 		}
-		if err := processortest.HostModes(func() processor.Processor { return trimtools.New(opts) }, h); err != nil {
+		// The host modes on the first 40 messages at most: replaying is
+		// quadratic in the history's length.
+		short := h
+		if points := processortest.RequestPoints(h); len(h) > 40 {
+			short = h[:1]
+			for _, k := range points {
+				if k <= 40 {
+					short = h[:k]
+				}
+			}
+		}
+		if err := processortest.HostModes(func() processor.Processor { return trimtools.New(opts) }, short); err != nil {
 			t.Fatal(err)
 		}
 	})
