@@ -49,4 +49,10 @@
 //	working(session_id, pos, seq)
 //	    KEY (session_id, pos): the working history, position by position,
 //	    each a reference to a messages row.
+//	summaries(key, digest, head, count, last, ref, summary, created)
+//	    KEY (key, digest): the spans windows summarized (window.Span), by
+//	    conversation key and content digest, both in hexadecimal; ref is
+//	    the summary's reference (summary.Ref), indexed. Shared by every
+//	    process on the database (see [Store.Summaries]); the last
+//	    SummariesPerKey spans of a key are kept.
 package session

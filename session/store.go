@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"go.uber.org/zap"
+
+	"github.com/abridge-go/abridge/processors/window"
 )
 
 // Store holds named sessions. Implementations are safe for concurrent use,
@@ -26,6 +28,10 @@ type Store interface {
 	// List describes every session, sorted by name (byte by byte, on
 	// either database).
 	List(ctx context.Context) ([]Info, error)
+	// Summaries returns the window's summary store on the same database
+	// (see window.Store): windows in every process sharing the database
+	// find the summaries the others wrote.
+	Summaries() window.Store
 	// Close releases the database. Sessions of a closed store return
 	// errors.
 	Close() error
