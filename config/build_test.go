@@ -437,3 +437,60 @@ func bufferLogger(t *testing.T, level, format string) (*zap.Logger, *bytes.Buffe
 	}
 	return l, &buf
 }
+
+// TestBuildSummarizersCompactOpenAI passes what Build returns to
+// model.CompactOpenAI with a focus, as a host that keeps openai-go
+// histories does: the window's summarizer (the summary model) and the
+// on-demand one (the primary model) both compact, each calling its own
+// model; with no endpoint both are the offline digest, which records the
+// focus.
+func TestBuildSummarizersCompactOpenAI(t *testing.T) {
+	params, err := model.ToOpenAI(conversation(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("llm", func(t *testing.T) {
+		srv := newFakeOpenAI(t)
+		c := mustLoad(t, map[string]string{
+			"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "main-key",
+			"ABRIDGE_MODEL": "main-model", "ABRIDGE_SUMMARY_MODEL": "summary-model",
+		})
+		comp, err := c.Build(BuildOptions{Logger: zaptest.NewLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []Summarizer{comp.Summarizer, comp.CompactSummarizer} {
+			out, rep, err := model.CompactOpenAI(context.Background(), s, params, "the failing step")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out) != 2 || rep.MessagesAfter != 2 {
+				t.Errorf("compacted to %d messages (report %d), want the summary and its acknowledgement", len(out), rep.MessagesAfter)
+			}
+		}
+		var models []string
+		for _, s := range srv.seen() {
+			models = append(models, s.Model)
+		}
+		if diff := cmp.Diff([]string{"summary-model", "main-model"}, models); diff != "" {
+			t.Errorf("models called (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("digest", func(t *testing.T) {
+		comp, err := mustLoad(t, nil).Build(BuildOptions{Logger: zaptest.NewLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := model.CompactOpenAI(context.Background(), comp.CompactSummarizer, params, "the failing step")
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := model.FromOpenAI(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, _, ok := summary.ParseMarker(back[0]); !ok || !strings.Contains(s, "Focus asked for:\nthe failing step") {
+			t.Errorf("digest summary %q, want the focus recorded", s)
+		}
+	})
+}

@@ -11,7 +11,16 @@ import (
 // The contract:
 //   - The input is read-only. Process must not modify the slice it is given
 //     nor any message or part it points to; it returns a new slice, which
-//     may share unchanged messages with the input.
+//     may share unchanged messages with the input (or the input itself,
+//     when nothing changes).
+//   - The output belongs to the caller, who may change it or append to it.
+//     A processor never writes to a slice it returned, nor to anything it
+//     returned in it, and keeps none of it by reference: what it remembers
+//     between calls (a cache) it copies, keys by content and checks
+//     against the content it stands for, never by where a value lives in
+//     memory. So the same history gives the same result however the host
+//     keeps it: the processed history stored and appended to, the full
+//     history in the same memory, or decoded afresh for every request.
 //   - The output is a valid history (see [Validate]): non-empty, ending with
 //     a request, every tool call answered right after its response and no
 //     tool return without its call.

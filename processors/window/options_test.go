@@ -1,0 +1,66 @@
+package window
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// TestOptions checks the options a host sets directly: the tail size, a
+// token threshold in tokens, a token counter, and the zero and negative
+// values of MaxMessages.
+func TestOptions(t *testing.T) {
+	var counted atomic.Int64
+	// A counter that sees every message as 100 tokens.
+	hundred := func(ms []processor.Message) int {
+		counted.Add(1)
+		return 100 * len(ms)
+	}
+	tests := []struct {
+		name    string
+		opts    Options
+		history []processor.Message
+		want    string // roles of the output
+	}{
+		{"MaxMessages 0 is the default 40: not triggered at 40", Options{}, conversation(18, 10), "SUAU" + repeat("CR", 18)},
+		{"MaxMessages 0 is the default 40: triggered at 42, tail 20", Options{}, conversation(19, 10), "SUAM" + repeat("CR", 10)},
+		{"MaxMessages -1 disables the count trigger", Options{MaxMessages: -1}, conversation(40, 10), "SUAU" + repeat("CR", 40)},
+		{"KeepMessages sets the tail", Options{MaxMessages: 20, KeepMessages: 6}, conversation(10, 200), "SUAMCRCRCR"},
+		{"KeepMessages below 2 is 2", Options{MaxMessages: 20, KeepMessages: 1}, conversation(10, 200), "SUAMCR"},
+		// About 70 estimated tokens a call and its return: the tail is
+		// shortened to fit in half the threshold.
+		{"TriggerTokens below the history: compacted", Options{MaxMessages: -1, TriggerTokens: 300}, conversation(10, 200), "SUAMCRCR"},
+		{"TriggerTokens above the history: left alone", Options{MaxMessages: -1, TriggerTokens: 100000}, conversation(10, 200), "SUAU" + repeat("CR", 10)},
+		// 16 messages of 100 tokens each pass 1500; the tail fits in 750.
+		{"CountTokens counts for the trigger and the tail", Options{MaxMessages: -1, TriggerTokens: 1500, CountTokens: hundred},
+			conversation(6, 200), "SUAMCRCRCR"},
+		{"CountTokens below the threshold: left alone", Options{MaxMessages: -1, TriggerTokens: 1700, CountTokens: hundred},
+			conversation(6, 200), "SUAU" + repeat("CR", 6)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := New(tc.opts).Process(context.Background(), tc.history)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, roles(out)); diff != "" {
+				t.Errorf("roles (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if counted.Load() == 0 {
+		t.Error("CountTokens was never called")
+	}
+}
+
+func repeat(s string, n int) string {
+	out := ""
+	for range n {
+		out += s
+	}
+	return out
+}
