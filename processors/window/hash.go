@@ -194,9 +194,10 @@ type keyer struct {
 	pool sync.Pool
 }
 
-// key returns the cheap key of messages: the first 16 bytes of the cheap
-// hash of their count and each of them.
-func (k *keyer) key(ms []processor.Message) Key {
+// key returns the cheap key of messages in the conversation scope (""
+// when the host named none): the first 16 bytes of the cheap hash of the
+// scope, the messages' count and each of them.
+func (k *keyer) key(scope string, ms []processor.Message) Key {
 	h, _ := k.pool.Get().(*hasher)
 	if h == nil {
 		h = newHasher(true)
@@ -204,6 +205,9 @@ func (k *keyer) key(ms []processor.Message) Key {
 	defer k.pool.Put(h)
 	h.h.Reset()
 	h.n = 0
+	h.cheap = false
+	h.text(scope)
+	h.cheap = true
 	h.num(len(ms))
 	for i := range ms {
 		h.message(&ms[i])

@@ -64,3 +64,30 @@ func repeat(s string, n int) string {
 	}
 	return out
 }
+
+// TestWithConversation checks that conversations named apart keep their
+// summaries apart though their histories are the same, and that the same
+// name finds its summary again.
+func TestWithConversation(t *testing.T) {
+	sum := &sized{chars: 40}
+	w := New(Options{MaxMessages: 12, Summarizer: sum})
+	run := func(id string) {
+		t.Helper()
+		ctx := context.Background()
+		if id != "" {
+			ctx = WithConversation(ctx, id)
+		}
+		if _, err := w.Process(ctx, conversation(10, 200)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		id    string
+		calls int
+	}{{"a", 1}, {"a", 1}, {"b", 2}, {"", 3}, {"", 3}, {"b", 3}} {
+		run(tc.id)
+		if sum.count() != tc.calls {
+			t.Fatalf("after conversation %q: %d summarizer calls, want %d", tc.id, sum.count(), tc.calls)
+		}
+	}
+}

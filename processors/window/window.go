@@ -386,6 +386,25 @@ func (w *Window) Compact(ctx context.Context, history []processor.Message) ([]pr
 	return w.compact(ctx, history, w.view(ctx, history), true)
 }
 
+type conversationKey struct{}
+
+// WithConversation returns a copy of ctx that names the conversation a
+// request belongs to, for a host that knows it (a proxy whose clients send
+// a conversation header): the window then keeps what it summarized for
+// that conversation apart from what it summarized for others, even when
+// their histories begin with the same messages. Without it, conversations
+// are told apart by their content alone, which is enough for a single
+// host; an empty id is no id.
+func WithConversation(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, conversationKey{}, id)
+}
+
+// conversationOf returns the conversation ctx names, or "".
+func conversationOf(ctx context.Context) string {
+	id, _ := ctx.Value(conversationKey{}).(string)
+	return id
+}
+
 // view is a history with a saved span applied.
 type view struct {
 	msgs []processor.Message
@@ -406,10 +425,11 @@ type view struct {
 func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	head := w.split(history, false).head
 	v := view{msgs: history, head: head}
+	scope := conversationOf(ctx)
 	var s *Span
 	var h *hasher
 	if head < len(history)-1 {
-		v.key = w.keys.key(history[:head+1])
+		v.key = w.keys.key(scope, history[:head+1])
 		s, h = w.lookup(ctx, history, head, v.key)
 	}
 	if s == nil {
@@ -417,7 +437,7 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 		if lead < 0 || lead >= head {
 			return v
 		}
-		k := w.keys.key(history[:lead+1])
+		k := w.keys.key(scope, history[:lead+1])
 		if s, h = w.lookup(ctx, history, lead, k); s == nil {
 			return v
 		}
@@ -454,7 +474,7 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 	for i := range spans {
 		s := &spans[i]
 		end := head + s.Count
-		if s.Head != head || s.Count < 1 || end > len(history)-1 || answers(history[end]) || w.keys.key(history[end-1:end]) != s.Last {
+		if s.Head != head || s.Count < 1 || end > len(history)-1 || answers(history[end]) || w.keys.key("", history[end-1:end]) != s.Last {
 			continue
 		}
 		cands = append(cands, i)
@@ -535,7 +555,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	k := v.key
 	if k == (Key{}) {
-		k = w.keys.key(history[:head+1])
+		k = w.keys.key(conversationOf(ctx), history[:head+1])
 	}
 	middle := h[head:start]
 	var previous []string
@@ -614,7 +634,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	out[head] = w.marker(sum)
 	w.memo.trust(summary.Ref(sum))
 	if !shared {
-		span := Span{Head: head, Count: covered, Digest: d, Last: w.keys.key(history[end-1 : end]), Summary: sum}
+		span := Span{Head: head, Count: covered, Digest: d, Last: w.keys.key("", history[end-1:end]), Summary: sum}
 		if err := w.store.Save(ctx, k, span); err != nil {
 			w.storeFailed(ctx, "save", err)
 		}
