@@ -1,0 +1,76 @@
+package wire
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+)
+
+const body = `{"model":"gpt-x", "temperature":0.2,"messages" : [
+ {"role":"system","content":"Be brief."},
+ {"role":"user","content":"List the files."},
+ {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]},
+ {"role":"tool","tool_call_id":"c1","content":"a.go\nb.go"}
+], "tools":[{"type":"function","function":{"name":"ls","parameters":{"type":"object"}}}], "stream": true, "x_unknown": {"keep":"me"}}`
+
+func TestParse(t *testing.T) {
+	b, err := Parse([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := model.FromJSON([]byte(body[strings.Index(body, "[") : strings.Index(body, `], "tools"`)+1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, b.Messages, cmp.Comparer(processor.Equal)); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if b.Model != "gpt-x" || !b.Stream {
+		t.Errorf("model %q stream %v", b.Model, b.Stream)
+	}
+	// The same messages back: the same body, byte for byte.
+	same, err := b.With(b.Messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(same) != body {
+		t.Errorf("unchanged messages changed the body:\n%s", same)
+	}
+	// Fewer, one new: everything but the messages kept.
+	out := []processor.Message{b.Messages[0], processor.UserMessage("New."), b.Messages[2], b.Messages[3]}
+	got, err := b.With(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBody := strings.Replace(body, `{"role":"user","content":"List the files."}`, `{"content":"New.","role":"user"}`, 1)
+	wantBody = strings.NewReplacer("[\n ", "[", ",\n ", ",", "\n]", "]").Replace(wantBody)
+	if string(got) != wantBody {
+		t.Errorf("body with a new message:\n got %s\nwant %s", got, wantBody)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want error
+	}{
+		{``, ErrNotJSON},
+		{`[]`, ErrNotJSON},
+		{`{"model":"x"`, ErrNotJSON},
+		{`{"model":"x"} {}`, ErrNotJSON},
+		{`{"model":"x"}`, ErrNoMessages},
+		{`{"messages":[]}`, ErrNoMessages},
+		{`{"messages":{}}`, ErrNoMessages},
+		{`{"messages":[{"role":"tool","content":"x"}]}`, ErrBadMessage},
+		{`{"messages":[{"content":"x"}]}`, ErrBadMessage},
+	} {
+		if _, err := Parse([]byte(tc.body)); !errors.Is(err, tc.want) {
+			t.Errorf("Parse(%q) error %v, want %v", tc.body, err, tc.want)
+		}
+	}
+}
