@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
@@ -47,11 +48,20 @@ type Body struct {
 // Parse reads a Chat Completions request body. data must not change while
 // the Body is in use: the Body refers to it.
 func Parse(data []byte) (*Body, error) {
+	return parse(data, nil)
+}
+
+func parse(data []byte, cache *Cache) (*Body, error) {
 	b := &Body{data: data}
-	if err := b.split(); err != nil {
-		return nil, err
+	if b.fastSplit(cache) && b.Messages != nil {
+		return b, nil
 	}
-	msgs, err := decode(b.raws)
+	if b.raws == nil {
+		if err := b.split(); err != nil {
+			return nil, err
+		}
+	}
+	msgs, err := model.FromRawMessages(b.raws)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadMessage, err)
 	}
@@ -110,18 +120,36 @@ func (b *Body) split() error {
 	return nil
 }
 
-// decode converts the messages.
-func decode(raws []json.RawMessage) ([]processor.Message, error) {
-	return model.FromRawMessages(raws)
-}
-
 // With returns the body with out in place of its messages: each message of
 // out equal to one of the body's (processor.Equal) is written as the bytes
-// the client sent, the others as package model encodes them; every byte
-// outside "messages" is kept. When out is the body's messages, unchanged
-// and in order, the body itself is returned. out is read-only.
+// the client sent, the others encoded anew; every byte outside "messages"
+// is kept. When out is the body's messages, unchanged and in order, the
+// body itself is returned. out is read-only.
 func (b *Body) With(out []processor.Message) ([]byte, error) {
-	raws := make([]json.RawMessage, len(out))
+	bufs, err := b.Buffers(out)
+	if err != nil {
+		return nil, err
+	}
+	if len(bufs) == 1 {
+		return bufs[0], nil
+	}
+	n := 0
+	for _, p := range bufs {
+		n += len(p)
+	}
+	data := make([]byte, 0, n)
+	for _, p := range bufs {
+		data = append(data, p...)
+	}
+	return data, nil
+}
+
+// Buffers is [Body.With] without the copy: the new body as pieces to send
+// one after the other (net.Buffers writes them with one system call where
+// it can), most of them slices of the body as received, which must not
+// change while they are in use.
+func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
+	raws := make([][]byte, len(out))
 	var fresh []int
 	same := len(out) == len(b.raws)
 	for j := range out {
@@ -135,27 +163,41 @@ func (b *Body) With(out []processor.Message) ([]byte, error) {
 	}
 	if same {
 		// Nothing changed: the body as the client sent it.
-		return b.data, nil
+		return net.Buffers{b.data}, nil
 	}
-	if len(fresh) > 0 {
-		// Encode the new messages in the context of the whole history
-		// (a tool return's call is looked up in it).
-		enc, err := model.ToRawMessages(out)
+	var slow []int
+	var enc []byte
+	for _, j := range fresh {
+		start := len(enc)
+		var ok bool
+		if enc, ok = appendMessage(enc, out[j]); ok {
+			raws[j] = enc[start:len(enc):len(enc)]
+			continue
+		}
+		enc = enc[:start]
+		slow = append(slow, j)
+	}
+	if len(slow) > 0 {
+		// Encode the others in the context of the whole history (a tool
+		// return's call is looked up in it).
+		all, err := model.ToRawMessages(out)
 		if err != nil {
 			return nil, fmt.Errorf("encode messages: %w", err)
 		}
-		for _, j := range fresh {
-			raws[j] = enc[j]
+		for _, j := range slow {
+			raws[j] = all[j]
 		}
 	}
-	n := len(b.data) - (b.end - b.start)
-	for _, r := range raws {
-		n += len(r) + 1
+	punct := []byte("[,]") // the bytes around and between messages
+	bufs := make(net.Buffers, 0, 2*len(raws)+3)
+	bufs = append(bufs, b.data[:b.start], punct[0:1:1])
+	for i, r := range raws {
+		if i > 0 {
+			bufs = append(bufs, punct[1:2:2])
+		}
+		bufs = append(bufs, r)
 	}
-	data := make([]byte, 0, n+2)
-	data = append(data, b.data[:b.start]...)
-	data = append(data, model.JoinRawMessages(raws)...)
-	return append(data, b.data[b.end:]...), nil
+	return append(bufs, punct[2:3:3], b.data[b.end:]), nil
 }
 
 // original returns the index of the body's message out[j] is, or -1: the

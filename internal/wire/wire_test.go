@@ -47,7 +47,7 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantBody := strings.Replace(body, `{"role":"user","content":"List the files."}`, `{"content":"New.","role":"user"}`, 1)
+	wantBody := strings.Replace(body, `{"role":"user","content":"List the files."}`, `{"role":"user","content":"New."}`, 1)
 	wantBody = strings.NewReplacer("[\n ", "[", ",\n ", ",", "\n]", "]").Replace(wantBody)
 	if string(got) != wantBody {
 		t.Errorf("body with a new message:\n got %s\nwant %s", got, wantBody)

@@ -1,0 +1,71 @@
+package wire
+
+import (
+	"testing"
+
+	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
+)
+
+// BenchmarkParse reads the largest transcript as a request body: with the
+// scanner (Parse; Cache.Parse when every message is in the cache, as when
+// a conversation's next request comes; With and Buffers writing it back
+// with one message replaced, as after a compaction), and with
+// encoding/json through package model (model.FromJSON of its messages),
+// the decoding the replay's fresh mode and the proxy's load figures
+// measure against.
+func BenchmarkParse(b *testing.B) {
+	data := requestBody(b, transcripts.Largest(b))
+	b.Run("wire.Parse", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := Parse(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Cache.Parse", func(b *testing.B) {
+		c := NewCache(0)
+		if _, err := c.Parse(data); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := c.Parse(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	body, err := Parse(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := append([]processor.Message(nil), body.Messages...)
+	out[len(out)/2] = processor.UserMessage("a summary marker would be here")
+	b.Run("wire.With", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := body.With(out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("wire.Buffers", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := body.Buffers(out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	msgs := data[body.start:body.end]
+	b.Run("model.FromJSON", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := model.FromJSON(msgs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

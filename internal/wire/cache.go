@@ -1,0 +1,142 @@
+package wire
+
+import (
+	"bytes"
+	"hash/maphash"
+	"sync"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// DefaultCacheBytes bounds a [Cache] made by NewCache(0): the bytes of the
+// messages it keeps, raw and decoded.
+const DefaultCacheBytes = 64 << 20
+
+// Cache remembers messages it decoded, by their bytes: a host that receives
+// a conversation's whole history with every request (a proxy, an HTTP
+// middleware) then decodes each message once, not once a request. A
+// message is found by a hash of its bytes and taken only when its bytes are
+// those remembered, compared in full. The messages it gives are shared
+// between the requests that hold them: read-only, as processors treat
+// their input. It is bounded (emptied when full) and safe for concurrent
+// use.
+type Cache struct {
+	seed  maphash.Seed
+	limit int
+
+	mu    sync.Mutex
+	items map[uint64][]cached
+	bytes int
+}
+
+type cached struct {
+	raw []byte            // a copy of the message's bytes
+	msg processor.Message // as decoded, a tool return's ToolName left empty
+}
+
+// NewCache returns a Cache of at most limit bytes (0 means
+// DefaultCacheBytes).
+func NewCache(limit int) *Cache {
+	if limit <= 0 {
+		limit = DefaultCacheBytes
+	}
+	return &Cache{seed: maphash.MakeSeed(), limit: limit, items: map[uint64][]cached{}}
+}
+
+// get returns the message decoded from raw before, if any.
+func (c *Cache) get(raw []byte) (processor.Message, bool) {
+	h := maphash.Bytes(c.seed, raw)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.items[h] {
+		if bytes.Equal(e.raw, raw) {
+			return e.msg, true
+		}
+	}
+	return processor.Message{}, false
+}
+
+// put remembers msg as raw's decoding.
+func (c *Cache) put(raw []byte, msg processor.Message) {
+	size := 2*len(raw) + 64
+	if size > c.limit/16 {
+		return // a message that would crowd out the others
+	}
+	if len(msg.Parts) == 1 {
+		if r, ok := msg.Parts[0].(processor.ToolReturn); ok {
+			r.ToolName = "" // it depends on the call before, not on raw
+			msg = processor.NewRequest(r)
+		}
+	}
+	h := maphash.Bytes(c.seed, raw)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.bytes+size > c.limit {
+		clear(c.items)
+		c.bytes = 0
+	}
+	c.items[h] = append(c.items[h], cached{raw: bytes.Clone(raw), msg: msg})
+	c.bytes += size
+}
+
+// skipObject returns the end of the JSON object starting at pos, found by
+// its brackets and strings alone (nothing is checked), or -1.
+func skipObject(d []byte, pos int) int {
+	depth := 0
+	for i := pos; i < len(d); i++ {
+		switch d[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case '"':
+			// The closing quote: the next one not escaped.
+			for {
+				k := bytes.IndexByte(d[i+1:], '"')
+				if k < 0 {
+					return -1
+				}
+				i += 1 + k
+				n := 0
+				for j := i - 1; j > pos && d[j] == '\\'; j-- {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// named returns msg as it reads after the messages before it: a tool
+// return takes the name of its call from names; the calls of a response
+// are added to names.
+func named(msg processor.Message, names map[string]string) processor.Message {
+	switch msg.Kind {
+	case processor.Response:
+		for _, p := range msg.Parts {
+			if c, ok := p.(processor.ToolCall); ok {
+				names[c.ToolCallID] = c.ToolName
+			}
+		}
+	case processor.Request:
+		if len(msg.Parts) == 1 {
+			if r, ok := msg.Parts[0].(processor.ToolReturn); ok && names[r.ToolCallID] != "" {
+				r.ToolName = names[r.ToolCallID]
+				return processor.NewRequest(r)
+			}
+		}
+	}
+	return msg
+}
+
+// Parse is the package's Parse, taking the messages it decoded before
+// from the cache and remembering those it decodes.
+func (c *Cache) Parse(data []byte) (*Body, error) {
+	return parse(data, c)
+}
