@@ -66,7 +66,7 @@ const (
 func special(x uint64) uint64 {
 	quote := x ^ (ones * '"')
 	slash := x ^ (ones * '\\')
-	return ((quote - ones) &^ quote | (slash - ones) &^ slash | (x - ones*0x20) &^ x) & highs
+	return ((quote-ones)&^quote | (slash-ones)&^slash | (x-ones*0x20)&^x) & highs
 }
 
 // str reads a string at pos (after white space) and returns its bytes
