@@ -49,7 +49,7 @@
 //	working(session_id, pos, seq)
 //	    KEY (session_id, pos): the working history, position by position,
 //	    each a reference to a messages row.
-//	summaries(key, digest, head, count, last, ref, summary, created)
+//	summaries(key, digest, head, count, cleared, last, ref, summary, created)
 //	    KEY (key, digest): the spans windows summarized (window.Span), by
 //	    conversation key and content digest, both in hexadecimal; ref is
 //	    the summary's reference (summary.Ref), indexed. Shared by every

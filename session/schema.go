@@ -54,6 +54,7 @@ var migrations = [][]string{
 			digest TEXT NOT NULL,
 			head BIGINT NOT NULL,
 			count BIGINT NOT NULL,
+			cleared BIGINT NOT NULL,
 			last TEXT NOT NULL,
 			ref TEXT NOT NULL,
 			summary TEXT NOT NULL,

@@ -32,7 +32,7 @@ func (s summaries) Spans(ctx context.Context, key window.Key) ([]window.Span, er
 	var out []window.Span
 	err := s.st.read(ctx, "load summaries", func(t tx) error {
 		out = out[:0]
-		rs, err := t.query(ctx, `SELECT digest, head, count, last, summary FROM summaries
+		rs, err := t.query(ctx, `SELECT digest, head, count, cleared, last, summary FROM summaries
 			WHERE key = $1 ORDER BY created DESC, count DESC LIMIT $2`, key.String(), int64(SummariesPerKey))
 		if err != nil {
 			return err
@@ -40,11 +40,11 @@ func (s summaries) Spans(ctx context.Context, key window.Key) ([]window.Span, er
 		defer rs.close()
 		for rs.next() {
 			var (
-				digest, last string
-				head, count  int64
-				sp           window.Span
+				digest, last         string
+				head, count, cleared int64
+				sp                   window.Span
 			)
-			if err := rs.scan(&digest, &head, &count, &last, &sp.Summary); err != nil {
+			if err := rs.scan(&digest, &head, &count, &cleared, &last, &sp.Summary); err != nil {
 				return err
 			}
 			if err := decodeHex(sp.Digest[:], digest); err != nil {
@@ -53,7 +53,7 @@ func (s summaries) Spans(ctx context.Context, key window.Key) ([]window.Span, er
 			if err := decodeHex(sp.Last[:], last); err != nil {
 				return fmt.Errorf("last %q: %w", last, err)
 			}
-			sp.Head, sp.Count = int(head), int(count)
+			sp.Head, sp.Count, sp.Cleared = int(head), int(count), int(cleared)
 			out = append(out, sp)
 		}
 		return rs.err()
@@ -68,14 +68,18 @@ func (s summaries) Spans(ctx context.Context, key window.Key) ([]window.Span, er
 // deletes the key's spans beyond the SummariesPerKey most recent.
 func (s summaries) Save(ctx context.Context, key window.Key, span window.Span) error {
 	k := key.String()
+	ref := ""
+	if span.Summary != "" {
+		ref = summary.Ref(span.Summary)
+	}
 	return s.st.write(ctx, "save summary", func(t tx) error {
 		now := time.Now().UnixNano()
-		if _, err := t.exec(ctx, `INSERT INTO summaries (key, digest, head, count, last, ref, summary, created)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-			ON CONFLICT (key, digest) DO UPDATE SET head = excluded.head, count = excluded.count,
+		if _, err := t.exec(ctx, `INSERT INTO summaries (key, digest, head, count, cleared, last, ref, summary, created)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			ON CONFLICT (key, digest) DO UPDATE SET head = excluded.head, count = excluded.count, cleared = excluded.cleared,
 				last = excluded.last, ref = excluded.ref, summary = excluded.summary, created = excluded.created`,
-			k, span.Digest.String(), int64(span.Head), int64(span.Count), span.Last.String(),
-			summary.Ref(span.Summary), span.Summary, now); err != nil {
+			k, span.Digest.String(), int64(span.Head), int64(span.Count), int64(span.Cleared), span.Last.String(),
+			ref, span.Summary, now); err != nil {
 			return err
 		}
 		_, err := t.exec(ctx, `DELETE FROM summaries WHERE key = $1 AND digest NOT IN

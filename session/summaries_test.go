@@ -114,7 +114,7 @@ func TestSummariesStore(t *testing.T) {
 		s := openStore(t, newDSN(t)).Summaries()
 		k1, k2 := window.Key{1}, window.Key{2}
 		span := func(i int) window.Span {
-			return window.Span{Head: 3, Count: i, Digest: window.Digest{byte(i)}, Last: window.Key{byte(i), 9}, Summary: fmt.Sprintf("summary %d", i)}
+			return window.Span{Head: 3, Count: i, Cleared: i % 3, Digest: window.Digest{byte(i)}, Last: window.Key{byte(i), 9}, Summary: fmt.Sprintf("summary %d", i)}
 		}
 		for i := 1; i <= SummariesPerKey+2; i++ {
 			if err := s.Save(ctx, k1, span(i)); err != nil {

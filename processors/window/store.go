@@ -33,14 +33,21 @@ type Span struct {
 	// Head is the number of messages of the head the span follows.
 	Head int
 	// Count is the number of messages the summary stands for, right after
-	// the head.
+	// the head; 0 for a span of cleared outputs alone (no summary).
 	Count int
-	// Digest is the content digest of the head and the Count messages
-	// after it: a history whose first Head+Count messages have this digest
-	// gets this span's summary in their place.
+	// Cleared is the number of messages right after those the summary
+	// stands for whose tool outputs were cleared when it was made (see
+	// Options.TailOutputs); 0 when none were.
+	Cleared int
+	// Digest is the content digest of the head, the Count messages after
+	// it and the Cleared messages after those: a history whose first
+	// Head+Count+Cleared messages have this digest gets this span's
+	// summary in place of the Count messages, and the outputs of the
+	// Cleared ones cleared.
 	Digest Digest
-	// Last is the [Key] of the last message the span covers alone: a cheap
-	// first check before the digest is computed.
+	// Last is the [Key] of the last message of the span (the last cleared
+	// one when Cleared is positive): a cheap first check before the
+	// digest is computed.
 	Last Key
 	// Summary is the summary that replaced the messages; its marker is
 	// summary.Marker(Summary).
@@ -150,11 +157,13 @@ func (s *MemoryStore) Save(_ context.Context, key Key, span Span) error {
 		spans = append(spans, old)
 	}
 	e.spans = spans
-	r := summary.Ref(span.Summary)
-	if rc := s.refs[r]; rc != nil {
-		rc.n++
-	} else {
-		s.refs[r] = &refCount{summary: span.Summary, n: 1}
+	if span.Summary != "" {
+		r := summary.Ref(span.Summary)
+		if rc := s.refs[r]; rc != nil {
+			rc.n++
+		} else {
+			s.refs[r] = &refCount{summary: span.Summary, n: 1}
+		}
 	}
 	s.order.MoveToFront(el)
 	for s.order.Len() > s.size {
@@ -181,6 +190,9 @@ func (s *MemoryStore) Summary(_ context.Context, r string) (string, bool, error)
 
 // drop forgets the reference of a span no longer kept. s.mu must be held.
 func (s *MemoryStore) drop(sp Span) {
+	if sp.Summary == "" {
+		return
+	}
 	r := summary.Ref(sp.Summary)
 	if rc := s.refs[r]; rc != nil {
 		if rc.n--; rc.n <= 0 {

@@ -120,6 +120,19 @@ type Options struct {
 	// message for the tail. It is called on whole histories and on tails
 	// (sub-slices it must not modify), and must be safe for concurrent use.
 	CountTokens func(messages []processor.Message) int
+	// TailOutputs, when positive, clears old tool outputs at each
+	// compaction: the outputs of the kept tail but those of its last
+	// TailOutputs tool rounds (a response calling tools and the returns
+	// answering it) are replaced by placeholders (summary.Placeholder),
+	// and what they held is given to the summarizer with the middle, so
+	// the summary carries it. The prompt's prefix breaks at the marker at
+	// a compaction anyway; clearing then costs the provider's cache
+	// nothing more, and the tail stays small until the next compaction.
+	// 0 (the default) keeps every output of the tail.
+	TailOutputs int
+	// Recall makes the placeholders of TailOutputs say that the recall
+	// tool returns the outputs they stand for (see agent.WithRecall).
+	Recall bool
 	// KeepUserTurns, when positive, makes the tail the last KeepUserTurns
 	// user turns and everything after them, instead of the last
 	// KeepMessages messages. With fewer user turns than that after the
@@ -175,10 +188,14 @@ const (
 	// without what the store would have given or kept: a summary may be
 	// written again later.
 	EventStoreFailed
+	// EventCleared: old tool outputs were cleared (Options.TailOutputs),
+	// which brought the history under the triggers without a summary
+	// (sizes before and after).
+	EventCleared
 )
 
-// String returns "started", "finished", "failed", "store failed" or
-// "event(N)".
+// String returns "started", "finished", "failed", "store failed",
+// "cleared" or "event(N)".
 func (t EventType) String() string {
 	switch t {
 	case EventStarted:
@@ -189,6 +206,8 @@ func (t EventType) String() string {
 		return "failed"
 	case EventStoreFailed:
 		return "store failed"
+	case EventCleared:
+		return "cleared"
 	}
 	return "event(" + strconv.Itoa(int(t)) + ")"
 }
@@ -246,6 +265,8 @@ type Window struct {
 	headLimit    int // the head run must end within this many messages
 	tokenTrigger int // tokens that trigger; 0 disables
 	keepTurns    int
+	tailOutputs  int
+	recall       bool
 	count        func([]processor.Message) int // whole histories
 	countTail    func([]processor.Message) int // tails
 	timeout      time.Duration
@@ -276,6 +297,8 @@ func New(opts Options) *Window {
 		digest:          summary.NewDigest(summary.DigestOptions{}),
 		store:           opts.Store,
 		keepTurns:       opts.KeepUserTurns,
+		tailOutputs:     opts.TailOutputs,
+		recall:          opts.Recall,
 		timeout:         opts.Timeout,
 		breakerFailures: opts.BreakerFailures,
 		breakerCooldown: opts.BreakerCooldown,
@@ -364,7 +387,80 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 	if !w.triggered(v.msgs) {
 		return v.msgs, nil
 	}
+	if w.tailOutputs > 0 {
+		// The cheap tier first: clearing old tool outputs may bring the
+		// history under the triggers without a summary.
+		if out, ok := w.clearOnly(ctx, history, v); ok {
+			return out, nil
+		}
+	}
 	return w.compact(ctx, history, v, false)
+}
+
+// clearOnly clears the tool outputs of v after its head (and marker) but
+// those of the last TailOutputs rounds, and returns the result when that
+// brings it under every trigger, remembering the clear (a span with the
+// view's summary, or none, and more messages cleared) so that the same
+// history gets the same result; it reports false otherwise.
+func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v view) ([]processor.Message, bool) {
+	h, head := v.msgs, v.head
+	from := head // the first message the clear may touch, in h
+	count := 0
+	if v.span != nil {
+		from, count = head+1, v.span.Count
+	}
+	clearEnd := w.clearEnd(h, from)
+	if clearEnd <= from {
+		return nil, false
+	}
+	out := make([]processor.Message, 0, len(h))
+	out = append(out, h[:from]...)
+	out = w.appendCleared(out, h[from:clearEnd])
+	out = append(out, h[clearEnd:]...)
+	if w.triggered(out) || processor.Validate(out) != nil {
+		return nil, false
+	}
+	before, after := 0, 0
+	for i := from; i < clearEnd; i++ {
+		before += processor.Chars(h[i])
+		after += processor.Chars(out[i])
+	}
+	if after >= before {
+		return nil, false // nothing was cleared
+	}
+	// In the input history: the head, the summarized messages, then the
+	// cleared ones.
+	cleared := clearEnd - from
+	end := head + count + cleared
+	hash, fed := v.hash, head+count
+	if v.span != nil {
+		fed += v.span.Cleared
+	}
+	if hash == nil || fed > end {
+		hash, fed = newHasher(false), 0
+	}
+	for i := fed; i < end; i++ {
+		hash.message(&history[i])
+	}
+	d := hash.sum()
+	w.memo.verify(d, history[:end], hash.state())
+	k := v.key
+	if k == (Key{}) {
+		k = w.keys.key(conversationOf(ctx), history[:head+1])
+	}
+	sum := ""
+	if v.span != nil {
+		sum = v.span.Summary
+	}
+	span := Span{Head: head, Count: count, Cleared: cleared, Digest: d, Last: w.keys.key("", history[end-1:end]), Summary: sum}
+	if err := w.store.Save(ctx, k, span); err != nil {
+		w.storeFailed(ctx, "save", err)
+	}
+	w.emit(ctx, EventCleared, Event{
+		MessagesBefore: len(h), TokensBefore: w.count(h),
+		MessagesAfter: len(out), TokensAfter: w.count(out),
+	})
+	return out, true
 }
 
 // Compact compacts history now, whatever the triggers say (for example
@@ -446,8 +542,11 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	end := head + s.Count
 	msgs := make([]processor.Message, 0, len(history)-s.Count+1)
 	msgs = append(msgs, history[:head]...)
-	msgs = append(msgs, w.marker(s.Summary))
-	v.msgs = append(msgs, history[end:]...)
+	if s.Count > 0 {
+		msgs = append(msgs, w.marker(s.Summary))
+	}
+	msgs = w.appendCleared(msgs, history[end:end+s.Cleared])
+	v.msgs = append(msgs, history[end+s.Cleared:]...)
 	v.span, v.hash = s, h
 	return v
 }
@@ -474,7 +573,8 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 	for i := range spans {
 		s := &spans[i]
 		end := head + s.Count
-		if s.Head != head || s.Count < 1 || end > len(history)-1 || answers(history[end]) || w.keys.key("", history[end-1:end]) != s.Last {
+		if s.Head != head || s.Count < 0 || s.Cleared < 0 || s.Count+s.Cleared < 1 || end+s.Cleared > len(history)-1 ||
+			(s.Count > 0 && answers(history[end])) || w.keys.key("", history[end+s.Cleared-1:end+s.Cleared]) != s.Last {
 			continue
 		}
 		cands = append(cands, i)
@@ -484,15 +584,17 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 	}
 	// The content of a span verified before is compared, not hashed.
 	for _, i := range cands {
-		if state, ok := w.memo.match(spans[i].Digest, history[:head+spans[i].Count]); ok {
+		if state, ok := w.memo.match(spans[i].Digest, history[:head+spans[i].Count+spans[i].Cleared]); ok {
 			return &spans[i], restore(state)
 		}
 	}
-	slices.SortStableFunc(cands, func(a, b int) int { return spans[a].Count - spans[b].Count })
+	slices.SortStableFunc(cands, func(a, b int) int {
+		return spans[a].Count + spans[a].Cleared - spans[b].Count - spans[b].Cleared
+	})
 	h := newHasher(false)
 	fed, best := 0, -1
 	for _, i := range cands {
-		end := head + spans[i].Count
+		end := head + spans[i].Count + spans[i].Cleared
 		for ; fed < end; fed++ {
 			h.message(&history[fed])
 		}
@@ -503,7 +605,7 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 	if best < 0 {
 		return nil, nil
 	}
-	end := head + spans[best].Count
+	end := head + spans[best].Count + spans[best].Cleared
 	if fed > end {
 		// A longer candidate was fed too: feed the chosen one's content
 		// again, so the hasher stands at its end.
@@ -545,10 +647,13 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// The tail's old outputs to clear (TailOutputs): h[start:clearEnd].
+	clearEnd := w.clearEnd(h, start)
 	out := make([]processor.Message, 0, head+1+len(h)-start)
 	out = append(out, h[:head]...)
 	out = append(out, w.blank) // replaced by the marker below
-	out = append(out, h[start:]...)
+	out = w.appendCleared(out, h[start:clearEnd])
+	out = append(out, h[clearEnd:]...)
 	if processor.Validate(out) != nil {
 		// Only an invalid input can lead here; leave it as it came.
 		return h, nil
@@ -572,6 +677,12 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		fresh = append(fresh, m)
 	}
 	prev := strings.Join(previous, "\n\n")
+	// The cleared outputs go to the summarizer with their calls, after the
+	// middle; what clearing saves counts as replaced.
+	for i := start; i < clearEnd; i++ {
+		fresh = append(fresh, h[i])
+		replaced += processor.Chars(h[i]) - processor.Chars(out[head+1+i-start])
+	}
 	if !force && (replaced <= w.framing || replaced < w.memo.wait(k)) {
 		// No marker could be smaller than this middle (not even an empty
 		// one, or no summary was lately): wait until it has grown.
@@ -581,16 +692,18 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	// What the new span covers, in the input history: the head, the span
 	// applied to it (if any) and the rest of the middle.
 	covered := c.middle()
-	hash := v.hash
-	from := head
+	cleared := clearEnd - start
+	hash, from := v.hash, 0
 	if v.span != nil {
-		covered += v.span.Count - 1
-		from = head + v.span.Count
-	} else {
-		hash = newHasher(false)
-		from = 0
+		if v.span.Count > 0 {
+			covered += v.span.Count - 1 // the view's marker stands for them
+		}
+		from = head + v.span.Count + v.span.Cleared
 	}
-	end := head + covered
+	end := head + covered + cleared
+	if hash == nil || from > end {
+		hash, from = newHasher(false), 0
+	}
 	for i := from; i < end; i++ {
 		hash.message(&history[i])
 	}
@@ -634,7 +747,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	out[head] = w.marker(sum)
 	w.memo.trust(summary.Ref(sum))
 	if !shared {
-		span := Span{Head: head, Count: covered, Digest: d, Last: w.keys.key("", history[end-1:end]), Summary: sum}
+		span := Span{Head: head, Count: covered, Cleared: cleared, Digest: d, Last: w.keys.key("", history[end-1:end]), Summary: sum}
 		if err := w.store.Save(ctx, k, span); err != nil {
 			w.storeFailed(ctx, "save", err)
 		}
@@ -653,6 +766,48 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	ev.Duration = w.now().Sub(began)
 	w.emit(ctx, EventFinished, ev)
 	return out, nil
+}
+
+// clearEnd returns where the outputs to clear in the tail h[start:] end:
+// before the last TailOutputs tool rounds (never in the last message);
+// start when nothing is cleared.
+func (w *Window) clearEnd(h []processor.Message, start int) int {
+	if w.tailOutputs <= 0 {
+		return start
+	}
+	rounds := 0
+	for i := len(h) - 2; i >= start; i-- {
+		if h[i].HasToolCalls() {
+			if rounds++; rounds == w.tailOutputs {
+				return i
+			}
+		}
+	}
+	return start
+}
+
+// appendCleared appends ms to out with their tool outputs cleared.
+func (w *Window) appendCleared(out, ms []processor.Message) []processor.Message {
+	for _, m := range ms {
+		var parts []processor.Part
+		for j, p := range m.Parts {
+			r, ok := p.(processor.ToolReturn)
+			if !ok {
+				continue
+			}
+			if c, ok := summary.Clear(r, w.recall); ok {
+				if parts == nil {
+					parts = slices.Clone(m.Parts)
+				}
+				parts[j] = c
+			}
+		}
+		if parts != nil {
+			m.Parts = parts
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // trusted reports whether a marker with reference ref is one a window

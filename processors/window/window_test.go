@@ -178,6 +178,8 @@ func TestConformance(t *testing.T) {
 		}},
 		{"tokens", func() Options { return Options{MaxMessages: -1, ContextWindow: 500} }},
 		{"user-turns", func() Options { return Options{MaxMessages: 6, KeepUserTurns: 1} }},
+		{"tail-outputs", func() Options { return Options{MaxMessages: 8, KeepMessages: 6, TailOutputs: 1} }},
+		{"tiers", func() Options { return Options{MaxMessages: -1, TriggerTokens: 300, KeepMessages: 6, TailOutputs: 1} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			processortest.Run(t, func(t *testing.T) processor.Processor { return New(tc.opts()) },
