@@ -67,11 +67,12 @@ func listPackages(t *testing.T) (map[string]pkg, map[string]bool) {
 func TestArrows(t *testing.T) {
 	pkgs, std := listPackages(t)
 	allowed := map[string][]string{
-		"processor":            nil,
-		"summary":              {"processor"},
-		"processors/trimtools": {"processor"},
-		"processors/window":    {"processor", "summary"},
-		"compact":              {"processor", "summary"},
+		"processor":             nil,
+		"summary":               {"processor"},
+		"processors/trimtools":  {"processor"},
+		"processors/cleartools": {"processor", "summary"},
+		"processors/window":     {"processor", "summary"},
+		"compact":               {"processor", "summary"},
 	}
 	for name, want := range allowed {
 		p, ok := pkgs[module+"/"+name]

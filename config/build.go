@@ -233,7 +233,7 @@ func (c *Config) NewCompactSummarizer(logger *zap.Logger) (Summarizer, string) {
 }
 
 // WindowOptions returns the window's settings from the configuration:
-// MaxMessages, KeepMessages, ContextWindow, ThresholdPercent,
+// MaxMessages, KeepMessages, TailOutputs, ContextWindow, ThresholdPercent,
 // TriggerTokens, KeepUserTurns and SummaryTimeout (the environment reads 0
 // and -1 as window.Options does). The summarizers, store and event
 // callback are left for the caller; [Config.NewWindow] fills them.
@@ -241,6 +241,7 @@ func (c *Config) WindowOptions() window.Options {
 	return window.Options{
 		MaxMessages:    c.MaxMessages,
 		KeepMessages:   c.KeepMessages,
+		TailOutputs:    c.TailOutputs,
 		ContextWindow:  c.ContextWindow,
 		TriggerPercent: c.ThresholdPercent,
 		TriggerTokens:  c.TriggerTokens,

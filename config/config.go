@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/abridge-go/abridge/strategy"
 )
 
 // Prefix is the prefix of every variable abridge reads, other than the
@@ -51,6 +53,11 @@ const (
 // SummaryBaseURL, and its models fall back on the OpenAI client reading the
 // process environment itself.
 type Config struct {
+	// Strategy names the processors' configuration (package strategy):
+	// default or economy. economy changes the defaults of TrimChars,
+	// MaxMessages, KeepMessages and TailOutputs to its own; a variable set
+	// explicitly still wins. Default default.
+	Strategy string `env:"STRATEGY" envDefault:"default"`
 	// Model is the primary model's name. Default gpt-4.1-mini.
 	Model string `env:"MODEL" envDefault:"gpt-4.1-mini"`
 	// SummaryModel is the summarizer's model; "" means Model.
@@ -73,6 +80,10 @@ type Config struct {
 	// KeepMessages is the window's tail in messages; 0 (the default) means
 	// max(4, MaxMessages/2).
 	KeepMessages int `env:"KEEP_MESSAGES" envDefault:"0"`
+	// TailOutputs, when positive, makes each compaction clear the tool
+	// outputs of the kept tail but those of its last TailOutputs rounds
+	// (window.Options.TailOutputs). Default 0: none cleared.
+	TailOutputs int `env:"TAIL_OUTPUTS" envDefault:"0"`
 	// ContextWindow is the model's context window in tokens; the window
 	// compacts a prompt estimated above ThresholdPercent of it. 0 (the
 	// default) disables this trigger.
@@ -157,6 +168,19 @@ func LoadFrom(environ map[string]string) (*Config, error) {
 		}
 		m[k] = v
 	}
+	if st, err := strategy.ByName(m[Prefix+"STRATEGY"]); err == nil && st.Name != strategy.NameDefault {
+		// The strategy's settings are the defaults of their variables.
+		for name, v := range map[string]int{
+			"TRIM_CHARS":    st.Trim.MaxChars,
+			"MAX_MESSAGES":  st.Window.MaxMessages,
+			"KEEP_MESSAGES": st.Window.KeepMessages,
+			"TAIL_OUTPUTS":  st.Window.TailOutputs,
+		} {
+			if m[Prefix+name] == "" {
+				m[Prefix+name] = strconv.Itoa(v)
+			}
+		}
+	}
 	var c Config
 	c.openAIKey = m[EnvOpenAIKey]
 	c.openAIBaseURL = strings.TrimSpace(m[EnvOpenAIBaseURL])
@@ -180,6 +204,7 @@ func LoadFrom(environ map[string]string) (*Config, error) {
 		}
 	}
 	c.Summarizer = strings.ToLower(c.Summarizer)
+	c.Strategy = strings.ToLower(c.Strategy)
 	c.LogLevel = strings.ToLower(c.LogLevel)
 	c.LogFormat = strings.ToLower(c.LogFormat)
 	for _, ve := range c.check() {

@@ -15,6 +15,7 @@ var allowConfig = cmp.AllowUnexported(Config{})
 // defaults is the Config every unset variable leads to.
 func defaults() Config {
 	return Config{
+		Strategy:         "default",
 		Model:            "gpt-4.1-mini",
 		SummaryTimeout:   90 * time.Second,
 		TrimChars:        2000,
@@ -85,6 +86,8 @@ func TestEachVariable(t *testing.T) {
 		{"ABRIDGE_TRIM_CHARS", "-1", func(c *Config) { c.TrimChars = -1 }},
 		{"ABRIDGE_KEEP_MESSAGES", "12", func(c *Config) { c.KeepMessages = 12 }},
 		{"ABRIDGE_TRIGGER_TOKENS", "64000", func(c *Config) { c.TriggerTokens = 64000 }},
+		{"ABRIDGE_TAIL_OUTPUTS", "2", func(c *Config) { c.TailOutputs = 2 }},
+		{"ABRIDGE_STRATEGY", "DEFAULT", func(c *Config) {}},
 		{"ABRIDGE_CONTEXT_WINDOW", "128000", func(c *Config) { c.ContextWindow = 128000 }},
 		{"ABRIDGE_THRESHOLD_PERCENT", "1", func(c *Config) { c.ThresholdPercent = 1 }},
 		{"ABRIDGE_THRESHOLD_PERCENT", "100", func(c *Config) { c.ThresholdPercent = 100 }},
@@ -180,6 +183,8 @@ func TestInvalid(t *testing.T) {
 		{"ABRIDGE_MAX_MESSAGES", "forty", `ABRIDGE_MAX_MESSAGES="forty": not an integer; accepted: an integer ≥ 1, 0 for the default, or -1 to disable this trigger`},
 		{"ABRIDGE_KEEP_MESSAGES", "-3", `ABRIDGE_KEEP_MESSAGES="-3": out of range; accepted: an integer ≥ 0; 0 means max(4, N/2), N being ABRIDGE_MAX_MESSAGES (40 when it is -1)`},
 		{"ABRIDGE_TRIGGER_TOKENS", "-1", `ABRIDGE_TRIGGER_TOKENS="-1": out of range; accepted: an integer ≥ 0; 0 disables this trigger`},
+		{"ABRIDGE_TAIL_OUTPUTS", "-1", `ABRIDGE_TAIL_OUTPUTS="-1": out of range; accepted: an integer ≥ 0; 0 clears nothing`},
+		{"ABRIDGE_STRATEGY", "cheap", `ABRIDGE_STRATEGY="cheap": unknown value; accepted: default or economy`},
 		{"ABRIDGE_CONTEXT_WINDOW", "-1", `ABRIDGE_CONTEXT_WINDOW="-1": out of range; accepted: an integer ≥ 0; 0 disables this trigger`},
 		{"ABRIDGE_CONTEXT_WINDOW", "3000000000", `ABRIDGE_CONTEXT_WINDOW="3000000000": out of range: larger than 2147483647; accepted: an integer ≥ 0; 0 disables this trigger`},
 		{"ABRIDGE_MAX_STEPS", "+9999999999", `ABRIDGE_MAX_STEPS="+9999999999": out of range: larger than 2147483647; accepted: an integer ≥ 1`},
@@ -362,6 +367,40 @@ func TestSummaryFallbacks(t *testing.T) {
 			got := []string{c.summaryModel(), c.summaryBaseURL(), c.summaryKey()}
 			if diff := cmp.Diff([]string{tt.model, tt.url, tt.key}, got); diff != "" {
 				t.Errorf("summary model, URL, key (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStrategy checks that ABRIDGE_STRATEGY=economy sets the defaults of
+// the variables it covers to the strategy's settings, and that a variable
+// set explicitly wins.
+func TestStrategy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		environ map[string]string
+		want    func(c *Config)
+	}{
+		{"economy", map[string]string{"ABRIDGE_STRATEGY": "economy"}, func(c *Config) {
+			c.Strategy, c.TrimChars, c.MaxMessages, c.KeepMessages, c.TailOutputs = "economy", 1000, 24, 6, 1
+		}},
+		{"economy, any case", map[string]string{"ABRIDGE_STRATEGY": " Economy"}, func(c *Config) {
+			c.Strategy, c.TrimChars, c.MaxMessages, c.KeepMessages, c.TailOutputs = "economy", 1000, 24, 6, 1
+		}},
+		{"economy with a variable set", map[string]string{"ABRIDGE_STRATEGY": "economy", "ABRIDGE_MAX_MESSAGES": "30", "ABRIDGE_TRIM_CHARS": "-1"}, func(c *Config) {
+			c.Strategy, c.TrimChars, c.MaxMessages, c.KeepMessages, c.TailOutputs = "economy", -1, 30, 6, 1
+		}},
+		{"default", map[string]string{"ABRIDGE_STRATEGY": "default"}, func(c *Config) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := LoadFrom(tc.environ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := defaults()
+			tc.want(&want)
+			if diff := cmp.Diff(&want, got, allowConfig); diff != "" {
+				t.Errorf("LoadFrom (-want +got):\n%s", diff)
 			}
 		})
 	}

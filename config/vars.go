@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/strategy"
 )
 
 // Variable documents one environment variable.
@@ -70,6 +71,15 @@ func oneOf(s string, values ...string) bool {
 
 // variables lists every variable in the README's order.
 var variables = []variable{
+	{
+		Variable: Variable{
+			Name: Prefix + "STRATEGY", Default: "default", Accepted: "default or economy",
+			Description: "The processors' configuration: default (trim at 2000, compact above 40 messages keeping the last 20) or economy (the cheapest on billed input: trim at 1000, compact above 24 keeping the last 6, clearing their outputs but the last round's). It sets the defaults of ABRIDGE_TRIM_CHARS, ABRIDGE_MAX_MESSAGES, ABRIDGE_KEEP_MESSAGES and ABRIDGE_TAIL_OUTPUTS; those set explicitly win.",
+		},
+		field: "Strategy", kind: "a string", problem: unknownValue,
+		valid: func(c *Config) bool { return oneOf(c.Strategy, strategy.NameDefault, strategy.NameEconomy) },
+		show:  func(c *Config) string { return c.Strategy },
+	},
 	{
 		Variable: Variable{
 			Name: Prefix + "MODEL", Default: "gpt-4.1-mini", Accepted: "a non-empty model name",
@@ -141,6 +151,15 @@ var variables = []variable{
 		field: "KeepMessages", kind: "an integer", problem: outOfRange,
 		valid: func(c *Config) bool { return c.KeepMessages >= 0 },
 		show:  itoa(func(c *Config) int { return c.KeepMessages }),
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "TAIL_OUTPUTS", Default: "0", Accepted: "an integer ≥ 0; 0 clears nothing",
+			Description: "When positive, each compaction replaces the tool outputs of the kept messages but those of their last N tool rounds by placeholders, and folds what they held into the summary.",
+		},
+		field: "TailOutputs", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.TailOutputs >= 0 },
+		show:  itoa(func(c *Config) int { return c.TailOutputs }),
 	},
 	{
 		Variable: Variable{

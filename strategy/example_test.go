@@ -1,0 +1,61 @@
+package strategy_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/strategy"
+	"github.com/abridge-go/abridge/summary"
+)
+
+// The economy strategy keeps a short tail, with the outputs of all but its
+// last tool round cleared at the compaction.
+func ExampleEconomy() {
+	s := strategy.Economy()
+	// s.Window.Summarizer = summarizer.New(llm, summarizer.Options{}) // the offline digest when nil
+	chain, _ := s.Build()
+	h := []processor.Message{processor.SystemMessage("You are a coding agent."), processor.UserMessage("Fix the build.")}
+	for i := range 15 {
+		id := fmt.Sprintf("c%d", i)
+		h = append(h,
+			processor.NewResponse(processor.ToolCall{ToolCallID: id, ToolName: "bash", Args: `{"command":"make"}`}),
+			processor.NewRequest(processor.ToolReturn{ToolCallID: id, ToolName: "bash", Content: strings.Repeat("error: x\n", 100)}))
+	}
+	out, err := chain.Process(context.Background(), h)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, m := range out {
+		switch p := m.Parts[0].(type) {
+		case processor.ToolReturn:
+			if _, cleared := summary.ParsePlaceholder(p); cleared {
+				fmt.Println("cleared output of", p.ToolCallID)
+				continue
+			}
+			fmt.Println("output of", p.ToolCallID)
+		case processor.UserPrompt:
+			if summary.IsMarker(m) {
+				fmt.Println("summary")
+				continue
+			}
+			fmt.Println("user")
+		case processor.ToolCall:
+			fmt.Println("call", p.ToolCallID)
+		default:
+			fmt.Println(p.PartKind())
+		}
+	}
+	// Output:
+	// system-prompt
+	// user
+	// summary
+	// call c12
+	// cleared output of c12
+	// call c13
+	// cleared output of c13
+	// call c14
+	// output of c14
+}
