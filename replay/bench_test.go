@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/strategy"
 )
 
 // BenchmarkReplay replays every shared transcript (the shipped ones when
@@ -28,9 +30,11 @@ func BenchmarkReplay(b *testing.B) {
 		for _, w := range []struct {
 			name string
 			opts window.Options
-		}{{"default", window.Options{}}, {"tokens", tokenTrigger}} {
+			trim trimtools.Options
+		}{{"default", window.Options{}, trimtools.Options{}}, {"tokens", tokenTrigger, trimtools.Options{}},
+			{"economy", strategy.Economy().Window, strategy.Economy().Trim}} {
 			b.Run(mode.String()+"/"+w.name, func(b *testing.B) {
-				t := benchTotal(b, files, Options{Mode: mode, Window: w.opts})
+				t := benchTotal(b, files, Options{Mode: mode, Window: w.opts, Trim: w.trim})
 				b.ReportMetric(micros(t.PerRequest), "proc-µs/req")
 				if t.ProcessorCPU > 0 {
 					b.ReportMetric(micros(t.PerRequestCPU), "proc-cpu-µs/req")
@@ -44,6 +48,8 @@ func BenchmarkReplay(b *testing.B) {
 				b.ReportMetric(t.SummarizerRatio(), "summ-in/size")
 				b.ReportMetric(float64(t.SummarizerCalls), "summ-calls")
 				b.ReportMetric(t.NaiveRatio(), "naive/size")
+				b.ReportMetric(t.BilledAt10, "billed@10%/req")
+				b.ReportMetric(t.BilledAt25, "billed@25%/req")
 				b.ReportMetric(float64(t.Requests), "requests")
 			})
 		}
@@ -67,8 +73,8 @@ func BenchmarkMaxMessages(b *testing.B) {
 			b.ReportMetric(t.CacheReuse, "cache-reuse")
 			b.ReportMetric(t.CacheReuseCeiling, "reuse-ceiling")
 			b.ReportMetric(t.MeanTokensAfter, "tokens/req")
-			b.ReportMetric(billedTokens(t, 0.25), "billed@25%/req")
-			b.ReportMetric(billedTokens(t, 0.10), "billed@10%/req")
+			b.ReportMetric(t.BilledAt25, "billed@25%/req")
+			b.ReportMetric(t.BilledAt10, "billed@10%/req")
 		})
 	}
 }
@@ -90,15 +96,6 @@ func benchTotal(b *testing.B, files []string, opts Options) Result {
 		b.Fatalf("%d requests, %d invalid, first: %s", t.Requests, t.InvalidRequests, t.FirstError)
 	}
 	return t
-}
-
-// billedTokens returns the input tokens billed per request of t when
-// cached input costs cached times the full price: the mean prompt with its
-// reused share at the cached price, plus the summarizer's input (estimated
-// at 4 characters a token) at full price.
-func billedTokens(t Result, cached float64) float64 {
-	prompt := t.MeanTokensAfter * (1 - t.CacheReuse*(1-cached))
-	return prompt + float64(t.SummarizerInputChars)/4/float64(t.Requests)
 }
 
 func benchFiles(b *testing.B) []string {

@@ -51,6 +51,9 @@ type run struct {
 	// message the same once it is KeepLast messages from the end, so a
 	// message has at most two forms: [0] near the end, [1] further back.
 	json       [][2][]byte
+	// trimmedAll is the transcript as the trimmer leaves its messages
+	// outside the last ones, for the paths the summaries should name.
+	trimmedAll []processor.Message
 	markerSumm string // the summary of the marker whose JSON is markerJSON
 	markerJSON []byte
 	keepLast   int
@@ -134,7 +137,9 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 	}
 	res.TranscriptChars = raw[n]
 	trimmedSum := raw
+	r.trimmedAll = transcript
 	if all, err := r.trim.Process(ctx, transcript); err == nil && len(all) == n {
+		r.trimmedAll = all
 		trimmedSum = make([]int64, n+1)
 		for i, m := range all {
 			trimmedSum[i+1] = trimmedSum[i] + int64(processor.Chars(m))
@@ -206,6 +211,11 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 		res.sumCharsAfter += int64(p.CharsAfter)
 		res.sumTokensBefore += int64(p.TokensBefore)
 		res.sumTokensAfter += int64(p.TokensAfter)
+		if p.JSONChars > 0 {
+			cached := float64(p.TokensAfter) * float64(p.ReusedChars) / float64(p.JSONChars)
+			res.sumCachedTokens += cached
+			res.sumUncachedTokens += float64(p.TokensAfter) - cached
+		}
 		res.MaxPromptCharsBefore = max(res.MaxPromptCharsBefore, p.CharsBefore)
 		res.MaxPromptCharsAfter = max(res.MaxPromptCharsAfter, p.CharsAfter)
 		res.MaxTokensBefore = max(res.MaxTokensBefore, p.TokensBefore)
@@ -341,7 +351,7 @@ func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inO
 	}
 	t := len(out) - h - 1
 	lo, hi := h, len(trimmed)-t
-	if hi < lo || !sameMessages(out[:h], trimmed[:h]) || !sameMessages(out[h+1:], trimmed[hi:]) {
+	if hi < lo || !sameMessages(out[:h], trimmed[:h]) || !sameOrCleared(out[h+1:], trimmed[hi:]) {
 		invalid(errors.New("window output is not head, marker, tail of its input"))
 		r.requestJSON(res, &st, out, nil, invalid)
 		return in, inOrigins, st
@@ -359,7 +369,9 @@ func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inO
 		}
 		r.compacted[o] = true
 		r.fp[o] = fingerprint(r.seed, trimmed[k])
-		written, mentioned := summary.Paths(trimmed[k : k+1])
+		// The paths of the message as the trimmer leaves it, before any
+		// clearing: what the summaries had to name.
+		written, mentioned := summary.Paths(r.trimmedAll[o : o+1])
 		for _, p := range written {
 			r.paths[p] = struct{}{}
 			r.written[p] = struct{}{}
@@ -567,6 +579,37 @@ func sameMessages(a, b []processor.Message) bool {
 	for i := range a {
 		if !processor.Equal(a[i], b[i]) {
 			return false
+		}
+	}
+	return true
+}
+
+// sameOrCleared reports whether a holds the messages of b, or some of them
+// with their tool outputs cleared (window.Options.TailOutputs).
+func sameOrCleared(a, b []processor.Message) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if processor.Equal(a[i], b[i]) {
+			continue
+		}
+		if a[i].Kind != b[i].Kind || len(a[i].Parts) != len(b[i].Parts) {
+			return false
+		}
+		for j, p := range a[i].Parts {
+			orig := b[i].Parts[j]
+			if processor.Equal(processor.NewRequest(p), processor.NewRequest(orig)) {
+				continue
+			}
+			r, ok := orig.(processor.ToolReturn)
+			c, ok2 := p.(processor.ToolReturn)
+			if !ok || !ok2 || c.ToolCallID != r.ToolCallID {
+				return false
+			}
+			if n, ok := summary.ParsePlaceholder(c); !ok || n != processor.PartChars(r) {
+				return false
+			}
 		}
 	}
 	return true

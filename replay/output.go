@@ -19,6 +19,20 @@ import (
 // long words (a path in an error) aside.
 const TableWidth = 100
 
+// short writes n with grouped digits below 100,000, and in thousands
+// ("123k") or millions ("4.5M") above.
+func short(n float64) string {
+	switch {
+	case n >= 10e6:
+		return fmt.Sprintf("%.0fM", n/1e6)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", n/1e6)
+	case n >= 100e3:
+		return fmt.Sprintf("%.0fk", n/1e3)
+	}
+	return count(int(math.Round(n)))
+}
+
 // A column of a table: its heading on two lines and its cell for one
 // result.
 type column struct {
@@ -38,10 +52,15 @@ var (
 	colSummarizerRatio = column{"summarizer", "input ÷ size", func(x Result) string { return fmt.Sprintf("%.3f", x.SummarizerRatio()) }}
 	colCacheReuse      = column{"cache", "reuse", func(x Result) string { return fmt.Sprintf("%.3f", x.CacheReuse) }}
 	colInvalid         = column{"invalid", "requests", func(x Result) string { return count(x.InvalidRequests) }}
+	// colBilled is what a request costs: input tokens billed when cached
+	// input costs 10% or 25% of the full price (see Result.BilledAt10).
+	colBilled = column{"billed tokens each", "cached 10% / 25%", func(x Result) string {
+		return short(x.BilledAt10) + " / " + short(x.BilledAt25)
+	}}
 
 	// tableColumns fit TableWidth with the transcripts' names shortened;
 	// the invalid requests of the total are told below the table.
-	tableColumns = []column{colRequests, colCompactions, colMeanTokens, colSummarizerRatio, colCacheReuse}
+	tableColumns = []column{colRequests, colCompactions, colMeanTokens, colSummarizerRatio, colCacheReuse, colBilled}
 
 	// wideColumns hold every figure of a result but its series.
 	wideColumns = []column{
@@ -63,6 +82,7 @@ var (
 		}},
 		colCacheReuse,
 		{"cache reuse", "ceiling", func(x Result) string { return fmt.Sprintf("%.3f", x.CacheReuseCeiling) }},
+		colBilled,
 		{"processor µs", "per request", func(x Result) string { return fmt.Sprintf("%.1f", micros(x.PerRequest)) }},
 		{"processor CPU", "µs per request", func(x Result) string { return fmt.Sprintf("%.1f", micros(x.PerRequestCPU)) }},
 		{"file paths", "kept", func(x Result) string { return fmt.Sprintf("%.3f", x.Fidelity) }},
@@ -81,8 +101,9 @@ const (
 // WriteTable writes the report as a table that fits [TableWidth] columns:
 // the settings, one row per transcript and a row of totals with the
 // requests, compactions, mean estimated prompt tokens without → with
-// abridge, the summarizer's input over the transcript's size and the
-// prompt-cache reuse; then the totals of every other figure, one sentence
+// abridge, the summarizer's input over the transcript's size, the
+// prompt-cache reuse and the input tokens billed per request at both
+// cached prices; then the totals of every other figure, one sentence
 // a line. Names are shortened in the middle to fit.
 // [Report.WriteWideTable] shows every figure per transcript.
 func (r *Report) WriteTable(w io.Writer) error {

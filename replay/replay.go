@@ -89,6 +89,16 @@ const (
 	SummarizerModel = "model"
 )
 
+// Billed returns the input tokens billed per request when cached input
+// costs cached times the full price (see BilledAt10).
+func (r Result) Billed(cached float64) float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	summ := float64(r.SummarizerInputChars) / processor.CharsPerToken
+	return (r.sumUncachedTokens + cached*r.sumCachedTokens + summ) / float64(r.Requests)
+}
+
 // DecodeRatio returns, for a ModeFresh replay, the processors' CPU time
 // over the CPU time of decoding the same requests with encoding/json
 // (wall times where CPU time is not measured); 0 in the other modes.
@@ -275,6 +285,14 @@ type Result struct {
 	CacheReuseCeiling float64 `json:"cache_reuse_ceiling"`
 	// CeilingChars is the sum of the requests' CeilingChars.
 	CeilingChars int64 `json:"ceiling_chars"`
+	// BilledAt10 and BilledAt25 are the input tokens billed per request
+	// when the provider bills cached input at 10% of the full price
+	// (GPT-5 class) and at 25% (GPT-4.1 class): each request's estimated
+	// prompt tokens, the share its prompt-cache reuse covers at the cached
+	// price and the rest at the full price, plus the summarizer's input
+	// (its characters over 4) at the full price, over the requests.
+	BilledAt10 float64 `json:"billed_at_10"`
+	BilledAt25 float64 `json:"billed_at_25"`
 	// ProcessorTime is the trimmer's and the window's time over all
 	// requests, without the summarizers' own time.
 	ProcessorTime time.Duration `json:"processor_time_ns"`
@@ -324,6 +342,9 @@ type Result struct {
 
 	sumCharsBefore, sumCharsAfter   int64
 	sumTokensBefore, sumTokensAfter int64
+	// The requests' estimated prompt tokens split by their reuse: the
+	// cached share and the rest.
+	sumCachedTokens, sumUncachedTokens float64
 }
 
 // SummarizerRatio returns SummarizerInputChars / TranscriptChars.
@@ -359,6 +380,8 @@ func (r *Result) finish() {
 		r.PerRequest = r.ProcessorTime / time.Duration(r.Requests)
 		r.PerRequestCPU = r.ProcessorCPU / time.Duration(r.Requests)
 		r.PerRequestDecodeCPU = r.DecodeCPU / time.Duration(r.Requests)
+		r.BilledAt10 = r.Billed(0.10)
+		r.BilledAt25 = r.Billed(0.25)
 	}
 	r.CacheReuse = ratio(r.ReusedChars, r.RequestChars)
 	r.CacheReuseCeiling = ratio(r.CeilingChars, r.RequestChars)
@@ -417,6 +440,8 @@ func (r *Result) add(o Result) {
 	r.sumCharsAfter += o.sumCharsAfter
 	r.sumTokensBefore += o.sumTokensBefore
 	r.sumTokensAfter += o.sumTokensAfter
+	r.sumCachedTokens += o.sumCachedTokens
+	r.sumUncachedTokens += o.sumUncachedTokens
 }
 
 // Report holds the results of replaying many transcripts.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/strategy"
 )
 
 // checkInvariants checks what must hold of every replay result.
@@ -176,7 +178,8 @@ func TestRunHistoryShort(t *testing.T) {
 		},
 	}
 	ignore := cmpopts.IgnoreFields(Result{}, "Series", "MaxTokensBefore", "MaxTokensAfter", "MeanTokensBefore", "MeanTokensAfter",
-		"CacheReuse", "ReusedChars", "RequestChars", "CacheReuseCeiling", "CeilingChars", "ProcessorTime", "PerRequest", "ProcessorCPU", "PerRequestCPU", "SummarizerTime")
+		"CacheReuse", "ReusedChars", "RequestChars", "CacheReuseCeiling", "CeilingChars", "ProcessorTime", "PerRequest", "ProcessorCPU", "PerRequestCPU", "SummarizerTime",
+		"BilledAt10", "BilledAt25")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := RunHistory(t.Context(), "t", tt.history, Options{})
@@ -453,4 +456,47 @@ func cloneHistory(h []processor.Message) []processor.Message {
 		out[i] = m
 	}
 	return out
+}
+
+// TestBilled checks the billed-input figures against the per-request
+// series they come from: each request's estimated prompt tokens, its
+// reused share at the cached price, plus the summarizer's input, over the
+// requests; and that the economy strategy bills less than the default.
+func TestBilled(t *testing.T) {
+	files := transcripts.Shipped(t)
+	econ := strategy.Economy()
+	var billed [2]float64
+	for i, opts := range []Options{{}, {Trim: econ.Trim, Window: econ.Window}} {
+		rep, err := Run(t.Context(), files, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n, sum10, sum25 float64
+		var summ int64
+		for _, res := range rep.Results {
+			summ += res.SummarizerInputChars
+			for _, p := range res.Series {
+				n++
+				reuse := 0.0
+				if p.JSONChars > 0 {
+					reuse = float64(p.ReusedChars) / float64(p.JSONChars)
+				}
+				sum10 += float64(p.TokensAfter) * (1 - 0.9*reuse)
+				sum25 += float64(p.TokensAfter) * (1 - 0.75*reuse)
+			}
+		}
+		want10 := (sum10 + float64(summ)/4) / n
+		want25 := (sum25 + float64(summ)/4) / n
+		tot := rep.Total
+		if math.Abs(tot.BilledAt10-want10) > 1e-6*want10 || math.Abs(tot.BilledAt25-want25) > 1e-6*want25 {
+			t.Errorf("billed %.3f / %.3f, the series give %.3f / %.3f", tot.BilledAt10, tot.BilledAt25, want10, want25)
+		}
+		if !(tot.BilledAt10 < tot.BilledAt25) || tot.BilledAt10 <= 0 {
+			t.Errorf("billed at 10%% %.1f, at 25%% %.1f: want 0 < the first < the second", tot.BilledAt10, tot.BilledAt25)
+		}
+		billed[i] = tot.BilledAt10
+	}
+	if billed[1] >= billed[0] {
+		t.Errorf("economy bills %.0f tokens a request at 10%%, default %.0f: want less", billed[1], billed[0])
+	}
 }
