@@ -193,6 +193,11 @@ func (a *Agent) Run(ctx context.Context, history []processor.Message, prompt str
 	if a.err != nil {
 		return t.result(), a.err
 	}
+	if k, ok := a.opts.recall.(RecallKeeper); ok {
+		if err := k.Keep(ctx, history...); err != nil {
+			return t.result(), fmt.Errorf("recall store: %w", err)
+		}
+	}
 	// History in: the user's prompt (with the system prompt when the
 	// conversation starts) ends the history.
 	if err := t.add(ctx, a.promptMessage(len(history) == 0, prompt)); err != nil {
@@ -255,6 +260,11 @@ func (t *turn) result() *Result {
 func (t *turn) add(ctx context.Context, m processor.Message) error {
 	t.history = append(t.history, m)
 	t.added = append(t.added, m)
+	if k, ok := t.opts.recall.(RecallKeeper); ok {
+		if err := k.Keep(ctx, m); err != nil {
+			return fmt.Errorf("recall store: %w", err)
+		}
+	}
 	if t.opts.store == nil {
 		return nil
 	}
@@ -264,9 +274,15 @@ func (t *turn) add(ctx context.Context, m processor.Message) error {
 	return nil
 }
 
-// replace makes h the working history and tells the store.
+// replace makes h the working history and tells the store (and the recall
+// store what any new summary replaced).
 func (t *turn) replace(ctx context.Context, h []processor.Message) error {
-	t.history = slices.Clip(h) // appending must never write into a processor's array
+	if k, ok := t.opts.recall.(RecallKeeper); ok {
+		if err := keepSummaries(ctx, k, t.history, h); err != nil {
+			return fmt.Errorf("recall store: %w", err)
+		}
+	}
+	t.history = h
 	if t.opts.store == nil {
 		return nil
 	}

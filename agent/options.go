@@ -26,6 +26,7 @@ type options struct {
 	compactor  Compactor
 	store      Store
 	toolConc   int
+	recall     Recaller
 }
 
 type optionFunc func(*options)

@@ -67,6 +67,10 @@ type BuildOptions struct {
 	// Store, when non-nil, is the window's summary store (see
 	// window.Store); nil means an in-memory one.
 	Store window.Store
+	// Recall makes the placeholders of cleared tool outputs tell the model
+	// about the recall tool; set it when the agent offers that tool
+	// (agent.WithRecall).
+	Recall bool
 }
 
 // Build builds the logger, the model, the summarizer, the window, the chain
@@ -88,7 +92,7 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 	logger.Debug("configuration", c.Field())
 	s, kind := c.NewSummarizer(logger)
 	cs, _ := c.NewCompactSummarizer(logger)
-	w := c.newWindow(s, logger, opts.OnEvent, opts.Store)
+	w := c.newWindow(s, logger, opts.OnEvent, opts.Store, opts.Recall)
 	chain := c.NewChain(w)
 	return &Components{
 		Logger:            logger,
@@ -256,14 +260,15 @@ func (c *Config) WindowOptions() window.Options {
 // then reporting them to onEvent (either may be nil), with an in-memory
 // summary store.
 func (c *Config) NewWindow(s window.Summarizer, logger *zap.Logger, onEvent func(context.Context, window.Event)) *window.Window {
-	return c.newWindow(s, logger, onEvent, nil)
+	return c.newWindow(s, logger, onEvent, nil, false)
 }
 
-func (c *Config) newWindow(s window.Summarizer, logger *zap.Logger, onEvent func(context.Context, window.Event), store window.Store) *window.Window {
+func (c *Config) newWindow(s window.Summarizer, logger *zap.Logger, onEvent func(context.Context, window.Event), store window.Store, recall bool) *window.Window {
 	opts := c.WindowOptions()
 	opts.Summarizer = s
 	opts.OnEvent = windowlog.Events(logger, onEvent)
 	opts.Store = store
+	opts.Recall = recall
 	return window.New(opts)
 }
 

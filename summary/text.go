@@ -65,3 +65,20 @@ func runeCeil(s string, i int) int {
 	}
 	return i
 }
+
+// Lines renders messages for a reader, the model reading back what a
+// summary replaced among them: one line per part, "[N] " and the part as
+// processor.Describe labels it, in full; N numbers the messages from 1.
+func Lines(msgs []processor.Message) string {
+	var b strings.Builder
+	for i, m := range msgs {
+		for _, p := range m.Parts {
+			b.WriteString("[")
+			b.WriteString(strconv.Itoa(i + 1))
+			b.WriteString("] ")
+			b.WriteString(processor.Describe(p, 0))
+			b.WriteString("\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
