@@ -50,7 +50,7 @@ type run struct {
 	// JSON of each message as sent, by origin; the trimmer leaves a
 	// message the same once it is KeepLast messages from the end, so a
 	// message has at most two forms: [0] near the end, [1] further back.
-	json       [][2][]byte
+	json [][2][]byte
 	// trimmedAll is the transcript as the trimmer leaves its messages
 	// outside the last ones, for the paths the summaries should name.
 	trimmedAll []processor.Message
