@@ -309,8 +309,8 @@ func (t *turn) process(ctx context.Context) error {
 		return nil
 	}
 	e := Event{Kind: EventProcessed, Step: t.steps + 1,
-		MessagesBefore: len(t.history), TokensBefore: processor.EstimateTokens(t.history),
-		Messages: len(out), Tokens: processor.EstimateTokens(out)}
+		MessagesBefore: len(t.history), TokensBefore: processor.ContentTokens(t.history),
+		Messages: len(out), Tokens: processor.ContentTokens(out)}
 	t.log.Debug("history processed", zap.Int("step", e.Step),
 		zap.Int("messages_before", e.MessagesBefore), zap.Int("tokens_before", e.TokensBefore),
 		zap.Int("messages", e.Messages), zap.Int("tokens", e.Tokens))
@@ -363,7 +363,7 @@ func (t *turn) send(ctx context.Context) (processor.Message, error) {
 // provider refused it with cause.
 func (t *turn) forceCompaction(ctx context.Context, cause error) error {
 	e := Event{Kind: EventCompactionForced, Step: t.steps + 1, Cause: cause,
-		MessagesBefore: len(t.history), TokensBefore: processor.EstimateTokens(t.history)}
+		MessagesBefore: len(t.history), TokensBefore: processor.ContentTokens(t.history)}
 	out, err := t.opts.compactor.Compact(ctx, t.history)
 	if err == nil {
 		err = checkProcessed(out, t.history[len(t.history)-1])
@@ -374,7 +374,7 @@ func (t *turn) forceCompaction(ctx context.Context, cause error) error {
 		t.emit(ctx, e)
 		return fmt.Errorf("forced compaction after %w: %w", cause, err)
 	}
-	e.Messages, e.Tokens = len(out), processor.EstimateTokens(out)
+	e.Messages, e.Tokens = len(out), processor.ContentTokens(out)
 	t.log.Info("compaction forced", zap.Int("step", e.Step), zap.NamedError("cause", cause),
 		zap.Int("messages_before", e.MessagesBefore), zap.Int("tokens_before", e.TokensBefore),
 		zap.Int("messages", e.Messages), zap.Int("tokens", e.Tokens))

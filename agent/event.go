@@ -11,7 +11,8 @@ const (
 	// EventProcessed: the processor chain changed the history before a
 	// request (a trim, a compaction) and the processed history replaced
 	// the working one. MessagesBefore and TokensBefore give its size
-	// before, Messages and Tokens after.
+	// before, Messages and Tokens after, both estimated from the messages
+	// alone (processor.ContentTokens), so that they compare.
 	EventProcessed = "history-processed"
 	// EventRequest: a request is being sent. Messages and Tokens give the
 	// size of the history sent (Tokens is estimated with
@@ -30,7 +31,8 @@ const (
 	// EventCompactionForced: the provider said the prompt overflows its
 	// context window and the agent forced its compactor before retrying.
 	// Cause is the provider's error; MessagesBefore and TokensBefore give
-	// the history's size before, Messages and Tokens after; Err is set
+	// the history's size before, Messages and Tokens after (estimated as
+	// for EventProcessed); Err is set
 	// when the compaction itself failed (the turn then fails).
 	EventCompactionForced = "compaction-forced"
 )

@@ -30,6 +30,10 @@ var (
 	// leading system prompts and an earlier summary with its
 	// acknowledgement.
 	ErrTooShort = errors.New("history too short to compact")
+	// ErrNoGain: the compacted history would not be smaller than the
+	// history, in estimated tokens (a summary as long as what it
+	// replaces); the history is left as it is.
+	ErrNoGain = errors.New("compacted history not smaller than the history")
 )
 
 // MinMessages is the smallest history [Compact] accepts.
@@ -66,8 +70,9 @@ func (u unfocused) SummarizeFocus(ctx context.Context, messages []processor.Mess
 }
 
 // Report describes a compaction: the history's size before and after, in
-// messages and in prompt tokens estimated with processor.EstimateTokens,
-// and the summary's length in bytes.
+// messages and in prompt tokens estimated from the messages alone
+// (processor.ContentTokens, the same basis before and after), and the
+// summary's length in bytes.
 type Report struct {
 	MessagesBefore, MessagesAfter, TokensBefore, TokensAfter int
 	SummaryChars                                             int
@@ -88,10 +93,12 @@ type Report struct {
 // summary is passed to s as previous (the summaries of several markers
 // joined by blank lines, in order), and the acknowledgement right after it
 // is left out. A history too short to compact fails with [ErrTooShort]
-// before s is called. On any error the Report holds the sizes before. The
+// before s is called; a summary that would leave the history no smaller
+// in estimated tokens fails with [ErrNoGain]. On any error the Report
+// holds the sizes before (and, for ErrNoGain, the summary's length). The
 // history is not modified.
 func Compact(ctx context.Context, s Summarizer, history []processor.Message, focus string) ([]processor.Message, Report, error) {
-	rep := Report{MessagesBefore: len(history), TokensBefore: processor.EstimateTokens(history)}
+	rep := Report{MessagesBefore: len(history), TokensBefore: processor.ContentTokens(history)}
 	if s == nil {
 		return nil, rep, errors.New("compact: no summarizer")
 	}
@@ -111,9 +118,13 @@ func Compact(ctx context.Context, s Summarizer, history []processor.Message, foc
 	out := make([]processor.Message, 0, len(head)+2)
 	out = append(out, head...)
 	out = append(out, summary.Marker(sum), processor.TextMessage(Acknowledgement))
-	rep.MessagesAfter = len(out)
-	rep.TokensAfter = processor.EstimateTokens(out)
+	after := processor.ContentTokens(out)
 	rep.SummaryChars = len(sum)
+	if after >= rep.TokensBefore {
+		return nil, rep, fmt.Errorf("%d → %d estimated tokens, with a %d-character summary: %w", rep.TokensBefore, after, len(sum), ErrNoGain)
+	}
+	rep.MessagesAfter = len(out)
+	rep.TokensAfter = after
 	return out, rep, nil
 }
 

@@ -52,7 +52,7 @@ var (
 	conv = []processor.Message{
 		processor.UserMessage("fix the failing tests"),
 		call("c1", "bash", `{"command":"go test ./..."}`),
-		ret("c1", "bash", "--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 1, want 2"),
+		ret("c1", "bash", strings.Repeat("=== RUN   TestOK\n--- PASS: TestOK (0.00s)\n", 30)+"--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 1, want 2"),
 		processor.TextMessage("TestParse fails: off by one in parse.go."),
 		processor.UserMessage("fix it"),
 		processor.TextMessage("Fixed parse.go line 40; tests pass."),
@@ -258,6 +258,10 @@ var jsonOf = cmp.Transformer("json", func(m openai.ChatCompletionMessageParamUni
 	return string(b)
 })
 
+// failOutput is a test run's output, long enough that a summary is
+// shorter.
+var failOutput = strings.Repeat("--- PASS: TestOK (0.00s)\n", 40) + "FAIL TestParse"
+
 func TestCompactOpenAI(t *testing.T) {
 	history := []openai.ChatCompletionMessageParamUnion{
 		openai.SystemMessage("You are a coding agent."),
@@ -267,7 +271,7 @@ func TestCompactOpenAI(t *testing.T) {
 				ID: "c1", Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "bash", Arguments: `{"command":"go test"}`},
 			}}},
 		}},
-		openai.ToolMessage("FAIL TestParse", "c1"),
+		openai.ToolMessage(failOutput, "c1"),
 		openai.AssistantMessage("TestParse fails."),
 	}
 	f := &fake{summary: "first summary"}
@@ -289,7 +293,7 @@ func TestCompactOpenAI(t *testing.T) {
 	wantSent := []processor.Message{
 		processor.UserMessage("fix the failing tests"),
 		call("c1", "bash", `{"command":"go test"}`),
-		ret("c1", "bash", "FAIL TestParse"),
+		ret("c1", "bash", failOutput),
 		processor.TextMessage("TestParse fails."),
 	}
 	if diff := cmp.Diff(wantSent, f.got); diff != "" {
@@ -392,5 +396,19 @@ func TestCompactFocusedDigest(t *testing.T) {
 	if !ok || !strings.HasPrefix(got, summary.DigestHeader) || !strings.Contains(got, "fix the failing tests") ||
 		!strings.Contains(got, "Focus asked for:\nthe parser tests") {
 		t.Errorf("digest summary %q", got)
+	}
+}
+
+// TestCompactNoGain checks that a compaction that would not make the
+// history smaller (a summary as long as what it replaces, with its
+// framing) is refused, the history left as it is.
+func TestCompactNoGain(t *testing.T) {
+	tiny := []processor.Message{processor.UserMessage("hi"), processor.TextMessage("hello"), processor.UserMessage("bye"), processor.TextMessage("bye")}
+	out, rep, err := compact.Compact(context.Background(), &fake{summary: "The user said hi and bye."}, tiny, "")
+	if !errors.Is(err, compact.ErrNoGain) || out != nil {
+		t.Fatalf("Compact of a tiny history = %d messages, %v; want ErrNoGain", len(out), err)
+	}
+	if rep.TokensBefore != processor.ContentTokens(tiny) || rep.MessagesAfter != 0 || rep.SummaryChars == 0 {
+		t.Errorf("report %+v", rep)
 	}
 }

@@ -3,6 +3,7 @@ package compact_test
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
@@ -21,7 +22,7 @@ func Example() {
 		processor.SystemMessage("You are a coding agent."),
 		processor.UserMessage("Fix the failing test."),
 		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: `{"command":"go test ./..."}`}),
-		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "bash", Content: "--- FAIL: TestParse"}),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "bash", Content: strings.Repeat("--- PASS: TestOK (0.00s)\n", 40) + "--- FAIL: TestParse"}),
 		processor.TextMessage("Fixed the off-by-one in parse.go; tests pass."),
 	}
 

@@ -212,9 +212,9 @@ func ExampleOpenAI_reasoning() {
 func ExampleCompactOpenAI() {
 	history := []openai.ChatCompletionMessageParamUnion{
 		openai.UserMessage("Rename Foo to Bar everywhere."),
-		openai.AssistantMessage("Renamed in 12 files."),
+		openai.AssistantMessage("Renamed in 12 files: " + strings.Repeat("pkg/x/file.go, ", 120) + "and their tests."),
 		openai.UserMessage("Now update the docs."),
-		openai.AssistantMessage("Docs updated."),
+		openai.AssistantMessage("Docs updated: " + strings.Repeat("docs/guide.md section 3, ", 100) + "done."),
 	}
 	digest := summary.NewDigest(summary.DigestOptions{})
 	out, rep, err := model.CompactOpenAI(context.Background(), digest, history, "the docs")

@@ -67,6 +67,18 @@ func MessageTokens(m Message) int {
 	return (Chars(m)+CharsPerToken-1)/CharsPerToken + MessageOverheadTokens
 }
 
+// ContentTokens estimates the prompt tokens of messages from their content
+// alone ([MessageTokens] of each), anchored on no provider usage: the basis
+// on which two histories, one compacted from the other, compare (only the
+// first may hold a usage that anchors [EstimateTokens]).
+func ContentTokens(messages []Message) int {
+	n := 0
+	for _, m := range messages {
+		n += MessageTokens(m)
+	}
+	return n
+}
+
 // EstimateTokens estimates the prompt tokens of sending history. It anchors
 // on the latest response whose usage is trustworthy: one with InputTokens
 // reported and Usage.PromptMessages equal to its own index (the messages

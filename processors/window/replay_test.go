@@ -94,7 +94,7 @@ func replay(t *testing.T, w *Window, ev *events, msgs []processor.Message, full 
 		if contextWindow > 0 {
 			// The head and the last 4 messages are never compacted: only
 			// what exceeds the window beyond them is the window's fault.
-			kept := estimate(out[:w.split(out, false).head]) + estimate(out[max(0, len(out)-4):])
+			kept := processor.ContentTokens(out[:w.split(out, false).head]) + processor.ContentTokens(out[max(0, len(out)-4):])
 			if got := processor.EstimateTokens(out); got > contextWindow+kept {
 				t.Errorf("request at message %d: %d estimated tokens, over the context window %d plus the %d tokens of head and last messages", i, got, contextWindow, kept)
 			}

@@ -152,15 +152,6 @@ func (w *Window) userTurnStart(h []processor.Message, head, k int) int {
 	return -1
 }
 
-// estimate returns the estimated tokens of messages, without any anchor:
-// the default of [Options.CountTokens] for the tail.
-func estimate(ms []processor.Message) int {
-	n := 0
-	for _, m := range ms {
-		n += processor.MessageTokens(m)
-	}
-	return n
-}
 
 // tailStart returns where the tail of h begins, the head ending at head.
 func (w *Window) tailStart(h []processor.Message, head int, force bool) int {

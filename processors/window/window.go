@@ -219,7 +219,10 @@ type Event struct {
 	// MessagesBefore and TokensBefore measure what would have been sent
 	// without this compaction: the history given to the window, with the
 	// conversation's previous compaction applied when the host kept its
-	// full history (tokens counted with Options.CountTokens).
+	// full history. Tokens before and after are counted alike, from the
+	// messages alone (Options.CountTokens, or about 4 characters a token
+	// and 4 a message): not anchored on the provider's usage, which only
+	// the history before a compaction has, so the two compare.
 	MessagesBefore, TokensBefore int
 	// MessagesAfter and TokensAfter measure the compacted history (set on
 	// EventFailed and EventFinished).
@@ -319,7 +322,7 @@ func New(opts Options) *Window {
 		w.store = NewMemoryStore(0)
 	}
 	if w.count == nil {
-		w.count, w.countTail = processor.EstimateTokens, estimate
+		w.count, w.countTail = processor.EstimateTokens, processor.ContentTokens
 	}
 	n := opts.MaxMessages
 	switch {
@@ -457,8 +460,8 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 		w.storeFailed(ctx, "save", err)
 	}
 	w.emit(ctx, EventCleared, Event{
-		MessagesBefore: len(h), TokensBefore: w.count(h),
-		MessagesAfter: len(out), TokensAfter: w.count(out),
+		MessagesBefore: len(h), TokensBefore: w.countTail(h),
+		MessagesAfter: len(out), TokensAfter: w.countTail(out),
 	})
 	return out, true
 }
@@ -712,7 +715,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 
 	ev := Event{
 		MessagesBefore: len(h),
-		TokensBefore:   w.count(h),
+		TokensBefore:   w.countTail(h),
 		Summarized:     len(fresh),
 	}
 	w.emit(ctx, EventStarted, ev)
@@ -754,7 +757,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 
 	ev.MessagesAfter = len(out)
-	ev.TokensAfter = w.count(out)
+	ev.TokensAfter = w.countTail(out)
 	ev.SummaryChars = len(sum)
 	ev.Fallback = failure != nil
 	ev.Shared = shared
