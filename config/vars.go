@@ -198,7 +198,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SESSION_DB", Default: "(a SQLite file)", Accepted: "a file path, sqlite:PATH, or a postgres:// or postgresql:// URL (no other scheme, no :memory: or file: URI)",
+			Name: Prefix + "SESSION_DB", Default: "(a SQLite file)", Accepted: "a file path, sqlite:PATH, a postgres:// or postgresql:// URL, or a PostgreSQL keyword/value string (host=… dbname=…; anything starting with a word and =) (no other scheme, no :memory: or file: URI)",
 			Description: "Where sessions are stored. A password in it is never printed or logged.",
 		},
 		field: "SessionDB", kind: "a string", dsn: true,

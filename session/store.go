@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -75,15 +76,18 @@ func DefaultPath() (string, error) {
 //
 //   - "" opens the SQLite file at [DefaultPath];
 //   - "postgres://…" or "postgresql://…" opens a PostgreSQL database (any
-//     connection string pgx accepts in that form);
+//     connection string pgx accepts in that form), and so does a
+//     PostgreSQL keyword/value string ("host=db dbname=abridge
+//     password=…"): any DSN that starts with a word and "=";
 //   - "sqlite:PATH" or a plain PATH opens the SQLite file at PATH, creating
 //     it and its parent directories when missing.
 //
 // Any other DSN of the form "scheme://…" (a misspelt "postgres://", say) is
 // an error naming the scheme, and so are SQLite's in-memory database
 // (":memory:", which each of the store's connections would open afresh) and
-// SQLite URIs ("file:…"): nothing is created for them. A nil logger logs
-// nothing.
+// SQLite URIs ("file:…"): nothing is created for them. A SQLite file whose
+// name starts with a word and "=" is named with sqlite:PATH. Errors never
+// hold the DSN's password. A nil logger logs nothing.
 func Open(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
 	if logger == nil {
 		logger = zap.NewNop()
@@ -93,7 +97,7 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
 		err error
 	)
 	switch {
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"), keywordDSN.MatchString(dsn):
 		b, err = openPostgres(ctx, dsn)
 	default:
 		var path string
@@ -111,6 +115,10 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
 	logger.Debug("session store opened", zap.String("backend", b.name()))
 	return &store{b: b, log: logger}, nil
 }
+
+// keywordDSN matches the start of a PostgreSQL keyword/value connection
+// string: a keyword, then "=".
+var keywordDSN = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*\s*=`)
 
 // sqlitePath returns the SQLite file a DSN that is not a PostgreSQL URL
 // names (see [Open]), or why it names none.

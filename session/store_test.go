@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -545,4 +546,27 @@ func TestOpenConcurrently(t *testing.T) {
 			t.Errorf("%d messages, want %d", len(got), n)
 		}
 	})
+}
+
+// TestOpenKeywordDSN opens the test server's database with a PostgreSQL
+// keyword/value connection string.
+func TestOpenKeywordDSN(t *testing.T) {
+	u, err := url.Parse(postgresDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := fmt.Sprintf("host=%s port=%s user=%s dbname=%s sslmode=disable password='not checked'",
+		u.Hostname(), u.Port(), u.User.Username(), strings.TrimPrefix(u.Path, "/"))
+	t.Chdir(t.TempDir())
+	st := openStore(t, dsn)
+	s := openSession(t, st, "kw")
+	if err := s.Append(context.Background(), processor.UserMessage("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.(*store).b.name(); got != "postgres" {
+		t.Errorf("backend %s, want postgres", got)
+	}
+	if files, _ := os.ReadDir("."); len(files) != 0 {
+		t.Errorf("Open created %d files in the working directory", len(files))
+	}
 }
