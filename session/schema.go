@@ -9,7 +9,7 @@ import (
 // schemaVersion is the migration this program brings databases to. The
 // schema is described in the package documentation; it is the same on
 // SQLite and PostgreSQL but for the type of the sessions' key.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // migrations[i] takes a database from version i to version i+1. The
 // sessions' key type is written {{key}}: the dialect's auto-increment key.
@@ -47,6 +47,11 @@ var migrations = [][]string{
 			PRIMARY KEY (session_id, pos),
 			FOREIGN KEY (session_id, seq) REFERENCES messages(session_id, seq)
 		)`,
+	},
+	{
+		// Version 2: a record of compactions may instead be a withdrawn
+		// turn; withdrawn says why, and is '' for a compaction.
+		`ALTER TABLE compactions ADD COLUMN withdrawn TEXT NOT NULL DEFAULT ''`,
 	},
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -568,5 +569,36 @@ func TestOpenKeywordDSN(t *testing.T) {
 	}
 	if files, _ := os.ReadDir("."); len(files) != 0 {
 		t.Errorf("Open created %d files in the working directory", len(files))
+	}
+}
+
+// TestOpenExisting opens stores that may not exist without creating them.
+func TestOpenExisting(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "sessions.db")
+	for _, dsn := range []string{missing, "sqlite:" + missing} {
+		st, err := OpenExisting(ctx, dsn, nil)
+		if !errors.Is(err, fs.ErrNotExist) {
+			if err == nil {
+				st.Close()
+			}
+			t.Errorf("OpenExisting(%q) = %v, want fs.ErrNotExist", dsn, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "no")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("OpenExisting created the directory: %v", err)
+	}
+	// An existing file opens.
+	path := filepath.Join(dir, "sessions.db")
+	openSession(t, openStore(t, path), "x")
+	st, err := OpenExisting(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	infos, err := st.List(ctx)
+	if err != nil || len(infos) != 1 {
+		t.Errorf("List = %v, %v; want the session", infos, err)
 	}
 }
