@@ -18,7 +18,8 @@ const formatWidth = 100
 // view of its parts), and, where each compaction or withdrawn turn
 // happened, one line saying which messages it took out and, for a
 // compaction, which messages it put in (their seqs are the ones the
-// transcript skips) and the start of its summary. For example:
+// transcript skips) and the start of its summary. Compactions are numbered
+// 1, 2, 3… apart from the withdrawn turns. For example:
 //
 //	seq   kind      message (c: compacted, w: from a withdrawn turn, unmarked: in the working history)
 //	  1   request   user: list the files
@@ -38,10 +39,16 @@ func Format(w io.Writer, entries []Entry, comps []Compaction) error {
 	for _, c := range comps {
 		withdrawn[c.ID] = c.Withdrawn != ""
 	}
-	c := 0
+	c, n := 0, 0 // the next record, the compactions shown
+	show := func(comp Compaction) {
+		if comp.Withdrawn == "" {
+			n++
+		}
+		formatCompaction(bw, comp, n)
+	}
 	flush := func(seq int64) {
 		for c < len(comps) && comps[c].After <= seq {
-			formatCompaction(bw, comps[c])
+			show(comps[c])
 			c++
 		}
 	}
@@ -57,7 +64,7 @@ func Format(w io.Writer, entries []Entry, comps []Compaction) error {
 		fmt.Fprintf(bw, "%5d %s %-9s %s\n", e.Seq, mark, e.Message.Kind, describe(e.Message))
 	}
 	for ; c < len(comps); c++ {
-		formatCompaction(bw, comps[c])
+		show(comps[c])
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("format transcript: %w", err)
@@ -65,7 +72,9 @@ func Format(w io.Writer, entries []Entry, comps []Compaction) error {
 	return nil
 }
 
-func formatCompaction(w io.Writer, c Compaction) {
+// formatCompaction writes the line of a record, the nth compaction when it
+// is not a withdrawn turn.
+func formatCompaction(w io.Writer, c Compaction, n int) {
 	in := make([]int64, len(c.Inserted))
 	for i, e := range c.Inserted {
 		in[i] = e.Seq
@@ -88,7 +97,7 @@ func formatCompaction(w io.Writer, c Compaction) {
 			out += " and " + earlier
 		}
 	}
-	fmt.Fprintf(w, "  --- compaction %d: %s replaced by %s", c.ID, out, messages(in))
+	fmt.Fprintf(w, "  --- compaction %d: %s replaced by %s", n, out, messages(in))
 	if c.Summary != "" {
 		fmt.Fprintf(w, "; summary: %s", clip(c.Summary))
 	}

@@ -58,7 +58,8 @@ type Entry struct {
 // withdrawn turn (Withdrawn set) by [Session.Withdraw], with the messages
 // of the turn it removed.
 type Compaction struct {
-	// ID numbers the session's compactions 1, 2, 3… in order.
+	// ID numbers the session's records, compactions and withdrawn turns
+	// together, 1, 2, 3… in order.
 	ID int64
 	// Covered holds the seqs of the transcript messages the compaction
 	// removed from the working history, in order.
