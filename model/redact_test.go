@@ -41,7 +41,7 @@ func TestOpenAIRedactsKey(t *testing.T) {
 			}
 		}, false, false},
 		{"stream error event", func(key string) http.HandlerFunc {
-			return replySSE(`{"error":{"message":"bad key `+key+`","type":"auth"}}`)
+			return replySSE(`{"error":{"message":"bad key ` + key + `","type":"auth"}}`)
 		}, true, true},
 		{"stream that is no event stream", func(key string) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
