@@ -146,6 +146,9 @@ func New(m model.Model, opts ...Option) *Agent {
 	}
 	a.chain = processor.Chain(a.opts.processors...)
 	a.settings = a.opts.settings
+	if a.opts.timeout > 0 {
+		a.settings.Timeout = a.opts.timeout
+	}
 	if a.opts.onText != nil {
 		a.settings.OnText = a.opts.onText
 	}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -27,6 +28,7 @@ type options struct {
 	store      Store
 	toolConc   int
 	recall     Recaller
+	timeout    time.Duration
 }
 
 type optionFunc func(*options)
@@ -105,6 +107,16 @@ func WithOnText(f func(delta string)) Option {
 // [WithOnText] when one is given.
 func WithSettings(s model.Settings) Option {
 	return optionFunc(func(o *options) { o.settings = s })
+}
+
+// WithRequestTimeout bounds each model request of a turn, retries
+// included, to d: it sets [model.Settings.Timeout] (the one of
+// [WithSettings] included). A request that takes longer fails with an error
+// matching context.DeadlineExceeded, and the turn with it. d <= 0, the
+// default, sets no timeout beyond the one WithSettings gives and the
+// context's deadline.
+func WithRequestTimeout(d time.Duration) Option {
+	return optionFunc(func(o *options) { o.timeout = d })
 }
 
 // WithCompactor sets the compactor the agent forces when the provider

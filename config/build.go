@@ -109,7 +109,7 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 // AgentOptions returns the agent options the configuration sets: the
 // chain [Config.NewChain] builds around w as the agent's processors, w as
 // the compactor forced when the provider reports a context overflow (left
-// out when w is nil), MaxSteps, and the logger.
+// out when w is nil), MaxSteps, RequestTimeout, and the logger.
 func (c *Config) AgentOptions(w *window.Window, logger *zap.Logger) []agent.Option {
 	return c.agentOptions(c.NewChain(w), w, logger)
 }
@@ -118,6 +118,7 @@ func (c *Config) agentOptions(chain processor.Processor, w *window.Window, logge
 	opts := []agent.Option{
 		agent.WithProcessors(chain),
 		agent.WithMaxSteps(c.MaxSteps),
+		agent.WithRequestTimeout(c.RequestTimeout),
 		agent.WithLogger(logger),
 	}
 	if w != nil {
@@ -179,21 +180,23 @@ func (c *Config) varError(field string) *VarError {
 }
 
 // NewModel returns the primary model: Model at OPENAI_BASE_URL (else the
-// OpenAI API) with OPENAI_API_KEY, logging to logger (nil means none).
+// OpenAI API) with OPENAI_API_KEY and StreamIdleTimeout, logging to logger
+// (nil means none).
 func (c *Config) NewModel(logger *zap.Logger) *model.OpenAI {
-	return newOpenAI(c.Model, c.openAIBaseURL, c.openAIKey, logger)
+	return c.newOpenAI(c.Model, c.openAIBaseURL, c.openAIKey, logger)
 }
 
 // NewSummaryModel returns the summarizer's model: SummaryModel (else Model)
 // at SummaryBaseURL (else OPENAI_BASE_URL) with SummaryAPIKey (else
-// OPENAI_API_KEY), logging to logger (nil means none).
+// OPENAI_API_KEY) and StreamIdleTimeout, logging to logger (nil means
+// none).
 func (c *Config) NewSummaryModel(logger *zap.Logger) *model.OpenAI {
-	return newOpenAI(c.summaryModel(), c.summaryBaseURL(), c.summaryKey(), logger)
+	return c.newOpenAI(c.summaryModel(), c.summaryBaseURL(), c.summaryKey(), logger)
 }
 
 // newOpenAI builds a model; empty settings leave the client's defaults.
-func newOpenAI(name, baseURL, key string, logger *zap.Logger) *model.OpenAI {
-	opts := []model.Option{model.WithModel(name)}
+func (c *Config) newOpenAI(name, baseURL, key string, logger *zap.Logger) *model.OpenAI {
+	opts := []model.Option{model.WithModel(name), model.WithStreamIdleTimeout(c.StreamIdleTimeout)}
 	if baseURL != "" {
 		opts = append(opts, model.WithBaseURL(baseURL))
 	}

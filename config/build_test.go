@@ -5,6 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -140,7 +145,7 @@ func TestBuildDigest(t *testing.T) {
 	if _, ok := comp.Summarizer.(*summary.Digest); !ok {
 		t.Errorf("Summarizer is %T, want *summary.Digest", comp.Summarizer)
 	}
-	if comp.Logger == nil || comp.Model == nil || comp.Window == nil || comp.Chain == nil || len(comp.AgentOptions) != 4 {
+	if comp.Logger == nil || comp.Model == nil || comp.Window == nil || comp.Chain == nil || len(comp.AgentOptions) != 5 {
 		t.Fatalf("Build left a component out: %+v", comp)
 	}
 	h := conversation(20)
@@ -493,4 +498,51 @@ func TestBuildSummarizersCompactOpenAI(t *testing.T) {
 			t.Errorf("digest summary %q, want the focus recorded", s)
 		}
 	})
+}
+
+// TestTimeouts runs agent turns against a server that stops answering:
+// ABRIDGE_REQUEST_TIMEOUT bounds each request of the agent, and
+// ABRIDGE_STREAM_IDLE_TIMEOUT a stream that stops sending, long before
+// the caller's deadline.
+func TestTimeouts(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+	}))
+	defer srv.Close()
+	tests := []struct {
+		name   string
+		env    map[string]string
+		stream bool
+		want   string
+	}{
+		{"request timeout", map[string]string{"ABRIDGE_REQUEST_TIMEOUT": "300ms"}, false,
+			"model request 1: model provider status 200: request timed out after 300ms"},
+		{"stream idle timeout", map[string]string{"ABRIDGE_STREAM_IDLE_TIMEOUT": "300ms"}, true,
+			"model request 1: model provider status 200: response cut off: the stream sent nothing for 300ms (after 1 chunks)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "k"}
+			maps.Copy(env, tt.env)
+			c := mustLoad(t, env)
+			opts := c.AgentOptions(nil, nil)
+			if tt.stream {
+				opts = append(opts, agent.WithOnText(func(string) {}))
+			}
+			m := c.NewModel(nil)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err := agent.New(m, opts...).Run(ctx, nil, "hi")
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("Run: %v, want %q", err, tt.want)
+			}
+		})
+	}
 }

@@ -104,6 +104,12 @@ type Config struct {
 	Summarizer string `env:"SUMMARIZER" envDefault:"auto"`
 	// MaxSteps caps the model requests of one agent turn. Default 25.
 	MaxSteps int `env:"MAX_STEPS" envDefault:"25"`
+	// RequestTimeout bounds each model request of the agent, retries
+	// included. Default 5m.
+	RequestTimeout time.Duration `env:"REQUEST_TIMEOUT" envDefault:"5m"`
+	// StreamIdleTimeout bounds how long a streamed response may go without
+	// the server sending anything. Default 2m.
+	StreamIdleTimeout time.Duration `env:"STREAM_IDLE_TIMEOUT" envDefault:"2m"`
 	// SessionDB is the session store's DSN; "" means the default SQLite
 	// file.
 	SessionDB string `env:"SESSION_DB"`

@@ -219,7 +219,25 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SESSION_DB", Default: "(a SQLite file)", Accepted: "a file path, sqlite:PATH, or a postgres:// or postgresql:// URL (no other scheme, no :memory: or file: URI)",
+			Name: Prefix + "REQUEST_TIMEOUT", Default: "5m", Accepted: "a positive duration with a unit (90s, 2m)",
+			Description: "Time limit of one model request of the agent (each request of a chat turn), retries included; on expiry the turn fails.",
+		},
+		field: "RequestTimeout", kind: "a duration", problem: outOfRange,
+		valid: func(c *Config) bool { return c.RequestTimeout > 0 },
+		show:  func(c *Config) string { return c.RequestTimeout.String() },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "STREAM_IDLE_TIMEOUT", Default: "2m", Accepted: "a positive duration with a unit (90s, 2m)",
+			Description: "Longest silence of a streamed model response (the chat's): a stream that sends nothing for this long is cut off, and tried again while none of its text was shown.",
+		},
+		field: "StreamIdleTimeout", kind: "a duration", problem: outOfRange,
+		valid: func(c *Config) bool { return c.StreamIdleTimeout > 0 },
+		show:  func(c *Config) string { return c.StreamIdleTimeout.String() },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SESSION_DB", Default: "(a SQLite file)", Accepted: "a file path, sqlite:PATH, a postgres:// or postgresql:// URL, or a PostgreSQL keyword/value string (host=… dbname=…; anything starting with a word and =) (no other scheme, no :memory: or file: URI)",
 			Description: "Where sessions are stored. A password in it is never printed or logged.",
 		},
 		field: "SessionDB", kind: "a string", dsn: true,

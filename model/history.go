@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -29,6 +30,11 @@ import (
 // a message are ignored, except the non-standard reasoning_content of an
 // assistant message: a non-empty string there becomes a [processor.Thinking]
 // part before the message's other parts (any other value is ignored).
+//
+// Keys are matched as encoding/json matches them, without regard to case
+// ("Content" is content). An object that holds two keys naming the same
+// field ("type" and "Type", or "type" twice) is an error: readers differ on
+// which one wins, so the history would not mean one thing.
 func Load(r io.Reader) ([]processor.Message, error) {
 	params, err := decodeMessages(r)
 	if err != nil {
@@ -262,6 +268,9 @@ func decodeMessage(i int, raw json.RawMessage) (openai.ChatCompletionMessagePara
 	if len(raw) == 0 || raw[0] != '{' {
 		return u, msgErr(i, "not a JSON object")
 	}
+	if err := sameField(raw, messageFields); err != nil {
+		return u, &MessageError{Index: i, Reason: "ambiguous keys", Err: err}
+	}
 	var w wireMessage
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return u, typeErr(i, "", err)
@@ -319,6 +328,9 @@ func decodeMessage(i int, raw json.RawMessage) (openai.ChatCompletionMessagePara
 				var wp wirePart
 				if kind(rp) != '{' {
 					return u, msgErr(i, "user content %d is not a JSON object", k)
+				}
+				if err := sameField(rp, partFields); err != nil {
+					return u, &MessageError{Index: i, Reason: fmt.Sprintf("user content %d", k), Err: err}
 				}
 				if err := json.Unmarshal(rp, &wp); err != nil {
 					return u, typeErr(i, fmt.Sprintf("user content %d", k), err)
@@ -390,6 +402,9 @@ func decodeAssistant(i int, w *wireMessage) (*openai.ChatCompletionAssistantMess
 		}
 		a.Content.OfString = openai.String(s)
 	case '[':
+		if err := partsSameField(i, "assistant", w.Content); err != nil {
+			return nil, err
+		}
 		var parts []wirePart
 		if err := json.Unmarshal(w.Content, &parts); err != nil {
 			return nil, typeErr(i, "content", err)
@@ -411,6 +426,9 @@ func decodeAssistant(i int, w *wireMessage) (*openai.ChatCompletionAssistantMess
 	for k, rc := range w.ToolCalls {
 		if kind(rc) != '{' {
 			return nil, msgErr(i, "assistant tool call %d is not a JSON object", k)
+		}
+		if err := toolCallSameField(rc); err != nil {
+			return nil, &MessageError{Index: i, Reason: fmt.Sprintf("assistant tool call %d", k), Err: err}
 		}
 		var tc wireToolCall
 		if err := json.Unmarshal(rc, &tc); err != nil {
@@ -446,6 +464,9 @@ func textParts(i int, role string, content json.RawMessage) (*string, []openai.C
 		}
 		return &s, nil, nil
 	case '[':
+		if err := partsSameField(i, role, content); err != nil {
+			return nil, nil, err
+		}
 		var ws []wirePart
 		if err := json.Unmarshal(content, &ws); err != nil {
 			return nil, nil, typeErr(i, "content", err)
@@ -470,6 +491,80 @@ func setTextContent(str *param.Opt[string], arr *[]openai.ChatCompletionContentP
 		return
 	}
 	*arr = parts
+}
+
+// The fields Load reads from each kind of object, by their JSON names.
+var (
+	messageFields  = []string{"role", "content", "name", "refusal", "tool_call_id", "tool_calls", "reasoning_content"}
+	partFields     = []string{"type", "text", "refusal"}
+	toolCallFields = []string{"id", "type", "function"}
+	functionFields = []string{"name", "arguments"}
+)
+
+// sameField returns an error when the JSON object raw holds two keys that
+// encoding/json takes for the same one of fields (it matches keys without
+// regard to case, the last one winning): "type" and "tYpE", or "type"
+// twice. Keys naming no field, and raw when it is not an object, pass.
+func sameField(raw json.RawMessage, fields []string) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := make(map[string]string, len(fields))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // json.Unmarshal reports it
+		}
+		key, _ := tok.(string)
+		for _, f := range fields {
+			if !strings.EqualFold(key, f) {
+				continue
+			}
+			if first, ok := seen[f]; ok {
+				return fmt.Errorf("keys %q and %q both name %q (keys are matched without regard to case): keep one", first, key, f)
+			}
+			seen[f] = key
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// partsSameField checks each object of a content array with sameField.
+func partsSameField(i int, role string, content json.RawMessage) error {
+	var raws []json.RawMessage
+	if json.Unmarshal(content, &raws) != nil {
+		return nil // decoding the parts reports it
+	}
+	for k, rp := range raws {
+		if err := sameField(rp, partFields); err != nil {
+			return &MessageError{Index: i, Reason: fmt.Sprintf("%s content %d", role, k), Err: err}
+		}
+	}
+	return nil
+}
+
+// toolCallSameField checks a tool call and its function with sameField.
+func toolCallSameField(raw json.RawMessage) error {
+	if err := sameField(raw, toolCallFields); err != nil {
+		return err
+	}
+	var tc map[string]json.RawMessage
+	if json.Unmarshal(raw, &tc) != nil {
+		return nil
+	}
+	for key, v := range tc {
+		if strings.EqualFold(key, "function") {
+			if err := sameField(v, functionFields); err != nil {
+				return fmt.Errorf("function: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // kind returns the first non-space byte of a JSON value, or 0 when empty.

@@ -61,6 +61,21 @@ func TestLoadBadInput(t *testing.T) {
 		{"assistant content a number", `[{"role":"assistant","content":1}]`, "message 0: assistant content is not a string, an array or null", 0},
 		{"assistant content part of unknown type", `[{"role":"assistant","content":[{"type":"image_url"}]}]`, "message 0: assistant content 0 is not a text or refusal part", 0},
 		{"name a number", `[{"role":"user","content":"x","name":1}]`, "message 0: name is a JSON number, want a string", 0},
+		// Keys match without regard to case, so two keys differing in
+		// case only name one field: which one counts is up to the reader.
+		{"user part type twice in two cases", `[{"role":"user","Content":[{"type":"0000","tYpE":"0"}]}]`,
+			`message 0: user content 0: keys "type" and "tYpE" both name "type"`, 0},
+		{"content twice in two cases", `[{"role":"user","content":"a","Content":"b"}]`,
+			`message 0: ambiguous keys: keys "content" and "Content" both name "content"`, 0},
+		{"role twice", `[{"role":"user","role":"system","content":"a"}]`, `message 0: ambiguous keys: keys "role" and "role"`, 0},
+		{"system part text twice", `[{"role":"system","content":[{"type":"text","text":"a","TEXT":"b"}]}]`,
+			`message 0: system content 0: keys "text" and "TEXT" both name "text"`, 0},
+		{"assistant part type twice", `[{"role":"assistant","content":[{"type":"text","Type":"refusal","text":"a"}]}]`,
+			`message 0: assistant content 0: keys "type" and "Type"`, 0},
+		{"tool call id twice", `[{"role":"assistant","tool_calls":[{"id":"a","ID":"b","type":"function","function":{"name":"f"}}]}]`,
+			`message 0: assistant tool call 0: keys "id" and "ID"`, 0},
+		{"function name twice", `[{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","Name":"g"}}]}]`,
+			`message 0: assistant tool call 0: function: keys "name" and "Name"`, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -309,6 +324,9 @@ func FuzzLoad(f *testing.F) {
 		`[{"role":"assistant","reasoning_content":"r","content":null},{"role":"assistant","reasoning_content":7,"content":"a"}]`,
 		`{"source":1,"messages":[{"role":"system","content":[{"type":"text","text":"s"}]}]}`,
 		`[{"role":"tool","tool_call_id":"x","content":[{"type":"text","text":"a"}]}]`,
+		// Keys differing in case only: found by the fuzzer, refused.
+		`[{"role":"user","Content":[{"type":"0000","tYpE":"0"}]}]`,
+		`[{"ROLE":"user","Content":[{"Type":"text","TEXT":"a"},{"TYPE":"image_url","image_url":{"url":"u"}}]}]`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -337,6 +355,46 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("Load(Save(h)) differs (-h +again):\n%s", diff)
 		}
 	})
+}
+
+// TestLoadKeyCase loads messages whose keys differ in case from the
+// standard ones: each key names its field, as encoding/json matches them,
+// and the history saves and loads back the same.
+func TestLoadKeyCase(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  []processor.Message
+	}{
+		{"message keys", `[{"ROLE":"user","Content":"hi","Name":"ann"}]`,
+			[]processor.Message{processor.NewRequest(processor.UserPrompt{Content: "hi", Name: "ann"})}},
+		{"part keys", `[{"role":"user","content":[{"Type":"text","TEXT":"a"}]}]`,
+			[]processor.Message{processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "text", Text: "a"}}})}},
+		{"tool call keys", `[{"role":"assistant","Tool_Calls":[{"Id":"c1","TYPE":"function","Function":{"NAME":"ls","Arguments":"{}"}}]}]`,
+			[]processor.Message{processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: "{}"})}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Load(strings.NewReader(tt.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.Comparer(jsonEqual)); diff != "" {
+				t.Errorf("Load (-want +got):\n%s", diff)
+			}
+			var buf bytes.Buffer
+			if err := Save(&buf, got); err != nil {
+				t.Fatal(err)
+			}
+			again, err := Load(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(got, again, cmp.Comparer(jsonEqual)); diff != "" {
+				t.Errorf("Load(Save(h)) (-h +again):\n%s", diff)
+			}
+		})
+	}
 }
 
 func TestLoadReasoning(t *testing.T) {

@@ -22,7 +22,8 @@ import (
 // The messages are read-only: Request must not modify them. The returned
 // message is a [processor.Response] whose Usage is filled with what the
 // provider reported, including Usage.PromptMessages = len(messages).
-// Implementations are safe for concurrent use and honour ctx.
+// Implementations are safe for concurrent use and honour ctx and
+// Settings.Timeout.
 type Model interface {
 	Request(ctx context.Context, messages []processor.Message, settings Settings) (processor.Message, error)
 }
@@ -68,6 +69,17 @@ func Float(f float64) *float64 { return &f }
 // prompt was too long for the model's context window.
 var ErrContextOverflow = errors.New("context window exceeded")
 
+// ErrIncompleteResponse is matched (with errors.Is) by errors that report a
+// response cut off before it was complete: a stream that ended, or stopped
+// sending, before the server said the response was finished. What arrived
+// of it is not returned.
+var ErrIncompleteResponse = errors.New("incomplete response")
+
+// ErrMalformedResponse is matched (with errors.Is) by errors that report an
+// answer that is not a Chat Completions response: an empty body, a body
+// that is not JSON or not an event stream, malformed JSON, no choices.
+var ErrMalformedResponse = errors.New("malformed response")
+
 // Error is an error reported by a model provider.
 type Error struct {
 	// StatusCode is the HTTP status, or 0 when no response was received.
@@ -78,7 +90,9 @@ type Error struct {
 	Type string
 	// Message is the provider's message.
 	Message string
-	// Err is the underlying error, if any.
+	// Err is the underlying error, if any. The text of an Error from
+	// [OpenAI], Err's included, never holds its API key; the provider's
+	// own error values Err wraps hold what the server sent as it was.
 	Err error
 }
 

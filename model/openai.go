@@ -11,6 +11,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -45,9 +46,12 @@ const DefaultModel = "gpt-4.1-mini"
 // call returned without an id is given one, so that its answer can be
 // paired with it.
 type OpenAI struct {
-	client openai.Client
-	model  string
-	logger *zap.Logger
+	client  openai.Client
+	model   string
+	logger  *zap.Logger
+	idle    time.Duration // the stream idle timeout; 0 means none
+	retries int           // how often a cut-off stream is tried again
+	secrets []string      // values errors never show: the API key
 }
 
 var _ Model = (*OpenAI)(nil)
@@ -63,6 +67,7 @@ type options struct {
 	apiKey         string
 	httpClient     *http.Client
 	maxRetries     *int
+	streamIdle     *time.Duration
 	logger         *zap.Logger
 	requestOptions []option.RequestOption
 }
@@ -88,7 +93,10 @@ func WithBaseURL(url string) Option {
 }
 
 // WithAPIKey sets the API key. The default is OPENAI_API_KEY. The key is
-// sent as a bearer token and never logged nor included in errors.
+// sent as a bearer token and never logged nor included in errors: wherever
+// an error's text holds it (a provider that echoes the key it was sent),
+// whatever its shape, it reads "[redacted key]". A key shorter than 8
+// characters ("EMPTY", "ollama") is not taken for a secret.
 func WithAPIKey(key string) Option {
 	return optionFunc(func(o *options) { o.apiKey = key })
 }
@@ -100,10 +108,29 @@ func WithHTTPClient(c *http.Client) Option {
 }
 
 // WithMaxRetries sets how many times a failed request (a connection error,
-// 408, 409, 429 or 5xx) is retried. The default is openai-go's, 2.
-// Settings.Timeout bounds the request with all its retries.
+// 408, 409, 429 or 5xx) is retried, and a stream cut off before any of its
+// text reached Settings.OnText (see [ErrIncompleteResponse]). The default
+// is openai-go's, 2. Settings.Timeout bounds the request with all its
+// retries.
 func WithMaxRetries(n int) Option {
 	return optionFunc(func(o *options) { o.maxRetries = &n })
+}
+
+// DefaultStreamIdleTimeout is how long a streamed response may go without
+// the server sending anything unless [WithStreamIdleTimeout] says
+// otherwise.
+const DefaultStreamIdleTimeout = 2 * time.Minute
+
+// WithStreamIdleTimeout bounds how long a streamed response (a request
+// with Settings.OnText) may go without the server sending a byte, from the
+// moment the request is sent: the headers, each chunk and each keep-alive
+// comment restart the clock. A stream that stays silent longer fails with
+// an error matching [ErrIncompleteResponse] and context.DeadlineExceeded,
+// and is tried again as a cut-off stream is (see [WithMaxRetries]). The
+// default is [DefaultStreamIdleTimeout]; d <= 0 means no idle timeout
+// (Settings.Timeout and ctx still bound the request).
+func WithStreamIdleTimeout(d time.Duration) Option {
+	return optionFunc(func(o *options) { o.streamIdle = &d })
 }
 
 // WithLogger sets the logger; nil (the default) means zap.NewNop(). A
@@ -138,16 +165,34 @@ func NewOpenAI(opts ...Option) *OpenAI {
 	if o.httpClient != nil {
 		ropts = append(ropts, option.WithHTTPClient(o.httpClient))
 	}
+	retries := defaultRetries
 	if o.maxRetries != nil {
-		ropts = append(ropts, option.WithMaxRetries(max(*o.maxRetries, 0)))
+		retries = max(*o.maxRetries, 0)
+		ropts = append(ropts, option.WithMaxRetries(retries))
 	}
 	ropts = append(ropts, o.requestOptions...)
 	logger := o.logger
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &OpenAI{client: openai.NewClient(ropts...), model: o.model, logger: logger}
+	idle := DefaultStreamIdleTimeout
+	if o.streamIdle != nil {
+		idle = max(*o.streamIdle, 0)
+	}
+	key := o.apiKey
+	if key == "" {
+		key = os.Getenv("OPENAI_API_KEY") // what the client sends then
+	}
+	var secrets []string
+	if len(key) >= minSecretLen {
+		secrets = append(secrets, key)
+	}
+	return &OpenAI{client: openai.NewClient(ropts...), model: o.model, logger: logger,
+		idle: idle, retries: retries, secrets: secrets}
 }
+
+// defaultRetries is openai-go's default number of retries.
+const defaultRetries = 2
 
 // Name returns the model name sent with every request.
 func (m *OpenAI) Name() string { return m.model }
@@ -169,14 +214,22 @@ func (m *OpenAI) Name() string { return m.model }
 //
 // With Settings.OnText set the request streams (usage included) and OnText
 // receives the text as it arrives; the reasoning of the deltas is
-// concatenated, and the returned message is the same.
+// concatenated, and the returned message is the same. A stream counts as
+// complete once its first choice has a finish_reason or the server has sent
+// [DONE]; one that ends before either, or that stays silent longer than the
+// stream idle timeout (see [WithStreamIdleTimeout]), is an error matching
+// [ErrIncompleteResponse], never a response: it is tried again (see
+// [WithMaxRetries]) while none of its text has reached OnText.
 // Settings.Timeout bounds the whole call, retries included.
 //
 // Every failure of the call is an [*Error]: errors.Is(err,
-// [ErrContextOverflow]) holds when the prompt was too long, and
-// errors.Is(err, context.DeadlineExceeded) or context.Canceled when the
-// timeout expired or ctx ended. Settings that cannot be sent and messages
-// that cannot be converted (see [ToOpenAI]) are reported before any call.
+// [ErrContextOverflow]) holds when the prompt was too long,
+// [ErrIncompleteResponse] when the response was cut off,
+// [ErrMalformedResponse] when the answer was not a Chat Completions
+// response, and errors.Is(err, context.DeadlineExceeded) or
+// context.Canceled when the timeout expired or ctx ended. Settings that
+// cannot be sent and messages that cannot be converted (see [ToOpenAI]) are
+// reported before any call.
 func (m *OpenAI) Request(ctx context.Context, messages []processor.Message, s Settings) (processor.Message, error) {
 	params, err := m.params(messages, s)
 	if err != nil {
@@ -202,11 +255,11 @@ func (m *OpenAI) Request(ctx context.Context, messages []processor.Message, s Se
 		status = res.StatusCode
 	}
 	if err != nil {
-		return processor.Message{}, callError(ctx, callCtx, s.Timeout, res, err)
+		return processor.Message{}, m.callError(ctx, callCtx, s.Timeout, res, err)
 	}
 	msg, err := m.responseMessage(completion, reasoning, status)
 	if err != nil {
-		return processor.Message{}, err
+		return processor.Message{}, m.redactError(err)
 	}
 	meta := msg.Info()
 	meta.Usage.PromptMessages = len(messages)
@@ -286,32 +339,178 @@ func (m *OpenAI) params(messages []processor.Message, s Settings) (openai.ChatCo
 
 // stream makes a streaming request and accumulates its chunks. It also
 // returns the reasoning of the first choice's deltas, concatenated, which
-// the accumulator does not keep.
+// the accumulator does not keep. A stream cut off before any text reached
+// onText is tried again, up to m.retries times.
 func (m *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewParams, onText func(string), res **http.Response) (*openai.ChatCompletion, string, error) {
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-	st := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(res))
+	for attempt := 0; ; attempt++ {
+		c, reasoning, delivered, err := m.streamOnce(ctx, params, onText, res)
+		if err == nil || delivered || attempt >= m.retries || ctx.Err() != nil || !errors.Is(err, ErrIncompleteResponse) {
+			return c, reasoning, err
+		}
+		// Nothing of it was shown: the request can be made again.
+		m.logger.Debug("stream cut off before its text: retrying", zap.Int("retry", attempt+1), zap.Error(m.redactError(err)))
+		t := time.NewTimer(streamRetryDelay << attempt)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, "", ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// streamRetryDelay is the wait before the first retry of a cut-off
+// stream; it doubles with each retry.
+const streamRetryDelay = 250 * time.Millisecond
+
+// errStalled is the cause of a stream attempt the idle timeout ended.
+var errStalled = errors.New("stream idle timeout")
+
+// streamOnce makes one streaming request. delivered reports whether any
+// text reached onText.
+func (m *OpenAI) streamOnce(ctx context.Context, params openai.ChatCompletionNewParams, onText func(string), res **http.Response) (_ *openai.ChatCompletion, _ string, delivered bool, _ error) {
+	attemptCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	w := &streamWatch{idle: m.idle}
+	if m.idle > 0 {
+		w.timer = time.AfterFunc(m.idle, func() { cancel(errStalled) })
+		defer w.timer.Stop()
+	}
+	st := m.client.Chat.Completions.NewStreaming(attemptCtx, params, option.WithResponseInto(res), option.WithMiddleware(w.middleware))
 	defer st.Close()
 	acc := &openai.ChatCompletionAccumulator{}
 	var reasoning strings.Builder
+	chunks, finished := 0, false
 	for st.Next() {
 		chunk := st.Current()
+		chunks++
 		if !acc.AddChunk(chunk) {
-			return nil, "", errors.New("stream chunk could not be accumulated (inconsistent id or index)")
+			return nil, "", delivered, errors.New("stream chunk could not be accumulated (inconsistent id or index)")
 		}
 		for _, c := range chunk.Choices {
 			if c.Index != 0 {
 				continue
 			}
+			finished = finished || c.FinishReason != ""
 			reasoning.WriteString(reasoningText(c.Delta.JSON.ExtraFields))
 			if c.Delta.Content != "" {
+				delivered = true
 				onText(c.Delta.Content)
 			}
 		}
 	}
-	if err := st.Err(); err != nil {
-		return nil, "", err
+	status := 0
+	if *res != nil {
+		status = (*res).StatusCode
 	}
-	return &acc.ChatCompletion, reasoning.String(), nil
+	if err := st.Err(); err != nil {
+		if ctx.Err() == nil && errors.Is(context.Cause(attemptCtx), errStalled) {
+			return nil, "", delivered, &Error{StatusCode: status,
+				Message: fmt.Sprintf("response cut off: the stream sent nothing for %s (after %d chunks)", m.idle, chunks),
+				Err:     fmt.Errorf("%w: %w", ErrIncompleteResponse, context.DeadlineExceeded)}
+		}
+		return nil, "", delivered, err
+	}
+	if !finished && !w.done {
+		switch {
+		case chunks > 0:
+			return nil, "", delivered, &Error{StatusCode: status,
+				Message: fmt.Sprintf("response cut off: the stream ended after %d chunks without a finish_reason or [DONE]", chunks),
+				Err:     ErrIncompleteResponse}
+		case w.received == 0:
+			return nil, "", delivered, &Error{StatusCode: status,
+				Message: "malformed response: the body of the stream is empty", Err: ErrMalformedResponse}
+		default:
+			ctype := ""
+			if *res != nil {
+				ctype = (*res).Header.Get("Content-Type")
+			}
+			return nil, "", delivered, &Error{StatusCode: status,
+				Message: fmt.Sprintf("malformed response: not an event stream (Content-Type %q), it begins %q", ctype, snippet(w.head)),
+				Err:     ErrMalformedResponse}
+		}
+	}
+	return &acc.ChatCompletion, reasoning.String(), delivered, nil
+}
+
+// streamWatch watches the body of a streamed response: it restarts the
+// idle timer whenever bytes arrive, keeps the first bytes for error
+// messages, and notes a [DONE] event. Its methods run on the goroutine
+// reading the stream.
+type streamWatch struct {
+	idle     time.Duration
+	timer    *time.Timer // nil without an idle timeout
+	received int64
+	head     []byte // the body's first bytes
+	line     []byte // the start of the current line
+	done     bool   // a "data: [DONE]" line arrived
+}
+
+// streamHeadLen bounds what a streamWatch keeps of a body.
+const streamHeadLen = 120
+
+// middleware watches the response of each attempt openai-go makes.
+func (w *streamWatch) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	w.touch()
+	if res != nil && res.Body != nil {
+		res.Body = &watchedBody{ReadCloser: res.Body, w: w}
+	}
+	return res, err
+}
+
+func (w *streamWatch) touch() {
+	if w.timer != nil {
+		w.timer.Reset(w.idle)
+	}
+}
+
+// saw takes note of bytes of the body.
+func (w *streamWatch) saw(p []byte) {
+	w.touch()
+	w.received += int64(len(p))
+	if n := streamHeadLen - len(w.head); n > 0 {
+		w.head = append(w.head, p[:min(n, len(p))]...)
+	}
+	for _, b := range p {
+		if b == '\n' || b == '\r' {
+			// As the event stream decoder reads it: "data:", an
+			// optional space, then data starting with [DONE].
+			if rest, ok := bytes.CutPrefix(w.line, []byte("data:")); ok {
+				rest = bytes.TrimPrefix(rest, []byte(" "))
+				w.done = w.done || bytes.HasPrefix(rest, []byte("[DONE]"))
+			}
+			w.line = w.line[:0]
+			continue
+		}
+		if len(w.line) < 16 {
+			w.line = append(w.line, b)
+		}
+	}
+}
+
+// watchedBody is a response body whose reads a streamWatch sees.
+type watchedBody struct {
+	io.ReadCloser
+	w *streamWatch
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.w.saw(p[:n])
+	}
+	return n, err
+}
+
+// snippet returns the start of a body as one line of valid UTF-8.
+func snippet(b []byte) string {
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "")), " ")
+	if len(b) >= streamHeadLen {
+		s += "…"
+	}
+	return s
 }
 
 // responseMessage converts the first choice of a completion. reasoning is
@@ -319,7 +518,7 @@ func (m *OpenAI) stream(ctx context.Context, params openai.ChatCompletionNewPara
 // from the message's unknown fields.
 func (m *OpenAI) responseMessage(c *openai.ChatCompletion, reasoning string, status int) (processor.Message, error) {
 	if c == nil || len(c.Choices) == 0 {
-		return processor.Message{}, &Error{StatusCode: status, Message: "response has no choices"}
+		return processor.Message{}, &Error{StatusCode: status, Message: "response has no choices", Err: ErrMalformedResponse}
 	}
 	ch := c.Choices[0]
 	msg := ch.Message
@@ -344,7 +543,7 @@ func (m *OpenAI) responseMessage(c *openai.ChatCompletion, reasoning string, sta
 	}
 	for k, tc := range msg.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
-			return processor.Message{}, &Error{StatusCode: status, Message: fmt.Sprintf("response tool call %d has unsupported type %q", k, tc.Type)}
+			return processor.Message{}, &Error{StatusCode: status, Message: fmt.Sprintf("response tool call %d has unsupported type %q", k, tc.Type), Err: ErrMalformedResponse}
 		}
 		id := tc.ID
 		if id == "" {
@@ -402,29 +601,64 @@ func newCallID() string {
 }
 
 // callError turns a failed call into an *Error that keeps err (and the
-// context's error) matchable.
-func callError(ctx, callCtx context.Context, timeout time.Duration, res *http.Response, err error) error {
+// context's error) matchable, with the API key and anything that looks
+// like one redacted.
+func (m *OpenAI) callError(ctx, callCtx context.Context, timeout time.Duration, res *http.Response, err error) error {
 	var me *Error
-	if errors.As(err, &me) {
-		return err
+	if !errors.As(err, &me) {
+		me = providerError(ctx, callCtx, timeout, res, err)
 	}
-	e := providerError(ctx, callCtx, timeout, res, err)
-	e.Message = redactKeys(e.Message)
-	return e
+	return m.redactError(me)
 }
+
+// redactError returns err with the API key, and what looks like a key,
+// redacted from its text: an *Error's Message, and the text of what it
+// wraps.
+func (m *OpenAI) redactError(err error) error {
+	var me *Error
+	if !errors.As(err, &me) {
+		return &redacted{err: err, redact: m.redact}
+	}
+	out := *me
+	out.Message = m.redact(out.Message)
+	if out.Err != nil {
+		out.Err = &redacted{err: out.Err, redact: m.redact}
+	}
+	return &out
+}
+
+// redacted is an error whose text passes through redact; it unwraps to the
+// error it holds.
+type redacted struct {
+	err    error
+	redact func(string) string
+}
+
+func (r *redacted) Error() string { return r.redact(r.err.Error()) }
+func (r *redacted) Unwrap() error { return r.err }
+
+// minSecretLen is the length below which an API key is not taken for a
+// secret: local servers want any value ("EMPTY", "ollama"), and hiding a
+// short word everywhere in a message would garble it.
+const minSecretLen = 8
+
+// redactedKey replaces a key in messages.
+const redactedKey = "[redacted key]"
 
 // keyPattern matches API keys and the masked fragments of them that
 // providers quote in their messages ("Incorrect API key provided:
-// sk-proj-****abcd").
-var keyPattern = regexp.MustCompile(`\b(sk|rk|pk)-[A-Za-z0-9_*\-]{3,}`)
+// sk-proj-****abcd", "gsk_…", "hf_…", "sk_test_…", "AIza…"), and any word
+// with a run of asterisks in it, the mark of a masked key.
+var keyPattern = regexp.MustCompile(`\b(?:(?:sk|rk|pk|gsk|xai|hf|nvapi|pplx|fw)[-_](?:(?:test|live|proj|ant)[-_])?[A-Za-z0-9_*\-]{3,}|AIza[A-Za-z0-9_\-]{20,})|[A-Za-z0-9_\-]*\*{3,}[A-Za-z0-9_\-.]*`)
 
-// redactKeys replaces what looks like an API key, whole or masked, in a
-// provider's message, so that an error never repeats any part of a key.
-func redactKeys(s string) string {
-	if !strings.Contains(s, "k-") {
-		return s
+// redact replaces the model's API key wherever it appears in s, and what
+// looks like an API key, whole or masked, so that an error never repeats
+// any part of a key.
+func (m *OpenAI) redact(s string) string {
+	for _, k := range m.secrets {
+		s = strings.ReplaceAll(s, k, redactedKey)
 	}
-	return keyPattern.ReplaceAllString(s, "[redacted key]")
+	return keyPattern.ReplaceAllString(s, redactedKey)
 }
 
 // providerError builds the Error for a failed call.
@@ -476,8 +710,10 @@ func providerError(ctx, callCtx context.Context, timeout time.Duration, res *htt
 		e.Message = http.StatusText(status) + ": " + errorBodyMessage(res, true)
 	case errors.As(err, &syn), errors.As(err, &typ), errors.Is(err, io.ErrUnexpectedEOF):
 		e.Message = "malformed JSON in response: " + err.Error()
+		e.Err = fmt.Errorf("%w: %w", ErrMalformedResponse, err)
 	case status >= 200 && status < 300 && !isJSONOrStream(ctype):
 		e.Message = fmt.Sprintf("response has Content-Type %q, not JSON", ctype)
+		e.Err = fmt.Errorf("%w: %w", ErrMalformedResponse, err)
 	}
 	return e
 }

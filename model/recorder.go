@@ -58,10 +58,16 @@ func Fail(err error) Reply {
 
 // Request records the call and answers with the next scripted reply. It
 // fills Usage.PromptMessages and, when the reply left them zero, estimates
-// Usage.InputTokens and sets ModelName.
+// Usage.InputTokens and sets ModelName. The reply's ctx ends after
+// Settings.Timeout when that is positive.
 func (r *Recorder) Request(ctx context.Context, messages []processor.Message, settings Settings) (processor.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return processor.Message{}, err
+	}
+	if settings.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, settings.Timeout)
+		defer cancel()
 	}
 	call := Call{Messages: slices.Clone(messages), Settings: settings}
 	r.mu.Lock()

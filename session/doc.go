@@ -18,6 +18,11 @@
 // since this *Session last read or wrote it, so that a process never hides
 // messages it has not seen.
 //
+// A turn that fails or is interrupted is not a compaction: a host that goes
+// on from the history it had before the turn marks the turn's start with
+// [Session.BeginTurn] and takes the turn back with [Session.Withdraw], which
+// records a withdrawn turn saying why. Its messages stay in the transcript.
+//
 // The store returns the working history as it was stored. A process killed
 // in the middle of a turn can leave it ending with a tool call that was never
 // answered; a host that resumes a session calls [Session.Resume], which
@@ -43,9 +48,11 @@
 //	    Replace (a summary marker, a trimmed copy); origin is the compaction
 //	    that added it. compaction_id is the compaction that took the row out
 //	    of the working history, 0 while it has not.
-//	compactions(session_id, id, after_seq, summary, created)
+//	compactions(session_id, id, after_seq, summary, created, withdrawn)
 //	    KEY (session_id, id); ids 1, 2, 3… per session. after_seq is the last
-//	    seq written before the compaction.
+//	    seq written before the compaction. withdrawn is '' for a
+//	    compaction; for the record of a withdrawn turn (see
+//	    Session.Withdraw) it says why the turn was withdrawn.
 //	working(session_id, pos, seq)
 //	    KEY (session_id, pos): the working history, position by position,
 //	    each a reference to a messages row.

@@ -84,11 +84,12 @@ func Example() {
 	//   request: Summary: the user listed the files (a.go, b.go).
 	//   request: and now?
 	// transcript:
-	//     1 x request   user: list the files
-	//     2 x response  assistant calls ls({})
-	//     3 x request   tool ls: a.go b.go
-	//     4 x response  assistant: There are two files.
+	//   seq   kind      message (c: compacted, w: from a withdrawn turn, unmarked: in the working history)
+	//     1 c request   user: list the files
+	//     2 c response  assistant calls ls({})
+	//     3 c request   tool ls: a.go b.go
+	//     4 c response  assistant: There are two files.
 	//     5   request   user: and now?
-	//   --- compaction 1: covered 1-4 (4 messages); summary: Summary: the user listed the files (a.go, b.go).
+	//   --- compaction 1: messages 1-4 (4) replaced by message 6; summary: Summary: the user listed the files (a.go, b.go).
 	// session demo: 5 messages, 1 compaction, 2 working
 }

@@ -12,39 +12,59 @@ import (
 // formatWidth bounds the text Format shows of one part.
 const formatWidth = 100
 
-// Format writes a transcript for people to read: one line per message (its
-// seq, an "x" when a compaction removed it from the working history, its
-// kind and a clipped view of its parts), and, where each compaction
-// happened, one line saying which messages it covered and the start of its
-// summary. For example:
+// Format writes a transcript for people to read: a heading, one line per
+// message (its seq; "c" when a compaction took it out of the working
+// history, "w" when the withdrawal of its turn did; its kind and a clipped
+// view of its parts), and, where each compaction or withdrawn turn
+// happened, one line saying which messages it took out and, for a
+// compaction, which messages it put in (their seqs are the ones the
+// transcript skips) and the start of its summary. Compactions are numbered
+// 1, 2, 3… apart from the withdrawn turns. For example:
 //
+//	seq   kind      message (c: compacted, w: from a withdrawn turn, unmarked: in the working history)
 //	  1   request   user: list the files
-//	  2 x response  tool-call ls {}
-//	  3 x request   tool-return ls: a.go b.go
-//	--- compaction 1: covered 2-3 (2 messages); summary: the assistant listed…
+//	  2 c response  tool-call ls {}
+//	  3 c request   tool-return ls: a.go b.go
 //	  4   response  text: There are two files.
+//	--- compaction 1: messages 2-3 (2) replaced by message 5; summary: the assistant listed…
+//	  6 w request   user: and the tests?
+//	--- turn withdrawn (interrupted): message 6 taken out of the working history
 //
 // entries and comps are what [Session.Transcript] and [Session.Compactions]
 // return.
 func Format(w io.Writer, entries []Entry, comps []Compaction) error {
 	bw := bufio.NewWriter(w)
-	c := 0
+	fmt.Fprintf(bw, "%5s   %-9s %s\n", "seq", "kind", "message (c: compacted, w: from a withdrawn turn, unmarked: in the working history)")
+	withdrawn := make(map[int64]bool, len(comps))
+	for _, c := range comps {
+		withdrawn[c.ID] = c.Withdrawn != ""
+	}
+	c, n := 0, 0 // the next record, the compactions shown
+	show := func(comp Compaction) {
+		if comp.Withdrawn == "" {
+			n++
+		}
+		formatCompaction(bw, comp, n)
+	}
 	flush := func(seq int64) {
 		for c < len(comps) && comps[c].After <= seq {
-			formatCompaction(bw, comps[c])
+			show(comps[c])
 			c++
 		}
 	}
 	for _, e := range entries {
 		flush(e.Seq - 1)
 		mark := " "
-		if e.Compacted {
-			mark = "x"
+		switch {
+		case e.Compacted && withdrawn[e.CompactionID]:
+			mark = "w"
+		case e.Compacted:
+			mark = "c"
 		}
 		fmt.Fprintf(bw, "%5d %s %-9s %s\n", e.Seq, mark, e.Message.Kind, describe(e.Message))
 	}
 	for ; c < len(comps); c++ {
-		formatCompaction(bw, comps[c])
+		show(comps[c])
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("format transcript: %w", err)
@@ -52,17 +72,47 @@ func Format(w io.Writer, entries []Entry, comps []Compaction) error {
 	return nil
 }
 
-func formatCompaction(w io.Writer, c Compaction) {
-	fmt.Fprintf(w, "  --- compaction %d: covered %s (%d messages)", c.ID, ranges(c.Covered), len(c.Covered))
-	if len(c.Superseded) > 0 {
-		fmt.Fprintf(w, ", superseded %s", ranges(c.Superseded))
+// formatCompaction writes the line of a record, the nth compaction when it
+// is not a withdrawn turn.
+func formatCompaction(w io.Writer, c Compaction, n int) {
+	in := make([]int64, len(c.Inserted))
+	for i, e := range c.Inserted {
+		in[i] = e.Seq
 	}
+	if c.Withdrawn != "" {
+		fmt.Fprintf(w, "  --- turn withdrawn (%s): %s taken out of the working history", clip(c.Withdrawn), messages(c.Covered))
+		if len(c.Superseded) > 0 || len(in) > 0 {
+			// The turn had compacted the history: that is undone.
+			fmt.Fprintf(w, "; its compaction undone: earlier %s replaced by %s", ranges(c.Superseded), messages(in))
+		}
+		fmt.Fprintln(w)
+		return
+	}
+	out := messages(c.Covered)
+	if len(c.Superseded) > 0 {
+		earlier := "earlier " + ranges(c.Superseded)
+		if len(c.Covered) == 0 {
+			out = earlier
+		} else {
+			out += " and " + earlier
+		}
+	}
+	fmt.Fprintf(w, "  --- compaction %d: %s replaced by %s", n, out, messages(in))
 	if c.Summary != "" {
 		fmt.Fprintf(w, "; summary: %s", clip(c.Summary))
-	} else if len(c.Inserted) > 0 {
-		fmt.Fprintf(w, "; inserted %d messages", len(c.Inserted))
 	}
 	fmt.Fprintln(w)
+}
+
+// messages names seqs: "message 5", "messages 2-3, 7 (3)" or "nothing".
+func messages(seqs []int64) string {
+	switch len(seqs) {
+	case 0:
+		return "nothing"
+	case 1:
+		return "message " + ranges(seqs)
+	}
+	return fmt.Sprintf("messages %s (%d)", ranges(seqs), len(seqs))
 }
 
 // ranges writes seqs as "1-3, 7".

@@ -33,18 +33,29 @@ func TestFormat(t *testing.T) {
 	if err := s.Replace(ctx, []processor.Message{msgs[5]}); err != nil {
 		t.Fatal(err)
 	}
+	// A turn interrupted: its prompt is taken back.
+	s.BeginTurn()
+	if err := s.Append(ctx, processor.UserMessage("and then?")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Withdraw(ctx, []processor.Message{msgs[5]}, "interrupted"); err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
 	if err := Format(&b, transcript(t, s), compactions(t, s)); err != nil {
 		t.Fatal(err)
 	}
-	want := `    1 x request   system: be brief | user: hi
-    2 x response  thinking: hmm | assistant calls ls({"d":"."})
-    3 x request   tool ls: a b
-    4 x response  refusal: no
-    5 x request   retry ls: again
+	want := `  seq   kind      message (c: compacted, w: from a withdrawn turn, unmarked: in the working history)
+    1 c request   system: be brief | user: hi
+    2 c response  thinking: hmm | assistant calls ls({"d":"."})
+    3 c request   tool ls: a b
+    4 c response  refusal: no
+    5 c request   retry ls: again
     6   response  assistant: ` + strings.Repeat("word ", 20)[:100] + `…
-  --- compaction 1: covered 2-3, 5 (3 messages); summary: first summary
-  --- compaction 2: covered 1, 4 (2 messages), superseded 7
+  --- compaction 1: messages 2-3, 5 (3) replaced by message 7; summary: first summary
+  --- compaction 2: messages 1, 4 (2) and earlier 7 replaced by nothing
+    8 w request   user: and then?
+  --- turn withdrawn (interrupted): message 8 taken out of the working history
 `
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("Format (-want +got):\n%s", diff)

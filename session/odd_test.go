@@ -13,8 +13,8 @@ import (
 )
 
 // TestOpenBadDSN opens DSNs that name no SQLite file and no PostgreSQL
-// database: each is an error saying why, its password is not in it, and
-// nothing is created in the working directory.
+// database that answers: each is an error saying why, its password is not
+// in it, and nothing is created in the working directory.
 func TestOpenBadDSN(t *testing.T) {
 	tests := []struct {
 		name, dsn, want string
@@ -25,6 +25,11 @@ func TestOpenBadDSN(t *testing.T) {
 		{"in-memory with prefix", "sqlite::memory:", "in-memory"},
 		{"SQLite URI", "file:sessions.db", "SQLite URI"},
 		{"SQLite URI in memory", "file::memory:?cache=shared", "SQLite URI"},
+		// PostgreSQL's keyword/value form, with no server to answer it.
+		{"keyword form", "host=127.0.0.1 port=1 user=abridge password=s3cret dbname=db connect_timeout=1", "postgres: connect: failed to connect"},
+		{"keyword form, password first", "password=s3cret host=127.0.0.1 port=1 connect_timeout=1", "postgres: connect"},
+		{"keyword form, quoted password", "host=127.0.0.1 port=1 password='s3cret x' connect_timeout=1", "postgres: connect"},
+		{"keyword form, bad value", "host=127.0.0.1 sslmode=bogus password=s3cret", "postgres: cannot parse"},
 	}
 	dir := t.TempDir()
 	t.Chdir(dir)

@@ -9,7 +9,7 @@ import (
 // schemaVersion is the migration this program brings databases to. The
 // schema is described in the package documentation; it is the same on
 // SQLite and PostgreSQL but for the type of the sessions' key.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migrations[i] takes a database from version i to version i+1. The
 // sessions' key type is written {{key}}: the dialect's auto-increment key.
@@ -49,6 +49,12 @@ var migrations = [][]string{
 		)`,
 	},
 	{
+		// Version 2: a record of compactions may instead be a withdrawn
+		// turn; withdrawn says why, and is '' for a compaction.
+		`ALTER TABLE compactions ADD COLUMN withdrawn TEXT NOT NULL DEFAULT ''`,
+	},
+	{
+		// Version 3: the windows' summary store (Store.Summaries).
 		`CREATE TABLE summaries (
 			key TEXT NOT NULL,
 			digest TEXT NOT NULL,

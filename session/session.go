@@ -31,7 +31,9 @@ type Session struct {
 	name string
 
 	mu      sync.Mutex
-	version int64 // the stored version this handle last read or wrote
+	version int64   // the stored version this handle last read or wrote
+	inTurn  bool    // BeginTurn was called
+	turn    []int64 // the seqs this handle appended since BeginTurn
 }
 
 // Entry is one stored message with its place in the session.
@@ -43,17 +45,21 @@ type Entry struct {
 	Seq int64
 	// Message is the message as it was written.
 	Message processor.Message
-	// Compacted reports whether a compaction removed the message from the
-	// working history.
+	// Compacted reports whether a compaction, or the withdrawal of its
+	// turn, removed the message from the working history.
 	Compacted bool
-	// CompactionID is the ID of that compaction, 0 when Compacted is false.
+	// CompactionID is the ID of that compaction or withdrawal (see
+	// [Compaction]), 0 when Compacted is false.
 	CompactionID int64
 }
 
-// Compaction records one change of the working history by
-// [Session.Replace]: the messages it removed and those it added.
+// Compaction records one change of the working history: a compaction by
+// [Session.Replace], with the messages it removed and those it added, or a
+// withdrawn turn (Withdrawn set) by [Session.Withdraw], with the messages
+// of the turn it removed.
 type Compaction struct {
-	// ID numbers the session's compactions 1, 2, 3… in order.
+	// ID numbers the session's records, compactions and withdrawn turns
+	// together, 1, 2, 3… in order.
 	ID int64
 	// Covered holds the seqs of the transcript messages the compaction
 	// removed from the working history, in order.
@@ -74,6 +80,10 @@ type Compaction struct {
 	After int64
 	// Time is when the compaction was recorded.
 	Time time.Time
+	// Withdrawn is "" for a compaction. For a withdrawn turn it says why
+	// the turn was withdrawn ("interrupted", "failed: …"), and Covered
+	// holds the turn's messages.
+	Withdrawn string
 }
 
 // Name returns the session's name.
@@ -167,12 +177,13 @@ func (s *Session) Transcript(ctx context.Context) ([]Entry, error) {
 	return out, nil
 }
 
-// Compactions returns the session's compactions in order.
+// Compactions returns the session's compactions and withdrawn turns (see
+// [Compaction]) in order.
 func (s *Session) Compactions(ctx context.Context) ([]Compaction, error) {
 	var out []Compaction
 	err := s.st.read(ctx, "read compactions of session "+strconv.Quote(s.name), func(t tx) error {
 		out = out[:0]
-		rs, err := t.query(ctx, `SELECT id, after_seq, summary, created FROM compactions
+		rs, err := t.query(ctx, `SELECT id, after_seq, summary, created, withdrawn FROM compactions
 			WHERE session_id = $1 ORDER BY id`, s.id)
 		if err != nil {
 			return err
@@ -183,7 +194,7 @@ func (s *Session) Compactions(ctx context.Context) ([]Compaction, error) {
 				c       Compaction
 				created int64
 			)
-			if err := rs.scan(&c.ID, &c.After, &c.Summary, &created); err != nil {
+			if err := rs.scan(&c.ID, &c.After, &c.Summary, &created, &c.Withdrawn); err != nil {
 				rs.close()
 				return err
 			}
@@ -256,14 +267,14 @@ func (s *Session) Append(ctx context.Context, msgs ...processor.Message) error {
 		}
 		datas[i] = string(b)
 	}
-	var version int64
+	var version, lastSeq int64
 	err := s.st.write(ctx, what, func(t tx) error {
 		now := time.Now().UnixNano()
 		if err := t.queryRow(ctx, `UPDATE sessions SET version = version + 1, updated = $2
 			WHERE id = $1 RETURNING version`, s.id, now).scan(&version); err != nil {
 			return err
 		}
-		var lastSeq, lastPos int64
+		var lastPos int64
 		if err := t.queryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = $1`, s.id).scan(&lastSeq); err != nil {
 			return err
 		}
@@ -285,6 +296,11 @@ func (s *Session) Append(ctx context.Context, msgs ...processor.Message) error {
 	s.mu.Lock()
 	if s.version == version-1 {
 		s.version = version
+	}
+	if s.inTurn {
+		for i := range msgs {
+			s.turn = append(s.turn, lastSeq+1+int64(i))
+		}
 	}
 	s.mu.Unlock()
 	return nil
@@ -310,7 +326,12 @@ var errUnchanged = errors.New("working history unchanged")
 // Replace is refused with an error matching [ErrConflict], and writes
 // nothing, when the session changed since this handle last read or wrote it.
 func (s *Session) Replace(ctx context.Context, working []processor.Message) error {
-	what := "replace working history of session " + strconv.Quote(s.name)
+	return s.replace(ctx, "replace working history of session "+strconv.Quote(s.name), working, "")
+}
+
+// replace is Replace recording a withdrawn turn when withdrawn, the
+// reason, is not "".
+func (s *Session) replace(ctx context.Context, what string, working []processor.Message, withdrawn string) error {
 	s.mu.Lock()
 	expected := s.version
 	s.mu.Unlock()
@@ -371,8 +392,8 @@ func (s *Session) Replace(ctx context.Context, working []processor.Message) erro
 				summary = append(summary, storableText(text))
 			}
 		}
-		if _, err := t.exec(ctx, `INSERT INTO compactions (session_id, id, after_seq, summary, created)
-			VALUES ($1, $2, $3, $4, $5)`, s.id, compID, lastSeq, strings.Join(summary, "\n\n"), now); err != nil {
+		if _, err := t.exec(ctx, `INSERT INTO compactions (session_id, id, after_seq, summary, created, withdrawn)
+			VALUES ($1, $2, $3, $4, $5, $6)`, s.id, compID, lastSeq, strings.Join(summary, "\n\n"), now, withdrawn); err != nil {
 			return err
 		}
 		if err := insertMessages(ctx, t, s.id, lastSeq+1, datas, true, compID, now); err != nil {
@@ -394,6 +415,132 @@ func (s *Session) Replace(ctx context.Context, working []processor.Message) erro
 	}
 	s.seen(version)
 	return nil
+}
+
+// BeginTurn marks the start of a turn: from now on the handle remembers
+// the messages it appends, so that [Session.Withdraw] can take them back.
+// Each call forgets those of the turn before.
+func (s *Session) BeginTurn() {
+	s.mu.Lock()
+	s.inTurn, s.turn = true, nil
+	s.mu.Unlock()
+}
+
+// Withdraw takes back a turn that failed or was interrupted: the working
+// history becomes before again, the history the caller had when the turn
+// began, and one withdrawn turn is recorded (a [Compaction] whose
+// Withdrawn is reason, "withdrawn" when reason is ""), not a compaction.
+// The turn's messages stay in the transcript.
+//
+// When someone else wrote to the session since this handle last read or
+// wrote it, the working history is theirs too, and before would hide what
+// they wrote: Withdraw then takes out of the working history only the
+// messages this handle appended since [Session.BeginTurn] (those still in
+// it), and the caller reads the working history again ([Session.Working]
+// or [Session.Resume]) to go on. Withdraw ends the turn; with nothing to
+// take back it records nothing.
+func (s *Session) Withdraw(ctx context.Context, before []processor.Message, reason string) error {
+	if reason == "" {
+		reason = "withdrawn"
+	}
+	reason = storableText(strings.ToValidUTF8(reason, "\uFFFD"))
+	s.mu.Lock()
+	own := s.turn
+	s.inTurn, s.turn = false, nil
+	s.mu.Unlock()
+	what := "withdraw turn from session " + strconv.Quote(s.name)
+	err := s.replace(ctx, what, before, reason)
+	if !errors.Is(err, ErrConflict) {
+		return err
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	return s.withdrawOwn(ctx, what, own, reason)
+}
+
+// withdrawOwn takes the messages whose seqs are own out of the working
+// history, whatever version the session is at, as one withdrawn turn.
+func (s *Session) withdrawOwn(ctx context.Context, what string, own []int64, reason string) error {
+	mine := make(map[int64]bool, len(own))
+	for _, seq := range own {
+		mine[seq] = true
+	}
+	var version int64
+	err := s.st.write(ctx, what, func(t tx) error {
+		cur, err := loadWorking(ctx, t, s.id)
+		if err != nil {
+			return err
+		}
+		first := -1
+		var removed, rest []int64
+		for i, c := range cur {
+			switch {
+			case mine[c.seq]:
+				removed = append(removed, c.seq)
+				if first < 0 {
+					first = i
+				}
+			case first >= 0:
+				rest = append(rest, c.seq)
+			}
+		}
+		if len(removed) == 0 {
+			return errUnchanged
+		}
+		now := time.Now().UnixNano()
+		if err := t.queryRow(ctx, `UPDATE sessions SET version = version + 1, updated = $2
+			WHERE id = $1 RETURNING version`, s.id, now).scan(&version); err != nil {
+			return err
+		}
+		var compID, lastSeq int64
+		if err := t.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM compactions WHERE session_id = $1`, s.id).scan(&compID); err != nil {
+			return err
+		}
+		if err := t.queryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = $1`, s.id).scan(&lastSeq); err != nil {
+			return err
+		}
+		if _, err := t.exec(ctx, `INSERT INTO compactions (session_id, id, after_seq, summary, created, withdrawn)
+			VALUES ($1, $2, $3, '', $4, $5)`, s.id, compID, lastSeq, now, reason); err != nil {
+			return err
+		}
+		if err := markCompacted(ctx, t, s.id, compID, removed); err != nil {
+			return err
+		}
+		if _, err := t.exec(ctx, `DELETE FROM working WHERE session_id = $1 AND pos >= $2`, s.id, int64(first)); err != nil {
+			return err
+		}
+		return insertWorking(ctx, t, s.id, int64(first), rest)
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.version == version-1 {
+		s.version = version
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// Current reports whether this handle has seen the session's latest
+// version: false when someone else wrote to it since this handle last read
+// or wrote it, so that its next [Session.Replace] would be refused with
+// [ErrConflict] and the caller should read the working history again.
+func (s *Session) Current(ctx context.Context) (bool, error) {
+	var stored int64
+	err := s.st.read(ctx, "read version of session "+strconv.Quote(s.name), func(t tx) error {
+		return t.queryRow(ctx, `SELECT version FROM sessions WHERE id = $1`, s.id).scan(&stored)
+	})
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return stored == s.version, nil
 }
 
 // asStored returns working with each message that match paired with no

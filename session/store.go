@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -45,6 +47,9 @@ type Info struct {
 	Messages int
 	// Compactions is the number of compactions recorded.
 	Compactions int
+	// Withdrawn is the number of withdrawn turns recorded (see
+	// [Session.Withdraw]).
+	Withdrawn int
 	// Working is the number of messages in the working history.
 	Working int
 	// Created is when the session was created.
@@ -81,16 +86,32 @@ func DefaultPath() (string, error) {
 //
 //   - "" opens the SQLite file at [DefaultPath];
 //   - "postgres://…" or "postgresql://…" opens a PostgreSQL database (any
-//     connection string pgx accepts in that form);
+//     connection string pgx accepts in that form), and so does a
+//     PostgreSQL keyword/value string ("host=db dbname=abridge
+//     password=…"): any DSN that starts with a word and "=";
 //   - "sqlite:PATH" or a plain PATH opens the SQLite file at PATH, creating
 //     it and its parent directories when missing.
 //
 // Any other DSN of the form "scheme://…" (a misspelt "postgres://", say) is
 // an error naming the scheme, and so are SQLite's in-memory database
 // (":memory:", which each of the store's connections would open afresh) and
-// SQLite URIs ("file:…"): nothing is created for them. A nil logger logs
-// nothing.
+// SQLite URIs ("file:…"): nothing is created for them. A SQLite file whose
+// name starts with a word and "=" is named with sqlite:PATH. Errors never
+// hold the DSN's password. A nil logger logs nothing.
 func Open(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
+	return open(ctx, dsn, logger, true)
+}
+
+// OpenExisting opens the store named by dsn as [Open] does, except that it
+// creates no SQLite file: when dsn names one that does not exist, it
+// returns an error matching fs.ErrNotExist and creates nothing, neither the
+// file nor its directory. It suits commands that only read, such as a
+// listing of the sessions.
+func OpenExisting(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
+	return open(ctx, dsn, logger, false)
+}
+
+func open(ctx context.Context, dsn string, logger *zap.Logger, create bool) (Store, error) {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
@@ -99,11 +120,14 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
 		err error
 	)
 	switch {
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"), keywordDSN.MatchString(dsn):
 		b, err = openPostgres(ctx, dsn)
 	default:
 		var path string
 		if path, err = sqlitePath(dsn); err == nil {
+			if _, serr := os.Stat(path); !create && errors.Is(serr, fs.ErrNotExist) {
+				return nil, fmt.Errorf("open session store: no SQLite file %s: %w", path, fs.ErrNotExist)
+			}
 			b, err = openSQLite(ctx, path)
 		}
 	}
@@ -117,6 +141,10 @@ func Open(ctx context.Context, dsn string, logger *zap.Logger) (Store, error) {
 	logger.Debug("session store opened", zap.String("backend", b.name()))
 	return &store{b: b, log: logger}, nil
 }
+
+// keywordDSN matches the start of a PostgreSQL keyword/value connection
+// string: a keyword, then "=".
+var keywordDSN = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*\s*=`)
 
 // sqlitePath returns the SQLite file a DSN that is not a PostgreSQL URL
 // names (see [Open]), or why it names none.
@@ -200,7 +228,8 @@ func (s *store) List(ctx context.Context) ([]Info, error) {
 	err := s.read(ctx, "list sessions", func(t tx) error {
 		rs, err := t.query(ctx, `SELECT s.name, s.created, s.updated,
 			(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND NOT m.synthetic),
-			(SELECT COUNT(*) FROM compactions c WHERE c.session_id = s.id),
+			(SELECT COUNT(*) FROM compactions c WHERE c.session_id = s.id AND c.withdrawn = ''),
+			(SELECT COUNT(*) FROM compactions c WHERE c.session_id = s.id AND c.withdrawn <> ''),
 			(SELECT COUNT(*) FROM working w WHERE w.session_id = s.id)
 			FROM sessions s`)
 		if err != nil {
@@ -209,15 +238,15 @@ func (s *store) List(ctx context.Context) ([]Info, error) {
 		defer rs.close()
 		for rs.next() {
 			var (
-				info                Info
-				created, updated    int64
-				msgs, comps, wcount int64
+				info                        Info
+				created, updated            int64
+				msgs, comps, wdrawn, wcount int64
 			)
-			if err := rs.scan(&info.Name, &created, &updated, &msgs, &comps, &wcount); err != nil {
+			if err := rs.scan(&info.Name, &created, &updated, &msgs, &comps, &wdrawn, &wcount); err != nil {
 				return err
 			}
 			info.Created, info.Updated = time.Unix(0, created), time.Unix(0, updated)
-			info.Messages, info.Compactions, info.Working = int(msgs), int(comps), int(wcount)
+			info.Messages, info.Compactions, info.Withdrawn, info.Working = int(msgs), int(comps), int(wdrawn), int(wcount)
 			out = append(out, info)
 		}
 		return rs.err()

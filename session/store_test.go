@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -545,4 +547,58 @@ func TestOpenConcurrently(t *testing.T) {
 			t.Errorf("%d messages, want %d", len(got), n)
 		}
 	})
+}
+
+// TestOpenKeywordDSN opens the test server's database with a PostgreSQL
+// keyword/value connection string.
+func TestOpenKeywordDSN(t *testing.T) {
+	u, err := url.Parse(postgresDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := fmt.Sprintf("host=%s port=%s user=%s dbname=%s sslmode=disable password='not checked'",
+		u.Hostname(), u.Port(), u.User.Username(), strings.TrimPrefix(u.Path, "/"))
+	t.Chdir(t.TempDir())
+	st := openStore(t, dsn)
+	s := openSession(t, st, "kw")
+	if err := s.Append(context.Background(), processor.UserMessage("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.(*store).b.name(); got != "postgres" {
+		t.Errorf("backend %s, want postgres", got)
+	}
+	if files, _ := os.ReadDir("."); len(files) != 0 {
+		t.Errorf("Open created %d files in the working directory", len(files))
+	}
+}
+
+// TestOpenExisting opens stores that may not exist without creating them.
+func TestOpenExisting(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "sessions.db")
+	for _, dsn := range []string{missing, "sqlite:" + missing} {
+		st, err := OpenExisting(ctx, dsn, nil)
+		if !errors.Is(err, fs.ErrNotExist) {
+			if err == nil {
+				st.Close()
+			}
+			t.Errorf("OpenExisting(%q) = %v, want fs.ErrNotExist", dsn, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "no")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("OpenExisting created the directory: %v", err)
+	}
+	// An existing file opens.
+	path := filepath.Join(dir, "sessions.db")
+	openSession(t, openStore(t, path), "x")
+	st, err := OpenExisting(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	infos, err := st.List(ctx)
+	if err != nil || len(infos) != 1 {
+		t.Errorf("List = %v, %v; want the session", infos, err)
+	}
 }

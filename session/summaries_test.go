@@ -197,7 +197,7 @@ func containsMarker(h []processor.Message) bool {
 }
 
 // TestMigrateToSummaries opens a database written by the previous schema
-// (version 1, without the summaries table), with a session in it: it is
+// (version 2, without the summaries table), with a session in it: it is
 // migrated, the session is intact, and summaries can be stored.
 func TestMigrateToSummaries(t *testing.T) {
 	backends(t, func(t *testing.T, newDSN newDSN) {
@@ -211,12 +211,12 @@ func TestMigrateToSummaries(t *testing.T) {
 		if err := s.Append(ctx, processor.UserMessage("hello")); err != nil {
 			t.Fatal(err)
 		}
-		// Back to version 1, as the previous program left it.
+		// Back to version 2, as the previous program left it.
 		if err := st.(*store).write(ctx, "test", func(tx tx) error {
 			if _, err := tx.exec(ctx, `DROP TABLE summaries`); err != nil {
 				return err
 			}
-			_, err := tx.exec(ctx, `UPDATE schema_version SET version = 1`)
+			_, err := tx.exec(ctx, `UPDATE schema_version SET version = 2`)
 			return err
 		}); err != nil {
 			t.Fatal(err)

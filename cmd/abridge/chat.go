@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/abridge-go/abridge/agent"
 	"github.com/abridge-go/abridge/compact"
+	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/session"
@@ -34,16 +36,28 @@ Commands:
   /help             print these commands
   /quit             leave (so does end of input)
 
+On a terminal a line shows how long the chat has been waiting for the
+model; a request that takes longer than ABRIDGE_REQUEST_TIMEOUT, or a
+stream that stays silent longer than ABRIDGE_STREAM_IDLE_TIMEOUT, fails.
 An interrupt (Ctrl-C) while the model answers or a /compact runs stops it
 and returns to the prompt, the conversation left as it was before; at the
 prompt, or while the session is being opened, it leaves.
 
 With --session NAME the conversation is resumed from the session store
-(ABRIDGE_SESSION_DB; a SQLite file by default) and every message is saved.`,
-	env:            vars(envModel, envWindow, []string{envAgent, envSession}, envLog),
+(ABRIDGE_SESSION_DB; a SQLite file by default) and every message is saved.
+A turn that fails or is interrupted is recorded as withdrawn, and its
+prompt is not sent again. When another chat writes to the same session,
+this one reloads it before its next turn.`,
+	env:            vars(envModel, envWindow, []string{envAgent, envRequestTimeout, envStreamIdle, envSession}, envLog),
 	flags:          chatFlags,
 	ownsInterrupts: true,
 }
+
+// The variables of the agent's timeouts.
+const (
+	envRequestTimeout = config.Prefix + "REQUEST_TIMEOUT"
+	envStreamIdle     = config.Prefix + "STREAM_IDLE_TIMEOUT"
+)
 
 // systemPrompt starts every new conversation.
 const systemPrompt = "You are a helpful assistant talking to the user in a terminal. Answer concisely, in plain text."
@@ -60,6 +74,10 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 		if len(args) > 0 {
 			return usagef("chat: unexpected arguments: %s", strings.Join(args, " "))
 		}
+		// The waiting line is drawn on stdout when it is a terminal;
+		// whatever goes to stderr, log lines included, erases it first.
+		wait := newIndicator(c.stdout)
+		c.stderr = clearingWriter{w: c.stderr, ind: wait}
 		env, err := c.setup()
 		if err != nil {
 			return err
@@ -68,7 +86,7 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 		if !c.primaryEndpoint() {
 			return errors.New("chat: no model endpoint configured: set OPENAI_API_KEY or OPENAI_BASE_URL")
 		}
-		ch := &chat{cli: c}
+		ch := &chat{cli: c, wait: wait, timeout: env.cfg.RequestTimeout}
 		m := env.cfg.NewModel(env.logger)
 		s, _ := env.cfg.NewSummarizer(env.logger)
 		w := env.cfg.NewWindow(s, env.logger, ch.windowEvent)
@@ -113,7 +131,7 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 			if len(fixes) > 0 {
 				c.status(fmt.Sprintf("session %q was left in the middle of a turn: %s", *name, describeFixes(fixes)))
 			}
-			ch.store = sess
+			ch.sess = sess
 			opts = append(opts, agent.WithStore(sess))
 			if len(ch.history) > 0 {
 				c.status(fmt.Sprintf("resumed session %q: %d messages (~%s tokens)", *name, len(ch.history), tokens(processor.EstimateTokens(ch.history))))
@@ -132,13 +150,17 @@ type chat struct {
 	*cli
 	agent   *agent.Agent
 	compact compact.Summarizer
-	store   agent.Store
+	sess    *session.Session // nil without --session
 	history []processor.Message
 	usage   processor.Usage
 	steps   int
 	turns   int
-	// streamed is set once text of the current turn was printed.
-	streamed bool
+	// streamed is set once text of the current turn was printed;
+	// midLine while the last text printed did not end its line.
+	streamed, midLine bool
+	// wait shows, on a terminal, that the chat waits for the model.
+	wait    *indicator
+	timeout time.Duration // ABRIDGE_REQUEST_TIMEOUT
 }
 
 // loop reads lines until /quit, the end of input, an interrupt while it
@@ -147,22 +169,30 @@ type chat struct {
 func (ch *chat) loop(ctx context.Context) error {
 	// Lines are read on their own goroutine so that an interrupt, or the
 	// end of ctx, ends the chat while it waits for input.
-	lines := make(chan string)
+	lines := make(chan inputLine)
 	done := make(chan struct{})
 	defer close(done)
 	var readErr error
 	go func() {
 		defer close(lines)
-		in := bufio.NewScanner(ch.stdin)
-		in.Buffer(make([]byte, 64*1024), 16<<20)
-		for in.Scan() {
+		r := bufio.NewReader(ch.stdin)
+		for n := 1; ; n++ {
+			text, tooLong, err := readLine(r, maxInputLine)
+			if err != nil && (err != io.EOF || text == "" && !tooLong) {
+				if err != io.EOF {
+					readErr = err
+				}
+				return
+			}
 			select {
-			case lines <- in.Text():
+			case lines <- inputLine{text: text, n: n, tooLong: tooLong}:
 			case <-done:
 				return
 			}
+			if err != nil {
+				return
+			}
 		}
-		readErr = in.Err()
 	}()
 	interactive := isTerminal(ch.stdout) && isTerminal(ch.stdin)
 	if interactive {
@@ -172,7 +202,7 @@ func (ch *chat) loop(ctx context.Context) error {
 		if interactive {
 			fmt.Fprint(ch.stdout, "> ")
 		}
-		var line string
+		var in inputLine
 		var ok bool
 		select {
 		case <-ctx.Done():
@@ -185,7 +215,7 @@ func (ch *chat) loop(ctx context.Context) error {
 				fmt.Fprintln(ch.stdout)
 			}
 			return nil
-		case line, ok = <-lines:
+		case in, ok = <-lines:
 		}
 		if !ok {
 			if interactive {
@@ -196,7 +226,11 @@ func (ch *chat) loop(ctx context.Context) error {
 			}
 			return nil
 		}
-		line = strings.TrimSpace(line)
+		if in.tooLong {
+			fmt.Fprintf(ch.stderr, "abridge: input line %d is longer than %d MiB: not sent; the chat goes on with the next line\n", in.n, maxInputLine>>20)
+			continue
+		}
+		line := strings.TrimSpace(in.text)
 		if line == "" {
 			continue
 		}
@@ -219,32 +253,76 @@ func (ch *chat) loop(ctx context.Context) error {
 	}
 }
 
+// maxInputLine is the longest input line the chat sends: 16 MiB, some
+// four million tokens, more than any model takes.
+const maxInputLine = 16 << 20
+
+// inputLine is one line of the chat's input: its text and number, or
+// tooLong when it was longer than maxInputLine (its text then dropped).
+type inputLine struct {
+	text    string
+	n       int
+	tooLong bool
+}
+
+// readLine reads one line of r without its line ending ("\n" or "\r\n").
+// A line longer than max bytes is read to its end and dropped, reported by
+// tooLong. At the end of the input, a last line without a line ending is
+// returned with io.EOF.
+func readLine(r *bufio.Reader, max int) (text string, tooLong bool, err error) {
+	var b []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(b)+len(chunk) > max+2 { // room for the line ending
+				tooLong, b = true, nil
+			} else {
+				b = append(b, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		line := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+		if !tooLong && len(line) > max {
+			tooLong, line = true, ""
+		}
+		return line, tooLong, err
+	}
+}
+
 // errTurnInterrupted is what a turn an interrupt cancelled returns.
 var errTurnInterrupted = errors.New("turn interrupted")
 
 // turn sends one prompt and prints the answer. An interrupt while it runs
 // cancels it, and it returns errTurnInterrupted. A turn that fails,
 // interrupted or not, leaves the conversation as it was before it: see
-// forget.
+// takeBack. With a session that another chat wrote to since this one last
+// read it, the session is reloaded first.
 func (ch *chat) turn(ctx context.Context, prompt string) error {
-	ch.streamed = false
+	if err := ch.sync(ctx); err != nil {
+		return err
+	}
+	ch.streamed, ch.midLine = false, false
+	if ch.sess != nil {
+		ch.sess.BeginTurn()
+	}
 	var res *agent.Result
 	interrupted, err := ch.interruptible(ctx, func(ctx context.Context) error {
 		var err error
 		res, err = ch.agent.Run(ctx, ch.history, prompt)
 		return err
 	})
-	if ch.streamed {
+	ch.wait.stop()
+	if ch.midLine {
 		fmt.Fprintln(ch.stdout)
+		ch.midLine = false
 	}
 	if err != nil {
 		if interrupted {
 			err = errTurnInterrupted
 		}
-		if ferr := ch.forget(ctx); ferr != nil {
-			err = fmt.Errorf("%w; %w", err, ferr)
-		}
-		return err
+		return ch.takeBack(ctx, err)
 	}
 	// A turn that succeeded is kept, even when an interrupt came as it
 	// ended.
@@ -258,24 +336,74 @@ func (ch *chat) turn(ctx context.Context, prompt string) error {
 	return nil
 }
 
-// forget puts the session store back in step with the chat after a failed
-// turn. The chat goes on from the history before the turn, which it still
-// holds, rather than from the partial one the agent returns: a user who
-// interrupts a turn takes the prompt back, and a prompt the provider
-// refused would otherwise be sent again with the next one. The agent,
-// though, appended the turn's prompt (and maybe more) to the store as it
-// went, and a store write cut short by the cancellation can leave it
-// ending with a tool call never answered. Replacing the stored working
-// history with the chat's drops all of that from it; the messages stay in
-// the transcript, marked as taken out by a compaction. Without a store, or
-// once ctx is done (the chat is ending), forget does nothing.
-func (ch *chat) forget(ctx context.Context) error {
-	if ch.store == nil || ctx.Err() != nil {
+// takeBack puts the session back in step with the chat after a turn that
+// failed with turnErr, and returns the error to show. The chat goes on
+// from the history before the turn, which it still holds, rather than from
+// the partial one the agent returns: a user who interrupts a turn takes the
+// prompt back, and a prompt the provider refused would otherwise be sent
+// again with the next one. The agent, though, appended the turn's prompt
+// (and maybe more) to the session as it went, and a write cut short by the
+// cancellation can leave it ending with a tool call never answered: the
+// turn is withdrawn from the session (its messages stay in the transcript,
+// marked as a withdrawn turn). When another chat wrote to the session
+// meanwhile, only this turn's messages are taken out, and the chat reloads
+// the session. Without a session, or once ctx is done (the chat is
+// ending), takeBack does nothing.
+func (ch *chat) takeBack(ctx context.Context, turnErr error) error {
+	if ch.sess == nil || ctx.Err() != nil {
+		return turnErr
+	}
+	reason := "interrupted"
+	if !errors.Is(turnErr, errTurnInterrupted) {
+		reason = "failed: " + oneLine(turnErr.Error())
+	}
+	if err := ch.sess.Withdraw(ctx, ch.history, reason); err != nil {
+		return fmt.Errorf("%w; the turn could not be taken out of session %q, so its prompt may be sent again when it is resumed: %w", turnErr, ch.sess.Name(), err)
+	}
+	current, err := ch.sess.Current(ctx)
+	if err != nil {
+		return fmt.Errorf("%w; session %q: %w", turnErr, ch.sess.Name(), err)
+	}
+	if current {
+		return turnErr
+	}
+	if err := ch.reload(ctx); err != nil {
+		return fmt.Errorf("%w; %w", turnErr, err)
+	}
+	if errors.Is(turnErr, session.ErrConflict) {
+		return fmt.Errorf("session %q was changed by another chat during this turn, so your message was not answered: send it again", ch.sess.Name())
+	}
+	return turnErr
+}
+
+// sync reloads the session when another chat wrote to it since this one
+// last read or wrote it.
+func (ch *chat) sync(ctx context.Context) error {
+	if ch.sess == nil {
 		return nil
 	}
-	if err := ch.store.Replace(ctx, ch.history); err != nil {
-		return fmt.Errorf("session: reset to before the turn: %w", err)
+	current, err := ch.sess.Current(ctx)
+	if err != nil {
+		return fmt.Errorf("session %q: %w", ch.sess.Name(), err)
 	}
+	if current {
+		return nil
+	}
+	return ch.reload(ctx)
+}
+
+// reload makes the session's working history the chat's, and says so.
+func (ch *chat) reload(ctx context.Context) error {
+	h, fixes, err := ch.sess.Resume(ctx)
+	if err != nil {
+		return fmt.Errorf("reload session %q: %w", ch.sess.Name(), err)
+	}
+	ch.history = h
+	msg := fmt.Sprintf("session %q was changed by another chat: reloaded it (%d messages)", ch.sess.Name(), len(h))
+	if len(fixes) > 0 {
+		msg += ": " + describeFixes(fixes)
+	}
+	ch.status(msg)
 	return nil
 }
 
@@ -317,11 +445,21 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool, err error)
 			count(int(ch.usage.InputTokens)), count(int(ch.usage.CachedInputTokens)), count(int(ch.usage.OutputTokens)))
 		fmt.Fprintf(ch.stdout, "history: %d messages, ~%s tokens\n", len(ch.history), count(processor.EstimateTokens(ch.history)))
 	case "/compact":
+		if err := ch.sync(ctx); err != nil {
+			return false, fmt.Errorf("/compact: %w", err)
+		}
 		interrupted, err := ch.interruptible(ctx, func(ctx context.Context) error {
 			return ch.compactNow(ctx, arg)
 		})
-		if interrupted && err != nil {
+		ch.wait.stop()
+		switch {
+		case interrupted && err != nil:
 			err = errors.New("/compact interrupted")
+		case errors.Is(err, session.ErrConflict):
+			if rerr := ch.reload(ctx); rerr != nil {
+				return false, fmt.Errorf("/compact: %w", rerr)
+			}
+			err = fmt.Errorf("/compact: session %q was changed by another chat meanwhile, so nothing was compacted: run /compact again", ch.sess.Name())
 		}
 		return false, err
 	default:
@@ -336,12 +474,14 @@ func (ch *chat) compactNow(ctx context.Context, focus string) error {
 		return errors.New("/compact: nothing to compact yet")
 	}
 	ch.status(fmt.Sprintf("… summarizing %d messages", len(ch.history)))
+	ch.wait.start(fmt.Sprintf("summarizing %d messages", len(ch.history)), "Ctrl-C stops it")
 	out, rep, err := compact.Compact(ctx, ch.compact, ch.history, focus)
+	ch.wait.stop()
 	if err != nil {
 		return fmt.Errorf("/compact: %w", err)
 	}
-	if ch.store != nil {
-		if err := ch.store.Replace(ctx, out); err != nil {
+	if ch.sess != nil {
+		if err := ch.sess.Replace(ctx, out); err != nil {
 			return fmt.Errorf("/compact: save: %w", err)
 		}
 	}
@@ -351,13 +491,39 @@ func (ch *chat) compactNow(ctx context.Context, focus string) error {
 }
 
 func (ch *chat) text(delta string) {
+	ch.wait.stop()
 	ch.streamed = true
+	ch.midLine = !strings.HasSuffix(delta, "\n")
 	io.WriteString(ch.stdout, delta)
+}
+
+// waitForModel shows, on a terminal, that the chat waits for the model.
+func (ch *chat) waitForModel() {
+	if ch.midLine {
+		// The line holds text of this turn: the indicator goes below.
+		fmt.Fprintln(ch.stdout)
+		ch.midLine = false
+	}
+	hint := "Ctrl-C stops it"
+	if ch.timeout > 0 {
+		hint = "gives up after " + ch.timeout.String() + "; " + hint
+	}
+	ch.wait.start("waiting for the model", hint)
 }
 
 // windowEvent shows what the window is doing.
 func (ch *chat) windowEvent(_ context.Context, ev window.Event) {
 	ch.status(describeWindowEvent(ev))
+	switch ev.Type {
+	case window.EventStarted:
+		n := ev.Summarized
+		if n == 0 {
+			n = ev.MessagesBefore
+		}
+		ch.wait.start(fmt.Sprintf("summarizing %d messages", n), "Ctrl-C stops it")
+	case window.EventFinished, window.EventFailed:
+		ch.wait.stop()
+	}
 }
 
 func describeWindowEvent(ev window.Event) string {
@@ -390,6 +556,10 @@ func describeWindowEvent(ev window.Event) string {
 // agentEvent shows the agent's steps a user would want to see.
 func (ch *chat) agentEvent(_ context.Context, ev agent.Event) {
 	switch ev.Kind {
+	case agent.EventRequest:
+		ch.waitForModel()
+	case agent.EventResponse:
+		ch.wait.stop()
 	case agent.EventTool:
 		if ev.Err != nil {
 			ch.status(fmt.Sprintf("tool %s failed: %v", ev.ToolName, ev.Err))

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -20,9 +23,10 @@ import (
 
 func TestChat(t *testing.T) {
 	f := newFakeOpenAI(t)
+	// Prompts long enough that a summary is shorter than the turns.
 	input := strings.Join([]string{
-		"hello there",
-		"what is a kiwi",
+		padded("hello there"),
+		padded("what is a kiwi"),
 		"/history",
 		"/usage",
 		"/compact keep the greeting",
@@ -36,9 +40,9 @@ func TestChat(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	for _, w := range []string{
-		"reply to: hello there\n", // the answer, streamed or not
-		"user: hello there",       // /history before compacting
-		"reply to: what is a kiwi\n",
+		"reply to: " + padded("hello there") + "\n", // the answer, streamed or not
+		"user: hello there",                         // /history before compacting
+		"reply to: " + padded("what is a kiwi") + "\n",
 		"turns: 2, requests: 2", // /usage
 		"tokens: ",
 		"history: 4 messages",
@@ -143,12 +147,22 @@ func TestChatSession(t *testing.T) {
 	f := newFakeOpenAI(t)
 	env := f.env("ABRIDGE_SESSION_DB", filepath.Join(t.TempDir(), "sessions.db"))
 
-	r := runCLI(t, env, "", "sessions")
-	if r.code != 0 || !strings.Contains(r.stdout, "no sessions yet") {
-		t.Fatalf("sessions on an empty store: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	for _, args := range [][]string{{"sessions"}, {"sessions", "show", "fruit"}} {
+		r := runCLI(t, env, "", args...)
+		if !strings.Contains(r.stdout+r.stderr, "no session") {
+			t.Errorf("%s on no store: exit %d, stdout %q, stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+		// Listing creates nothing.
+		if _, err := os.Stat(env["ABRIDGE_SESSION_DB"]); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s created the store: %v", args, err)
+		}
+	}
+	r := runCLI(t, env, "", "sessions", "show", "fruit")
+	if r.code != 1 || r.stderr != "abridge: sessions show: no session \"fruit\" (there are none yet)\n" {
+		t.Errorf("sessions show on no store: exit %d, stderr %q", r.code, r.stderr)
 	}
 
-	r = runCLI(t, env, "remember the word kiwi\n/quit\n", "chat", "--session", "fruit")
+	r = runCLI(t, env, padded("remember the word kiwi")+"\n/quit\n", "chat", "--session", "fruit")
 	if r.code != 0 {
 		t.Fatalf("first chat: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
@@ -156,7 +170,7 @@ func TestChatSession(t *testing.T) {
 		t.Errorf("first chat does not say the session is new:\n%s", r.stderr)
 	}
 
-	r = runCLI(t, env, "/history\nand the word fig\n/compact\n/quit\n", "chat", "--session", "fruit")
+	r = runCLI(t, env, "/history\n"+padded("and the word fig")+"\n/compact\n/quit\n", "chat", "--session", "fruit")
 	if r.code != 0 {
 		t.Fatalf("second chat: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
@@ -178,15 +192,16 @@ func TestChatSession(t *testing.T) {
 		t.Fatalf("sessions lists:\n%s\nwant a header and one session", r.stdout)
 	}
 	// name, all messages, working messages, compactions
-	if got := strings.Fields(lines[1])[:4]; strings.Join(got, " ") != "fruit 4 3 1" {
-		t.Errorf("session row = %q, want fruit 4 3 1 (4 messages, 3 working: system prompt, summary, acknowledgement; 1 compaction)", lines[1])
+	if got := strings.Fields(lines[1])[:5]; strings.Join(got, " ") != "fruit 4 3 1 0" {
+		t.Errorf("session row = %q, want fruit 4 3 1 0 (4 messages, 3 working: system prompt, summary, acknowledgement; 1 compaction, no withdrawn turn)", lines[1])
 	}
 
 	r = runCLI(t, env, "", "sessions", "show", "fruit")
 	if r.code != 0 {
 		t.Fatalf("sessions show: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
-	for _, w := range []string{"remember the word kiwi", "and the word fig", "compaction 1: covered 1-4"} {
+	for _, w := range []string{`session "fruit": 4 messages saved, 3 in the working history; 1 compaction, 0 withdrawn turns`,
+		"remember the word kiwi", "and the word fig", "compaction 1: messages 1-4 (4) replaced by messages 5-7 (3)"} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("sessions show does not show %q:\n%s", w, r.stdout)
 		}
@@ -310,12 +325,15 @@ func TestChatTurnFails(t *testing.T) {
 		session   bool
 		note      string   // the chat's one line on stderr
 		compacted []string // the stored transcript's messages out of the working history
+		record    string   // how sessions show records the failed turn
 	}{
-		{"interrupted", "three", true, false, "abridge: turn interrupted", nil},
-		{"interrupted with a session", "three", true, true, "abridge: turn interrupted", []string{"three"}},
+		{"interrupted", "three", true, false, "abridge: turn interrupted", nil, ""},
+		{"interrupted with a session", "three", true, true, "abridge: turn interrupted", []string{"three"},
+			"\n  --- turn withdrawn (interrupted): message 5 taken out of the working history\n"},
 		{"refused with a session", "three", false, true,
-			"abridge: model request 1: model provider status 401 (invalid_api_key): Incorrect API key provided.", []string{"three"}},
-		{"compact interrupted with a session", "/compact", true, true, "abridge: /compact interrupted", nil},
+			"abridge: model request 1: model provider status 401 (invalid_api_key): Incorrect API key provided.", []string{"three"},
+			"\n  --- turn withdrawn (failed: model request 1: model provider status 401 (invalid_api_key): Incorrect API key provided.): message 5 taken out of the working history\n"},
+		{"compact interrupted with a session", "/compact", true, true, "abridge: /compact interrupted", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -444,6 +462,18 @@ func TestChatTurnFails(t *testing.T) {
 			if diff := cmp.Diff(tt.compacted, compacted); diff != "" {
 				t.Errorf("transcript messages out of the working history (-want +got):\n%s", diff)
 			}
+			// A failed turn is shown as what it is, not as a compaction.
+			r = runCLI(t, env, "", "sessions", "show", "fruit")
+			if !strings.Contains(r.stdout, tt.record) || strings.Contains(r.stdout, "--- compaction") {
+				t.Errorf("sessions show records the turn as\n%s\nwant a line %q and no compaction", r.stdout, tt.record)
+			}
+			want1 := "1 withdrawn turn"
+			if tt.record == "" {
+				want1 = "0 withdrawn turns"
+			}
+			if !strings.Contains(r.stdout, "0 compactions, "+want1) {
+				t.Errorf("sessions show counts\n%s\nwant 0 compactions, %s", r.stdout, want1)
+			}
 		})
 	}
 }
@@ -512,6 +542,85 @@ func TestDescribeFixes(t *testing.T) {
 	for _, tt := range tests {
 		if got := describeFixes(tt.fixes); got != tt.want {
 			t.Errorf("describeFixes(%v) = %q, want %q", tt.fixes, got, tt.want)
+		}
+	}
+}
+
+// TestChatHangingServer has the server accept a turn's request and never
+// answer: the turn fails once ABRIDGE_REQUEST_TIMEOUT has passed, saying
+// so, and the chat goes on. With stdout not a terminal, no waiting line is
+// drawn.
+func TestChatHangingServer(t *testing.T) {
+	f := newFakeOpenAI(t)
+	f.intercept = func(w http.ResponseWriter, r *http.Request, req chatRequest) bool {
+		if req.text(len(req.Messages)-1) != "hang" {
+			return false
+		}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+		return true
+	}
+	r := runCLI(t, f.env("ABRIDGE_REQUEST_TIMEOUT", "500ms"), "hang\nafter\n", "chat")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if want := "abridge: model request 1: model provider: request timed out after 500ms\n"; r.stderr != want {
+		t.Errorf("stderr = %q, want %q", r.stderr, want)
+	}
+	if r.stdout != "reply to: after\n" {
+		t.Errorf("stdout = %q, want only the answer to the second prompt", r.stdout)
+	}
+}
+
+// TestChatLongLine sends a line longer than the chat takes: it says so
+// and answers the lines after it.
+func TestChatLongLine(t *testing.T) {
+	f := newFakeOpenAI(t)
+	input := "hello\n" + strings.Repeat("x", maxInputLine+1) + "\r\nafter\nlast line without a newline"
+	r := runCLI(t, f.env(), input, "chat")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if want := "abridge: input line 2 is longer than 16 MiB: not sent; the chat goes on with the next line\n"; r.stderr != want {
+		t.Errorf("stderr = %q, want %q", r.stderr, want)
+	}
+	if want := "reply to: hello\nreply to: after\nreply to: last line without a newline\n"; r.stdout != want {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	}
+}
+
+func TestReadLine(t *testing.T) {
+	tests := []struct {
+		input string
+		max   int
+		want  []inputLine // n unused
+	}{
+		{"a\nbb\r\n\nccc", 3, []inputLine{{text: "a"}, {text: "bb"}, {text: ""}, {text: "ccc"}}},
+		{"abcd\nab\n", 3, []inputLine{{tooLong: true}, {text: "ab"}}},
+		{"abc\r\n", 3, []inputLine{{text: "abc"}}},
+		{"abcd", 3, []inputLine{{tooLong: true}}},
+		{"", 3, nil},
+		// Longer than the reader's buffer of 16 bytes.
+		{"0123456789abcdefghij\nx", 20, []inputLine{{text: "0123456789abcdefghij"}, {text: "x"}}},
+		{"0123456789abcdefghijk\r\nx", 20, []inputLine{{tooLong: true}, {text: "x"}}},
+		{strings.Repeat("y", 100) + "\nx\n", 20, []inputLine{{tooLong: true}, {text: "x"}}},
+	}
+	for _, tt := range tests {
+		r := bufio.NewReaderSize(strings.NewReader(tt.input), 16)
+		var got []inputLine
+		for {
+			text, tooLong, err := readLine(r, tt.max)
+			if err == nil || text != "" || tooLong {
+				got = append(got, inputLine{text: text, tooLong: tooLong})
+			}
+			if err != nil {
+				break
+			}
+		}
+		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(inputLine{})); diff != "" {
+			t.Errorf("readLine(%q) (-want +got):\n%s", tt.input, diff)
 		}
 	}
 }

@@ -33,13 +33,23 @@ is configured, ignores it.`,
 func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
 	focus := fs.String("focus", "", "what the summary should concentrate on: `TEXT` in the user's words")
 	return func(ctx context.Context, c *cli, args []string) error {
+		// While the summary is written, a line on stderr, when it is a
+		// terminal, shows for how long; what else goes there erases it.
+		wait := newIndicator(c.stderr)
+		c.stderr = clearingWriter{w: c.stderr, ind: wait}
+		defer wait.stop()
 		path, history, env, err := c.historyCommand("compact", args)
 		if err != nil {
 			return err
 		}
 		defer env.close()
 		s := focusSummarizer(env, c, *focus)
+		if env.cfg.SummarizerKind() == config.SummarizerLLM {
+			wait.start(fmt.Sprintf("summarizing %d messages", len(history)),
+				fmt.Sprintf("gives up after %s", env.cfg.SummaryTimeout))
+		}
 		out, rep, err := compact.Compact(ctx, s, history, *focus)
+		wait.stop()
 		if err != nil {
 			return fmt.Errorf("compact %s: %w", path, err)
 		}

@@ -317,6 +317,9 @@ func writeEnv(b *strings.Builder, names []string) {
 			if v.Name == logLevelVar {
 				def = "warn for the CLI"
 			}
+			if v.Name == envSession {
+				def = sessionDefault()
+			}
 			fmt.Fprintf(b, "  %s (default: %s)\n", v.Name, def)
 			b.WriteString(wrap(v.Description, "        ", 76))
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -391,5 +392,19 @@ func saveFile(t *testing.T, path string, history []processor.Message) {
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHelpSessionDefault checks that the help names the file sessions are
+// stored in by default.
+func TestHelpSessionDefault(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", dir)
+	want := "ABRIDGE_SESSION_DB (default: a SQLite file, " + filepath.Join(dir, "abridge", "sessions.db") + ")"
+	for _, args := range [][]string{{"help"}, {"help", "sessions"}, {"chat", "--help"}} {
+		r := runCLI(t, nil, "", args...)
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("%s does not say %q:\n%s", args, want, r.stdout)
+		}
 	}
 }

@@ -36,6 +36,11 @@ tool returns is repaired first, and the repairs are reported.`,
 
 func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
 	return func(ctx context.Context, c *cli, args []string) error {
+		// While a summary is written, a line on stderr, when it is a
+		// terminal, shows for how long; what else goes there erases it.
+		wait := newIndicator(c.stderr)
+		c.stderr = clearingWriter{w: c.stderr, ind: wait}
+		defer wait.stop()
 		path, history, env, err := c.historyCommand("process", args)
 		if err != nil {
 			return err
@@ -46,7 +51,19 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		if kind != config.SummarizerLLM {
 			c.noteDigest(env, "")
 		}
-		var events windowEvents
+		events := windowEvents{on: func(ev window.Event) {
+			switch ev.Type {
+			case window.EventStarted:
+				n := ev.Summarized
+				if n == 0 {
+					n = ev.MessagesBefore
+				}
+				wait.start(fmt.Sprintf("summarizing %d messages", n),
+					fmt.Sprintf("the digest takes over after %s", env.cfg.SummaryTimeout))
+			case window.EventFinished, window.EventFailed:
+				wait.stop()
+			}
+		}}
 		w := env.cfg.NewWindow(s, env.logger, events.add)
 		chain := env.cfg.NewChain(w)
 
@@ -185,16 +202,21 @@ func trimmedReturns(in, out []processor.Message) (n, removed int) {
 	return n, removed
 }
 
-// windowEvents collects the window's events.
+// windowEvents collects the window's events, and passes each to on (when
+// set) as it comes.
 type windowEvents struct {
+	on     func(window.Event)
 	mu     sync.Mutex
 	events []window.Event
 }
 
 func (e *windowEvents) add(_ context.Context, ev window.Event) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.events = append(e.events, ev)
+	e.mu.Unlock()
+	if e.on != nil {
+		e.on(ev)
+	}
 }
 
 // describe says whether the window compacted, and how.

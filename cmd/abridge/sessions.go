@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	iofs "io/fs"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,10 +17,13 @@ var sessionsCommand = &command{
 	name:    "sessions",
 	summary: "list the saved chat sessions, or show one",
 	usage:   "abridge sessions [show NAME]",
-	about: `Sessions lists the conversations saved by "abridge chat --session NAME"
-with their message and compaction counts. "abridge sessions show NAME"
-prints one session's full transcript, every message ever saved, with the
-compactions marked where they happened.`,
+	about: `Sessions lists the conversations saved by "abridge chat --session NAME":
+the messages saved, those in the working history (what the next turn
+sends), the compactions and the withdrawn turns (turns that failed or were
+interrupted, kept in the transcript but never sent again). "abridge
+sessions show NAME" prints one session's full transcript, every message
+ever saved, with the compactions and withdrawn turns marked where they
+happened. Neither creates the session store when there is none.`,
 	env:   vars([]string{envSession}, envLog),
 	flags: sessionsFlags,
 }
@@ -40,7 +45,15 @@ func sessionsFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []st
 			return err
 		}
 		defer env.close()
-		store, err := session.Open(ctx, env.cfg.SessionDB, env.logger)
+		// Reading creates nothing: no store means no sessions yet.
+		store, err := session.OpenExisting(ctx, env.cfg.SessionDB, env.logger)
+		if errors.Is(err, iofs.ErrNotExist) {
+			if show != "" {
+				return fmt.Errorf("sessions show: no session %q (there are none yet)", show)
+			}
+			fmt.Fprintln(c.stdout, "no sessions yet (start one with: abridge chat --session NAME)")
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("sessions: %s: %w", envSession, err) // "open session store: …"
 		}
@@ -57,9 +70,9 @@ func sessionsFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []st
 			return nil
 		}
 		tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tMESSAGES\tWORKING\tCOMPACTIONS\tUPDATED")
+		fmt.Fprintln(tw, "NAME\tMESSAGES\tWORKING\tCOMPACTIONS\tWITHDRAWN\tUPDATED")
 		for _, in := range infos {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", in.Name, in.Messages, in.Working, in.Compactions, in.Updated.Local().Format(time.DateTime))
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", in.Name, in.Messages, in.Working, in.Compactions, in.Withdrawn, in.Updated.Local().Format(time.DateTime))
 		}
 		return tw.Flush()
 	}
@@ -70,10 +83,15 @@ func showSession(ctx context.Context, c *cli, store session.Store, name string) 
 	if err != nil {
 		return fmt.Errorf("sessions show: %w", err)
 	}
-	found := false
-	var names []string
+	var (
+		info  session.Info
+		found bool
+		names []string
+	)
 	for _, in := range infos {
-		found = found || in.Name == name
+		if in.Name == name {
+			info, found = in, true
+		}
 		names = append(names, in.Name)
 	}
 	if !found {
@@ -94,8 +112,20 @@ func showSession(ctx context.Context, c *cli, store session.Store, name string) 
 	if err != nil {
 		return fmt.Errorf("sessions show: %w", err)
 	}
+	fmt.Fprintf(c.stdout, "session %q: %s saved, %d in the working history; %s, %s\n", name,
+		plural(info.Messages, "message"), info.Working, plural(info.Compactions, "compaction"), plural(info.Withdrawn, "withdrawn turn"))
 	if err := session.Format(c.stdout, entries, comps); err != nil {
 		return fmt.Errorf("sessions show: %w", err)
 	}
 	return nil
+}
+
+// sessionDefault describes ABRIDGE_SESSION_DB's default for the help: the
+// SQLite file it names here.
+func sessionDefault() string {
+	path, err := session.DefaultPath()
+	if err != nil {
+		return "a SQLite file"
+	}
+	return "a SQLite file, " + path
 }

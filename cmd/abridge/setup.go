@@ -86,8 +86,12 @@ func (c *cli) color() bool {
 	return isTerminal(c.stderr)
 }
 
-// isTerminal reports whether v, a stream, is a terminal.
+// isTerminal reports whether v, a stream, is a terminal; a stream that
+// wraps another (an Unwrap method) is the one it wraps.
 func isTerminal(v any) bool {
+	if u, ok := v.(interface{ Unwrap() io.Writer }); ok {
+		v = u.Unwrap()
+	}
 	f, ok := v.(*os.File)
 	if !ok {
 		return false
