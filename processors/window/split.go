@@ -152,7 +152,6 @@ func (w *Window) userTurnStart(h []processor.Message, head, k int) int {
 	return -1
 }
 
-
 // tailStart returns where the tail of h begins, the head ending at head.
 func (w *Window) tailStart(h []processor.Message, head int, force bool) int {
 	start, byTurns := len(h)-w.keep, false
