@@ -92,7 +92,9 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 	logger.Debug("configuration", c.Field())
 	s, kind := c.NewSummarizer(logger)
 	cs, _ := c.NewCompactSummarizer(logger)
-	w := c.newWindow(s, logger, opts.OnEvent, opts.Store, opts.Recall)
+	o := opts
+	o.Logger = logger
+	w := c.NewWindowWith(s, o)
 	chain := c.NewChain(w)
 	return &Components{
 		Logger:            logger,
@@ -263,15 +265,18 @@ func (c *Config) WindowOptions() window.Options {
 // then reporting them to onEvent (either may be nil), with an in-memory
 // summary store.
 func (c *Config) NewWindow(s window.Summarizer, logger *zap.Logger, onEvent func(context.Context, window.Event)) *window.Window {
-	return c.newWindow(s, logger, onEvent, nil, false)
+	return c.NewWindowWith(s, BuildOptions{Logger: logger, OnEvent: onEvent})
 }
 
-func (c *Config) newWindow(s window.Summarizer, logger *zap.Logger, onEvent func(context.Context, window.Event), store window.Store, recall bool) *window.Window {
+// NewWindowWith is [Config.NewWindow] with the window's logger, event
+// callback, summary store and recall hint taken from o (its Logger nil:
+// no log lines of the window's events).
+func (c *Config) NewWindowWith(s window.Summarizer, o BuildOptions) *window.Window {
 	opts := c.WindowOptions()
 	opts.Summarizer = s
-	opts.OnEvent = windowlog.Events(logger, onEvent)
-	opts.Store = store
-	opts.Recall = recall
+	opts.OnEvent = windowlog.Events(o.Logger, o.OnEvent)
+	opts.Store = o.Store
+	opts.Recall = o.Recall
 	return window.New(opts)
 }
 

@@ -89,15 +89,10 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 		ch := &chat{cli: c, wait: wait, timeout: env.cfg.RequestTimeout}
 		m := env.cfg.NewModel(env.logger)
 		s, _ := env.cfg.NewSummarizer(env.logger)
-		w := env.cfg.NewWindow(s, env.logger, ch.windowEvent)
-		// The chain (trimmer, window) before every request, the window
-		// as the compactor forced on a context overflow, the step limit
-		// and the logger, as configured.
-		opts := append(env.cfg.AgentOptions(w, env.logger),
-			agent.WithSystemPrompt(systemPrompt),
-			agent.WithEvents(ch.agentEvent),
-			agent.WithOnText(ch.text),
-		)
+		// The chat tells of the window's events itself (windowEvent):
+		// they are not logged as well.
+		wopts := config.BuildOptions{OnEvent: ch.windowEvent}
+		var opts []agent.Option
 		if *name != "" {
 			var (
 				store session.Store
@@ -132,13 +127,25 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 				c.status(fmt.Sprintf("session %q was left in the middle of a turn: %s", *name, describeFixes(fixes)))
 			}
 			ch.sess = sess
-			opts = append(opts, agent.WithStore(sess))
+			// The session keeps the window's summaries (a restart reuses
+			// them) and gives back what compaction took out (recall).
+			wopts.Store, wopts.Recall = store.Summaries(), true
+			opts = append(opts, agent.WithStore(sess), agent.WithRecall(sess))
 			if len(ch.history) > 0 {
 				c.status(fmt.Sprintf("resumed session %q: %d messages (~%s tokens)", *name, len(ch.history), tokens(processor.EstimateTokens(ch.history))))
 			} else {
 				c.status(fmt.Sprintf("new session %q", *name))
 			}
 		}
+		w := env.cfg.NewWindowWith(s, wopts)
+		// The chain (trimmer, window) before every request, the window
+		// as the compactor forced on a context overflow, the step limit
+		// and the logger, as configured.
+		opts = append(append(env.cfg.AgentOptions(w, env.logger),
+			agent.WithSystemPrompt(systemPrompt),
+			agent.WithEvents(ch.agentEvent),
+			agent.WithOnText(ch.text),
+		), opts...)
 		ch.agent = agent.New(m, opts...)
 		ch.compact = focusSummarizer(env, c, "")
 		return ch.loop(ctx)
@@ -549,6 +556,10 @@ func describeWindowEvent(ev window.Event) string {
 			return "not compacted: no summary would be smaller than the messages it would replace"
 		}
 		return fmt.Sprintf("summary failed (%v): %d → %d messages with a fallback digest", ev.Err, ev.MessagesBefore, ev.MessagesAfter)
+	case window.EventCleared:
+		return fmt.Sprintf("cleared old tool outputs: %s → %s tokens", tokens(ev.TokensBefore), tokens(ev.TokensAfter))
+	case window.EventStoreFailed:
+		return fmt.Sprintf("summary store failed (%s): %v", ev.Reason, ev.Err)
 	}
 	return fmt.Sprintf("window: %v", ev.Type)
 }

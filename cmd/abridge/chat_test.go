@@ -624,3 +624,38 @@ func TestReadLine(t *testing.T) {
 		}
 	}
 }
+
+// TestChatWindowEventsOnce runs a chat whose window compacts during its
+// turns, the summary failing: each of the window's events is told once, as
+// the chat's own line (no log line repeats it), the start first.
+func TestChatWindowEventsOnce(t *testing.T) {
+	f := newFakeOpenAI(t)
+	f.intercept = func(w http.ResponseWriter, _ *http.Request, req chatRequest) bool {
+		if !req.summary() {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprint(w, `{"error":{"message":"summaries are refused","type":"invalid_request_error","code":"invalid_api_key"}}`)
+		return true
+	}
+	var input strings.Builder
+	for i := range 6 {
+		input.WriteString(padded(fmt.Sprintf("message %d", i)) + "\n")
+	}
+	r := runCLI(t, f.env("ABRIDGE_MAX_MESSAGES", "6", "ABRIDGE_LOG_LEVEL", "warn"), input.String()+"/quit\n", "chat")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	// Each compaction: its start, its failure, its end, one line each.
+	n := strings.Count(r.stderr, "… summarizing ")
+	if n == 0 || strings.Count(r.stderr, "summary failed (") != n || strings.Count(r.stderr, "compacted ") != n {
+		t.Errorf("not one line per event of each compaction:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stderr, "WARN") || strings.Contains(r.stderr, "window: summary not used") {
+		t.Errorf("a log line repeats the window's event:\n%s", r.stderr)
+	}
+	if strings.Index(r.stderr, "… summarizing") > strings.Index(r.stderr, "summary failed") {
+		t.Errorf("the failure is told before the start:\n%s", r.stderr)
+	}
+}
