@@ -10,6 +10,7 @@ package openaitest
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"strconv"
@@ -41,7 +42,8 @@ type Upstream struct {
 	// Reply is the text of every answer to a client; "" means "ok".
 	Reply string
 	// Summary is the text of every answer to a summarizer; "" means a
-	// short fixed summary.
+	// short summary naming a hash of the request's body (the same prompt
+	// gets the same summary).
 	Summary string
 	// MaxPromptChars, when positive, answers 400 context_length_exceeded
 	// to a client request whose messages' JSON is longer than this.
@@ -147,7 +149,11 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if req.Summary {
 		text = u.Summary
 		if text == "" {
-			text = "Goal: the user's task. Status: in progress. Next step: carry on."
+			// A summary of its own for every prompt, the same for the
+			// same prompt.
+			h := fnv.New64a()
+			h.Write(data)
+			text = fmt.Sprintf("Goal: the user's task. Status: in progress (summary %016x). Next step: carry on.", h.Sum64())
 		}
 	} else if u.MaxPromptChars > 0 {
 		n := 0
