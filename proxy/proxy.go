@@ -78,6 +78,10 @@ type Options struct {
 	Logger *zap.Logger
 	// Metrics, when set, counts what the proxy does (see [NewMetrics]).
 	Metrics *Metrics
+	// OnEvent, when set, receives the middleware's event for each chat
+	// completions request (see openaimw.Event), synchronously; it must be
+	// safe for concurrent use.
+	OnEvent func(ctx context.Context, e openaimw.Event)
 }
 
 // Proxy is the proxy's http.Handler. It is safe for concurrent use.
@@ -87,13 +91,14 @@ type Proxy struct {
 	timeout time.Duration
 	log     *zap.Logger
 	metrics *Metrics
+	onEvent func(context.Context, openaimw.Event)
 }
 
 var _ http.Handler = (*Proxy)(nil)
 
 // New returns a Proxy configured by opts.
 func New(opts Options) *Proxy {
-	p := &Proxy{maxBody: opts.MaxBodyBytes, timeout: opts.Timeout, log: opts.Logger, metrics: opts.Metrics}
+	p := &Proxy{maxBody: opts.MaxBodyBytes, timeout: opts.Timeout, log: opts.Logger, metrics: opts.Metrics, onEvent: opts.OnEvent}
 	if p.maxBody <= 0 {
 		p.maxBody = DefaultMaxBodyBytes
 	}
@@ -204,6 +209,9 @@ func tooLarge(limit int64) apierror.Error {
 // the metrics.
 func (p *Proxy) event(ctx context.Context, e openaimw.Event) {
 	p.metrics.middlewareEvent(e)
+	if p.onEvent != nil {
+		p.onEvent(ctx, e)
+	}
 	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
 	if ex == nil {
 		return

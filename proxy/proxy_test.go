@@ -472,9 +472,18 @@ func TestUpstreamFailures(t *testing.T) {
 }
 
 // TestMetrics checks the request, token and compaction metrics after one
-// compacted request and one passed through.
+// compacted request and one passed through, and the event the host's
+// OnEvent receives.
 func TestMetrics(t *testing.T) {
-	f := newFixture(t, &openaitest.Upstream{}, nil)
+	var mu sync.Mutex
+	var events []openaimw.Event
+	f := newFixture(t, &openaitest.Upstream{}, func(o *proxy.Options) {
+		o.OnEvent = func(_ context.Context, e openaimw.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, e)
+		}
+	})
 	if resp, data := f.post(t, "/v1/chat/completions", longConversation(50), nil); resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}
@@ -491,6 +500,11 @@ func TestMetrics(t *testing.T) {
 		"summary in>": boolFloat(counter(t, f.reg, "abridge_summarizer_tokens_total", "type", "input") > 0),
 	}
 	want := map[string]float64{"chat 200": 1, "other 200": 1, "summarized": 1, "summary ok": 1, "summary in>": 1}
+	mu.Lock()
+	if len(events) != 1 || events[0].Type != openaimw.EventProcessed || events[0].MessagesAfter >= events[0].MessagesBefore {
+		t.Errorf("events %+v, want one processed request, compacted", events)
+	}
+	mu.Unlock()
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
 	}
