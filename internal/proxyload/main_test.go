@@ -20,6 +20,7 @@ func TestRun(t *testing.T) {
 		regexp.MustCompile(`(?m)^upstream's own time +[\d.]+ ms +[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^added by the proxy .* +-?[\d.]+ ms +-?[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^  of which abridge's processing +[\d.]+ ms +[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^added, requests that wrote no summary +-?[\d.]+ ms +-?[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^encoding/json decode of the same bodies +[\d.]+ ms +[\d.]+ ms$`),
 	} {
 		if !want.MatchString(report) {
