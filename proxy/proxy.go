@@ -173,7 +173,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	ex := &exchange{}
 	route := "other"
-	chat := r.Method == http.MethodPost && r.URL.Path == Prefix+"/chat/completions"
+	chat := openaimw.IsChatCompletions(r)
 	if chat {
 		route = "chat_completions"
 	}
@@ -328,22 +328,26 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 type authKey struct{}
 
-// ForwardAuthorization returns a RoundTripper that gives a request without
-// an Authorization header the one of the client request the proxy is
-// serving, when its context comes from that request (a summarizer's model
-// call made while the proxy processes it), then sends it with next (nil
-// means http.DefaultTransport).
+// ForwardAuthorization returns a RoundTripper that gives a request to
+// origin (the same scheme and host) without an Authorization header the
+// one of the client request the proxy is serving, when its context comes
+// from that request (a summarizer's model call made while the proxy
+// processes it), then sends it with next (nil means
+// http.DefaultTransport). Requests to any other origin go out as they are:
+// a client's key is never sent anywhere but where the client sent it.
 //
-// abridge serve builds its summarizer's HTTP client on it when it has no
-// API key of its own, so that the client whose conversation is summarized
-// pays for its summaries. The header is copied, never logged.
-func ForwardAuthorization(next http.RoundTripper) http.RoundTripper {
+// abridge serve builds its summarizer's HTTP client on it, with the
+// upstream as origin, so that when the proxy has no API key of its own the
+// client whose conversation is summarized pays for its summaries. The
+// header is copied, never logged.
+func ForwardAuthorization(origin *url.URL, next http.RoundTripper) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
 	}
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
 		auth, _ := req.Context().Value(authKey{}).(string)
-		if auth == "" || req.Header.Get("Authorization") != "" {
+		if auth == "" || req.Header.Get("Authorization") != "" || origin == nil ||
+			!strings.EqualFold(req.URL.Scheme, origin.Scheme) || !strings.EqualFold(req.URL.Host, origin.Host) {
 			return next.RoundTrip(req)
 		}
 		r := req.Clone(req.Context())

@@ -65,7 +65,7 @@ func newFixture(t *testing.T, up *openaitest.Upstream, change func(*proxy.Option
 	f.logs = logs
 	logger := zap.New(core)
 	sm := model.NewOpenAI(model.WithBaseURL(f.upSrv.URL), model.WithMaxRetries(0),
-		model.WithHTTPClient(&http.Client{Transport: proxy.ForwardAuthorization(nil)}))
+		model.WithHTTPClient(&http.Client{Transport: proxy.ForwardAuthorization(mustURL(t, f.upSrv.URL), nil)}))
 	win := window.New(window.Options{
 		Summarizer: metrics.Summarizer(summarizer.New(model.Observe(sm, metrics.SummarizerRequest), summarizer.Options{})),
 		OnEvent:    windowlog.Events(logger, metrics.WindowEvent),
@@ -564,18 +564,19 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...stri
 }
 
 // TestForwardAuthorization checks who pays for a summary: the client's
-// Authorization when the summarizer's request has none of its own, the
-// summarizer's own key when it has one, and nobody's outside a proxied
-// request.
+// Authorization when the summarizer's request to the upstream has none of
+// its own, the summarizer's own key when it has one, and nobody's outside a
+// proxied request or for a request to another origin.
 func TestForwardAuthorization(t *testing.T) {
 	tests := []struct {
 		name, own, client, want string
-		proxied                 bool
+		proxied, elsewhere      bool
 	}{
-		{"client pays", "", "Bearer client", "Bearer client", true},
-		{"proxy's key", "Bearer proxy", "Bearer client", "Bearer proxy", true},
-		{"client sent none", "", "", "", true},
-		{"not proxied", "", "", "", false},
+		{"client pays", "", "Bearer client", "Bearer client", true, false},
+		{"proxy's key", "Bearer proxy", "Bearer client", "Bearer proxy", true, false},
+		{"client sent none", "", "", "", true, false},
+		{"not proxied", "", "", "", false, false},
+		{"another origin", "", "Bearer client", "", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -587,7 +588,11 @@ func TestForwardAuthorization(t *testing.T) {
 				seen[r.URL.Path] = r.Header.Get("Authorization")
 			}))
 			defer sink.Close()
-			rt := proxy.ForwardAuthorization(nil)
+			origin := mustURL(t, sink.URL)
+			if tt.elsewhere {
+				origin = mustURL(t, "http://127.0.0.1:1")
+			}
+			rt := proxy.ForwardAuthorization(origin, nil)
 			// A request made with rt inside the chain stands for the
 			// summarizer's.
 			summarize := func(ctx context.Context) error {

@@ -45,7 +45,8 @@ by content, or by the conversation named in an optional
 Abridge-Conversation request header. They are written by the summarizer's
 model on the upstream (unless ABRIDGE_SUMMARIZER=digest) and paid with the
 proxy's key (ABRIDGE_SUMMARY_API_KEY or OPENAI_API_KEY) or, when it has
-none, with the Authorization of the client whose conversation is summarized.
+none, with the Authorization of the client whose conversation is summarized
+(sent to the upstream only, never to another ABRIDGE_SUMMARY_BASE_URL).
 A summarizer that fails never fails a request: the offline digest stands in.
 
 GET /healthz answers 200 while the proxy serves; GET /metrics gives the
@@ -109,7 +110,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	s, kind, payer := serveSummarizer(cfg, logger, metrics)
+	s, kind, payer := serveSummarizer(cfg, upstream, logger, metrics)
 	opts := cfg.WindowOptions()
 	opts.Summarizer = s
 	opts.Store = store.Summaries()
@@ -173,19 +174,30 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 
 // serveSummarizer returns the window's summarizer, counted by metrics,
 // its kind, and who pays for its summaries.
-func serveSummarizer(cfg *config.Config, logger *zap.Logger, metrics *proxy.Metrics) (window.Summarizer, string, string) {
+func serveSummarizer(cfg *config.Config, upstream *url.URL, logger *zap.Logger, metrics *proxy.Metrics) (window.Summarizer, string, string) {
 	if cfg.Summarizer == config.SummarizerDigest {
 		return metrics.Summarizer(summary.NewDigest(summary.DigestOptions{})), config.SummarizerDigest, "nobody (no model calls)"
 	}
 	// The proxy always has an endpoint, the upstream: auto means llm.
-	client := &http.Client{Transport: proxy.ForwardAuthorization(nil)}
+	// Without a key of its own, the summarizer's requests to the upstream
+	// carry the client's Authorization; to another endpoint, nothing.
+	client := &http.Client{Transport: proxy.ForwardAuthorization(upstream, nil)}
 	m := model.NewOpenAI(append(cfg.SummaryModelOptions(logger), model.WithHTTPClient(client))...)
 	s := summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{Timeout: cfg.SummaryTimeout, Logger: logger})
 	payer := "each client's Authorization (no API key configured)"
-	if cfg.SummaryKeySet() {
+	switch {
+	case cfg.SummaryKeySet():
 		payer = "the proxy's API key"
+	case cfg.SummaryBaseURL != "" && !sameOrigin(cfg.SummaryBaseURL, upstream):
+		payer = "nobody: no API key for " + config.Prefix + "SUMMARY_BASE_URL, and a client's is only sent to the upstream"
 	}
 	return metrics.Summarizer(s), config.SummarizerLLM, payer
+}
+
+// sameOrigin reports whether rawURL has u's scheme and host.
+func sameOrigin(rawURL string, u *url.URL) bool {
+	v, err := url.Parse(rawURL)
+	return err == nil && strings.EqualFold(v.Scheme, u.Scheme) && strings.EqualFold(v.Host, u.Host)
 }
 
 // shownUpstream is the upstream's URL with any secret in it redacted.

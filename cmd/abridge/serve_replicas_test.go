@@ -144,7 +144,8 @@ func startReplica(t *testing.T, name, upstream, dsn string) *replica {
 	t.Cleanup(func() {
 		_ = r.cmd.Process.Kill()
 		if t.Failed() {
-			t.Logf("replica %s's log:\n%s", name, r.logText())
+			lines := strings.SplitAfter(r.logText(), "\n")
+			t.Logf("replica %s's log, its last lines:\n%s", name, strings.Join(lines[max(0, len(lines)-20):], ""))
 		}
 	})
 	select {
@@ -276,10 +277,14 @@ func TestServeReplicas(t *testing.T) {
 	}
 	sameRequests := func(t *testing.T, want, got upstreamRun) {
 		t.Helper()
+		var differ []int
 		for i := range want.forwarded {
 			if !bytes.Equal(want.forwarded[i], got.forwarded[i]) {
-				t.Errorf("request %d reached the upstream otherwise than with one replica", i)
+				differ = append(differ, i)
 			}
+		}
+		if len(differ) > 0 {
+			t.Errorf("%d requests reached the upstream otherwise than with one replica: %v", len(differ), differ)
 		}
 	}
 
