@@ -96,6 +96,13 @@ func newFixture(t *testing.T, up *openaitest.Upstream, change func(*proxy.Option
 	return f
 }
 
+// sent returns the chat completions bodies clients sent so far.
+func (f *fixture) sent() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.bodies...)
+}
+
 func (f *fixture) client(opts ...option.RequestOption) openai.Client {
 	return openai.NewClient(append([]option.RequestOption{option.WithBaseURL(f.srv.URL + "/v1"),
 		option.WithAPIKey(secret), option.WithMaxRetries(0)}, opts...)...)
@@ -178,13 +185,13 @@ func TestTranscript(t *testing.T) {
 			t.Fatalf("request %d: streamed answer %q, usage %+v", i, acc.Choices[0].Message.Content, acc.Usage)
 		}
 	}
-	chats := f.up.Chats()
-	if len(chats) != len(lengths) || len(f.bodies) != len(lengths) {
-		t.Fatalf("upstream got %d requests, the proxy %d, want %d", len(chats), len(f.bodies), len(lengths))
+	chats, sent := f.up.Chats(), f.sent()
+	if len(chats) != len(lengths) || len(sent) != len(lengths) {
+		t.Fatalf("upstream got %d requests, the proxy %d, want %d", len(chats), len(sent), len(lengths))
 	}
 	compacted := 0
 	for i, got := range chats {
-		fw, err := openaitest.CheckForwarded(f.bodies[i], got.Body, f.trim)
+		fw, err := openaitest.CheckForwarded(sent[i], got.Body, f.trim)
 		if err != nil {
 			t.Errorf("request %d (%d messages): %v", i, lengths[i], err)
 		}

@@ -111,6 +111,8 @@ func TestServeNodeClient(t *testing.T) {
 	}
 
 	chats := up.Chats()
+	mu.Lock()
+	defer mu.Unlock()
 	// The tap saw the broken request too; the upstream did not.
 	if len(chats) != len(lengths) || len(sent) != len(lengths)+1 {
 		t.Fatalf("upstream got %d requests, the client sent %d; want %d and %d", len(chats), len(sent), len(lengths), len(lengths)+1)
