@@ -125,6 +125,10 @@ func New(opts Options) *Proxy {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = target(upstream, pr.In.URL)
 			pr.Out.Host = ""
+			if !openaimw.IsChatCompletions(pr.In) {
+				// The middleware takes it off the requests it processes.
+				pr.Out.Header.Del(openaimw.ConversationHeader)
+			}
 		},
 		Transport: roundTripper(func(req *http.Request) (*http.Response, error) {
 			return mw(req, base.RoundTrip)

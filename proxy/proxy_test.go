@@ -302,8 +302,9 @@ func TestRejected(t *testing.T) {
 
 // TestRoutes checks that requests other than chat completions go to the
 // upstream unchanged: the path under the upstream's base (which may have a
-// path of its own), the query, the body, the headers; and that a path
-// outside /v1 is answered 404 without reaching the upstream.
+// path of its own), the query, the body, the headers (but abridge's
+// conversation header); and that a path outside /v1 is answered 404
+// without reaching the upstream.
 func TestRoutes(t *testing.T) {
 	tests := []struct {
 		name, method, path, body string
@@ -322,6 +323,7 @@ func TestRoutes(t *testing.T) {
 			req, _ := http.NewRequest(tt.method, f.srv.URL+tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Authorization", "Bearer "+secret)
 			req.Header.Set("OpenAI-Organization", "org-1")
+			req.Header.Set(openaimw.ConversationHeader, "conv-1")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -341,6 +343,9 @@ func TestRoutes(t *testing.T) {
 				t.Fatalf("upstream got %d requests, want 1", len(reqs))
 			}
 			got := reqs[0]
+			if v := got.Header.Get(openaimw.ConversationHeader); v != "" {
+				t.Errorf("conversation header %q forwarded", v)
+			}
 			if got.Path != tt.wantPath || string(got.Body) != tt.body ||
 				got.Header.Get("Authorization") != "Bearer "+secret || got.Header.Get("OpenAI-Organization") != "org-1" {
 				t.Errorf("upstream got %s %q with Authorization %q, organization %q; want %s %q, the client's headers",
@@ -652,4 +657,30 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestOverflowRetry checks the proxy's answer to a context overflow: the
+// history, which the window did not compact by itself, is compacted and
+// sent again, the client gets the answer, and the retry is counted.
+func TestOverflowRetry(t *testing.T) {
+	body := longConversation(50)
+	up := &openaitest.Upstream{MaxPromptChars: len(body) / 2}
+	f := newFixture(t, up, func(o *proxy.Options) {
+		win := window.New(window.Options{MaxMessages: -1})
+		o.Chain, o.Compactor = win, win
+	})
+	resp, data := f.post(t, "/v1/chat/completions", body, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	chats := f.up.Chats()
+	if len(chats) != 2 {
+		t.Fatalf("upstream got %d requests, want the first and the retry", len(chats))
+	}
+	if fw, err := openaitest.CheckForwarded([]byte(body), chats[1].Body, nil); err != nil || !fw.Compacted {
+		t.Errorf("retry %+v, %v: want compacted and valid", fw, err)
+	}
+	if n := counter(t, f.reg, "abridge_context_overflows_total", "retried", "true"); n != 1 {
+		t.Errorf("abridge_context_overflows_total{retried=true} = %v, want 1", n)
+	}
 }
