@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,6 +139,11 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err != nil {
 		return fmt.Errorf("serve: listen on %s: %w", cfg.ServeAddr, err)
 	}
+	if loopsBack(upstream, ln.Addr()) {
+		_ = ln.Close()
+		return fmt.Errorf("serve: %s (%s) is this proxy's own address: set it to the upstream, and the clients' OPENAI_BASE_URL to http://%s%s",
+			config.EnvOpenAIBaseURL, shownUpstream(cfg), ln.Addr(), proxy.Prefix)
+	}
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -192,6 +198,21 @@ func serveSummarizer(cfg *config.Config, upstream *url.URL, logger *zap.Logger, 
 		payer = "nobody: no API key for " + config.Prefix + "SUMMARY_BASE_URL, and a client's is only sent to the upstream"
 	}
 	return metrics.Summarizer(s), config.SummarizerLLM, payer
+}
+
+// loopsBack reports whether upstream names the address the proxy listens
+// on: a proxy forwarding to itself.
+func loopsBack(upstream *url.URL, addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || upstream.Port() != strconv.Itoa(tcp.Port) {
+		return false
+	}
+	host := upstream.Hostname()
+	if host == "localhost" {
+		return tcp.IP.IsLoopback() || tcp.IP.IsUnspecified()
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.Equal(tcp.IP) || tcp.IP.IsUnspecified() || (ip.IsLoopback() && tcp.IP.IsLoopback()))
 }
 
 // sameOrigin reports whether rawURL has u's scheme and host.

@@ -330,6 +330,14 @@ func TestServeShutdown(t *testing.T) {
 // TestServeUsage checks serve's mistakes: they are named, with exit code
 // 2 for the command line and 1 for the environment.
 func TestServeUsage(t *testing.T) {
+	// A free port, for a proxy told to forward to itself.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(self)
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -337,6 +345,8 @@ func TestServeUsage(t *testing.T) {
 		code int
 		says string
 	}{
+		{"upstream is itself", map[string]string{"OPENAI_BASE_URL": "http://localhost:" + port + "/v1",
+			"ABRIDGE_SESSION_DB": filepath.Join(t.TempDir(), "s.db")}, []string{"serve", "--addr", self}, 1, "is this proxy's own address"},
 		{"bad --addr", nil, []string{"serve", "--addr", "8787"}, 2, `serve: --addr "8787": want HOST:PORT`},
 		{"arguments", nil, []string{"serve", "now"}, 2, "serve: unexpected arguments: now"},
 		{"bad variable", map[string]string{"ABRIDGE_SERVE_TIMEOUT": "soon"}, []string{"serve"}, 1, `ABRIDGE_SERVE_TIMEOUT="soon": not a duration`},
