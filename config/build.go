@@ -71,6 +71,11 @@ type BuildOptions struct {
 	// about the recall tool; set it when the agent offers that tool
 	// (agent.WithRecall).
 	Recall bool
+	// OnSummaryRequest, when non-nil, receives every request the LLM
+	// summarizers make to their model (see model.Observe): the usage
+	// the provider reported, the duration, the error. It shows a host
+	// what its summaries cost.
+	OnSummaryRequest func(ctx context.Context, o model.Observation)
 }
 
 // Build builds the logger, the model, the summarizer, the window, the chain
@@ -90,8 +95,8 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 		}
 	}
 	logger.Debug("configuration", c.Field())
-	s, kind := c.NewSummarizer(logger)
-	cs, _ := c.NewCompactSummarizer(logger)
+	s, kind := c.newSummarizer(logger, opts.OnSummaryRequest)
+	cs, _ := c.newCompactSummarizer(logger, opts.OnSummaryRequest)
 	o := opts
 	o.Logger = logger
 	w := c.NewWindowWith(s, o)
@@ -198,6 +203,12 @@ func (c *Config) NewSummaryModel(logger *zap.Logger) *model.OpenAI {
 
 // newOpenAI builds a model; empty settings leave the client's defaults.
 func (c *Config) newOpenAI(name, baseURL, key string, logger *zap.Logger) *model.OpenAI {
+	return model.NewOpenAI(c.openAIOptions(name, baseURL, key, logger)...)
+}
+
+// openAIOptions are the options of a model, StreamIdleTimeout among
+// them; empty settings leave the client's defaults.
+func (c *Config) openAIOptions(name, baseURL, key string, logger *zap.Logger) []model.Option {
 	opts := []model.Option{model.WithModel(name), model.WithStreamIdleTimeout(c.StreamIdleTimeout)}
 	if baseURL != "" {
 		opts = append(opts, model.WithBaseURL(baseURL))
@@ -208,17 +219,23 @@ func (c *Config) newOpenAI(name, baseURL, key string, logger *zap.Logger) *model
 	if logger != nil {
 		opts = append(opts, model.WithLogger(logger))
 	}
-	return model.NewOpenAI(opts...)
+	return opts
 }
 
 // NewSummarizer returns the summarizer [Config.SummarizerKind] resolves to,
 // and that kind: an LLM summarizer over [Config.NewSummaryModel] with
 // SummaryTimeout ("llm"), or the offline digest ("digest").
 func (c *Config) NewSummarizer(logger *zap.Logger) (Summarizer, string) {
+	return c.newSummarizer(logger, nil)
+}
+
+// newSummarizer is NewSummarizer, its model's requests reported to observe
+// (nil: not reported).
+func (c *Config) newSummarizer(logger *zap.Logger, observe func(context.Context, model.Observation)) (Summarizer, string) {
 	if c.SummarizerKind() == SummarizerDigest {
 		return summary.NewDigest(summary.DigestOptions{}), SummarizerDigest
 	}
-	return summarizer.New(c.NewSummaryModel(logger), summarizer.Options{
+	return summarizer.New(model.Observe(c.NewSummaryModel(logger), observe), summarizer.Options{
 		Timeout: c.SummaryTimeout,
 		Logger:  logger,
 	}), SummarizerLLM
@@ -231,14 +248,20 @@ func (c *Config) NewSummarizer(logger *zap.Logger) (Summarizer, string) {
 // endpoint (ABRIDGE_SUMMARY_BASE_URL) is configured; otherwise the offline
 // digest, which records the focus it cannot follow.
 func (c *Config) NewCompactSummarizer(logger *zap.Logger) (Summarizer, string) {
+	return c.newCompactSummarizer(logger, nil)
+}
+
+// newCompactSummarizer is NewCompactSummarizer, its model's requests
+// reported to observe (nil: not reported).
+func (c *Config) newCompactSummarizer(logger *zap.Logger, observe func(context.Context, model.Observation)) (Summarizer, string) {
 	if c.SummarizerKind() == SummarizerDigest {
 		return summary.NewDigest(summary.DigestOptions{}), SummarizerDigest
 	}
-	m := c.NewModel(logger)
+	var m model.Model = c.NewModel(logger)
 	if c.openAIKey == "" && c.openAIBaseURL == "" && c.SummaryBaseURL != "" {
 		m = c.NewSummaryModel(logger)
 	}
-	return summarizer.New(m, summarizer.Options{Timeout: c.SummaryTimeout, Logger: logger}), SummarizerLLM
+	return summarizer.New(model.Observe(m, observe), summarizer.Options{Timeout: c.SummaryTimeout, Logger: logger}), SummarizerLLM
 }
 
 // WindowOptions returns the window's settings from the configuration:

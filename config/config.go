@@ -113,6 +113,18 @@ type Config struct {
 	// SessionDB is the session store's DSN; "" means the default SQLite
 	// file.
 	SessionDB string `env:"SESSION_DB"`
+	// ServeAddr is where abridge serve listens, HOST:PORT. Default
+	// 127.0.0.1:8787.
+	ServeAddr string `env:"SERVE_ADDR" envDefault:"127.0.0.1:8787"`
+	// ServeMaxBodyMB is the largest chat completions body abridge serve
+	// accepts, in MiB, 1 to 1024. Default 32.
+	ServeMaxBodyMB int `env:"SERVE_MAX_BODY_MB" envDefault:"32"`
+	// ServeTimeout bounds one request through abridge serve, summaries
+	// and the upstream's answer included. Default 10m.
+	ServeTimeout time.Duration `env:"SERVE_TIMEOUT" envDefault:"10m"`
+	// ServeShutdownTimeout is how long abridge serve lets requests in
+	// flight finish once it is told to stop. Default 30s.
+	ServeShutdownTimeout time.Duration `env:"SERVE_SHUTDOWN_TIMEOUT" envDefault:"30s"`
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
 	// LogFormat is console or json. Default console.

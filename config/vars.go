@@ -238,10 +238,46 @@ var variables = []variable{
 	{
 		Variable: Variable{
 			Name: Prefix + "SESSION_DB", Default: "(a SQLite file)", Accepted: "a file path, sqlite:PATH, a postgres:// or postgresql:// URL, or a PostgreSQL keyword/value string (host=… dbname=…; anything starting with a word and =) (no other scheme, no :memory: or file: URI)",
-			Description: "Where sessions are stored. A password in it is never printed or logged.",
+			Description: "Where sessions are stored, and the summaries abridge serve writes (replicas on one PostgreSQL database share them). A password in it is never printed or logged.",
 		},
 		field: "SessionDB", kind: "a string", dsn: true,
 		show: func(c *Config) string { return c.SessionDB },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SERVE_ADDR", Default: "127.0.0.1:8787", Accepted: "HOST:PORT, the port from 0 to 65535 (0: any free port; an empty HOST: every interface)",
+			Description: "Where abridge serve listens. The --addr flag wins over it.",
+		},
+		field: "ServeAddr", kind: "a string", problem: "not HOST:PORT",
+		valid: func(c *Config) bool { return validAddr(c.ServeAddr) },
+		show:  func(c *Config) string { return c.ServeAddr },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SERVE_MAX_BODY_MB", Default: "32", Accepted: "an integer from 1 to 1024",
+			Description: "Largest chat completions request body abridge serve accepts, in MiB; a larger one is answered 413 and sent nowhere.",
+		},
+		field: "ServeMaxBodyMB", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.ServeMaxBodyMB >= 1 && c.ServeMaxBodyMB <= 1024 },
+		show:  itoa(func(c *Config) int { return c.ServeMaxBodyMB }),
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SERVE_TIMEOUT", Default: "10m", Accepted: "a positive duration with a unit (90s, 10m)",
+			Description: "Time limit of one request through abridge serve, summaries and the upstream's whole answer (a stream included) counted; past it the client gets a 504.",
+		},
+		field: "ServeTimeout", kind: "a duration", problem: outOfRange,
+		valid: func(c *Config) bool { return c.ServeTimeout > 0 },
+		show:  func(c *Config) string { return c.ServeTimeout.String() },
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SERVE_SHUTDOWN_TIMEOUT", Default: "30s", Accepted: "a positive duration with a unit (30s, 2m)",
+			Description: "How long abridge serve, told to stop (SIGTERM, Ctrl-C), lets the requests in flight finish before it closes their connections.",
+		},
+		field: "ServeShutdownTimeout", kind: "a duration", problem: outOfRange,
+		valid: func(c *Config) bool { return c.ServeShutdownTimeout > 0 },
+		show:  func(c *Config) string { return c.ServeShutdownTimeout.String() },
 	},
 	{
 		Variable: Variable{
@@ -272,7 +308,7 @@ var variables = []variable{
 	{
 		Variable: Variable{
 			Name: EnvOpenAIBaseURL, Default: "(the OpenAI API)", Accepted: "an http or https URL",
-			Description: "Primary endpoint, read by the OpenAI client (any server speaking the Chat Completions API). Setting it counts as a configured endpoint.",
+			Description: "Primary endpoint, read by the OpenAI client (any server speaking the Chat Completions API), and the upstream abridge serve forwards to. Setting it counts as a configured endpoint.",
 		},
 		problem: "not an http or https URL", dsn: true,
 		valid: func(c *Config) bool { return c.openAIBaseURL == "" || validURL(c.openAIBaseURL) },

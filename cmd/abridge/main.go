@@ -1,6 +1,7 @@
 // Command abridge replays, processes and compacts agent conversations with
-// abridge's history processors, and runs an interactive agent that stays
-// inside its context window.
+// abridge's history processors, runs an interactive agent that stays
+// inside its context window, and serves an OpenAI-compatible proxy that
+// compacts the requests of any OpenAI client.
 //
 // Usage:
 //
@@ -9,6 +10,7 @@
 //	abridge compact [--focus TEXT] FILE
 //	abridge chat [--session NAME]
 //	abridge sessions [show NAME]
+//	abridge serve [--addr HOST:PORT]
 //	abridge help [COMMAND]
 //
 // Histories are OpenAI Chat Completions JSON: a bare array of messages or an
@@ -95,7 +97,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{replayCommand, processCommand, compactCommand, chatCommand, sessionsCommand}
+	return []*command{replayCommand, processCommand, compactCommand, chatCommand, sessionsCommand, serveCommand}
 }
 
 func lookup(name string) *command {

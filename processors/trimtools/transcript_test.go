@@ -171,24 +171,3 @@ func TestUnchangedNotCopied(t *testing.T) {
 		t.Errorf("%d shared, %d trimmed: want both", unchanged, changed)
 	}
 }
-
-// partString returns the main string of a part.
-func partString(p processor.Part) string {
-	switch p := p.(type) {
-	case processor.SystemPrompt:
-		return p.Content
-	case processor.UserPrompt:
-		return p.Content
-	case processor.ToolReturn:
-		return p.Content
-	case processor.RetryPrompt:
-		return p.Content
-	case processor.Text:
-		return p.Content
-	case processor.ToolCall:
-		return p.Args
-	case processor.Thinking:
-		return p.Content
-	}
-	return ""
-}

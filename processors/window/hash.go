@@ -218,15 +218,6 @@ func (k *keyer) key(scope string, ms []processor.Message) Key {
 	return out
 }
 
-// digestOf returns the content digest of ms.
-func digestOf(ms []processor.Message) Digest {
-	h := newHasher(false)
-	for i := range ms {
-		h.message(&ms[i])
-	}
-	return h.sum()
-}
-
 // state returns the hash's state after everything fed so far, to go on
 // from later (see restore).
 func (h *hasher) state() []byte {

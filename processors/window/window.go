@@ -585,11 +585,13 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 	if len(cands) == 0 {
 		return nil, nil
 	}
-	// The content of a span verified before is compared, not hashed.
-	for _, i := range cands {
-		if state, ok := w.memo.match(spans[i].Digest, history[:head+spans[i].Count+spans[i].Cleared]); ok {
-			return &spans[i], restore(state)
-		}
+	// The newest candidate wins when its content checks out. When this
+	// window verified it before, its content is compared, not hashed; an
+	// older span verified before must not win over a newer one another
+	// window (a replica) saved since, so only the newest is looked up.
+	newest := &spans[cands[0]]
+	if state, ok := w.memo.match(newest.Digest, history[:head+newest.Count+newest.Cleared]); ok {
+		return newest, restore(state)
 	}
 	slices.SortStableFunc(cands, func(a, b int) int {
 		return spans[a].Count + spans[a].Cleared - spans[b].Count - spans[b].Cleared

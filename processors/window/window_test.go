@@ -864,3 +864,59 @@ type summarizerFunc func(ctx context.Context, ms []processor.Message, previous s
 func (f summarizerFunc) Summarize(ctx context.Context, ms []processor.Message, previous string) (string, error) {
 	return f(ctx, ms, previous)
 }
+
+// countingSummarizer writes a new summary each call and counts the calls.
+type countingSummarizer struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (c *countingSummarizer) Summarize(_ context.Context, msgs []processor.Message, _ string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	return fmt.Sprintf("Summary %d of %d messages.", c.calls, len(msgs)), nil
+}
+
+// TestWindowsShareStore is what replicas of a proxy do: windows sharing one
+// store take the requests of one growing conversation in turn. Each must
+// build on the newest span any of them saved, not on an older one it
+// verified itself, so the summarizer is called as often as with one window
+// and the outputs are the same.
+func TestWindowsShareStore(t *testing.T) {
+	ctx := context.Background()
+	replay := func(windows int) (int, [][]processor.Message) {
+		sum := &countingSummarizer{}
+		store := NewMemoryStore(0)
+		ws := make([]*Window, windows)
+		for i := range ws {
+			ws[i] = New(Options{MaxMessages: 12, Summarizer: sum, Store: store})
+		}
+		full := conversation(2, 100)
+		var outs [][]processor.Message
+		for turn := range 30 {
+			full = append(full, toolLoop(100+turn, 1, 100)...)
+			out, err := ws[turn%windows].Process(ctx, slices.Clone(full))
+			if err != nil {
+				t.Fatalf("%d windows, turn %d: %v", windows, turn, err)
+			}
+			outs = append(outs, out)
+		}
+		return sum.calls, outs
+	}
+	oneCalls, oneOuts := replay(1)
+	for _, n := range []int{2, 3} {
+		calls, outs := replay(n)
+		if calls != oneCalls {
+			t.Errorf("%d windows called the summarizer %d times, one window %d", n, calls, oneCalls)
+		}
+		if diff := cmp.Diff(oneOuts, outs, cmp.Comparer(func(a, b processor.Message) bool {
+			return processortest.Diff([]processor.Message{a}, []processor.Message{b}) == nil
+		})); diff != "" {
+			t.Errorf("%d windows: outputs differ from one window's (-one +%d):\n%s", n, n, diff)
+		}
+	}
+	if oneCalls < 3 {
+		t.Fatalf("one window summarized %d times; the test needs several compactions", oneCalls)
+	}
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+
+	"github.com/abridge-go/abridge/config"
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/processors/window/windowlog"
+	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/session"
+	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summary"
+)
+
+var serveCommand = &command{
+	name:    "serve",
+	summary: "run an OpenAI-compatible proxy that compacts every chat request",
+	usage:   "abridge serve [--addr HOST:PORT]",
+	about: `Serve runs an OpenAI-compatible proxy. Point any OpenAI client at it
+(OPENAI_BASE_URL=http://127.0.0.1:8787/v1) and it forwards every request
+under /v1/ to the upstream named by OPENAI_BASE_URL (the OpenAI API when
+unset), headers and Authorization included, answers streamed through as
+they arrive. Before a POST /v1/chat/completions goes on, abridge's
+processors (trimmer, window) rewrite its "messages"; every other byte of
+the body is sent as the client wrote it. A body that is not JSON, has no
+messages or holds an invalid history is answered 400 and sent nowhere.
+
+Summaries are kept in the session database (ABRIDGE_SESSION_DB: a SQLite
+file by default, or a PostgreSQL URL that several replicas share) and found
+by content, or by the conversation named in an optional
+Abridge-Conversation request header. They are written by the summarizer's
+model on the upstream (unless ABRIDGE_SUMMARIZER=digest) and paid with the
+proxy's key (ABRIDGE_SUMMARY_API_KEY or OPENAI_API_KEY) or, when it has
+none, with the Authorization of the client whose conversation is summarized
+(sent to the upstream only, never to another ABRIDGE_SUMMARY_BASE_URL).
+A summarizer that fails never fails a request: the offline digest stands in.
+
+GET /healthz answers 200 while the proxy serves; GET /metrics gives the
+Prometheus metrics. SIGTERM or Ctrl-C stops it after the requests in flight
+have finished (ABRIDGE_SERVE_SHUTDOWN_TIMEOUT at most). Logs go to stderr at
+ABRIDGE_LOG_LEVEL (info unless set); no header is ever logged.`,
+	env: vars([]string{config.Prefix + "SERVE_ADDR", config.Prefix + "SERVE_MAX_BODY_MB", config.Prefix + "SERVE_TIMEOUT",
+		config.Prefix + "SERVE_SHUTDOWN_TIMEOUT", envSession}, envModel, envWindow, envLog),
+	flags: serveFlags,
+}
+
+func serveFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
+	addr := fs.String("addr", "", "listen on `HOST:PORT` (default: ABRIDGE_SERVE_ADDR, else 127.0.0.1:8787)")
+	return func(ctx context.Context, c *cli, args []string) error {
+		if len(args) > 0 {
+			return usagef("serve: unexpected arguments: %s", strings.Join(args, " "))
+		}
+		if *addr != "" {
+			if _, port, err := net.SplitHostPort(*addr); err != nil || port == "" {
+				return usagef("serve: --addr %q: want HOST:PORT, e.g. 127.0.0.1:8787 or :8787", *addr)
+			}
+		}
+		// Unlike the other commands, serve logs at info unless told
+		// otherwise: its log is the record of what it did.
+		cfg, err := config.LoadFrom(c.environ)
+		if err != nil {
+			return fmt.Errorf("configuration: %w", err)
+		}
+		if *addr != "" {
+			cfg.ServeAddr = *addr
+		}
+		logger, err := cfg.LoggerTo(c.stderr)
+		if err != nil {
+			return fmt.Errorf("logger: %w", err)
+		}
+		defer func() { _ = logger.Sync() }()
+		return serve(ctx, c, cfg, logger)
+	}
+}
+
+// serve runs the proxy until ctx ends, then lets the requests in flight
+// finish.
+func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) error {
+	upstream, err := url.Parse(cfg.Upstream())
+	if err != nil {
+		return fmt.Errorf("serve: %s: %w", config.EnvOpenAIBaseURL, err)
+	}
+	store, err := session.Open(ctx, cfg.SessionDB, logger)
+	if err != nil {
+		return fmt.Errorf("serve: %s: %w", envSession, err) // "open session store: …"
+	}
+	defer store.Close()
+
+	reg := prometheus.NewRegistry()
+	for _, col := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := reg.Register(col); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	metrics, err := proxy.NewMetrics(reg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	s, kind, payer := serveSummarizer(cfg, upstream, logger, metrics)
+	opts := cfg.WindowOptions()
+	opts.Summarizer = s
+	opts.Store = store.Summaries()
+	opts.OnEvent = windowlog.Events(logger, metrics.WindowEvent)
+	win := window.New(opts)
+	p := proxy.New(proxy.Options{
+		Upstream:     upstream,
+		Chain:        cfg.NewChain(win),
+		Compactor:    win,
+		MaxBodyBytes: int64(cfg.ServeMaxBodyMB) << 20,
+		Timeout:      cfg.ServeTimeout,
+		Logger:       logger,
+		Metrics:      metrics,
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("/", p)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+
+	ln, err := net.Listen("tcp", cfg.ServeAddr)
+	if err != nil {
+		return fmt.Errorf("serve: listen on %s: %w", cfg.ServeAddr, err)
+	}
+	if loopsBack(upstream, ln.Addr()) {
+		_ = ln.Close()
+		return fmt.Errorf("serve: %s (%s) is this proxy's own address: set it to the upstream, and the clients' OPENAI_BASE_URL to http://%s%s",
+			config.EnvOpenAIBaseURL, shownUpstream(cfg), ln.Addr(), proxy.Prefix)
+	}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          zap.NewStdLog(logger.Named("http")),
+	}
+	c.note(fmt.Sprintf("serving on http://%s%s (upstream %s; summaries: %s, kept in %s, paid by %s)",
+		ln.Addr(), proxy.Prefix, shownUpstream(cfg), kind, storeName(cfg.SessionDB), payer))
+	logger.Info("serve: listening", zap.String("addr", ln.Addr().String()), zap.String("upstream", shownUpstream(cfg)),
+		zap.String("summarizer", kind), zap.String("summaries_paid_by", payer))
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	c.note(fmt.Sprintf("stopping: letting the requests in flight finish (at most %s)", cfg.ServeShutdownTimeout))
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ServeShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+		<-served
+		return fmt.Errorf("serve: requests still in flight after %s (%s) were cut off", cfg.ServeShutdownTimeout,
+			config.Prefix+"SERVE_SHUTDOWN_TIMEOUT")
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	logger.Info("serve: stopped")
+	return nil
+}
+
+// serveSummarizer returns the window's summarizer, counted by metrics,
+// its kind, and who pays for its summaries.
+func serveSummarizer(cfg *config.Config, upstream *url.URL, logger *zap.Logger, metrics *proxy.Metrics) (window.Summarizer, string, string) {
+	if cfg.Summarizer == config.SummarizerDigest {
+		return metrics.Summarizer(summary.NewDigest(summary.DigestOptions{})), config.SummarizerDigest, "nobody (no model calls)"
+	}
+	// The proxy always has an endpoint, the upstream: auto means llm.
+	// Without a key of its own, the summarizer's requests to the upstream
+	// carry the client's Authorization; to another endpoint, nothing.
+	client := &http.Client{Transport: proxy.ForwardAuthorization(upstream, nil)}
+	m := model.NewOpenAI(append(cfg.SummaryModelOptions(logger), model.WithHTTPClient(client))...)
+	s := summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{Timeout: cfg.SummaryTimeout, Logger: logger})
+	payer := "each client's Authorization (no API key configured)"
+	switch {
+	case cfg.SummaryKeySet():
+		payer = "the proxy's API key"
+	case cfg.SummaryBaseURL != "" && !sameOrigin(cfg.SummaryBaseURL, upstream):
+		payer = "nobody: no API key for " + config.Prefix + "SUMMARY_BASE_URL, and a client's is only sent to the upstream"
+	}
+	return metrics.Summarizer(s), config.SummarizerLLM, payer
+}
+
+// loopsBack reports whether upstream names the address the proxy listens
+// on: a proxy forwarding to itself.
+func loopsBack(upstream *url.URL, addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || upstream.Port() != strconv.Itoa(tcp.Port) {
+		return false
+	}
+	host := upstream.Hostname()
+	if host == "localhost" {
+		return tcp.IP.IsLoopback() || tcp.IP.IsUnspecified()
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.Equal(tcp.IP) || tcp.IP.IsUnspecified() || (ip.IsLoopback() && tcp.IP.IsLoopback()))
+}
+
+// sameOrigin reports whether rawURL has u's scheme and host.
+func sameOrigin(rawURL string, u *url.URL) bool {
+	v, err := url.Parse(rawURL)
+	return err == nil && strings.EqualFold(v.Scheme, u.Scheme) && strings.EqualFold(v.Host, u.Host)
+}
+
+// shownUpstream is the upstream's URL with any secret in it redacted.
+func shownUpstream(cfg *config.Config) string {
+	if v := cfg.Redacted()[config.EnvOpenAIBaseURL]; v != "" && v != `""` {
+		return strings.Trim(v, `"`)
+	}
+	return cfg.Upstream()
+}
+
+// storeName says where the summaries are kept, without a password.
+func storeName(dsn string) string {
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return "PostgreSQL"
+	case dsn == "":
+		if p, err := session.DefaultPath(); err == nil {
+			return "SQLite " + p
+		}
+		return "SQLite"
+	}
+	return "SQLite " + strings.TrimPrefix(dsn, "sqlite:")
+}

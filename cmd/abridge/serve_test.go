@@ -1,0 +1,363 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/processors/trimtools"
+)
+
+const clientKey = "sk-client-key-for-serve-tests"
+
+// lockedBuffer is a bytes.Buffer safe for one writer and concurrent
+// readers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// servingLine is the line serve prints once it listens.
+var servingLine = regexp.MustCompile(`serving on (http://\S+/v1) `)
+
+// running is an abridge serve started in-process.
+type running struct {
+	base   string // http://127.0.0.1:PORT/v1
+	stop   context.CancelFunc
+	done   chan int
+	stderr *lockedBuffer
+}
+
+// serveEnv is the environment of a serve in front of upstream, keeping
+// its summaries in a SQLite file of the test's.
+func serveEnv(t *testing.T, upstream string) map[string]string {
+	return map[string]string{
+		"OPENAI_BASE_URL":    upstream + "/v1",
+		"ABRIDGE_SESSION_DB": filepath.Join(t.TempDir(), "serve.db"),
+		"ABRIDGE_LOG_LEVEL":  "debug",
+	}
+}
+
+// startServe runs abridge serve in-process on a free port and waits until
+// it listens. Cancelling its context is what SIGTERM does in main.
+func startServe(t *testing.T, env map[string]string) *running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{stop: cancel, done: make(chan int, 1), stderr: &lockedBuffer{}}
+	go func() {
+		r.done <- run(ctx, nil, []string{"serve", "--addr", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, r.stderr, env)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-r.done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("abridge serve did not stop")
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := servingLine.FindStringSubmatch(r.stderr.String()); m != nil {
+			r.base = m[1]
+			return r
+		}
+		select {
+		case code := <-r.done:
+			t.Fatalf("abridge serve exited with %d:\n%s", code, r.stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatalf("abridge serve did not start:\n%s", r.stderr.String())
+	return nil
+}
+
+// clientTap records the chat completions bodies an openai-go client sends.
+type clientTap struct {
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (c *clientTap) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if openaimw.IsChatCompletions(req) {
+		data, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(data))
+		c.mu.Lock()
+		c.bodies = append(c.bodies, data)
+		c.mu.Unlock()
+	}
+	return next(req)
+}
+
+// TestServeOpenAIGo replays a 120-message tool-using conversation from a
+// shared transcript with openai-go against abridge serve, in front of a
+// fake upstream speaking the real wire format, alternately streamed and
+// not: every request reaches the upstream valid, byte-identical outside
+// "messages", compacted once past the window's trigger (head, one marker,
+// tail), with the client's Authorization; the summaries are paid with the
+// client's Authorization too (the proxy has no key); /healthz and /metrics
+// answer, and no log line shows the key.
+func TestServeOpenAIGo(t *testing.T) {
+	_, msgs := openaitest.SharedConversation(t, 120)
+	up := &openaitest.Upstream{}
+	upSrv := httptest.NewServer(up)
+	defer upSrv.Close()
+	srv := startServe(t, serveEnv(t, upSrv.URL))
+
+	tap := &clientTap{}
+	client := openai.NewClient(option.WithBaseURL(srv.base), option.WithAPIKey(clientKey), option.WithMaxRetries(0),
+		option.WithMiddleware(tap.middleware))
+	ctx := context.Background()
+	lengths := openaitest.RequestLengths(msgs)
+	for i, n := range lengths {
+		params := openai.ChatCompletionNewParams{
+			Model: "gpt-test",
+			Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+				Name: "bash", Parameters: shared.FunctionParameters{"type": "object"},
+			})},
+			ToolChoice:          openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("auto")},
+			MaxCompletionTokens: openai.Int(512),
+		}
+		params.SetExtraFields(map[string]any{"x_trace": map[string]any{"request": i}})
+		for _, raw := range msgs[:n] {
+			var m openai.ChatCompletionMessageParamUnion
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatal(err)
+			}
+			params.Messages = append(params.Messages, m)
+		}
+		if i%2 == 0 {
+			resp, err := client.Chat.Completions.New(ctx, params)
+			if err != nil {
+				t.Fatalf("request %d (%d messages): %v", i, n, err)
+			}
+			if resp.Choices[0].Message.Content != "ok" {
+				t.Fatalf("request %d: answer %q", i, resp.Choices[0].Message.Content)
+			}
+			continue
+		}
+		stream := client.Chat.Completions.NewStreaming(ctx, params)
+		var acc openai.ChatCompletionAccumulator
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatalf("request %d (%d messages, streamed): %v", i, n, err)
+		}
+		if acc.Choices[0].Message.Content != "ok" {
+			t.Fatalf("request %d: streamed answer %q", i, acc.Choices[0].Message.Content)
+		}
+	}
+
+	chats := up.Chats()
+	if len(chats) != len(lengths) || len(tap.bodies) != len(lengths) {
+		t.Fatalf("upstream got %d requests, client sent %d, want %d", len(chats), len(tap.bodies), len(lengths))
+	}
+	trim := trimtools.New(trimtools.Options{})
+	compacted := 0
+	for i, got := range chats {
+		f, err := openaitest.CheckForwarded(tap.bodies[i], got.Body, trim)
+		if err != nil {
+			t.Errorf("request %d (%d messages): %v", i, lengths[i], err)
+		}
+		if f.Compacted {
+			compacted++
+		}
+		if got.Header.Get("Authorization") != "Bearer "+clientKey {
+			t.Errorf("request %d: the client's Authorization was not forwarded", i)
+		}
+	}
+	summaries := 0
+	for _, r := range up.Requests() {
+		if r.Summary {
+			summaries++
+			if r.Header.Get("Authorization") != "Bearer "+clientKey {
+				t.Errorf("summary request not paid with the client's Authorization")
+			}
+		}
+	}
+	if compacted == 0 || summaries == 0 {
+		t.Errorf("%d compacted requests, %d summaries: want some of each", compacted, summaries)
+	}
+	t.Logf("%d requests, %d compacted, %d summaries", len(chats), compacted, summaries)
+
+	base := strings.TrimSuffix(srv.base, "/v1")
+	health := get(t, base+"/healthz")
+	if health != "{\"status\":\"ok\"}\n" {
+		t.Errorf("/healthz: %q", health)
+	}
+	metrics := get(t, base+"/metrics")
+	for _, want := range []string{
+		`abridge_requests_total{code="200",route="chat_completions"} ` + strconv.Itoa(len(lengths)),
+		`abridge_summarizer_calls_total{result="ok"} ` + strconv.Itoa(summaries),
+		`abridge_compactions_total{result="summarized"} ` + strconv.Itoa(summaries),
+		`abridge_prompt_tokens_count{stage="forwarded"} ` + strconv.Itoa(len(lengths)),
+		"abridge_summarizer_duration_seconds_count " + strconv.Itoa(summaries),
+		"go_goroutines",
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if logs := srv.stderr.String(); strings.Contains(logs, clientKey) || strings.Contains(logs, "Bearer") {
+		t.Errorf("the log shows the Authorization header:\n%s", logs)
+	}
+	if !strings.Contains(srv.stderr.String(), "paid by each client's Authorization") {
+		t.Errorf("serve does not say who pays for summaries:\n%s", srv.stderr.String())
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, data)
+	}
+	return string(data)
+}
+
+// TestServeShutdown stops abridge serve (as SIGTERM does) while a request
+// is in flight: the server stops accepting connections, the request in
+// flight finishes with its whole answer, and serve exits 0.
+func TestServeShutdown(t *testing.T) {
+	arrived := make(chan struct{})
+	release := make(chan struct{})
+	up := &openaitest.Upstream{Hook: func(w http.ResponseWriter, r *http.Request, req openaitest.Request) bool {
+		close(arrived)
+		<-release
+		return false
+	}}
+	upSrv := httptest.NewServer(up)
+	defer upSrv.Close()
+	srv := startServe(t, serveEnv(t, upSrv.URL))
+	addr := strings.TrimSuffix(strings.TrimPrefix(srv.base, "http://"), "/v1")
+
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := http.Post(srv.base+"/chat/completions", "application/json",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		answered <- answer{resp.StatusCode, string(data), err}
+	}()
+	<-arrived
+	srv.stop()
+	// Wait until the listener is closed: new connections are refused.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("serve still accepts connections after it was told to stop")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case code := <-srv.done:
+		t.Fatalf("serve exited with %d before the request in flight finished", code)
+	default:
+	}
+	close(release)
+	a := <-answered
+	if a.err != nil || a.status != 200 || !strings.Contains(a.body, `"content":"ok"`) {
+		t.Errorf("request in flight: %d %q %v; want 200 with the whole answer", a.status, a.body, a.err)
+	}
+	select {
+	case code := <-srv.done:
+		if code != 0 {
+			t.Errorf("serve exited with %d, want 0:\n%s", code, srv.stderr.String())
+		}
+		srv.done <- code // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not exit after the request in flight finished")
+	}
+	if !strings.Contains(srv.stderr.String(), "stopping: letting the requests in flight finish") {
+		t.Errorf("serve did not say it was stopping:\n%s", srv.stderr.String())
+	}
+}
+
+// TestServeUsage checks serve's mistakes: they are named, with exit code
+// 2 for the command line and 1 for the environment.
+func TestServeUsage(t *testing.T) {
+	// A free port, for a proxy told to forward to itself.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(self)
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		code int
+		says string
+	}{
+		{"upstream is itself", map[string]string{"OPENAI_BASE_URL": "http://localhost:" + port + "/v1",
+			"ABRIDGE_SESSION_DB": filepath.Join(t.TempDir(), "s.db")}, []string{"serve", "--addr", self}, 1, "is this proxy's own address"},
+		{"bad --addr", nil, []string{"serve", "--addr", "8787"}, 2, `serve: --addr "8787": want HOST:PORT`},
+		{"arguments", nil, []string{"serve", "now"}, 2, "serve: unexpected arguments: now"},
+		{"bad variable", map[string]string{"ABRIDGE_SERVE_TIMEOUT": "soon"}, []string{"serve"}, 1, `ABRIDGE_SERVE_TIMEOUT="soon": not a duration`},
+		{"bad database", map[string]string{"ABRIDGE_SESSION_DB": "mysql://db/x"}, []string{"serve", "--addr", "127.0.0.1:0"}, 1, "serve: ABRIDGE_SESSION_DB:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.env, "", tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.says) {
+				t.Errorf("exit %d, stderr %q: want %d and %q", r.code, r.stderr, tt.code, tt.says)
+			}
+		})
+	}
+}

@@ -1,0 +1,48 @@
+package config
+
+import (
+	"net"
+	"strconv"
+
+	"go.uber.org/zap"
+
+	"github.com/abridge-go/abridge/model"
+)
+
+// DefaultUpstream is the base URL abridge serve forwards to when
+// OPENAI_BASE_URL is unset: the OpenAI API.
+const DefaultUpstream = "https://api.openai.com/v1"
+
+// Upstream returns the base URL abridge serve forwards requests to:
+// OPENAI_BASE_URL, else DefaultUpstream.
+func (c *Config) Upstream() string {
+	if c.openAIBaseURL != "" {
+		return c.openAIBaseURL
+	}
+	return DefaultUpstream
+}
+
+// SummaryKeySet reports whether the summarizer has an API key of its own:
+// ABRIDGE_SUMMARY_API_KEY or OPENAI_API_KEY is set. Without one, abridge
+// serve's summaries are paid with the Authorization of the client whose
+// conversation is summarized.
+func (c *Config) SummaryKeySet() bool {
+	return c.summaryKey() != ""
+}
+
+// SummaryModelOptions returns the options [Config.NewSummaryModel] builds
+// the summarizer's model with (its name, endpoint, key and logger), for a
+// host that adds its own (an HTTP client, say) before model.NewOpenAI.
+func (c *Config) SummaryModelOptions(logger *zap.Logger) []model.Option {
+	return c.openAIOptions(c.summaryModel(), c.summaryBaseURL(), c.summaryKey(), logger)
+}
+
+// validAddr reports whether s is HOST:PORT with a port from 0 to 65535.
+func validAddr(s string) bool {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
+}

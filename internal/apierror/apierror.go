@@ -1,0 +1,56 @@
+// Package apierror writes errors in the shape the OpenAI API answers them
+// with, {"error": {"message", "type", "param", "code"}}, so that a client
+// library reports an error of abridge's (a request refused before it left,
+// an upstream that could not be reached) as it reports the provider's own.
+package apierror
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// Error is one API error.
+type Error struct {
+	// Status is the HTTP status answered.
+	Status int `json:"-"`
+	// Message says what is wrong, for a person.
+	Message string `json:"message"`
+	// Type is the error's class, e.g. "invalid_request_error".
+	Type string `json:"type"`
+	// Param names the request field at fault, or "" for none.
+	Param string `json:"param,omitempty"`
+	// Code is a stable, machine-readable code, e.g. "invalid_json".
+	Code string `json:"code"`
+}
+
+// Types of error.
+const (
+	// TypeInvalidRequest: the client's request is at fault.
+	TypeInvalidRequest = "invalid_request_error"
+	// TypeUpstream: the upstream could not be reached or did not answer
+	// in time.
+	TypeUpstream = "upstream_error"
+)
+
+// Body returns the JSON body of e.
+func (e Error) Body() []byte {
+	data, err := json.Marshal(struct {
+		Error Error `json:"error"`
+	}{e})
+	if err != nil {
+		// Only strings are marshalled: unreachable.
+		return []byte(`{"error":{"message":"error","type":"api_error","code":"internal"}}`)
+	}
+	return append(data, '\n')
+}
+
+// Write answers e on w.
+func (e Error) Write(w http.ResponseWriter) {
+	body := e.Body()
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,197 @@
+package openaitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/abridge-go/abridge/internal/wire"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summary"
+)
+
+// SplitBody returns the raw value of a JSON object's "messages" member and
+// the object with that value taken out (the bytes before it followed by the
+// bytes after it), so that two bodies can be compared byte for byte outside
+// their messages.
+func SplitBody(body []byte) (messages, rest []byte, err error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, errors.New("body is not a JSON object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil, fmt.Errorf("read key: %w", err)
+		}
+		from := dec.InputOffset()
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, fmt.Errorf("read value of %v: %w", t, err)
+		}
+		if t != "messages" {
+			continue
+		}
+		to := dec.InputOffset()
+		// from stands before the colon: skip to the value.
+		at := int(from) + bytes.IndexByte(body[from:to], ':') + 1
+		for body[at] == ' ' || body[at] == '\n' || body[at] == '\t' || body[at] == '\r' {
+			at++
+		}
+		rest = append(append([]byte{}, body[:at]...), body[to:]...)
+		return body[at:to], rest, nil
+	}
+	return nil, nil, errors.New(`body has no "messages"`)
+}
+
+// Forwarded describes a request as the upstream received it, against the
+// one the client sent.
+type Forwarded struct {
+	// Compacted is set when the messages were compacted: a head, one
+	// marker and a tail.
+	Compacted bool
+	// Sent and Got are the numbers of messages sent by the client and
+	// received upstream.
+	Sent, Got int
+	// Head and Tail are the numbers of messages kept before and after the
+	// marker.
+	Head, Tail int
+	// Summary is the marker's summary.
+	Summary string
+}
+
+// CheckForwarded compares got, a body the upstream received, with sent,
+// the body the client sent: every byte outside "messages" must be the
+// same; the messages must be a valid history, and either the client's
+// (after trim, when not nil: the trimmer of the chain) or the client's
+// head, exactly one abridge summary marker (summary.ParseMarker) and the
+// client's tail.
+func CheckForwarded(sent, got []byte, trim processor.Processor) (Forwarded, error) {
+	_, sentRest, err := SplitBody(sent)
+	if err != nil {
+		return Forwarded{}, fmt.Errorf("client's body: %w", err)
+	}
+	_, gotRest, err := SplitBody(got)
+	if err != nil {
+		return Forwarded{}, fmt.Errorf("upstream's body: %w", err)
+	}
+	if !bytes.Equal(sentRest, gotRest) {
+		i := 0
+		for i < len(sentRest) && i < len(gotRest) && sentRest[i] == gotRest[i] {
+			i++
+		}
+		return Forwarded{}, fmt.Errorf("body outside messages differs at byte %d: client %q, upstream %q",
+			i, around(sentRest, i), around(gotRest, i))
+	}
+	sb, err := wire.Parse(sent)
+	if err != nil {
+		return Forwarded{}, fmt.Errorf("client's body: %w", err)
+	}
+	gb, err := wire.Parse(got)
+	if err != nil {
+		return Forwarded{}, fmt.Errorf("upstream's body: %w", err)
+	}
+	want, gotMsgs := sb.Messages, gb.Messages
+	if trim != nil {
+		if want, err = trim.Process(context.Background(), want); err != nil {
+			return Forwarded{}, fmt.Errorf("trim the client's messages: %w", err)
+		}
+	}
+	f := Forwarded{Sent: len(want), Got: len(gotMsgs)}
+	if err := processor.Validate(gotMsgs); err != nil {
+		return f, fmt.Errorf("upstream's messages are not a valid history: %w", err)
+	}
+	marker := -1
+	for i, m := range gotMsgs {
+		if s, _, ok := summary.ParseMarker(m); ok {
+			if marker >= 0 {
+				return f, fmt.Errorf("two summary markers, at %d and %d", marker, i)
+			}
+			marker, f.Summary = i, s
+		}
+	}
+	if marker < 0 {
+		if len(gotMsgs) != len(want) {
+			return f, fmt.Errorf("no summary marker, and %d messages instead of %d", len(gotMsgs), len(want))
+		}
+		for i := range want {
+			if !processor.Equal(want[i], gotMsgs[i]) {
+				return f, fmt.Errorf("message %d differs from the client's", i)
+			}
+		}
+		return f, nil
+	}
+	f.Compacted, f.Head, f.Tail = true, marker, len(gotMsgs)-marker-1
+	if f.Head+f.Tail >= len(want) {
+		return f, fmt.Errorf("marker at %d replaces nothing: %d messages kept of %d", marker, f.Head+f.Tail, len(want))
+	}
+	for i := 0; i < f.Head; i++ {
+		if !processor.Equal(want[i], gotMsgs[i]) {
+			return f, fmt.Errorf("head message %d differs from the client's", i)
+		}
+	}
+	for i := 1; i <= f.Tail; i++ {
+		if !processor.Equal(want[len(want)-i], gotMsgs[len(gotMsgs)-i]) {
+			return f, fmt.Errorf("tail message %d from the end differs from the client's", i)
+		}
+	}
+	return f, nil
+}
+
+func around(b []byte, i int) string {
+	from, to := max(0, i-20), min(len(b), i+20)
+	return string(b[from:to])
+}
+
+// LoadConversation returns the first n messages of a transcript (a JSON
+// array of Chat Completions messages, or an object with "messages"), each
+// as its raw JSON; fewer when the transcript is shorter.
+func LoadConversation(path string, n int) ([]json.RawMessage, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var msgs []json.RawMessage
+	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
+		err = json.Unmarshal(data, &msgs)
+	} else {
+		var obj struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		err = json.Unmarshal(data, &obj)
+		msgs = obj.Messages
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(msgs) > n {
+		msgs = msgs[:n]
+	}
+	return msgs, nil
+}
+
+// RequestLengths returns the lengths of the requests a client replaying
+// msgs sends: one before each assistant message that follows another role
+// (the history up to it), and one with every message when the last is not
+// an assistant's.
+func RequestLengths(msgs []json.RawMessage) []int {
+	var out []int
+	prev := ""
+	for i, m := range msgs {
+		var r struct {
+			Role string `json:"role"`
+		}
+		_ = json.Unmarshal(m, &r)
+		if r.Role == "assistant" && i > 0 && prev != "assistant" {
+			out = append(out, i)
+		}
+		if i == len(msgs)-1 && r.Role != "assistant" {
+			out = append(out, len(msgs))
+		}
+		prev = r.Role
+	}
+	return out
+}

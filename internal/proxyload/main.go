@@ -1,0 +1,368 @@
+// Command proxyload puts abridge's proxy under load: N conversations at
+// once (200 by default), each a client replaying an agent conversation
+// with its full history, request after request, through one proxy in front
+// of a fake upstream (package openaitest) on the loopback interface. It
+// reports the errors (there must be none), the upstream's own time per
+// request, the latency the proxy adds (what the client waited minus the
+// upstream's own time), abridge's processing inside it (reading the body,
+// the trimmer and the window, writing the body), over all requests and over
+// those that wrote no summary (a summary waits for the summarizer's model,
+// on a few requests in ten), and, for scale, the time
+// encoding/json takes to decode the same request bodies, one at a time
+// after the run.
+//
+//	go run ./internal/proxyload                      # 200 conversations, summaries in memory
+//	go run ./internal/proxyload -conversations 1     # one at a time: no queueing
+//	go run ./internal/proxyload -db postgres://…     # summaries in PostgreSQL, as replicas keep them
+//
+// The conversations are the shared transcripts (../shared/transcripts,
+// each made distinct by a first system message naming the conversation),
+// their first -messages messages, or made-up tool conversations when the
+// shared set is absent. Every second request is streamed.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/abridge-go/abridge/config"
+	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/session"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "proxyload:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	conversations int
+	messages      int
+	latency       time.Duration
+	db            string
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("proxyload", flag.ContinueOnError)
+	var o options
+	fs.IntVar(&o.conversations, "conversations", 200, "conversations at once")
+	fs.IntVar(&o.messages, "messages", 120, "messages of each conversation replayed")
+	fs.DurationVar(&o.latency, "latency", 0, "how long the fake upstream takes over each answer")
+	fs.StringVar(&o.db, "db", "", "summary store: empty for memory, else a session database DSN (a SQLite path or a postgres:// URL)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.conversations < 1 || o.messages < 3 {
+		return errors.New("-conversations must be ≥ 1 and -messages ≥ 3")
+	}
+	convs, source, err := conversations(o)
+	if err != nil {
+		return err
+	}
+
+	up := &openaitest.Upstream{Discard: true, Latency: o.latency}
+	upSrv := httptest.NewServer(up)
+	defer upSrv.Close()
+
+	ctx := context.Background()
+	cfg := config.Default()
+	var store window.Store
+	if o.db != "" {
+		st, err := session.Open(ctx, o.db, nil)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		store = st.Summaries()
+	}
+	sm := model.NewOpenAI(model.WithBaseURL(upSrv.URL+"/v1"), model.WithAPIKey("sk-load"), model.WithMaxRetries(0))
+	wopts := cfg.WindowOptions()
+	wopts.Summarizer = summarizer.New(sm, summarizer.Options{})
+	wopts.Store = store
+	// Each request's context carries its reqInfo: the window marks a
+	// request that writes a summary, the proxy's event reports its
+	// processing time.
+	wopts.OnEvent = func(ctx context.Context, e window.Event) {
+		if info, ok := ctx.Value(reqKey{}).(*reqInfo); ok && e.Type == window.EventStarted {
+			info.summarized.Store(true)
+		}
+	}
+	win := window.New(wopts)
+	var mu sync.Mutex
+	var processing, processingPlain []time.Duration
+	summarized := map[string]bool{}
+	base, _ := url.Parse(upSrv.URL + "/v1")
+	p := proxy.New(proxy.Options{
+		Upstream:  base,
+		Chain:     cfg.NewChain(win),
+		Compactor: win,
+		Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024},
+		OnEvent: func(ctx context.Context, e openaimw.Event) {
+			info, ok := ctx.Value(reqKey{}).(*reqInfo)
+			if e.Type != openaimw.EventProcessed || !ok {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			processing = append(processing, e.Duration)
+			if info.summarized.Load() {
+				summarized[info.id] = true
+			} else {
+				processingPlain = append(processingPlain, e.Duration)
+			}
+		},
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := &reqInfo{id: r.Header.Get(requestHeader)}
+		p.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqKey{}, info)))
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	proxyURL := "http://" + ln.Addr().String() + "/v1/chat/completions"
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024}}
+	var (
+		samples []sample
+		errs    []error
+		wg      sync.WaitGroup
+	)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	for c, msgs := range convs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, n := range openaitest.RequestLengths(msgs) {
+				body := requestBody(msgs[:n], i%2 == 1)
+				id := fmt.Sprintf("%d/%d", c, i)
+				s, err := send(client, proxyURL, body, c, id)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, fmt.Errorf("conversation %d, request %d: %w", c, i, err))
+				} else {
+					s.summarized = summarized[id]
+					samples = append(samples, s)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if *cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+
+	// encoding/json over the same bodies, one at a time.
+	var decode []time.Duration
+	for _, msgs := range convs {
+		for i, n := range openaitest.RequestLengths(msgs) {
+			body := requestBody(msgs[:n], i%2 == 1)
+			t0 := time.Now()
+			var v any
+			if err := json.Unmarshal(body, &v); err != nil {
+				return err
+			}
+			decode = append(decode, time.Since(t0))
+		}
+	}
+
+	var added, addedPlain, own []time.Duration
+	for _, s := range samples {
+		own = append(own, s.upstream)
+		added = append(added, s.total-s.upstream)
+		if !s.summarized {
+			addedPlain = append(addedPlain, s.total-s.upstream)
+		}
+	}
+	chats, summaries := up.Counts()
+	fmt.Fprintf(stdout, "%d conversations of up to %d messages (%s), summaries in %s, upstream latency %s\n",
+		len(convs), o.messages, source, storeName(o.db), o.latency)
+	fmt.Fprintf(stdout, "%d requests in %.1f s (%.0f a second), %d errors, %d forwarded, %d summaries\n",
+		len(samples)+len(errs), elapsed.Seconds(), float64(len(samples))/elapsed.Seconds(), len(errs), chats, summaries)
+	fmt.Fprintf(stdout, "%-44s %9s %9s\n", "", "p50", "p99")
+	row := func(name string, d []time.Duration) {
+		fmt.Fprintf(stdout, "%-44s %9s %9s\n", name, ms(percentile(d, 50)), ms(percentile(d, 99)))
+	}
+	row("upstream's own time", own)
+	row("added by the proxy (client's wait − upstream)", added)
+	row("  of which abridge's processing", processing)
+	row("added, requests that wrote no summary", addedPlain)
+	row("  of which abridge's processing", processingPlain)
+	row("encoding/json decode of the same bodies", decode)
+	fmt.Fprintf(stdout, "p99 added ÷ p99 decode: %.2f (target < 0.10); without summaries %.2f; abridge's processing alone %.2f\n",
+		ratio(percentile(added, 99), percentile(decode, 99)), ratio(percentile(addedPlain, 99), percentile(decode, 99)),
+		ratio(percentile(processingPlain, 99), percentile(decode, 99)))
+	for i, err := range errs {
+		if i == 5 {
+			fmt.Fprintf(stdout, "… %d more errors\n", len(errs)-5)
+			break
+		}
+		fmt.Fprintln(stdout, "error:", err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d of %d requests failed", len(errs), len(samples)+len(errs))
+	}
+	return nil
+}
+
+// requestHeader names each request for the report.
+const requestHeader = "Proxyload-Request"
+
+// reqInfo is what the proxy tells of one request.
+type reqInfo struct {
+	id         string
+	summarized atomic.Bool
+}
+
+type reqKey struct{}
+
+// sample is what the client measured of one request.
+type sample struct {
+	total, upstream time.Duration
+	summarized      bool // a summary was written while it waited
+}
+
+// send posts one request and reads the whole answer.
+func send(client *http.Client, url string, body []byte, conv int, id string) (s sample, err error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return s, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer sk-load")
+	req.Header.Set(openaimw.ConversationHeader, strconv.Itoa(conv))
+	req.Header.Set(requestHeader, id)
+	t0 := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return s, err
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	s.total = time.Since(t0)
+	if err != nil {
+		return s, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return s, fmt.Errorf("status %d: %s", resp.StatusCode, data)
+	}
+	ns, err := strconv.ParseInt(resp.Header.Get(openaitest.DurationHeader), 10, 64)
+	if err != nil {
+		return s, fmt.Errorf("no %s header", openaitest.DurationHeader)
+	}
+	s.upstream = time.Duration(ns)
+	return s, nil
+}
+
+// requestBody is a chat completions body with msgs and the fields an
+// agent sends.
+func requestBody(msgs []json.RawMessage, stream bool) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"model":"gpt-test","messages":[`)
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(m)
+	}
+	b.WriteString(`],"tools":[{"type":"function","function":{"name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}}],"tool_choice":"auto","temperature":0`)
+	if stream {
+		b.WriteString(`,"stream":true,"stream_options":{"include_usage":true}`)
+	}
+	b.WriteString("}")
+	return b.Bytes()
+}
+
+// conversations returns the replayed conversations and where they come
+// from.
+func conversations(o options) ([][]json.RawMessage, string, error) {
+	var files []string
+	if dir, ok := transcripts.SharedDir(); ok {
+		files, _ = filepath.Glob(filepath.Join(dir, "*.json"))
+		slices.Sort(files)
+	}
+	out := make([][]json.RawMessage, o.conversations)
+	if len(files) == 0 {
+		for i := range out {
+			out[i] = openaitest.ToolConversation(o.messages, fmt.Sprintf("project %d", i))
+		}
+		return out, "made-up tool conversations", nil
+	}
+	for i := range out {
+		msgs, err := openaitest.LoadConversation(files[i%len(files)], o.messages-1)
+		if err != nil {
+			return nil, "", err
+		}
+		first, _ := json.Marshal(map[string]string{"role": "system", "content": fmt.Sprintf("Conversation %d.", i)})
+		out[i] = append([]json.RawMessage{first}, msgs...)
+	}
+	return out, fmt.Sprintf("the %d shared transcripts, in turn", len(files)), nil
+}
+
+func storeName(dsn string) string {
+	if dsn == "" {
+		return "memory"
+	}
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		return u.Scheme
+	}
+	return "SQLite"
+}
+
+func percentile(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"testing"
+)
+
+// TestRun runs a small load, and checks the report: no errors, every
+// request forwarded, the four rows of figures.
+func TestRun(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-conversations", "3", "-messages", "50"}, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	report := out.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^3 conversations of up to 50 messages`),
+		regexp.MustCompile(`(?m)^(\d+) requests in [\d.]+ s \(\d+ a second\), 0 errors, (\d+) forwarded, [1-9]\d* summaries$`),
+		regexp.MustCompile(`(?m)^upstream's own time +[\d.]+ ms +[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^added by the proxy .* +-?[\d.]+ ms +-?[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^  of which abridge's processing +[\d.]+ ms +[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^added, requests that wrote no summary +-?[\d.]+ ms +-?[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^encoding/json decode of the same bodies +[\d.]+ ms +[\d.]+ ms$`),
+	} {
+		if !want.MatchString(report) {
+			t.Errorf("report lacks %s:\n%s", want, report)
+		}
+	}
+	m := regexp.MustCompile(`(?m)^(\d+) requests in .*, (\d+) forwarded`).FindStringSubmatch(report)
+	if m == nil || m[1] != m[2] {
+		t.Errorf("requests and forwarded differ: %v", m)
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	tests := [][]string{{"-conversations", "0"}, {"-messages", "2"}, {"-bogus"}}
+	for _, args := range tests {
+		var out bytes.Buffer
+		if err := run(args, &out); err == nil {
+			t.Errorf("run(%q) succeeded", args)
+		}
+	}
+}

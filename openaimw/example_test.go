@@ -1,0 +1,62 @@
+package openaimw_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/processors/window"
+)
+
+// An app on openai-go keeps its full history and sends it every time; the
+// middleware compacts what leaves the app. Here the window compacts past 8
+// messages into the head (through the first answer), one summary (the
+// offline digest writes it) and the last 4 messages; the server stands for
+// the provider and says how many messages it received.
+func Example() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Messages []json.RawMessage }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":"received %d messages"}}]}`, len(body.Messages))
+	}))
+	defer srv.Close()
+
+	win := window.New(window.Options{MaxMessages: 8})
+	chain := processor.Chain(trimtools.New(trimtools.Options{}), win)
+	client := openai.NewClient(
+		option.WithBaseURL(srv.URL), option.WithAPIKey("sk-example"),
+		option.WithMiddleware(openaimw.New(chain, openaimw.Options{Compactor: win})),
+	)
+
+	history := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are terse.")}
+	for i := 1; i <= 6; i++ {
+		history = append(history, openai.UserMessage(fmt.Sprintf("Question %d: %s?", i, strings.Repeat("and some details ", 40))))
+		resp, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+			Model:    "gpt-4.1-mini",
+			Messages: history,
+		})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("app sent %2d, %s\n", len(history), resp.Choices[0].Message.Content)
+		history = append(history, resp.Choices[0].Message.ToParam())
+	}
+	// Output:
+	// app sent  2, received 2 messages
+	// app sent  4, received 4 messages
+	// app sent  6, received 6 messages
+	// app sent  8, received 8 messages
+	// app sent 10, received 8 messages
+	// app sent 12, received 8 messages
+}

@@ -1,0 +1,419 @@
+// Package openaimw adds abridge to an app built on openai-go v3 with one
+// client option:
+//
+//	client := openai.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{Compactor: win})))
+//
+// Before every POST …/chat/completions request leaves the app, the
+// middleware reads the body's "messages" into abridge's message model, runs
+// the chain over them (typically the trimmer and the window that
+// config.Build returns) and sends the body with the processed messages in
+// their place and every other byte (model, tools, tool_choice,
+// response_format, stream, fields it does not know) as the app wrote it.
+// Streaming and non-streaming requests alike; every other request passes
+// untouched. The app keeps its full history as it always did: the window
+// finds what it summarized by content, so each message is summarized about
+// once even though the middleware sees the history decoded afresh every
+// time.
+//
+// When the provider answers a processed request with a context overflow
+// (400, code context_length_exceeded), the middleware compacts the history
+// once more with [Options.Compactor] and retries once, as abridge's agent
+// does. A request whose body abridge cannot read (not JSON, no messages, a
+// message it cannot decode, a history no provider accepts) is answered
+// with an OpenAI-shaped 400 naming what is wrong, and sent nowhere.
+//
+// The middleware does not import openai-go: [Middleware] and [Next] are the
+// same types as openai-go's option.Middleware and option.MiddlewareNext, so
+// the value New returns goes straight into option.WithMiddleware. The proxy
+// (package proxy, abridge serve) is this middleware in front of an upstream.
+package openaimw
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/abridge-go/abridge/internal/apierror"
+	"github.com/abridge-go/abridge/internal/wire"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
+)
+
+// ConversationHeader is the request header that names the conversation a
+// request belongs to. It is optional: without it the window tells
+// conversations apart by their content, which is enough unless two
+// conversations begin with the same messages and must not share summaries.
+// The middleware removes it before the request is sent on; a context from
+// window.WithConversation does the same for a Go host.
+const ConversationHeader = "Abridge-Conversation"
+
+// Next sends a request on and returns the response: the same type as
+// openai-go's option.MiddlewareNext.
+type Next = func(*http.Request) (*http.Response, error)
+
+// Middleware intercepts a request on its way out: the same type as
+// openai-go's option.Middleware.
+type Middleware = func(*http.Request, Next) (*http.Response, error)
+
+// Compactor compacts a history now, whatever its triggers say: the
+// window's Compact method. The middleware calls it once after the provider
+// reports a context overflow.
+type Compactor interface {
+	Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error)
+}
+
+var _ Compactor = (*window.Window)(nil)
+
+// Options configures the middleware. The zero value means: no retry after
+// a context overflow, no logging, no events.
+type Options struct {
+	// Compactor compacts the history after the provider reported a
+	// context overflow, before the one retry; give it the window of the
+	// chain. Nil means the overflow goes back to the app as the provider
+	// sent it.
+	Compactor Compactor
+	// Logger receives a debug line for each processed request, a warning
+	// when the processors fail and the request is sent unprocessed, and an
+	// info line for each retry after a context overflow. Nil means no
+	// logging. Headers are never logged.
+	Logger *zap.Logger
+	// OnEvent, when set, is called synchronously with each [Event]. It must
+	// be safe for concurrent use.
+	OnEvent func(ctx context.Context, e Event)
+}
+
+// EventType tells what an Event reports.
+type EventType int
+
+// Event types.
+const (
+	// EventProcessed: a chat completions request went through the chain
+	// and was sent on (sizes before and after, Duration).
+	EventProcessed EventType = iota + 1
+	// EventRejected: the request's body could not be read or its history
+	// is not one a provider accepts; it was answered with a 400 (Code,
+	// Err) and sent nowhere.
+	EventRejected
+	// EventChainFailed: the processors failed on a valid history (Err);
+	// the request was sent with its messages as the app wrote them.
+	EventChainFailed
+	// EventOverflow: the provider reported a context overflow for a
+	// processed request; the history was compacted again (sizes before
+	// and after) and, when that made it smaller, sent once more (Retried).
+	EventOverflow
+)
+
+// String returns "processed", "rejected", "chain failed", "overflow" or
+// "event(N)".
+func (t EventType) String() string {
+	switch t {
+	case EventProcessed:
+		return "processed"
+	case EventRejected:
+		return "rejected"
+	case EventChainFailed:
+		return "chain failed"
+	case EventOverflow:
+		return "overflow"
+	}
+	return "event(" + strconv.Itoa(int(t)) + ")"
+}
+
+// Event reports what the middleware did with one request. The window's own
+// events (a compaction started, finished or failed, with the tokens before
+// and after and the summarizer's duration) come through its
+// Options.OnEvent; config.Build wires them to zap and to a callback.
+type Event struct {
+	// Type is what happened.
+	Type EventType
+	// Model is the request's model, Stream whether it asked for a stream.
+	Model  string
+	Stream bool
+	// MessagesBefore and TokensBefore measure the history the app sent;
+	// MessagesAfter and TokensAfter the history sent on (tokens estimated
+	// with processor.EstimateTokens).
+	MessagesBefore, TokensBefore int
+	MessagesAfter, TokensAfter   int
+	// Duration is the time abridge took on the request before sending it:
+	// reading the body, the processors (summaries included) and writing
+	// the body back.
+	Duration time.Duration
+	// Retried is set on EventOverflow when the compacted request was sent
+	// again.
+	Retried bool
+	// Code is the error code answered (EventRejected).
+	Code string
+	// Err is why the request was rejected (EventRejected) or why the
+	// processors failed (EventChainFailed, EventOverflow).
+	Err error
+}
+
+// Codes of the 400 answers to requests abridge cannot process.
+const (
+	// CodeInvalidJSON: the body is not a JSON object.
+	CodeInvalidJSON = "invalid_json"
+	// CodeMissingMessages: the body has no "messages" array, or an empty
+	// one.
+	CodeMissingMessages = "missing_messages"
+	// CodeInvalidMessage: a message cannot be decoded.
+	CodeInvalidMessage = "invalid_message"
+	// CodeInvalidHistory: the messages are not a history a provider
+	// accepts (processor.Validate names the rule and the message).
+	CodeInvalidHistory = "invalid_history"
+)
+
+// New returns the middleware: chain runs over the messages of every
+// POST …/chat/completions request before it is sent on. A nil chain
+// checks the history and sends it unchanged.
+func New(chain processor.Processor, opts Options) Middleware {
+	if chain == nil {
+		chain = processor.Chain()
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent}
+	return m.handle
+}
+
+type mw struct {
+	chain     processor.Processor
+	compactor Compactor
+	log       *zap.Logger
+	onEvent   func(context.Context, Event)
+}
+
+// IsChatCompletions reports whether req is one the middleware processes:
+// a POST to a path ending in /chat/completions.
+func IsChatCompletions(req *http.Request) bool {
+	return req.Method == http.MethodPost && strings.HasSuffix(strings.TrimSuffix(req.URL.Path, "/"), "/chat/completions")
+}
+
+func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
+	if !IsChatCompletions(req) {
+		return next(req)
+	}
+	start := time.Now()
+	ctx := req.Context()
+	header := req.Header
+	if id := req.Header.Get(ConversationHeader); id != "" {
+		ctx = window.WithConversation(ctx, id)
+		header = req.Header.Clone()
+		header.Del(ConversationHeader)
+	}
+	data, err := readBody(req)
+	if err != nil {
+		return nil, fmt.Errorf("abridge: read request body: %w", err)
+	}
+	body, err := wire.Parse(data)
+	if err != nil {
+		return m.reject(ctx, req, body, err), nil
+	}
+	in := body.Messages
+	if err := processor.Validate(in); err != nil {
+		return m.reject(ctx, req, body, err), nil
+	}
+	ev := Event{Type: EventProcessed, Model: body.Model, Stream: body.Stream,
+		MessagesBefore: len(in), TokensBefore: processor.EstimateTokens(in)}
+	out, err := m.chain.Process(ctx, in)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, fmt.Errorf("abridge: process messages: %w", err)
+		}
+		// abridge's failure, not the app's: send the request as written.
+		failed := ev
+		failed.Type, failed.Err = EventChainFailed, err
+		m.log.Warn("openaimw: processors failed; request sent unprocessed", zap.Error(err), zap.String("model", body.Model))
+		m.emit(ctx, failed)
+		out = in
+	}
+	sent, err := body.With(out)
+	if err != nil {
+		return nil, fmt.Errorf("abridge: write request body: %w", err)
+	}
+	ev.MessagesAfter, ev.TokensAfter = len(out), processor.EstimateTokens(out)
+	ev.Duration = time.Since(start)
+	if ce := m.log.Check(zap.DebugLevel, "openaimw: processed"); ce != nil {
+		ce.Write(zap.String("model", body.Model), zap.Bool("stream", body.Stream),
+			zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
+			zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter),
+			zap.Duration("duration", ev.Duration))
+	}
+	m.emit(ctx, ev)
+
+	resp, err := next(withBody(ctx, req, header, sent))
+	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
+		return resp, err
+	}
+	overflow, err := isOverflow(resp)
+	if err != nil || !overflow {
+		return resp, err
+	}
+	return m.retry(ctx, req, header, body, out, resp, next)
+}
+
+// retry compacts out after the provider answered resp, a context
+// overflow, and sends the request once more when that made it smaller;
+// otherwise it returns resp.
+func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out []processor.Message, resp *http.Response, next Next) (*http.Response, error) {
+	ev := Event{Type: EventOverflow, Model: body.Model, Stream: body.Stream,
+		MessagesBefore: len(out), TokensBefore: processor.EstimateTokens(out)}
+	start := time.Now()
+	smaller, err := m.compactor.Compact(ctx, out)
+	ev.Duration = time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			_ = resp.Body.Close()
+			return nil, fmt.Errorf("abridge: compact after context overflow: %w", err)
+		}
+		ev.Err = err
+		m.log.Warn("openaimw: compaction after context overflow failed", zap.Error(err))
+		m.emit(ctx, ev)
+		return resp, nil
+	}
+	ev.MessagesAfter, ev.TokensAfter = len(smaller), processor.EstimateTokens(smaller)
+	if len(smaller) >= len(out) {
+		// Nothing left to compact: the provider's answer stands.
+		m.emit(ctx, ev)
+		return resp, nil
+	}
+	sent, err := body.With(smaller)
+	if err != nil {
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("abridge: write request body: %w", err)
+	}
+	_ = resp.Body.Close()
+	ev.Retried = true
+	m.log.Info("openaimw: context overflow; compacted and retrying",
+		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
+		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
+	m.emit(ctx, ev)
+	return next(withBody(ctx, req, header, sent))
+}
+
+func (m *mw) emit(ctx context.Context, e Event) {
+	if m.onEvent != nil {
+		m.onEvent(ctx, e)
+	}
+}
+
+// reject answers the request with a 400 naming what is wrong with it.
+func (m *mw) reject(ctx context.Context, req *http.Request, body *wire.Body, err error) *http.Response {
+	e := Rejection(err)
+	ev := Event{Type: EventRejected, Code: e.Code, Err: err}
+	if body != nil {
+		ev.Model, ev.Stream, ev.MessagesBefore = body.Model, body.Stream, len(body.Messages)
+	}
+	m.log.Debug("openaimw: request rejected", zap.String("code", e.Code), zap.Error(err))
+	m.emit(ctx, ev)
+	data := e.Body()
+	return &http.Response{
+		Status:        "400 Bad Request",
+		StatusCode:    http.StatusBadRequest,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(data))}},
+		Body:          io.NopCloser(bytes.NewReader(data)),
+		ContentLength: int64(len(data)),
+		Request:       req,
+	}
+}
+
+// Rejection returns the OpenAI-shaped 400 error abridge answers a request
+// with when it cannot process it: err is what wire.Parse or
+// processor.Validate returned.
+func Rejection(err error) apierror.Error {
+	e := apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest, Param: "messages",
+		Message: "abridge: " + err.Error()}
+	switch {
+	case errors.Is(err, wire.ErrNotJSON):
+		e.Code, e.Param = CodeInvalidJSON, ""
+	case errors.Is(err, wire.ErrNoMessages):
+		e.Code = CodeMissingMessages
+	case errors.Is(err, wire.ErrBadMessage):
+		e.Code = CodeInvalidMessage
+	default:
+		e.Code = CodeInvalidHistory
+	}
+	return e
+}
+
+// readBody reads and closes the request's body.
+func readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	if req.ContentLength > 0 {
+		data := make([]byte, req.ContentLength)
+		if _, err := io.ReadFull(req.Body, data); err != nil {
+			return nil, err
+		}
+		// Nothing may follow what the length announced.
+		var one [1]byte
+		if n, _ := req.Body.Read(one[:]); n > 0 {
+			return nil, errors.New("body longer than its Content-Length")
+		}
+		return data, nil
+	}
+	return io.ReadAll(req.Body)
+}
+
+// withBody returns a shallow copy of req with ctx, header and body.
+func withBody(ctx context.Context, req *http.Request, header http.Header, body []byte) *http.Request {
+	r := req.WithContext(ctx)
+	r.Header = header
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return r
+}
+
+// maxErrorBody is the most of a 400 answer read to tell whether it reports
+// a context overflow.
+const maxErrorBody = 1 << 20
+
+// isOverflow reports whether resp, a 400, reports a context overflow. It
+// reads the body and puts it back.
+func isOverflow(resp *http.Response) (bool, error) {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil {
+		_ = resp.Body.Close()
+		return false, fmt.Errorf("abridge: read error response: %w", err)
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(data), resp.Body), resp.Body}
+	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return false, nil
+		}
+		if data, err = io.ReadAll(io.LimitReader(zr, maxErrorBody)); err != nil {
+			return false, nil
+		}
+	}
+	var e struct {
+		Error struct {
+			Code any `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(data, &e) != nil {
+		return false, nil
+	}
+	code, _ := e.Error.Code.(string)
+	return code == "context_length_exceeded" || code == "string_above_max_length", nil
+}

@@ -1,0 +1,523 @@
+package openaimw_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+const secret = "sk-test-secret-0123456789"
+
+// tap records the body of every chat completions request the client sends,
+// before any other middleware sees it.
+type tap struct {
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (tp *tap) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if openaimw.IsChatCompletions(req) {
+		data, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(data))
+		tp.mu.Lock()
+		tp.bodies = append(tp.bodies, data)
+		tp.mu.Unlock()
+	}
+	return next(req)
+}
+
+// events collects the middleware's and the window's events.
+type events struct {
+	mu     sync.Mutex
+	mw     []openaimw.Event
+	window []window.Event
+}
+
+func (e *events) onMiddleware(_ context.Context, ev openaimw.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.mw = append(e.mw, ev)
+}
+
+func (e *events) onWindow(_ context.Context, ev window.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.window = append(e.window, ev)
+}
+
+func (e *events) count(t openaimw.EventType) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, ev := range e.mw {
+		if ev.Type == t {
+			n++
+		}
+	}
+	return n
+}
+
+// TestTranscript replays a 120-message tool-using conversation from a
+// shared transcript through openai-go with the middleware, the app keeping
+// its full history, alternately streamed and not, with tools, tool_choice,
+// response_format, temperature and a field openai-go does not know: every
+// request reaches the upstream valid and byte-identical outside
+// "messages", and once past the window's trigger compacted into the
+// client's head, one summary marker and the client's tail. The summaries
+// are written by the LLM summarizer over the same fake upstream, and their
+// usage reaches the host through model.Observe.
+func TestTranscript(t *testing.T) {
+	_, msgs := openaitest.SharedConversation(t, 120)
+	up := &openaitest.Upstream{}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+
+	var summaryTokens atomic.Int64
+	sm := model.Observe(model.NewOpenAI(model.WithBaseURL(srv.URL), model.WithAPIKey(secret), model.WithMaxRetries(0)),
+		func(_ context.Context, o model.Observation) { summaryTokens.Add(o.Usage.InputTokens) })
+	ev := &events{}
+	win := window.New(window.Options{Summarizer: summarizer.New(sm, summarizer.Options{}), OnEvent: ev.onWindow})
+	trim := trimtools.New(trimtools.Options{})
+	core, logs := observer.New(zapcore.DebugLevel)
+	mw := openaimw.New(processor.Chain(trim, win), openaimw.Options{Compactor: win, Logger: zap.New(core), OnEvent: ev.onMiddleware})
+
+	tp := &tap{}
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey(secret), option.WithMaxRetries(0),
+		option.WithMiddleware(tp.middleware, mw))
+	ctx := context.Background()
+	lengths := openaitest.RequestLengths(msgs)
+	for i, n := range lengths {
+		params := requestParams(t, msgs[:n])
+		if i%2 == 0 {
+			resp, err := client.Chat.Completions.New(ctx, params)
+			if err != nil {
+				t.Fatalf("request %d (%d messages): %v", i, n, err)
+			}
+			if got := resp.Choices[0].Message.Content; got != "ok" {
+				t.Fatalf("request %d: answer %q, want ok", i, got)
+			}
+			continue
+		}
+		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+		stream := client.Chat.Completions.NewStreaming(ctx, params)
+		var acc openai.ChatCompletionAccumulator
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatalf("request %d (%d messages, streamed): %v", i, n, err)
+		}
+		if got := acc.Choices[0].Message.Content; got != "ok" {
+			t.Fatalf("request %d: streamed answer %q, want ok", i, got)
+		}
+		if acc.Usage.PromptTokens == 0 {
+			t.Errorf("request %d: streamed answer without usage", i)
+		}
+	}
+
+	chats := up.Chats()
+	if len(chats) != len(lengths) || len(tp.bodies) != len(lengths) {
+		t.Fatalf("upstream got %d requests, client sent %d, want %d", len(chats), len(tp.bodies), len(lengths))
+	}
+	compacted := 0
+	for i, got := range chats {
+		f, err := openaitest.CheckForwarded(tp.bodies[i], got.Body, trim)
+		if err != nil {
+			t.Errorf("request %d (%d messages): %v", i, lengths[i], err)
+			continue
+		}
+		if f.Compacted {
+			compacted++
+		} else if f.Sent > 41 {
+			t.Errorf("request %d: %d messages sent uncompacted", i, f.Sent)
+		}
+		if got.Header.Get(openaimw.ConversationHeader) != "" {
+			t.Errorf("request %d: conversation header sent upstream", i)
+		}
+	}
+	_, summaries := up.Counts()
+	t.Logf("%d requests, %d compacted, %d summarizer calls, %d summarizer input tokens", len(chats), compacted, summaries, summaryTokens.Load())
+	if compacted == 0 || summaries == 0 {
+		t.Errorf("%d compacted requests and %d summarizer calls, want some of each", compacted, summaries)
+	}
+	if summaryTokens.Load() == 0 {
+		t.Error("the summarizer's usage never reached the host")
+	}
+	finished := 0
+	for _, e := range ev.window {
+		if e.Type == window.EventFinished {
+			finished++
+			if e.TokensAfter >= e.TokensBefore {
+				t.Errorf("compaction from %d to %d tokens", e.TokensBefore, e.TokensAfter)
+			}
+		}
+	}
+	if finished != summaries {
+		t.Errorf("%d compactions finished, %d summarizer calls: want one call each", finished, summaries)
+	}
+	if n := ev.count(openaimw.EventProcessed); n != len(lengths) {
+		t.Errorf("%d processed events, want %d", n, len(lengths))
+	}
+	for _, e := range logs.All() {
+		if strings.Contains(e.Message, secret) || strings.Contains(e.Message, "Bearer") {
+			t.Errorf("log line shows the API key: %q", e.Message)
+		}
+		for _, f := range e.Context {
+			if strings.Contains(f.String, secret) {
+				t.Errorf("log field %s shows the API key", f.Key)
+			}
+		}
+	}
+	if logs.FilterMessage("openaimw: processed").Len() != len(lengths) {
+		t.Errorf("%d processed lines logged, want %d", logs.FilterMessage("openaimw: processed").Len(), len(lengths))
+	}
+}
+
+// requestParams builds a request with msgs (raw Chat Completions JSON)
+// and every other kind of field an app sets.
+func requestParams(t *testing.T, msgs []json.RawMessage) openai.ChatCompletionNewParams {
+	t.Helper()
+	params := openai.ChatCompletionNewParams{
+		Model: "gpt-test",
+		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name:        "bash",
+			Description: openai.String("Run a shell command."),
+			Parameters:  shared.FunctionParameters{"type": "object", "properties": map[string]any{"command": map[string]any{"type": "string"}}},
+		})},
+		ToolChoice:     openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("auto")},
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfText: &shared.ResponseFormatTextParam{}},
+		Temperature:    openai.Float(0.25),
+	}
+	params.SetExtraFields(map[string]any{"x_unknown_field": map[string]any{"kept": []any{1, "two", nil}}})
+	for _, raw := range msgs {
+		var m openai.ChatCompletionMessageParamUnion
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("message %s: %v", raw, err)
+		}
+		params.Messages = append(params.Messages, m)
+	}
+	return params
+}
+
+// send runs the middleware over one request to srv, through a plain
+// http.Client.
+func send(t *testing.T, mw openaimw.Middleware, method, url string, header http.Header, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := mw(req, http.DefaultClient.Do)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
+}
+
+// TestRejected checks that a body abridge cannot process is answered with
+// an OpenAI-shaped 400 naming what is wrong, and sent nowhere.
+func TestRejected(t *testing.T) {
+	tests := []struct {
+		name, body, code, says string
+	}{
+		{"not JSON", `{"model": "m", "messages": [`, openaimw.CodeInvalidJSON, "not a JSON object"},
+		{"array", `[1, 2]`, openaimw.CodeInvalidJSON, "not a JSON object"},
+		{"no messages", `{"model": "m"}`, openaimw.CodeMissingMessages, `no "messages"`},
+		{"empty messages", `{"model": "m", "messages": []}`, openaimw.CodeMissingMessages, `no "messages"`},
+		{"bad role", `{"model": "m", "messages": [{"role": "wizard", "content": "hi"}]}`, openaimw.CodeInvalidMessage, "wizard"},
+		{"orphan tool return", `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c1", "content": "out"}]}`,
+			openaimw.CodeInvalidHistory, "without a matching tool call"},
+		{"unanswered call", `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "user", "content": "go on"}]}`,
+			openaimw.CodeInvalidHistory, "c1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &openaitest.Upstream{}
+			srv := httptest.NewServer(up)
+			defer srv.Close()
+			ev := &events{}
+			mw := openaimw.New(nil, openaimw.Options{OnEvent: ev.onMiddleware})
+			resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", nil, tt.body)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400", resp.StatusCode)
+			}
+			var got struct {
+				Error struct{ Message, Type, Code string }
+			}
+			if err := json.Unmarshal(data, &got); err != nil {
+				t.Fatalf("answer %s: %v", data, err)
+			}
+			if got.Error.Code != tt.code || got.Error.Type != "invalid_request_error" ||
+				!strings.HasPrefix(got.Error.Message, "abridge: ") || !strings.Contains(got.Error.Message, tt.says) {
+				t.Errorf("error %+v, want code %s, a message starting abridge: and saying %q", got.Error, tt.code, tt.says)
+			}
+			if n := len(up.Requests()); n != 0 {
+				t.Errorf("upstream got %d requests, want none", n)
+			}
+			if ev.count(openaimw.EventRejected) != 1 {
+				t.Errorf("events %+v, want one rejection", ev.mw)
+			}
+		})
+	}
+}
+
+// TestRejectedThroughOpenAI shows a rejection as an openai-go app sees it:
+// an *openai.Error with status 400 and abridge's code, returned at once
+// (a 400 is not retried).
+func TestRejectedThroughOpenAI(t *testing.T) {
+	up := &openaitest.Upstream{}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey(secret),
+		option.WithMiddleware(openaimw.New(nil, openaimw.Options{})))
+	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model:    "gpt-test",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi"), openai.ToolMessage("out", "call_1")},
+	})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("error %v, want an *openai.Error", err)
+	}
+	if apiErr.StatusCode != 400 || apiErr.Code != openaimw.CodeInvalidHistory || !strings.Contains(apiErr.Message, "call_1") {
+		t.Errorf("status %d, code %q, message %q: want 400, %s, naming call_1", apiErr.StatusCode, apiErr.Code, apiErr.Message, openaimw.CodeInvalidHistory)
+	}
+	if n := len(up.Requests()); n != 0 {
+		t.Errorf("upstream got %d requests, want none", n)
+	}
+}
+
+// TestUntouched checks that requests other than POST …/chat/completions
+// pass through as they were, and that a chat completions body the
+// processors leave alone is sent byte for byte.
+func TestUntouched(t *testing.T) {
+	tests := []struct {
+		name, method, path, body string
+	}{
+		{"models", http.MethodGet, "/v1/models", ""},
+		{"embeddings", http.MethodPost, "/v1/embeddings", `{"input": "not messages", "model": "e"}`},
+		{"chat, nothing to do", http.MethodPost, "/v1/chat/completions",
+			"{ \"model\" : \"m\",\n \"messages\": [ {\"role\":\"user\",\"content\":\"hi\"} ] , \"zz\": [1.50, 2e3]}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &openaitest.Upstream{}
+			srv := httptest.NewServer(up)
+			defer srv.Close()
+			mw := openaimw.New(trimtools.New(trimtools.Options{}), openaimw.Options{})
+			send(t, mw, tt.method, srv.URL+tt.path, http.Header{"Authorization": {"Bearer " + secret}}, tt.body)
+			reqs := up.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("upstream got %d requests, want 1", len(reqs))
+			}
+			if diff := cmp.Diff(tt.body, string(reqs[0].Body)); diff != "" {
+				t.Errorf("body changed (-sent +received):\n%s", diff)
+			}
+			if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+secret {
+				t.Errorf("Authorization %q not forwarded", got)
+			}
+		})
+	}
+}
+
+// overflowBody is a 60-message chat completions body: a long tool-using
+// conversation.
+func overflowBody() string {
+	var msgs []string
+	msgs = append(msgs, `{"role":"system","content":"You are a coding agent."}`, `{"role":"user","content":"Fix the build."}`)
+	for i := 0; len(msgs) < 59; i++ {
+		id := "call_" + strings.Repeat("x", i%5) + string(rune('a'+i%26))
+		msgs = append(msgs,
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"`+id+`","type":"function","function":{"name":"bash","arguments":"{\"command\":\"make\"}"}}]}`,
+			`{"role":"tool","tool_call_id":"`+id+`","content":"`+strings.Repeat("output line ", 40)+`"}`)
+	}
+	msgs = append(msgs, `{"role":"user","content":"And now?"}`)
+	return `{"model":"gpt-test","messages":[` + strings.Join(msgs, ",") + `],"temperature":0}`
+}
+
+// TestOverflow checks the retry after a context overflow: the history is
+// compacted once more and sent again when that made it smaller; otherwise,
+// or without a compactor, the provider's 400 reaches the app.
+func TestOverflow(t *testing.T) {
+	body := overflowBody()
+	tests := []struct {
+		name       string
+		compactor  bool
+		maxChars   int
+		wantStatus int
+		wantSent   int // chat requests upstream
+		wantEvent  *openaimw.Event
+	}{
+		{"compacted and retried", true, len(body) / 2, 200, 2, &openaimw.Event{Type: openaimw.EventOverflow, Retried: true}},
+		{"still too long", true, 100, 400, 2, &openaimw.Event{Type: openaimw.EventOverflow, Retried: true}},
+		{"no compactor", false, len(body) / 2, 400, 1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &openaitest.Upstream{MaxPromptChars: tt.maxChars}
+			srv := httptest.NewServer(up)
+			defer srv.Close()
+			// The window does not compact by itself: only the overflow
+			// makes it.
+			win := window.New(window.Options{MaxMessages: -1})
+			opts := openaimw.Options{}
+			ev := &events{}
+			opts.OnEvent = ev.onMiddleware
+			if tt.compactor {
+				opts.Compactor = win
+			}
+			mw := openaimw.New(win, opts)
+			resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", nil, body)
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("status %d (%s), want %d", resp.StatusCode, data, tt.wantStatus)
+			}
+			if tt.wantStatus == 400 && !strings.Contains(string(data), "context_length_exceeded") {
+				t.Errorf("answer %s is not the provider's overflow", data)
+			}
+			chats := up.Chats()
+			if len(chats) != tt.wantSent {
+				t.Fatalf("upstream got %d requests, want %d", len(chats), tt.wantSent)
+			}
+			if tt.wantSent == 2 {
+				f, err := openaitest.CheckForwarded([]byte(body), chats[1].Body, nil)
+				if err != nil || !f.Compacted {
+					t.Errorf("retry: %+v, %v; want a compacted, valid request", f, err)
+				}
+			}
+			var got *openaimw.Event
+			for _, e := range ev.mw {
+				if e.Type == openaimw.EventOverflow {
+					got = &openaimw.Event{Type: e.Type, Retried: e.Retried}
+					if e.MessagesAfter >= e.MessagesBefore {
+						t.Errorf("overflow event: %d messages after, %d before", e.MessagesAfter, e.MessagesBefore)
+					}
+				}
+			}
+			if diff := cmp.Diff(tt.wantEvent, got); diff != "" {
+				t.Errorf("overflow event (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// countingSummarizer counts its calls.
+type countingSummarizer struct{ calls atomic.Int64 }
+
+func (c *countingSummarizer) Summarize(_ context.Context, msgs []processor.Message, previous string) (string, error) {
+	c.calls.Add(1)
+	return "summary of " + string(rune('0'+len(msgs)%10)), nil
+}
+
+// TestConversationHeader checks the optional conversation header: it is
+// not sent upstream, and two conversations that begin alike but carry
+// different ids get a summary each, where without ids the second reuses
+// the first's.
+func TestConversationHeader(t *testing.T) {
+	body := overflowBody()
+	tests := []struct {
+		name      string
+		ids       [2]string
+		wantCalls int64
+	}{
+		{"no header", [2]string{"", ""}, 1},
+		{"same id", [2]string{"a", "a"}, 1},
+		{"different ids", [2]string{"a", "b"}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &openaitest.Upstream{}
+			srv := httptest.NewServer(up)
+			defer srv.Close()
+			s := &countingSummarizer{}
+			mw := openaimw.New(window.New(window.Options{Summarizer: s}), openaimw.Options{})
+			for _, id := range tt.ids {
+				h := http.Header{}
+				if id != "" {
+					h.Set(openaimw.ConversationHeader, id)
+				}
+				if resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", h, body); resp.StatusCode != 200 {
+					t.Fatalf("status %d: %s", resp.StatusCode, data)
+				}
+			}
+			for _, r := range up.Chats() {
+				if v := r.Header.Get(openaimw.ConversationHeader); v != "" {
+					t.Errorf("conversation header %q sent upstream", v)
+				}
+			}
+			if got := s.calls.Load(); got != tt.wantCalls {
+				t.Errorf("%d summarizer calls, want %d", got, tt.wantCalls)
+			}
+		})
+	}
+}
+
+// TestChainFailed checks that processors failing on a valid history do not
+// fail the request: it is sent as the app wrote it, and the failure is
+// reported.
+func TestChainFailed(t *testing.T) {
+	up := &openaitest.Upstream{}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	boom := errors.New("boom")
+	ev := &events{}
+	core, logs := observer.New(zapcore.WarnLevel)
+	mw := openaimw.New(processor.Func(func(context.Context, []processor.Message) ([]processor.Message, error) {
+		return nil, boom
+	}), openaimw.Options{OnEvent: ev.onMiddleware, Logger: zap.New(core)})
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	if resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", nil, body); resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	if got := string(up.Chats()[0].Body); got != body {
+		t.Errorf("sent %s, want the app's body %s", got, body)
+	}
+	if ev.count(openaimw.EventChainFailed) != 1 || !errors.Is(ev.mw[0].Err, boom) {
+		t.Errorf("events %+v, want one chain failure with boom", ev.mw)
+	}
+	if logs.Len() != 1 {
+		t.Errorf("%d warnings logged, want 1", logs.Len())
+	}
+}
+
+func TestEventTypeString(t *testing.T) {
+	got := []string{openaimw.EventProcessed.String(), openaimw.EventRejected.String(), openaimw.EventChainFailed.String(),
+		openaimw.EventOverflow.String(), openaimw.EventType(9).String()}
+	want := []string{"processed", "rejected", "chain failed", "overflow", "event(9)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Error(diff)
+	}
+}

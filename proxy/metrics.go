@@ -1,0 +1,235 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
+)
+
+// Metrics counts what a proxy, its window and its summarizer do, as
+// Prometheus metrics (see [NewMetrics] for the list). A nil *Metrics
+// counts nothing. It is safe for concurrent use.
+type Metrics struct {
+	requests          *prometheus.CounterVec
+	requestSeconds    *prometheus.HistogramVec
+	processingSeconds prometheus.Histogram
+	promptTokens      *prometheus.HistogramVec
+	rejected          *prometheus.CounterVec
+	chainFailures     prometheus.Counter
+	overflows         *prometheus.CounterVec
+	upstreamErrors    *prometheus.CounterVec
+	compactions       *prometheus.CounterVec
+	compactionTokens  *prometheus.HistogramVec
+	summarizerCalls   *prometheus.CounterVec
+	summarizerSeconds prometheus.Histogram
+	summarizerTokens  *prometheus.CounterVec
+	storeErrors       *prometheus.CounterVec
+}
+
+// NewMetrics registers the proxy's metrics with reg and returns them:
+//
+//   - abridge_requests_total{route, code}: requests served, by route
+//     ("chat_completions" or "other") and HTTP status;
+//   - abridge_request_duration_seconds{route}: time to serve a request,
+//     the upstream's answer included;
+//   - abridge_processing_duration_seconds: abridge's own time on a chat
+//     completions request before it is sent upstream (reading the body,
+//     the processors, summaries included, and writing it back);
+//   - abridge_prompt_tokens{stage}: estimated prompt tokens of each chat
+//     completions request as received ("received") and as sent upstream
+//     ("forwarded");
+//   - abridge_rejected_requests_total{code}: requests answered 400 and
+//     sent nowhere, by error code;
+//   - abridge_chain_failures_total: requests sent unprocessed because the
+//     processors failed;
+//   - abridge_context_overflows_total{retried}: context overflows the
+//     upstream reported, and whether the compacted request was retried;
+//   - abridge_upstream_errors_total{reason}: "connection" (no answer),
+//     "timeout" (no complete answer in time), "status_5xx";
+//   - abridge_compactions_total{result}: compactions by the window:
+//     "summarized", "fallback" (the digest stood in), "shared" (a
+//     concurrent request's summary reused), "skipped" (no smaller summary),
+//     "canceled";
+//   - abridge_compaction_tokens{stage}: estimated tokens of compacted
+//     histories "before" and "after" each compaction;
+//   - abridge_summarizer_calls_total{result}: summarizer calls, "ok",
+//     "error" or "timeout";
+//   - abridge_summarizer_duration_seconds: time of each summarizer call;
+//   - abridge_summarizer_tokens_total{type}: tokens the summarizer's model
+//     reported: "input", "cached_input", "output";
+//   - abridge_summary_store_errors_total{op}: summary store failures, by
+//     method ("spans", "save", "summary").
+//
+// It fails when reg already holds a metric of the same name.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	tokenBuckets := prometheus.ExponentialBuckets(256, 2, 12) // 256 … 524,288
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_requests_total", Help: "Requests served, by route and HTTP status.",
+		}, []string{"route", "code"}),
+		requestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "abridge_request_duration_seconds", Help: "Time to serve a request, the upstream's answer included.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
+		}, []string{"route"}),
+		processingSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "abridge_processing_duration_seconds", Help: "abridge's own time on a chat completions request before it is sent upstream, summaries included.",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 20),
+		}),
+		promptTokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "abridge_prompt_tokens", Help: "Estimated prompt tokens of chat completions requests as received and as forwarded.",
+			Buckets: tokenBuckets,
+		}, []string{"stage"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_rejected_requests_total", Help: "Requests answered 400 and sent nowhere, by error code.",
+		}, []string{"code"}),
+		chainFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "abridge_chain_failures_total", Help: "Requests sent unprocessed because the processors failed.",
+		}),
+		overflows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_context_overflows_total", Help: "Context overflows reported by the upstream, by whether the compacted request was retried.",
+		}, []string{"retried"}),
+		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_upstream_errors_total", Help: "Upstream failures: connection, timeout, status_5xx.",
+		}, []string{"reason"}),
+		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_compactions_total", Help: "Window compactions, by result: summarized, fallback, shared, skipped, canceled.",
+		}, []string{"result"}),
+		compactionTokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "abridge_compaction_tokens", Help: "Estimated tokens of compacted histories before and after each compaction.",
+			Buckets: tokenBuckets,
+		}, []string{"stage"}),
+		summarizerCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_summarizer_calls_total", Help: "Summarizer calls, by result: ok, error, timeout.",
+		}, []string{"result"}),
+		summarizerSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "abridge_summarizer_duration_seconds", Help: "Time of each summarizer call.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+		}),
+		summarizerTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_summarizer_tokens_total", Help: "Tokens reported by the summarizer's model: input, cached_input, output.",
+		}, []string{"type"}),
+		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_summary_store_errors_total", Help: "Summary store failures, by method.",
+		}, []string{"op"}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.requestSeconds, m.processingSeconds, m.promptTokens,
+		m.rejected, m.chainFailures, m.overflows, m.upstreamErrors, m.compactions, m.compactionTokens,
+		m.summarizerCalls, m.summarizerSeconds, m.summarizerTokens, m.storeErrors} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register proxy metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+func (m *Metrics) request(route string, status int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.requestSeconds.WithLabelValues(route).Observe(d.Seconds())
+}
+
+func (m *Metrics) upstreamError(reason string) {
+	if m == nil {
+		return
+	}
+	m.upstreamErrors.WithLabelValues(reason).Inc()
+}
+
+func (m *Metrics) middlewareEvent(e openaimw.Event) {
+	if m == nil {
+		return
+	}
+	switch e.Type {
+	case openaimw.EventProcessed:
+		m.processingSeconds.Observe(e.Duration.Seconds())
+		m.promptTokens.WithLabelValues("received").Observe(float64(e.TokensBefore))
+		m.promptTokens.WithLabelValues("forwarded").Observe(float64(e.TokensAfter))
+	case openaimw.EventRejected:
+		m.rejected.WithLabelValues(e.Code).Inc()
+	case openaimw.EventChainFailed:
+		m.chainFailures.Inc()
+	case openaimw.EventOverflow:
+		m.overflows.WithLabelValues(strconv.FormatBool(e.Retried)).Inc()
+	}
+}
+
+// WindowEvent counts a window's event: give it to the window as its
+// Options.OnEvent (through windowlog.Events to log it too).
+func (m *Metrics) WindowEvent(_ context.Context, e window.Event) {
+	if m == nil {
+		return
+	}
+	switch e.Type {
+	case window.EventFinished:
+		result := "summarized"
+		switch {
+		case e.Shared:
+			result = "shared"
+		case e.Fallback:
+			result = "fallback"
+		}
+		m.compactions.WithLabelValues(result).Inc()
+		m.compactionTokens.WithLabelValues("before").Observe(float64(e.TokensBefore))
+		m.compactionTokens.WithLabelValues("after").Observe(float64(e.TokensAfter))
+	case window.EventFailed:
+		switch {
+		case e.Reason == "canceled":
+			m.compactions.WithLabelValues("canceled").Inc()
+		case errors.Is(e.Err, window.ErrNoSmallerSummary):
+			m.compactions.WithLabelValues("skipped").Inc()
+		}
+	case window.EventStoreFailed:
+		m.storeErrors.WithLabelValues(e.Reason).Inc()
+	}
+}
+
+// Summarizer returns s counting its calls and their durations. A nil
+// Metrics returns s itself.
+func (m *Metrics) Summarizer(s window.Summarizer) window.Summarizer {
+	if m == nil {
+		return s
+	}
+	return &countingSummarizer{s: s, m: m}
+}
+
+// SummarizerRequest counts the tokens of one request of the summarizer's
+// model: give it to model.Observe around the summarizer's model.
+func (m *Metrics) SummarizerRequest(_ context.Context, o model.Observation) {
+	if m == nil || o.Err != nil {
+		return
+	}
+	m.summarizerTokens.WithLabelValues("input").Add(float64(o.Usage.InputTokens))
+	m.summarizerTokens.WithLabelValues("cached_input").Add(float64(o.Usage.CachedInputTokens))
+	m.summarizerTokens.WithLabelValues("output").Add(float64(o.Usage.OutputTokens))
+}
+
+type countingSummarizer struct {
+	s window.Summarizer
+	m *Metrics
+}
+
+func (c *countingSummarizer) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
+	start := time.Now()
+	out, err := c.s.Summarize(ctx, messages, previous)
+	c.m.summarizerSeconds.Observe(time.Since(start).Seconds())
+	result := "ok"
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		result = "timeout"
+	case err != nil:
+		result = "error"
+	}
+	c.m.summarizerCalls.WithLabelValues(result).Inc()
+	return out, err
+}

@@ -1,0 +1,361 @@
+// Package proxy is abridge as an OpenAI-compatible HTTP proxy (abridge
+// serve): a [Proxy] is an http.Handler that forwards every request under
+// /v1/ to an upstream Chat Completions API, and runs abridge's processors
+// over the messages of each POST /v1/chat/completions on the way, through
+// the same middleware an openai-go app uses (package openaimw). Only
+// "messages" is rewritten; every other byte of the body, the headers
+// (Authorization included) and the query go upstream as the client sent
+// them, and the answer comes back as the upstream sends it, a stream
+// included, chunk by chunk as it arrives.
+//
+// A request abridge cannot process (not JSON, no messages, an invalid
+// history, too large) is answered with an OpenAI-shaped error and sent
+// nowhere; a summarizer that fails never fails the request (the window
+// falls back to its digest). Mount the handler on a server of your own, or
+// run abridge serve, which adds /healthz, /metrics, the summary store on
+// the session database and a graceful shutdown.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/abridge-go/abridge/internal/apierror"
+	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/processor"
+)
+
+// Defaults of Options.
+const (
+	// DefaultUpstream is the OpenAI API.
+	DefaultUpstream = "https://api.openai.com/v1"
+	// DefaultMaxBodyBytes is the largest chat completions request body
+	// accepted: 32 MiB.
+	DefaultMaxBodyBytes = 32 << 20
+	// DefaultTimeout bounds one proxied request, from its arrival to the
+	// end of the upstream's answer.
+	DefaultTimeout = 10 * time.Minute
+)
+
+// Prefix is the path the proxy serves: the client's base URL ends with it
+// (http://127.0.0.1:8787/v1), and it stands for the upstream's base URL.
+const Prefix = "/v1"
+
+// Options configures a Proxy. The zero value means: the OpenAI API as
+// upstream, no processors (histories are checked and forwarded
+// unchanged), no retry after a context overflow, the default limits, no
+// logging, no metrics.
+type Options struct {
+	// Upstream is the base URL requests are forwarded to: a request for
+	// /v1/PATH goes to Upstream/PATH. Nil means DefaultUpstream.
+	Upstream *url.URL
+	// Chain processes the messages of every chat completions request.
+	// Nil means none.
+	Chain processor.Processor
+	// Compactor compacts a history the upstream reported too long, before
+	// the one retry (the chain's window). Nil means no retry.
+	Compactor openaimw.Compactor
+	// Transport sends requests upstream. Nil means http.DefaultTransport.
+	Transport http.RoundTripper
+	// MaxBodyBytes is the largest chat completions body accepted; a larger
+	// one is answered 413. 0 means DefaultMaxBodyBytes. Other requests
+	// stream through without a limit.
+	MaxBodyBytes int64
+	// Timeout bounds one proxied request, summaries and the upstream's
+	// answer included; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Logger receives one line per request (method, path, status, sizes
+	// before and after, durations; never a header) and the middleware's
+	// lines. Nil means no logging.
+	Logger *zap.Logger
+	// Metrics, when set, counts what the proxy does (see [NewMetrics]).
+	Metrics *Metrics
+	// OnEvent, when set, receives the middleware's event for each chat
+	// completions request (see openaimw.Event), synchronously; it must be
+	// safe for concurrent use.
+	OnEvent func(ctx context.Context, e openaimw.Event)
+}
+
+// Proxy is the proxy's http.Handler. It is safe for concurrent use.
+type Proxy struct {
+	rp      *httputil.ReverseProxy
+	maxBody int64
+	timeout time.Duration
+	log     *zap.Logger
+	metrics *Metrics
+	onEvent func(context.Context, openaimw.Event)
+}
+
+var _ http.Handler = (*Proxy)(nil)
+
+// New returns a Proxy configured by opts.
+func New(opts Options) *Proxy {
+	p := &Proxy{maxBody: opts.MaxBodyBytes, timeout: opts.Timeout, log: opts.Logger, metrics: opts.Metrics, onEvent: opts.OnEvent}
+	if p.maxBody <= 0 {
+		p.maxBody = DefaultMaxBodyBytes
+	}
+	if p.timeout <= 0 {
+		p.timeout = DefaultTimeout
+	}
+	if p.log == nil {
+		p.log = zap.NewNop()
+	}
+	upstream := opts.Upstream
+	if upstream == nil {
+		upstream, _ = url.Parse(DefaultUpstream)
+	}
+	base := opts.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	mw := openaimw.New(opts.Chain, openaimw.Options{
+		Compactor: opts.Compactor,
+		Logger:    p.log,
+		OnEvent:   p.event,
+	})
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL = target(upstream, pr.In.URL)
+			pr.Out.Host = ""
+			if !openaimw.IsChatCompletions(pr.In) {
+				// The middleware takes it off the requests it processes.
+				pr.Out.Header.Del(openaimw.ConversationHeader)
+			}
+		},
+		Transport: roundTripper(func(req *http.Request) (*http.Response, error) {
+			return mw(req, base.RoundTrip)
+		}),
+		ModifyResponse: p.response,
+		ErrorHandler:   p.error,
+		ErrorLog:       zap.NewStdLog(p.log.Named("reverseproxy")),
+	}
+	return p
+}
+
+// target is the upstream URL of a request for in.
+func target(upstream, in *url.URL) *url.URL {
+	u := *upstream
+	rest := strings.TrimPrefix(in.Path, Prefix)
+	u.Path = strings.TrimSuffix(upstream.Path, "/") + rest
+	u.RawPath = ""
+	if in.RawPath != "" {
+		u.RawPath = strings.TrimSuffix(upstream.EscapedPath(), "/") + strings.TrimPrefix(in.RawPath, Prefix)
+	}
+	switch {
+	case upstream.RawQuery == "":
+		u.RawQuery = in.RawQuery
+	case in.RawQuery != "":
+		u.RawQuery = upstream.RawQuery + "&" + in.RawQuery
+	}
+	return &u
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// exchange is what the proxy learns of one request while serving it.
+type exchange struct {
+	event    *openaimw.Event
+	overflow *openaimw.Event
+	failure  string
+}
+
+type exchangeKey struct{}
+
+// ServeHTTP proxies one request.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w}
+	ex := &exchange{}
+	route := "other"
+	chat := openaimw.IsChatCompletions(r)
+	if chat {
+		route = "chat_completions"
+	}
+	defer func() { p.finish(r, rec, ex, route, start) }()
+
+	if r.URL.Path != Prefix && !strings.HasPrefix(r.URL.Path, Prefix+"/") {
+		ex.failure = "unknown path"
+		apierror.Error{Status: http.StatusNotFound, Type: apierror.TypeInvalidRequest, Code: "unknown_path",
+			Message: fmt.Sprintf("abridge: no route for %s: the proxy serves %s/ (set the client's base URL to this server's %s)", r.URL.Path, Prefix, Prefix)}.Write(rec)
+		return
+	}
+	if chat {
+		if r.ContentLength > p.maxBody {
+			ex.failure = "too large"
+			tooLarge(p.maxBody).Write(rec)
+			return
+		}
+		r.Body = http.MaxBytesReader(rec, r.Body, p.maxBody)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
+	defer cancel()
+	ctx = context.WithValue(ctx, exchangeKey{}, ex)
+	ctx = context.WithValue(ctx, authKey{}, r.Header.Get("Authorization"))
+	p.rp.ServeHTTP(rec, r.WithContext(ctx))
+}
+
+func tooLarge(limit int64) apierror.Error {
+	return apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: apierror.TypeInvalidRequest, Code: "request_too_large",
+		Message: fmt.Sprintf("abridge: request body larger than %d bytes, the proxy's limit", limit)}
+}
+
+// event records the middleware's events for the request's log line and
+// the metrics.
+func (p *Proxy) event(ctx context.Context, e openaimw.Event) {
+	p.metrics.middlewareEvent(e)
+	if p.onEvent != nil {
+		p.onEvent(ctx, e)
+	}
+	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	if ex == nil {
+		return
+	}
+	switch e.Type {
+	case openaimw.EventProcessed:
+		ex.event = &e
+	case openaimw.EventOverflow:
+		ex.overflow = &e
+	case openaimw.EventRejected:
+		ex.failure = e.Code
+	}
+}
+
+// response counts the upstream's error statuses.
+func (p *Proxy) response(resp *http.Response) error {
+	if resp.StatusCode >= 500 {
+		p.metrics.upstreamError("status_5xx")
+	}
+	return nil
+}
+
+// error answers a request that got no response from upstream.
+func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
+	ex, _ := r.Context().Value(exchangeKey{}).(*exchange)
+	var tooBig *http.MaxBytesError
+	var e apierror.Error
+	switch {
+	case errors.As(err, &tooBig):
+		e = tooLarge(tooBig.Limit)
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil:
+		p.metrics.upstreamError("timeout")
+		e = apierror.Error{Status: http.StatusGatewayTimeout, Type: apierror.TypeUpstream, Code: "upstream_timeout",
+			Message: fmt.Sprintf("abridge: no complete answer from upstream within %s", p.timeout)}
+	case r.Context().Err() != nil:
+		// The client went away: nobody to answer.
+		if ex != nil {
+			ex.failure = "client gone"
+		}
+		w.WriteHeader(499)
+		return
+	default:
+		p.metrics.upstreamError("connection")
+		e = apierror.Error{Status: http.StatusBadGateway, Type: apierror.TypeUpstream, Code: "upstream_unreachable",
+			Message: "abridge: upstream unreachable: " + err.Error()}
+	}
+	if ex != nil {
+		ex.failure = e.Code
+	}
+	p.log.Warn("proxy: no answer from upstream", zap.String("path", r.URL.Path), zap.String("code", e.Code), zap.Error(err))
+	e.Write(w)
+}
+
+// finish logs the request and counts it.
+func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route string, start time.Time) {
+	d := time.Since(start)
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	p.metrics.request(route, status, d)
+	level := zap.InfoLevel
+	if status >= 500 {
+		level = zap.WarnLevel
+	}
+	ce := p.log.Check(level, "proxy: request")
+	if ce == nil {
+		return
+	}
+	fields := []zap.Field{zap.String("method", r.Method), zap.String("path", r.URL.Path),
+		zap.Int("status", status), zap.Duration("duration", d)}
+	if e := ex.event; e != nil {
+		fields = append(fields, zap.String("model", e.Model), zap.Bool("stream", e.Stream),
+			zap.Int("messages_before", e.MessagesBefore), zap.Int("messages_after", e.MessagesAfter),
+			zap.Int("tokens_before", e.TokensBefore), zap.Int("tokens_after", e.TokensAfter),
+			zap.Duration("abridge", e.Duration))
+	}
+	if e := ex.overflow; e != nil {
+		fields = append(fields, zap.Bool("overflow_retried", e.Retried))
+	}
+	if ex.failure != "" {
+		fields = append(fields, zap.String("error", ex.failure))
+	}
+	ce.Write(fields...)
+}
+
+// recorder notes the status a handler answers with. It unwraps to the
+// ResponseWriter it wraps, so streams are flushed through it.
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 && code >= 200 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Flush sends what was written so far.
+func (r *recorder) Flush() {
+	_ = http.NewResponseController(r.ResponseWriter).Flush()
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+type authKey struct{}
+
+// ForwardAuthorization returns a RoundTripper that gives a request to
+// origin (the same scheme and host) without an Authorization header the
+// one of the client request the proxy is serving, when its context comes
+// from that request (a summarizer's model call made while the proxy
+// processes it), then sends it with next (nil means
+// http.DefaultTransport). Requests to any other origin go out as they are:
+// a client's key is never sent anywhere but where the client sent it.
+//
+// abridge serve builds its summarizer's HTTP client on it, with the
+// upstream as origin, so that when the proxy has no API key of its own the
+// client whose conversation is summarized pays for its summaries. The
+// header is copied, never logged.
+func ForwardAuthorization(origin *url.URL, next http.RoundTripper) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		auth, _ := req.Context().Value(authKey{}).(string)
+		if auth == "" || req.Header.Get("Authorization") != "" || origin == nil ||
+			!strings.EqualFold(req.URL.Scheme, origin.Scheme) || !strings.EqualFold(req.URL.Host, origin.Host) {
+			return next.RoundTrip(req)
+		}
+		r := req.Clone(req.Context())
+		r.Header.Set("Authorization", auth)
+		return next.RoundTrip(r)
+	})
+}

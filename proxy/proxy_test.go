@@ -1,0 +1,686 @@
+package proxy_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/processors/window/windowlog"
+	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/summarizer"
+)
+
+const secret = "sk-client-secret-0123456789"
+
+// fixture is a proxy in front of a fake upstream, with the chain abridge
+// serve builds: the trimmer, then a window whose LLM summarizer calls the
+// same upstream with the client's Authorization.
+type fixture struct {
+	up     *openaitest.Upstream
+	upSrv  *httptest.Server
+	srv    *httptest.Server
+	reg    *prometheus.Registry
+	logs   *observer.ObservedLogs
+	trim   processor.Processor
+	mu     sync.Mutex
+	bodies [][]byte // chat completions bodies as clients sent them
+}
+
+func newFixture(t *testing.T, up *openaitest.Upstream, change func(*proxy.Options)) *fixture {
+	t.Helper()
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	f := &fixture{up: up, reg: prometheus.NewRegistry(), trim: trimtools.New(trimtools.Options{})}
+	f.upSrv = httptest.NewServer(up)
+	t.Cleanup(f.upSrv.Close)
+	metrics, err := proxy.NewMetrics(f.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zapcore.DebugLevel)
+	f.logs = logs
+	logger := zap.New(core)
+	sm := model.NewOpenAI(model.WithBaseURL(f.upSrv.URL), model.WithMaxRetries(0),
+		model.WithHTTPClient(&http.Client{Transport: proxy.ForwardAuthorization(mustURL(t, f.upSrv.URL), nil)}))
+	win := window.New(window.Options{
+		Summarizer: metrics.Summarizer(summarizer.New(model.Observe(sm, metrics.SummarizerRequest), summarizer.Options{})),
+		OnEvent:    windowlog.Events(logger, metrics.WindowEvent),
+	})
+	upstream, _ := url.Parse(f.upSrv.URL + "/v1")
+	opts := proxy.Options{
+		Upstream:  upstream,
+		Chain:     processor.Chain(f.trim, win),
+		Compactor: win,
+		Logger:    logger,
+		Metrics:   metrics,
+	}
+	if change != nil {
+		change(&opts)
+	}
+	p := proxy.New(opts)
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" {
+			data, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(data))
+			f.mu.Lock()
+			f.bodies = append(f.bodies, data)
+			f.mu.Unlock()
+		}
+		p.ServeHTTP(w, r)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// sent returns the chat completions bodies clients sent so far.
+func (f *fixture) sent() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.bodies...)
+}
+
+func (f *fixture) client(opts ...option.RequestOption) openai.Client {
+	return openai.NewClient(append([]option.RequestOption{option.WithBaseURL(f.srv.URL + "/v1"),
+		option.WithAPIKey(secret), option.WithMaxRetries(0)}, opts...)...)
+}
+
+func (f *fixture) post(t *testing.T, path, body string, header http.Header) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
+}
+
+// noSecrets fails the test if any log line shows the client's key.
+func (f *fixture) noSecrets(t *testing.T) {
+	t.Helper()
+	for _, e := range f.logs.All() {
+		line := e.Message
+		for _, fld := range e.Context {
+			line += " " + fld.String
+			if fld.Interface != nil {
+				line += fmt.Sprint(fld.Interface)
+			}
+		}
+		if strings.Contains(line, secret) || strings.Contains(line, "Bearer") {
+			t.Errorf("log line shows the Authorization header: %s", line)
+		}
+	}
+}
+
+// TestTranscript replays a 120-message tool-using conversation from a
+// shared transcript through openai-go and the proxy, the client keeping
+// its full history, alternately streamed and not: every request reaches
+// the upstream valid, byte-identical outside "messages", with the client's
+// Authorization, and compacted (the client's head, one marker, the client's
+// tail) once past the window's trigger. The summarizer, with no key of its
+// own, pays with the client's Authorization.
+func TestTranscript(t *testing.T) {
+	_, msgs := openaitest.SharedConversation(t, 120)
+	f := newFixture(t, &openaitest.Upstream{}, nil)
+	client := f.client()
+	ctx := context.Background()
+	lengths := openaitest.RequestLengths(msgs)
+	for i, n := range lengths {
+		params := requestParams(t, msgs[:n])
+		if i%2 == 1 {
+			resp, err := client.Chat.Completions.New(ctx, params)
+			if err != nil {
+				t.Fatalf("request %d (%d messages): %v", i, n, err)
+			}
+			if resp.Choices[0].Message.Content != "ok" {
+				t.Fatalf("request %d: answer %q", i, resp.Choices[0].Message.Content)
+			}
+			continue
+		}
+		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+		stream := client.Chat.Completions.NewStreaming(ctx, params)
+		var acc openai.ChatCompletionAccumulator
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatalf("request %d (%d messages, streamed): %v", i, n, err)
+		}
+		if acc.Choices[0].Message.Content != "ok" || acc.Usage.TotalTokens == 0 {
+			t.Fatalf("request %d: streamed answer %q, usage %+v", i, acc.Choices[0].Message.Content, acc.Usage)
+		}
+	}
+	chats, sent := f.up.Chats(), f.sent()
+	if len(chats) != len(lengths) || len(sent) != len(lengths) {
+		t.Fatalf("upstream got %d requests, the proxy %d, want %d", len(chats), len(sent), len(lengths))
+	}
+	compacted := 0
+	for i, got := range chats {
+		fw, err := openaitest.CheckForwarded(sent[i], got.Body, f.trim)
+		if err != nil {
+			t.Errorf("request %d (%d messages): %v", i, lengths[i], err)
+		}
+		if fw.Compacted {
+			compacted++
+		} else if fw.Sent > 41 {
+			t.Errorf("request %d: %d messages sent uncompacted", i, fw.Sent)
+		}
+		if auth := got.Header.Get("Authorization"); auth != "Bearer "+secret {
+			t.Errorf("request %d: Authorization %q, want the client's", i, auth)
+		}
+	}
+	summaries := 0
+	for _, r := range f.up.Requests() {
+		if r.Summary {
+			summaries++
+			if auth := r.Header.Get("Authorization"); auth != "Bearer "+secret {
+				t.Errorf("summarizer request with Authorization %q, want the client's", auth)
+			}
+		}
+	}
+	t.Logf("%d requests, %d compacted, %d summarizer calls", len(chats), compacted, summaries)
+	if compacted == 0 || summaries == 0 {
+		t.Errorf("%d compacted requests, %d summarizer calls: want some of each", compacted, summaries)
+	}
+	f.noSecrets(t)
+}
+
+func requestParams(t *testing.T, msgs []json.RawMessage) openai.ChatCompletionNewParams {
+	t.Helper()
+	params := openai.ChatCompletionNewParams{
+		Model: "gpt-test",
+		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name:       "bash",
+			Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{"command": map[string]any{"type": "string"}}},
+		})},
+		ToolChoice:     openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("auto")},
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfText: &shared.ResponseFormatTextParam{}},
+		Seed:           openai.Int(7),
+	}
+	params.SetExtraFields(map[string]any{"x_vendor": map[string]any{"cache": true}})
+	for _, raw := range msgs {
+		var m openai.ChatCompletionMessageParamUnion
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		params.Messages = append(params.Messages, m)
+	}
+	return params
+}
+
+// TestRejected checks that a request abridge cannot process is answered
+// with an OpenAI-shaped error naming what is wrong, and forwarded nowhere.
+func TestRejected(t *testing.T) {
+	big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`
+	tests := []struct {
+		name, body string
+		chunked    bool
+		status     int
+		code, says string
+	}{
+		{"not JSON", "model=m", false, 400, openaimw.CodeInvalidJSON, "not a JSON object"},
+		{"no messages", `{"model":"m","prompt":"hi"}`, false, 400, openaimw.CodeMissingMessages, `no "messages"`},
+		{"messages not an array", `{"model":"m","messages":{"role":"user"}}`, false, 400, openaimw.CodeMissingMessages, "not an array"},
+		{"message without role", `{"model":"m","messages":[{"content":"hi"}]}`, false, 400, openaimw.CodeInvalidMessage, "message 0"},
+		{"ends with an answer", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yes"}]}`, false, 400,
+			openaimw.CodeInvalidHistory, "message 1"},
+		{"too large", big, false, 413, "request_too_large", "1024 bytes"},
+		{"too large, chunked", big, true, 413, "request_too_large", "1024 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, &openaitest.Upstream{}, func(o *proxy.Options) { o.MaxBodyBytes = 1024 })
+			req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/v1/chat/completions", strings.NewReader(tt.body))
+			if tt.chunked {
+				req.Body = io.NopCloser(strings.NewReader(tt.body)) // length unknown: sent chunked
+				req.ContentLength = -1
+			}
+			req.Header.Set("Authorization", "Bearer "+secret)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != "application/json" {
+				t.Fatalf("status %d, type %q (%s), want %d, JSON", resp.StatusCode, resp.Header.Get("Content-Type"), data, tt.status)
+			}
+			var got struct {
+				Error struct{ Message, Type, Code string }
+			}
+			if err := json.Unmarshal(data, &got); err != nil {
+				t.Fatalf("answer %s: %v", data, err)
+			}
+			if got.Error.Code != tt.code || got.Error.Type != "invalid_request_error" || !strings.Contains(got.Error.Message, tt.says) {
+				t.Errorf("error %+v: want code %s, saying %q", got.Error, tt.code, tt.says)
+			}
+			if n := len(f.up.Requests()); n != 0 {
+				t.Errorf("upstream got %d requests, want none", n)
+			}
+			if n := counter(t, f.reg, "abridge_requests_total", "code", fmt.Sprint(tt.status)); n != 1 {
+				t.Errorf("abridge_requests_total{code=%d} = %v, want 1", tt.status, n)
+			}
+			f.noSecrets(t)
+		})
+	}
+}
+
+// TestRoutes checks that requests other than chat completions go to the
+// upstream unchanged: the path under the upstream's base (which may have a
+// path of its own), the query, the body, the headers (but abridge's
+// conversation header); and that a path outside /v1 is answered 404
+// without reaching the upstream.
+func TestRoutes(t *testing.T) {
+	tests := []struct {
+		name, method, path, body string
+		wantPath                 string
+		wantStatus               int
+	}{
+		{"models", http.MethodGet, "/v1/models?limit=2", "", "/api/v1/models", 200},
+		{"embeddings", http.MethodPost, "/v1/embeddings", `{"input":"x","model":"e","messages":"not processed"}`, "/api/v1/embeddings", 404},
+		{"outside /v1", http.MethodGet, "/admin", "", "", 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, &openaitest.Upstream{}, func(o *proxy.Options) {
+				o.Upstream, _ = url.Parse(o.Upstream.String()[:len(o.Upstream.String())-len("/v1")] + "/api/v1")
+			})
+			req, _ := http.NewRequest(tt.method, f.srv.URL+tt.path, strings.NewReader(tt.body))
+			req.Header.Set("Authorization", "Bearer "+secret)
+			req.Header.Set("OpenAI-Organization", "org-1")
+			req.Header.Set(openaimw.ConversationHeader, "conv-1")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.wantStatus {
+				t.Errorf("status %d, want %d", resp.StatusCode, tt.wantStatus)
+			}
+			reqs := f.up.Requests()
+			if tt.wantPath == "" {
+				if len(reqs) != 0 {
+					t.Errorf("upstream got %d requests, want none", len(reqs))
+				}
+				return
+			}
+			if len(reqs) != 1 {
+				t.Fatalf("upstream got %d requests, want 1", len(reqs))
+			}
+			got := reqs[0]
+			if v := got.Header.Get(openaimw.ConversationHeader); v != "" {
+				t.Errorf("conversation header %q forwarded", v)
+			}
+			if got.Path != tt.wantPath || string(got.Body) != tt.body ||
+				got.Header.Get("Authorization") != "Bearer "+secret || got.Header.Get("OpenAI-Organization") != "org-1" {
+				t.Errorf("upstream got %s %q with Authorization %q, organization %q; want %s %q, the client's headers",
+					got.Path, got.Body, got.Header.Get("Authorization"), got.Header.Get("OpenAI-Organization"), tt.wantPath, tt.body)
+			}
+		})
+	}
+}
+
+// TestStreamPassesThrough checks that a stream reaches the client chunk by
+// chunk as the upstream writes it: the client reads the first chunk while
+// the upstream still holds back the rest.
+func TestStreamPassesThrough(t *testing.T) {
+	release := make(chan struct{})
+	up := &openaitest.Upstream{Hook: func(w http.ResponseWriter, _ *http.Request, req openaitest.Request) bool {
+		if req.Summary {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"first"},"finish_reason":null}]}`+"\n\n")
+		http.NewResponseController(w).Flush()
+		<-release
+		io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" second"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+		return true
+	}}
+	f := newFixture(t, up, nil)
+	client := f.client()
+	stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+	})
+	defer stream.Close()
+	got := make(chan string, 1)
+	go func() {
+		if stream.Next() {
+			got <- stream.Current().Choices[0].Delta.Content
+		}
+		close(got)
+	}()
+	select {
+	case s := <-got:
+		if s != "first" {
+			t.Errorf("first chunk %q, want first", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first chunk did not reach the client while the upstream held back the rest: the stream is buffered")
+	}
+	close(release)
+	var rest []string
+	for stream.Next() {
+		rest = append(rest, stream.Current().Choices[0].Delta.Content)
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{" second"}, rest); diff != "" {
+		t.Errorf("rest of the stream (-want +got):\n%s", diff)
+	}
+}
+
+// TestSummarizerFailure checks that a summarizer that fails does not fail
+// the client's request: the window's digest stands in, and the failure is
+// counted.
+func TestSummarizerFailure(t *testing.T) {
+	up := &openaitest.Upstream{Hook: func(w http.ResponseWriter, _ *http.Request, req openaitest.Request) bool {
+		if !req.Summary {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"error":{"message":"summarizer down","type":"server_error","code":null}}`)
+		return true
+	}}
+	f := newFixture(t, up, nil)
+	body := longConversation(50)
+	resp, data := f.post(t, "/v1/chat/completions", body, http.Header{"Authorization": {"Bearer " + secret}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	chats := f.up.Chats()
+	if len(chats) != 1 {
+		t.Fatalf("%d client requests upstream, want 1", len(chats))
+	}
+	fw, err := openaitest.CheckForwarded([]byte(body), chats[0].Body, f.trim)
+	if err != nil || !fw.Compacted {
+		t.Fatalf("forwarded %+v, %v: want compacted by the digest", fw, err)
+	}
+	if n := counter(t, f.reg, "abridge_summarizer_calls_total", "result", "error"); n != 1 {
+		t.Errorf("summarizer errors counted: %v, want 1", n)
+	}
+	if n := counter(t, f.reg, "abridge_compactions_total", "result", "fallback"); n != 1 {
+		t.Errorf("fallback compactions counted: %v, want 1", n)
+	}
+}
+
+// longConversation is a chat completions body of about n messages: a
+// tool-using conversation.
+func longConversation(n int) string {
+	msgs := []string{`{"role":"system","content":"You are a coding agent."}`, `{"role":"user","content":"Fix the build."}`}
+	for i := 0; len(msgs) < n-1; i++ {
+		id := fmt.Sprintf("call_%d", i)
+		msgs = append(msgs,
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"`+id+`","type":"function","function":{"name":"bash","arguments":"{\"command\":\"make test\"}"}}]}`,
+			`{"role":"tool","tool_call_id":"`+id+`","content":"`+strings.Repeat(fmt.Sprintf("line %d of the output ", i), 20)+`"}`)
+	}
+	msgs = append(msgs, `{"role":"user","content":"Is it fixed?"}`)
+	return `{"model":"gpt-test","messages":[` + strings.Join(msgs, ",") + `],"temperature":0}`
+}
+
+// TestUpstreamFailures checks the answers when the upstream cannot be
+// reached or is too slow: OpenAI-shaped 502 and 504, counted.
+func TestUpstreamFailures(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*proxy.Options)
+		status int
+		code   string
+		reason string
+	}{
+		{"unreachable", func(o *proxy.Options) { o.Upstream, _ = url.Parse("http://127.0.0.1:1/v1") }, 502, "upstream_unreachable", "connection"},
+		{"timeout", func(o *proxy.Options) { o.Timeout = 50 * time.Millisecond }, 504, "upstream_timeout", "timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, &openaitest.Upstream{Latency: 500 * time.Millisecond}, tt.change)
+			resp, data := f.post(t, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, nil)
+			var got struct{ Error struct{ Code string } }
+			_ = json.Unmarshal(data, &got)
+			if resp.StatusCode != tt.status || got.Error.Code != tt.code {
+				t.Errorf("status %d, code %q (%s): want %d, %s", resp.StatusCode, got.Error.Code, data, tt.status, tt.code)
+			}
+			if n := counter(t, f.reg, "abridge_upstream_errors_total", "reason", tt.reason); n != 1 {
+				t.Errorf("abridge_upstream_errors_total{reason=%s} = %v, want 1", tt.reason, n)
+			}
+		})
+	}
+}
+
+// TestMetrics checks the request, token and compaction metrics after one
+// compacted request and one passed through, and the event the host's
+// OnEvent receives.
+func TestMetrics(t *testing.T) {
+	var mu sync.Mutex
+	var events []openaimw.Event
+	f := newFixture(t, &openaitest.Upstream{}, func(o *proxy.Options) {
+		o.OnEvent = func(_ context.Context, e openaimw.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, e)
+		}
+	})
+	if resp, data := f.post(t, "/v1/chat/completions", longConversation(50), nil); resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	resp, err := http.Get(f.srv.URL + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	got := map[string]float64{
+		"chat 200":    counter(t, f.reg, "abridge_requests_total", "route", "chat_completions", "code", "200"),
+		"other 200":   counter(t, f.reg, "abridge_requests_total", "route", "other", "code", "200"),
+		"summarized":  counter(t, f.reg, "abridge_compactions_total", "result", "summarized"),
+		"summary ok":  counter(t, f.reg, "abridge_summarizer_calls_total", "result", "ok"),
+		"summary in>": boolFloat(counter(t, f.reg, "abridge_summarizer_tokens_total", "type", "input") > 0),
+	}
+	want := map[string]float64{"chat 200": 1, "other 200": 1, "summarized": 1, "summary ok": 1, "summary in>": 1}
+	mu.Lock()
+	if len(events) != 1 || events[0].Type != openaimw.EventProcessed || events[0].MessagesAfter >= events[0].MessagesBefore {
+		t.Errorf("events %+v, want one processed request, compacted", events)
+	}
+	mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+	families, err := f.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]float64{}
+	for _, fam := range families {
+		if fam.GetName() != "abridge_prompt_tokens" {
+			continue
+		}
+		for _, m := range fam.GetMetric() {
+			sums[m.GetLabel()[0].GetValue()] = m.GetHistogram().GetSampleSum()
+		}
+	}
+	if !(sums["forwarded"] > 0 && sums["forwarded"] < sums["received"]) {
+		t.Errorf("prompt tokens received %v, forwarded %v: want fewer forwarded", sums["received"], sums["forwarded"])
+	}
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// counter returns the sum of the named counter's children that have the
+// given label values (name, value, name, value…), gathered from reg.
+func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for i := 0; i+1 < len(labels); i += 2 {
+		want[labels[i]] = labels[i+1]
+	}
+	total := 0.0
+	for _, fam := range families {
+		if fam.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range fam.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if v, ok := want[l.GetName()]; ok && v != l.GetValue() {
+					continue metrics
+				}
+			}
+			total += m.GetCounter().GetValue()
+		}
+	}
+	return total
+}
+
+// TestForwardAuthorization checks who pays for a summary: the client's
+// Authorization when the summarizer's request to the upstream has none of
+// its own, the summarizer's own key when it has one, and nobody's outside a
+// proxied request or for a request to another origin.
+func TestForwardAuthorization(t *testing.T) {
+	tests := []struct {
+		name, own, client, want string
+		proxied, elsewhere      bool
+	}{
+		{"client pays", "", "Bearer client", "Bearer client", true, false},
+		{"proxy's key", "Bearer proxy", "Bearer client", "Bearer proxy", true, false},
+		{"client sent none", "", "", "", true, false},
+		{"not proxied", "", "", "", false, false},
+		{"another origin", "", "Bearer client", "", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			seen := map[string]string{}
+			sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				defer mu.Unlock()
+				seen[r.URL.Path] = r.Header.Get("Authorization")
+			}))
+			defer sink.Close()
+			origin := mustURL(t, sink.URL)
+			if tt.elsewhere {
+				origin = mustURL(t, "http://127.0.0.1:1")
+			}
+			rt := proxy.ForwardAuthorization(origin, nil)
+			// A request made with rt inside the chain stands for the
+			// summarizer's.
+			summarize := func(ctx context.Context) error {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, sink.URL+"/summarize", nil)
+				if tt.own != "" {
+					req.Header.Set("Authorization", tt.own)
+				}
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					return err
+				}
+				return resp.Body.Close()
+			}
+			if !tt.proxied {
+				if err := summarize(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				p := proxy.New(proxy.Options{
+					Upstream: mustURL(t, sink.URL+"/v1"),
+					Chain: processor.Func(func(ctx context.Context, h []processor.Message) ([]processor.Message, error) {
+						return h, summarize(ctx)
+					}),
+				})
+				srv := httptest.NewServer(p)
+				defer srv.Close()
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+				if tt.client != "" {
+					req.Header.Set("Authorization", tt.client)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if got, ok := seen["/summarize"]; !ok || got != tt.want {
+				t.Errorf("summarizer's Authorization %q (sent: %v), want %q", got, ok, tt.want)
+			}
+		})
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestOverflowRetry checks the proxy's answer to a context overflow: the
+// history, which the window did not compact by itself, is compacted and
+// sent again, the client gets the answer, and the retry is counted.
+func TestOverflowRetry(t *testing.T) {
+	body := longConversation(50)
+	up := &openaitest.Upstream{MaxPromptChars: len(body) / 2}
+	f := newFixture(t, up, func(o *proxy.Options) {
+		win := window.New(window.Options{MaxMessages: -1})
+		o.Chain, o.Compactor = win, win
+	})
+	resp, data := f.post(t, "/v1/chat/completions", body, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	chats := f.up.Chats()
+	if len(chats) != 2 {
+		t.Fatalf("upstream got %d requests, want the first and the retry", len(chats))
+	}
+	if fw, err := openaitest.CheckForwarded([]byte(body), chats[1].Body, nil); err != nil || !fw.Compacted {
+		t.Errorf("retry %+v, %v: want compacted and valid", fw, err)
+	}
+	if n := counter(t, f.reg, "abridge_context_overflows_total", "retried", "true"); n != 1 {
+		t.Errorf("abridge_context_overflows_total{retried=true} = %v, want 1", n)
+	}
+}
