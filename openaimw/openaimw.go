@@ -36,7 +36,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -90,6 +92,12 @@ type Options struct {
 	// OnEvent, when set, is called synchronously with each [Event]. It must
 	// be safe for concurrent use.
 	OnEvent func(ctx context.Context, e Event)
+	// CacheBytes bounds the memory of the messages the middleware
+	// remembers having decoded, so that the history an app sends again
+	// with every request is decoded once, not once a request (a message
+	// is taken from it only when its bytes are the very ones decoded).
+	// 0 means 64 MiB; -1 turns the cache off.
+	CacheBytes int
 }
 
 // EventType tells what an Event reports.
@@ -184,6 +192,9 @@ func New(chain processor.Processor, opts Options) Middleware {
 		logger = zap.NewNop()
 	}
 	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent}
+	if opts.CacheBytes >= 0 {
+		m.cache = wire.NewCache(opts.CacheBytes)
+	}
 	return m.handle
 }
 
@@ -192,6 +203,7 @@ type mw struct {
 	compactor Compactor
 	log       *zap.Logger
 	onEvent   func(context.Context, Event)
+	cache     *wire.Cache // nil: none
 }
 
 // IsChatCompletions reports whether req is one the middleware processes:
@@ -216,7 +228,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("abridge: read request body: %w", err)
 	}
-	body, err := wire.Parse(data)
+	body, err := m.parse(data)
 	if err != nil {
 		return m.reject(ctx, req, body, err), nil
 	}
@@ -238,7 +250,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		m.emit(ctx, failed)
 		out = in
 	}
-	sent, err := body.With(out)
+	sent, err := body.Buffers(out)
 	if err != nil {
 		return nil, fmt.Errorf("abridge: write request body: %w", err)
 	}
@@ -288,7 +300,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		m.emit(ctx, ev)
 		return resp, nil
 	}
-	sent, err := body.With(smaller)
+	sent, err := body.Buffers(smaller)
 	if err != nil {
 		_ = resp.Body.Close()
 		return nil, fmt.Errorf("abridge: write request body: %w", err)
@@ -300,6 +312,14 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
 	return next(withBody(ctx, req, header, sent))
+}
+
+// parse reads a request body, through the cache when there is one.
+func (m *mw) parse(data []byte) (*wire.Body, error) {
+	if m.cache == nil {
+		return wire.Parse(data)
+	}
+	return m.cache.Parse(data)
 }
 
 func (m *mw) emit(ctx context.Context, e Event) {
@@ -371,13 +391,23 @@ func readBody(req *http.Request) ([]byte, error) {
 	return io.ReadAll(req.Body)
 }
 
-// withBody returns a shallow copy of req with ctx, header and body.
-func withBody(ctx context.Context, req *http.Request, header http.Header, body []byte) *http.Request {
+// withBody returns a shallow copy of req with ctx, header and a body
+// made of the pieces of body, read one after the other without being
+// copied into one.
+func withBody(ctx context.Context, req *http.Request, header http.Header, body net.Buffers) *http.Request {
 	r := req.WithContext(ctx)
 	r.Header = header
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	n := 0
+	for _, b := range body {
+		n += len(b)
+	}
+	open := func() (io.ReadCloser, error) {
+		bufs := slices.Clone(body) // reading consumes the pieces' list
+		return io.NopCloser(&bufs), nil
+	}
+	r.Body, _ = open()
+	r.ContentLength = int64(n)
+	r.GetBody = open
 	return r
 }
 

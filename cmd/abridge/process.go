@@ -23,8 +23,10 @@ var processCommand = &command{
 	about: `Process runs abridge's processor chain (tool-return trimming, then the
 window) once on the history in FILE, as an agent would before sending it,
 and prints the processed history as OpenAI JSON on stdout. What changed
-goes to stderr: messages before and after, tool returns trimmed, and
-whether the window compacted, with sizes. FILE "-" is read from stdin.
+goes to stderr: messages and estimated tokens before and after (on the
+basis compact uses), the tool returns the trimmer shortened (those the
+window then summarized included), and whether the window compacted, with
+the sizes of what it was given. FILE "-" is read from stdin.
 
 A history that ends with the model's response is processed up to its last
 request, as it was before that response was asked for; the messages after
@@ -65,7 +67,9 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 			}
 		}}
 		w := env.cfg.NewWindow(s, env.logger, events.add)
-		chain := env.cfg.NewChain(w)
+		// The chain in its two steps, so the trimmer's own work is
+		// counted, the returns the window then summarizes included.
+		trim := env.cfg.NewChain(nil)
 
 		repaired, fixes := processor.RepairHistory(history)
 		for _, f := range fixes {
@@ -78,7 +82,11 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		if len(rest) > 0 {
 			c.note(fmt.Sprintf("history ends with a response: processing messages 1-%d and keeping the last %d as they are", len(head), len(rest)))
 		}
-		out, err := chain.Process(ctx, head)
+		afterTrim, err := trim.Process(ctx, head)
+		if err != nil {
+			return fmt.Errorf("process %s: %w", path, err)
+		}
+		out, err := w.Process(ctx, afterTrim)
 		if err != nil {
 			return fmt.Errorf("process %s: %w", path, err)
 		}
@@ -86,8 +94,10 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		if err := model.Save(c.stdout, out); err != nil {
 			return fmt.Errorf("process: write history: %w", err)
 		}
-		trimmed, removed := trimmedReturns(head, out)
+		trimmed, removed := trimmedReturns(head, afterTrim)
 		fmt.Fprintf(c.stderr, "messages: %d → %d\n", len(history), len(out))
+		fmt.Fprintf(c.stderr, "tokens: %s → %s (estimated from the messages alone, as compact counts them)\n",
+			tokens(processor.ContentTokens(history)), tokens(processor.ContentTokens(out)))
 		fmt.Fprintf(c.stderr, "tool returns trimmed: %d (%s characters removed)\n", trimmed, count(removed))
 		fmt.Fprintf(c.stderr, "compaction: %s\n", events.describe(kind))
 		return nil
@@ -233,7 +243,7 @@ func (e *windowEvents) describe(summarizer string) string {
 			if ev.Fallback {
 				how = "fallback digest"
 			}
-			return fmt.Sprintf("yes, %d messages summarized (%s), %d → %d messages, %s → %s tokens, %s-character summary",
+			return fmt.Sprintf("yes, %d messages summarized (%s), %d → %d messages, %s → %s tokens after trimming, %s-character summary",
 				ev.Summarized, how, ev.MessagesBefore, ev.MessagesAfter, tokens(ev.TokensBefore), tokens(ev.TokensAfter), count(ev.SummaryChars))
 		case window.EventFailed:
 			return fmt.Sprintf("failed (%v); %d → %d messages with a fallback marker", ev.Err, ev.MessagesBefore, ev.MessagesAfter)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -33,7 +35,9 @@ func TestProcess(t *testing.T) {
 			name:     "small window offline",
 			env:      map[string]string{"ABRIDGE_MAX_MESSAGES": "8"},
 			wantLess: true,
-			wantErr:  []string{"offline digest", "messages: 18 → 8", "compaction: yes, 11 messages summarized (offline digest)"},
+			// The trimmed return is among those summarized: still counted.
+			wantErr: []string{"offline digest", "messages: 18 → 8", "tool returns trimmed: 1",
+				"compaction: yes, 11 messages summarized (offline digest)"},
 		},
 		{
 			name:    "trimming off",
@@ -69,7 +73,9 @@ func TestProcess(t *testing.T) {
 			if got := len(out) < len(in); got != tt.wantLess {
 				t.Errorf("%d messages out of %d in; want fewer: %v", len(out), len(in), tt.wantLess)
 			}
-			for _, w := range tt.wantErr {
+			// One token basis: what compact reports for the same file.
+			tokensLine := fmt.Sprintf("tokens: %s → %s (", tokens(processor.ContentTokens(in)), tokens(processor.ContentTokens(out)))
+			for _, w := range append(tt.wantErr, tokensLine) {
 				if !strings.Contains(r.stderr, w) {
 					t.Errorf("stderr does not mention %q:\n%s", w, r.stderr)
 				}
@@ -113,5 +119,36 @@ func TestProcessEndsWithResponse(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "history ends with a response") {
 		t.Errorf("stderr does not say the history ends with a response:\n%s", r.stderr)
+	}
+}
+
+// TestOneTokenBasis: process and compact give the same file the same size
+// before, and compact refuses a compaction that would make the history
+// larger instead of reporting it.
+func TestOneTokenBasis(t *testing.T) {
+	before := func(re, stderr string) string {
+		t.Helper()
+		m := regexp.MustCompile(re).FindStringSubmatch(stderr)
+		if m == nil {
+			t.Fatalf("stderr lacks %s:\n%s", re, stderr)
+		}
+		return m[1]
+	}
+	p := runCLI(t, nil, "", "process", "testdata/history.json")
+	c := runCLI(t, nil, "", "compact", "testdata/history.json")
+	if p.code != 0 || c.code != 0 {
+		t.Fatalf("exit %d and %d:\n%s\n%s", p.code, c.code, p.stderr, c.stderr)
+	}
+	pb := before(`tokens: (\S+) → `, p.stderr)
+	cb := before(`compacted \d+ → \d+ messages \((\S+) → `, c.stderr)
+	if pb != cb {
+		t.Errorf("process counts %s tokens before, compact %s", pb, cb)
+	}
+
+	tiny := t.TempDir() + "/tiny.json"
+	saveFile(t, tiny, []processor.Message{processor.UserMessage("hi"), processor.TextMessage("hello"), processor.UserMessage("bye")})
+	r := runCLI(t, nil, "", "compact", tiny)
+	if r.code != 1 || !strings.Contains(r.stderr, "compacted history not smaller than the history") || r.stdout != "" {
+		t.Errorf("compact of a tiny history: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -9,9 +9,18 @@
 // those that wrote no summary (a summary waits for the summarizer's model,
 // on a few requests in ten), and, for scale, the time
 // encoding/json takes to decode the same request bodies, one at a time
-// after the run.
+// after the run: into a generic value, and into openai-go's request type
+// (what a Go service that reads the request decodes it into).
 //
-//	go run ./internal/proxyload                      # 200 conversations, summaries in memory
+// The conversations start spread evenly over -ramp (by default one upstream
+// latency), as clients arrive, not all in the same millisecond; with an
+// upstream that answers at once they all start together and the run
+// measures the proxy saturated. -bare puts a plain reverse proxy without
+// abridge in its place, the cost of the extra hop alone.
+//
+//	go run ./internal/proxyload -latency 1s          # 200 conversations, an upstream that takes 1 s, as a model does
+//	go run ./internal/proxyload -latency 1s -bare    # the same through a reverse proxy without abridge
+//	go run ./internal/proxyload                      # an upstream that answers at once: the proxy saturated
 //	go run ./internal/proxyload -conversations 1     # one at a time: no queueing
 //	go run ./internal/proxyload -db postgres://…     # summaries in PostgreSQL, as replicas keep them
 //
@@ -32,15 +41,19 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/openai/openai-go/v3"
 
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/internal/openaitest"
@@ -64,7 +77,9 @@ type options struct {
 	conversations int
 	messages      int
 	latency       time.Duration
+	ramp          time.Duration
 	db            string
+	bare          bool
 }
 
 func run(args []string, stdout io.Writer) error {
@@ -73,6 +88,8 @@ func run(args []string, stdout io.Writer) error {
 	fs.IntVar(&o.conversations, "conversations", 200, "conversations at once")
 	fs.IntVar(&o.messages, "messages", 120, "messages of each conversation replayed")
 	fs.DurationVar(&o.latency, "latency", 0, "how long the fake upstream takes over each answer")
+	fs.DurationVar(&o.ramp, "ramp", 0, "the conversations start spread evenly over this time (when not given: -latency)")
+	fs.BoolVar(&o.bare, "bare", false, "a plain reverse proxy without abridge in place of abridge's (the cost of the hop alone)")
 	fs.StringVar(&o.db, "db", "", "summary store: empty for memory, else a session database DSN (a SQLite path or a postgres:// URL)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	if err := fs.Parse(args); err != nil {
@@ -80,6 +97,14 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if o.conversations < 1 || o.messages < 3 {
 		return errors.New("-conversations must be ≥ 1 and -messages ≥ 3")
+	}
+	rampSet := false
+	fs.Visit(func(f *flag.Flag) { rampSet = rampSet || f.Name == "ramp" })
+	if !rampSet {
+		o.ramp = o.latency
+	}
+	if o.ramp < 0 || o.latency < 0 {
+		return errors.New("-ramp and -latency must be ≥ 0")
 	}
 	convs, source, err := conversations(o)
 	if err != nil {
@@ -142,9 +167,19 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var handler http.Handler = p
+	if o.bare {
+		handler = &httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) {
+				pr.SetURL(base)
+				pr.Out.URL.Path = base.Path + strings.TrimPrefix(pr.In.URL.Path, proxy.Prefix)
+			},
+			Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024},
+		}
+	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := &reqInfo{id: r.Header.Get(requestHeader)}
-		p.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqKey{}, info)))
+		handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqKey{}, info)))
 	})}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
@@ -171,6 +206,7 @@ func run(args []string, stdout io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			time.Sleep(time.Duration(c) * o.ramp / time.Duration(len(convs)))
 			for i, n := range openaitest.RequestLengths(msgs) {
 				body := requestBody(msgs[:n], i%2 == 1)
 				id := fmt.Sprintf("%d/%d", c, i)
@@ -192,8 +228,9 @@ func run(args []string, stdout io.Writer) error {
 		pprof.StopCPUProfile()
 	}
 
-	// encoding/json over the same bodies, one at a time.
-	var decode []time.Duration
+	// encoding/json over the same bodies, one at a time: into a generic
+	// value, and into openai-go's request type.
+	var decode, decodeParams []time.Duration
 	for _, msgs := range convs {
 		for i, n := range openaitest.RequestLengths(msgs) {
 			body := requestBody(msgs[:n], i%2 == 1)
@@ -202,7 +239,13 @@ func run(args []string, stdout io.Writer) error {
 			if err := json.Unmarshal(body, &v); err != nil {
 				return err
 			}
-			decode = append(decode, time.Since(t0))
+			t1 := time.Now()
+			var params openai.ChatCompletionNewParams
+			if err := json.Unmarshal(body, &params); err != nil {
+				return err
+			}
+			decode = append(decode, t1.Sub(t0))
+			decodeParams = append(decodeParams, time.Since(t1))
 		}
 	}
 
@@ -215,12 +258,19 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	chats, summaries := up.Counts()
-	fmt.Fprintf(stdout, "%d conversations of up to %d messages (%s), summaries in %s, upstream latency %s\n",
-		len(convs), o.messages, source, storeName(o.db), o.latency)
+	through := "abridge's proxy"
+	if o.bare {
+		through = "a reverse proxy without abridge (-bare)"
+	}
+	fmt.Fprintf(stdout, "%d conversations of up to %d messages (%s) through %s, summaries in %s, upstream latency %s, started over %s\n",
+		len(convs), o.messages, source, through, storeName(o.db), o.latency, o.ramp)
 	fmt.Fprintf(stdout, "%d requests in %.1f s (%.0f a second), %d errors, %d forwarded, %d summaries\n",
 		len(samples)+len(errs), elapsed.Seconds(), float64(len(samples))/elapsed.Seconds(), len(errs), chats, summaries)
 	fmt.Fprintf(stdout, "%-44s %9s %9s\n", "", "p50", "p99")
 	row := func(name string, d []time.Duration) {
+		if len(d) == 0 {
+			return // abridge's rows, under -bare
+		}
 		fmt.Fprintf(stdout, "%-44s %9s %9s\n", name, ms(percentile(d, 50)), ms(percentile(d, 99)))
 	}
 	row("upstream's own time", own)
@@ -229,9 +279,18 @@ func run(args []string, stdout io.Writer) error {
 	row("added, requests that wrote no summary", addedPlain)
 	row("  of which abridge's processing", processingPlain)
 	row("encoding/json decode of the same bodies", decode)
-	fmt.Fprintf(stdout, "p99 added ÷ p99 decode: %.2f (target < 0.10); without summaries %.2f; abridge's processing alone %.2f\n",
-		ratio(percentile(added, 99), percentile(decode, 99)), ratio(percentile(addedPlain, 99), percentile(decode, 99)),
-		ratio(percentile(processingPlain, 99), percentile(decode, 99)))
+	row("  into openai.ChatCompletionNewParams", decodeParams)
+	for _, d := range []struct {
+		name string
+		p99  time.Duration
+	}{{"decode", percentile(decode, 99)}, {"openai-go decode", percentile(decodeParams, 99)}} {
+		fmt.Fprintf(stdout, "p99 ÷ p99 %s: added %.2f, without summaries %.2f", d.name,
+			ratio(percentile(added, 99), d.p99), ratio(percentile(addedPlain, 99), d.p99))
+		if !o.bare {
+			fmt.Fprintf(stdout, ", abridge's processing without summaries %.2f", ratio(percentile(processingPlain, 99), d.p99))
+		}
+		fmt.Fprintln(stdout, " (target < 0.10)")
+	}
 	for i, err := range errs {
 		if i == 5 {
 			fmt.Fprintf(stdout, "… %d more errors\n", len(errs)-5)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,8 @@ func TestRun(t *testing.T) {
 		regexp.MustCompile(`(?m)^  of which abridge's processing +[\d.]+ ms +[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^added, requests that wrote no summary +-?[\d.]+ ms +-?[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^encoding/json decode of the same bodies +[\d.]+ ms +[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^  into openai.ChatCompletionNewParams +[\d.]+ ms +[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^p99 ÷ p99 openai-go decode: added [\d.]+, without summaries [\d.]+, abridge's processing without summaries [\d.]+ \(target < 0.10\)$`),
 	} {
 		if !want.MatchString(report) {
 			t.Errorf("report lacks %s:\n%s", want, report)
@@ -33,8 +36,24 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunBare runs the same load through a reverse proxy without abridge:
+// nothing is summarized, and abridge's rows are left out.
+func TestRunBare(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-conversations", "2", "-messages", "40", "-bare"}, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	report := out.String()
+	if !regexp.MustCompile(`(?m)^\d+ requests in .*, 0 errors, \d+ forwarded, 0 summaries$`).MatchString(report) {
+		t.Errorf("report: want no errors and no summaries:\n%s", report)
+	}
+	if strings.Contains(report, "abridge's processing ") || !strings.Contains(report, "without abridge (-bare)") {
+		t.Errorf("report of a bare run:\n%s", report)
+	}
+}
+
 func TestRunUsage(t *testing.T) {
-	tests := [][]string{{"-conversations", "0"}, {"-messages", "2"}, {"-bogus"}}
+	tests := [][]string{{"-conversations", "0"}, {"-messages", "2"}, {"-ramp", "-1s"}, {"-bogus"}}
 	for _, args := range tests {
 		var out bytes.Buffer
 		if err := run(args, &out); err == nil {

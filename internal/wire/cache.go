@@ -31,7 +31,7 @@ type Cache struct {
 
 type cached struct {
 	raw []byte            // a copy of the message's bytes
-	msg processor.Message // as decoded, a tool return's ToolName left empty
+	msg processor.Message // as decoded where it was first seen
 }
 
 // NewCache returns a Cache of at most limit bytes (0 means
@@ -56,17 +56,12 @@ func (c *Cache) get(raw []byte) (processor.Message, bool) {
 	return processor.Message{}, false
 }
 
-// put remembers msg as raw's decoding.
+// put remembers msg as raw's decoding (a tool return with the name its
+// call gave it there: named corrects it where another call precedes it).
 func (c *Cache) put(raw []byte, msg processor.Message) {
 	size := 2*len(raw) + 64
 	if size > c.limit/16 {
 		return // a message that would crowd out the others
-	}
-	if len(msg.Parts) == 1 {
-		if r, ok := msg.Parts[0].(processor.ToolReturn); ok {
-			r.ToolName = "" // it depends on the call before, not on raw
-			msg = processor.NewRequest(r)
-		}
 	}
 	h := maphash.Bytes(c.seed, raw)
 	c.mu.Lock()
@@ -114,8 +109,9 @@ func skipObject(d []byte, pos int) int {
 }
 
 // named returns msg as it reads after the messages before it: a tool
-// return takes the name of its call from names; the calls of a response
-// are added to names.
+// return takes the name of its call from names (a new message only when
+// that name is not the one it has); the calls of a response are added to
+// names.
 func named(msg processor.Message, names map[string]string) processor.Message {
 	switch msg.Kind {
 	case processor.Response:
@@ -126,9 +122,11 @@ func named(msg processor.Message, names map[string]string) processor.Message {
 		}
 	case processor.Request:
 		if len(msg.Parts) == 1 {
-			if r, ok := msg.Parts[0].(processor.ToolReturn); ok && names[r.ToolCallID] != "" {
-				r.ToolName = names[r.ToolCallID]
-				return processor.NewRequest(r)
+			if r, ok := msg.Parts[0].(processor.ToolReturn); ok {
+				if name := names[r.ToolCallID]; name != r.ToolName {
+					r.ToolName = name
+					return processor.NewRequest(r)
+				}
 			}
 		}
 	}

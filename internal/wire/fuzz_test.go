@@ -10,6 +10,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
+	"github.com/google/go-cmp/cmp"
 )
 
 // slowSplit is split alone (encoding/json), on a new Body.
@@ -206,6 +207,28 @@ func TestCacheParse(t *testing.T) {
 			if err := processortest.Diff(want.Messages, got.Messages); err != nil {
 				t.Fatalf("%s, request at %d messages: the cache changed the messages: %v", filepath.Base(path), k, err)
 			}
+		}
+	}
+	// One tool return's bytes after calls of other names, and after none:
+	// it reads with the name of the call before it each time.
+	ret := `{"role":"tool","tool_call_id":"c1","content":"out"}`
+	callOf := func(name string) string {
+		return `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"` + name + `","arguments":"{}"}}]},`
+	}
+	for _, tc := range []struct{ before, want string }{
+		{callOf("bash"), "bash"},
+		{callOf("grep"), "grep"},
+		{"", ""},
+		{callOf("bash"), "bash"},
+	} {
+		data := []byte(`{"messages":[{"role":"user","content":"go"},` + tc.before + ret + `]}`)
+		b, err := c.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := b.Messages[len(b.Messages)-1].Parts[0].(processor.ToolReturn)
+		if diff := cmp.Diff(tc.want, r.ToolName); diff != "" {
+			t.Errorf("tool return after %q: name (-want +got):\n%s", tc.before, diff)
 		}
 	}
 	data := []byte(`{"messages":[{"role":"user","content":"hello"}]}`)
