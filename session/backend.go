@@ -12,6 +12,10 @@ type backend interface {
 	// write lock from its start where the dialect needs that (SQLite), so
 	// that it never has to upgrade a read snapshot.
 	begin(ctx context.Context, write bool) (tx, error)
+	// statement returns a tx for one read statement, run in its own
+	// implicit transaction (one snapshot, no BEGIN and COMMIT round
+	// trips); its commit and rollback only give the connection back.
+	statement(ctx context.Context) (tx, error)
 	// lockSchema serialises schema migrations across processes.
 	lockSchema(ctx context.Context, t tx) error
 	// keyType is the column definition of an auto-increment primary key.

@@ -12,7 +12,7 @@ import (
 )
 
 // postgresMaxConns bounds the connections one store opens to PostgreSQL.
-const postgresMaxConns = 4
+const postgresMaxConns = 16
 
 // postgresLockID is the advisory lock key that serialises migrations.
 const postgresLockID = 0x61627269 // "abri"
@@ -106,7 +106,15 @@ func (b *postgresBackend) begin(ctx context.Context, write bool) (tx, error) {
 		b.release(c, false)
 		return nil, err
 	}
-	return &pgTx{b: b, c: c, tx: t}, nil
+	return &pgTx{b: b, c: c, tx: t, q: t}, nil
+}
+
+func (b *postgresBackend) statement(ctx context.Context) (tx, error) {
+	c, err := b.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pgTx{b: b, c: c, q: c}, nil
 }
 
 func (b *postgresBackend) lockSchema(ctx context.Context, t tx) error {
@@ -142,16 +150,23 @@ func (b *postgresBackend) close() error {
 }
 
 // pgTx is a transaction on a pooled connection, returned to the pool when
-// the transaction ends.
+// the transaction ends; without tx, statements on the connection alone.
 type pgTx struct {
 	b    *postgresBackend
 	c    *pgx.Conn
-	tx   pgx.Tx
+	tx   pgx.Tx  // nil: no explicit transaction (statement)
+	q    querier // tx, or else c
 	done bool
 }
 
+// querier is what pgx.Tx and *pgx.Conn both run statements with.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 func (t *pgTx) exec(ctx context.Context, query string, args ...any) (int64, error) {
-	tag, err := t.tx.Exec(ctx, query, args...)
+	tag, err := t.q.Exec(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -159,7 +174,7 @@ func (t *pgTx) exec(ctx context.Context, query string, args ...any) (int64, erro
 }
 
 func (t *pgTx) query(ctx context.Context, query string, args ...any) (rows, error) {
-	rs, err := t.tx.Query(ctx, query, args...)
+	rs, err := t.q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +191,10 @@ func (t *pgTx) commit(ctx context.Context) error {
 		return errors.New("transaction already ended")
 	}
 	t.done = true
+	if t.tx == nil {
+		t.b.release(t.c, !t.c.PgConn().IsBusy())
+		return nil
+	}
 	err := t.tx.Commit(ctx)
 	t.b.release(t.c, err == nil)
 	return err
@@ -186,6 +205,10 @@ func (t *pgTx) rollback() {
 		return
 	}
 	t.done = true
+	if t.tx == nil {
+		t.b.release(t.c, !t.c.PgConn().IsBusy())
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := t.tx.Rollback(ctx)

@@ -79,7 +79,11 @@ func (b *sqliteBackend) begin(ctx context.Context, write bool) (tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sqlTx{tx: t}, nil
+	return &sqlTx{tx: t, q: t}, nil
+}
+
+func (b *sqliteBackend) statement(context.Context) (tx, error) {
+	return &sqlTx{q: b.read}, nil
 }
 
 // lockSchema needs nothing: a write transaction already holds the lock.
@@ -107,11 +111,18 @@ func (b *sqliteBackend) close() error {
 
 // sqlTx is a database/sql transaction.
 type sqlTx struct {
-	tx *sql.Tx
+	tx *sql.Tx // nil: no explicit transaction (statement)
+	q  sqlQuerier
+}
+
+// sqlQuerier is what *sql.Tx and *sql.DB both run statements with.
+type sqlQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 func (t *sqlTx) exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := t.tx.ExecContext(ctx, query, args...)
+	res, err := t.q.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -119,7 +130,7 @@ func (t *sqlTx) exec(ctx context.Context, query string, args ...any) (int64, err
 }
 
 func (t *sqlTx) query(ctx context.Context, query string, args ...any) (rows, error) {
-	rs, err := t.tx.QueryContext(ctx, query, args...)
+	rs, err := t.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -131,9 +142,18 @@ func (t *sqlTx) queryRow(ctx context.Context, query string, args ...any) row {
 	return firstRow{rs: rs, err: err}
 }
 
-func (t *sqlTx) commit(context.Context) error { return t.tx.Commit() }
+func (t *sqlTx) commit(context.Context) error {
+	if t.tx == nil {
+		return nil
+	}
+	return t.tx.Commit()
+}
 
-func (t *sqlTx) rollback() { _ = t.tx.Rollback() }
+func (t *sqlTx) rollback() {
+	if t.tx != nil {
+		_ = t.tx.Rollback()
+	}
+}
 
 type sqlRows struct{ rs *sql.Rows }
 

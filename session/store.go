@@ -297,6 +297,27 @@ func (s *store) read(ctx context.Context, what string, fn func(t tx) error) erro
 	return nil
 }
 
+// readOne runs fn, which runs one statement, outside an explicit
+// transaction: a single statement sees one snapshot by itself, and the
+// round trips of BEGIN and COMMIT are saved (the summary store's lookups,
+// made before every model request).
+func (s *store) readOne(ctx context.Context, what string, fn func(t tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	t, err := s.b.statement(ctx)
+	if err == nil {
+		defer t.rollback()
+		if err = fn(t); err == nil {
+			err = t.commit(ctx)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
 func (s *store) once(ctx context.Context, write bool, fn func(t tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -30,7 +30,7 @@ func (s *store) Summaries() window.Store { return summaries{s} }
 // Spans returns the spans saved under key, the most recently saved first.
 func (s summaries) Spans(ctx context.Context, key window.Key) ([]window.Span, error) {
 	var out []window.Span
-	err := s.st.read(ctx, "load summaries", func(t tx) error {
+	err := s.st.readOne(ctx, "load summaries", func(t tx) error {
 		out = out[:0]
 		rs, err := t.query(ctx, `SELECT digest, head, count, cleared, last, summary FROM summaries
 			WHERE key = $1 ORDER BY created DESC, count DESC LIMIT $2`, key.String(), int64(SummariesPerKey))
@@ -93,7 +93,7 @@ func (s summaries) Save(ctx context.Context, key window.Key, span window.Span) e
 func (s summaries) Summary(ctx context.Context, ref string) (string, bool, error) {
 	var text string
 	found := false
-	err := s.st.read(ctx, "find summary", func(t tx) error {
+	err := s.st.readOne(ctx, "find summary", func(t tx) error {
 		err := t.queryRow(ctx, `SELECT summary FROM summaries WHERE ref = $1 LIMIT 1`, ref).scan(&text)
 		switch err {
 		case nil:
