@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -63,11 +64,30 @@ func openSQLite(ctx context.Context, path string) (*sqliteBackend, error) {
 	}
 	read.SetMaxOpenConns(4)
 	b := &sqliteBackend{path: path, write: write, read: read}
-	if err := write.PingContext(ctx); err != nil {
+	if err := b.ping(ctx); err != nil {
 		_ = b.close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	return b, nil
+}
+
+// ping opens the first connection, which sets the journal mode. Turning a
+// new database to WAL takes its lock without waiting on the busy timeout,
+// so processes creating the same database at once may be told it is busy:
+// that is tried again, for as long as the busy timeout.
+func (b *sqliteBackend) ping(ctx context.Context) error {
+	deadline := time.Now().Add(sqliteBusyTimeoutMS * time.Millisecond)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+		err := b.write.PingContext(ctx)
+		if err == nil || !b.retryable(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (b *sqliteBackend) begin(ctx context.Context, write bool) (tx, error) {
