@@ -688,7 +688,14 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		fresh = append(fresh, h[i])
 		replaced += processor.Chars(h[i]) - processor.Chars(out[head+1+i-start])
 	}
-	if !force && (replaced <= w.framing || replaced < w.memo.wait(k)) {
+	// The wait is keyed by the head as the view shows it (its marker
+	// included), which every host mode sees alike: a host that sends its
+	// full history and one that sends the processed one wait the same.
+	waitKey := k
+	if v.span != nil {
+		waitKey = w.keys.key(conversationOf(ctx), h[:head+1])
+	}
+	if !force && (replaced <= w.framing || replaced < w.memo.wait(waitKey)) {
 		// No marker could be smaller than this middle (not even an empty
 		// one, or no summary was lately): wait until it has grown.
 		return h, nil
@@ -742,7 +749,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	if failure != nil && errors.Is(failure.err, ErrNoSmallerSummary) && (!force || sum == "") {
 		// Compacting would make the request bigger: send it as it is, and
 		// do not try again before the middle has grown.
-		w.memo.setWait(k, replaced+max(replaced/2, w.framing))
+		w.memo.setWait(waitKey, replaced+max(replaced/2, w.framing))
 		failed := ev
 		failed.MessagesAfter, failed.TokensAfter = len(h), ev.TokensBefore
 		failed.Err, failed.Reason, failed.Duration, failed.Shared = failure.err, failure.reason, failure.took, shared
