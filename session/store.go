@@ -120,7 +120,7 @@ func open(ctx context.Context, dsn string, logger *zap.Logger, create bool) (Sto
 		err error
 	)
 	switch {
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"), keywordDSN.MatchString(dsn):
+	case isPostgres(dsn):
 		b, err = openPostgres(ctx, dsn)
 	default:
 		var path string
@@ -140,6 +140,25 @@ func open(ctx context.Context, dsn string, logger *zap.Logger, create bool) (Sto
 	}
 	logger.Debug("session store opened", zap.String("backend", b.name()))
 	return &store{b: b, log: logger}, nil
+}
+
+// isPostgres reports whether dsn names a PostgreSQL database (see [Open]).
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") || keywordDSN.MatchString(dsn)
+}
+
+// Describe says which database dsn names, as [Open] reads it, with
+// nothing a password could hide in: "PostgreSQL", or "SQLite " and the
+// file's path; "" when Open would refuse dsn.
+func Describe(dsn string) string {
+	if isPostgres(dsn) {
+		return "PostgreSQL"
+	}
+	path, err := sqlitePath(dsn)
+	if err != nil {
+		return ""
+	}
+	return "SQLite " + path
 }
 
 // keywordDSN matches the start of a PostgreSQL keyword/value connection

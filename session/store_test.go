@@ -512,6 +512,31 @@ func TestOpenDSN(t *testing.T) {
 	}
 }
 
+// TestDescribe names the database of each DSN form Open reads, with
+// nothing of a password.
+func TestDescribe(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "xdg"))
+	tests := []struct {
+		dsn, want string
+	}{
+		{"", "SQLite " + filepath.Join(dir, "xdg", "abridge", "sessions.db")},
+		{"sqlite:" + filepath.Join(dir, "a.db"), "SQLite " + filepath.Join(dir, "a.db")},
+		{"sqlite://" + filepath.Join(dir, "b.db"), "SQLite " + filepath.Join(dir, "b.db")},
+		{filepath.Join(dir, "c.db"), "SQLite " + filepath.Join(dir, "c.db")},
+		{"postgres://u:secret@db/x", "PostgreSQL"},
+		{"postgresql://u:secret@db/x", "PostgreSQL"},
+		{"host=db password=secret dbname=x", "PostgreSQL"},
+		{"mysql://u:secret@db/x", ""},
+		{"sqlite::memory:", ""},
+	}
+	for _, tt := range tests {
+		if got := Describe(tt.dsn); got != tt.want {
+			t.Errorf("Describe(%q) = %q, want %q", tt.dsn, got, tt.want)
+		}
+	}
+}
+
 // TestOpenConcurrently opens several stores on one new database at once:
 // the schema is created once, and every store works.
 func TestOpenConcurrently(t *testing.T) {

@@ -151,7 +151,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		ErrorLog:          zap.NewStdLog(logger.Named("http")),
 	}
 	c.note(fmt.Sprintf("serving on http://%s%s (upstream %s; summaries: %s, kept in %s, paid by %s)",
-		ln.Addr(), proxy.Prefix, shownUpstream(cfg), kind, storeName(cfg.SessionDB), payer))
+		ln.Addr(), proxy.Prefix, shownUpstream(cfg), kind, session.Describe(cfg.SessionDB), payer))
 	logger.Info("serve: listening", zap.String("addr", ln.Addr().String()), zap.String("upstream", shownUpstream(cfg)),
 		zap.String("summarizer", kind), zap.String("summaries_paid_by", payer))
 
@@ -227,18 +227,4 @@ func shownUpstream(cfg *config.Config) string {
 		return strings.Trim(v, `"`)
 	}
 	return cfg.Upstream()
-}
-
-// storeName says where the summaries are kept, without a password.
-func storeName(dsn string) string {
-	switch {
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return "PostgreSQL"
-	case dsn == "":
-		if p, err := session.DefaultPath(); err == nil {
-			return "SQLite " + p
-		}
-		return "SQLite"
-	}
-	return "SQLite " + strings.TrimPrefix(dsn, "sqlite:")
 }

@@ -398,14 +398,13 @@ func conversations(o options) ([][]json.RawMessage, string, error) {
 	return out, fmt.Sprintf("the %d shared transcripts, in turn", len(files)), nil
 }
 
+// storeName says where the summaries are kept: in memory without a
+// database, else as session.Describe says.
 func storeName(dsn string) string {
 	if dsn == "" {
 		return "memory"
 	}
-	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
-		return u.Scheme
-	}
-	return "SQLite"
+	return session.Describe(dsn)
 }
 
 func percentile(d []time.Duration, p int) time.Duration {
