@@ -49,18 +49,12 @@ var migrations = [][]string{
 		)`,
 	},
 	{
-		// Version 2: a record of compactions may instead be a withdrawn
-		// turn; withdrawn says why, and is '' for a compaction.
-		`ALTER TABLE compactions ADD COLUMN withdrawn TEXT NOT NULL DEFAULT ''`,
-	},
-	{
-		// Version 3: the windows' summary store (Store.Summaries).
+		// Version 2: the windows' summary store (Store.Summaries).
 		`CREATE TABLE summaries (
 			key TEXT NOT NULL,
 			digest TEXT NOT NULL,
 			head BIGINT NOT NULL,
 			count BIGINT NOT NULL,
-			cleared BIGINT NOT NULL,
 			last TEXT NOT NULL,
 			ref TEXT NOT NULL,
 			summary TEXT NOT NULL,
@@ -68,6 +62,13 @@ var migrations = [][]string{
 			PRIMARY KEY (key, digest)
 		)`,
 		`CREATE INDEX summaries_ref ON summaries (ref)`,
+	},
+	{
+		// Version 3: a record of compactions may instead be a withdrawn
+		// turn (withdrawn says why, and is '' for a compaction); a span
+		// may clear tool outputs after the messages it summarizes.
+		`ALTER TABLE compactions ADD COLUMN withdrawn TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE summaries ADD COLUMN cleared BIGINT NOT NULL DEFAULT 0`,
 	},
 }
 

@@ -196,10 +196,11 @@ func containsMarker(h []processor.Message) bool {
 	return false
 }
 
-// TestMigrateToSummaries opens a database written by the previous schema
-// (version 2, without the summaries table), with a session in it: it is
-// migrated, the session is intact, and summaries can be stored.
-func TestMigrateToSummaries(t *testing.T) {
+// TestMigrateFromVersion2 opens a database as the previous program left
+// it (version 2: the summaries table without cleared spans, compactions
+// without withdrawn turns), with a session and a summary in it: it is
+// migrated, both are intact, and spans that clear can be stored.
+func TestMigrateFromVersion2(t *testing.T) {
 	backends(t, func(t *testing.T, newDSN newDSN) {
 		ctx := context.Background()
 		dsn := newDSN(t)
@@ -211,13 +212,22 @@ func TestMigrateToSummaries(t *testing.T) {
 		if err := s.Append(ctx, processor.UserMessage("hello")); err != nil {
 			t.Fatal(err)
 		}
+		old := window.Span{Head: 1, Count: 2, Summary: "old"}
+		if err := st.Summaries().Save(ctx, window.Key{1}, old); err != nil {
+			t.Fatal(err)
+		}
 		// Back to version 2, as the previous program left it.
 		if err := st.(*store).write(ctx, "test", func(tx tx) error {
-			if _, err := tx.exec(ctx, `DROP TABLE summaries`); err != nil {
-				return err
+			for _, q := range []string{
+				`ALTER TABLE summaries DROP COLUMN cleared`,
+				`ALTER TABLE compactions DROP COLUMN withdrawn`,
+				`UPDATE schema_version SET version = 2`,
+			} {
+				if _, err := tx.exec(ctx, q); err != nil {
+					return fmt.Errorf("%s: %w", q, err)
+				}
 			}
-			_, err := tx.exec(ctx, `UPDATE schema_version SET version = 2`)
-			return err
+			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -232,8 +242,19 @@ func TestMigrateToSummaries(t *testing.T) {
 		if len(h) != 1 || h[0].Message.Text() != "hello" {
 			t.Errorf("transcript after the migration: %d messages", len(h))
 		}
-		if err := st.Summaries().Save(ctx, window.Key{1}, window.Span{Head: 1, Count: 1, Summary: "s"}); err != nil {
-			t.Errorf("save a summary after the migration: %v", err)
+		got, err := st.Summaries().Spans(ctx, window.Key{1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]window.Span{old}, got); diff != "" {
+			t.Errorf("spans after the migration (-want +got):\n%s", diff)
+		}
+		cleared := window.Span{Head: 1, Count: 3, Cleared: 2, Summary: "new"}
+		if err := st.Summaries().Save(ctx, window.Key{2}, cleared); err != nil {
+			t.Fatalf("save a span that clears after the migration: %v", err)
+		}
+		if got, _ := st.Summaries().Spans(ctx, window.Key{2}); len(got) != 1 || got[0].Cleared != 2 {
+			t.Errorf("spans of the new save: %+v", got)
 		}
 	})
 }
