@@ -285,7 +285,7 @@ func (t *turn) replace(ctx context.Context, h []processor.Message) error {
 			return fmt.Errorf("recall store: %w", err)
 		}
 	}
-	t.history = h
+	t.history = slices.Clip(h) // appending must never write into a processor's array
 	if t.opts.store == nil {
 		return nil
 	}

@@ -548,6 +548,35 @@ func TestRunDoesNotModifyInput(t *testing.T) {
 	}
 }
 
+// TestRunDoesNotWriteProcessorArray: the agent appends to what a
+// processor returned without writing into the array behind it, even where
+// it has spare capacity (a processor may return a slice of a buffer it
+// keeps).
+func TestRunDoesNotWriteProcessorArray(t *testing.T) {
+	buf := make([]processor.Message, 0, 64)
+	spare := func() []processor.Message { return buf[len(buf):cap(buf)] }
+	keep := processor.Func(func(_ context.Context, h []processor.Message) ([]processor.Message, error) {
+		buf = append(buf[:0], h...)
+		if first := buf[0].Text(); !strings.HasSuffix(first, "!") {
+			buf[0] = processor.UserMessage(first + "!") // a change, so the agent takes the result
+		}
+		for i := range spare() {
+			spare()[i] = processor.TextMessage("sentinel")
+		}
+		return buf, nil
+	})
+	rec := model.NewRecorder(model.Respond(callsResponse(call("c1", "add", `{"a":1,"b":1}`))), model.RespondText("2"))
+	if _, err := agent.New(rec, agent.WithTools(addTool), agent.WithProcessors(keep)).
+		Run(context.Background(), []processor.Message{processor.UserMessage("hello"), processor.TextMessage("hi")}, "1+1"); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range spare() {
+		if diff := cmp.Diff(processor.TextMessage("sentinel"), m); diff != "" {
+			t.Fatalf("processor's array written at %d (-want +got):\n%s", len(buf)+i, diff)
+		}
+	}
+}
+
 func TestRunEvents(t *testing.T) {
 	type ev struct {
 		Kind                  string
