@@ -390,9 +390,10 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 	if !w.triggered(v.msgs) {
 		return v.msgs, nil
 	}
-	if w.tailOutputs > 0 {
+	if w.tailOutputs > 0 && (w.maxMessages <= 0 || len(v.msgs) <= w.maxMessages) {
 		// The cheap tier first: clearing old tool outputs may bring the
-		// history under the triggers without a summary.
+		// history under the token trigger without a summary (it removes
+		// no message, so never under the message count).
 		if out, ok := w.clearOnly(ctx, history, v); ok {
 			return out, nil
 		}
@@ -410,7 +411,10 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	from := head // the first message the clear may touch, in h
 	count := 0
 	if v.span != nil {
-		from, count = head+1, v.span.Count
+		count = v.span.Count
+		if count > 0 {
+			from = head + 1 // after the span's marker (a span that only cleared has none)
+		}
 	}
 	clearEnd := w.clearEnd(h, from)
 	if clearEnd <= from {
@@ -421,15 +425,8 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	out = w.appendCleared(out, h[from:clearEnd])
 	out = append(out, h[clearEnd:]...)
 	if w.triggered(out) || processor.Validate(out) != nil {
+		// Still over (as when nothing could be cleared: out is then h).
 		return nil, false
-	}
-	before, after := 0, 0
-	for i := from; i < clearEnd; i++ {
-		before += processor.Chars(h[i])
-		after += processor.Chars(out[i])
-	}
-	if after >= before {
-		return nil, false // nothing was cleared
 	}
 	// In the input history: the head, the summarized messages, then the
 	// cleared ones.
@@ -510,11 +507,13 @@ type view struct {
 	head int
 	key  Key
 	span *Span   // the span applied, nil when none
-	hash *hasher // the content of history[:head+span.Count] fed, when span is set
+	hash *hasher // the content of history[:head+span.Count+span.Cleared] fed, when span is set
 }
 
 // view applies to history the most recent span its store has for it: the
-// head, the span's marker, and the messages after the span.
+// head, the span's marker (none for a span that only cleared), the
+// messages the span cleared with their tool outputs cleared, and the
+// messages after.
 //
 // The head is the one split finds, or, when that runs past the first
 // response, the leading requests: a head that ended at the first response

@@ -920,3 +920,40 @@ func TestWindowsShareStore(t *testing.T) {
 		t.Fatalf("one window summarized %d times; the test needs several compactions", oneCalls)
 	}
 }
+
+// TestClearOnlyTwice grows a tool loop under a token trigger that clearing
+// alone satisfies for a while: every request, sent twice, gets the same
+// result, the one the host modes all get, though spans that clear without
+// a summary (no marker) follow one another.
+func TestClearOnlyTwice(t *testing.T) {
+	opts := Options{MaxMessages: -1, TriggerTokens: 1500, KeepMessages: 2, TailOutputs: 1}
+	var cleared int
+	counted := opts
+	counted.OnEvent = func(_ context.Context, e Event) {
+		if e.Type == EventCleared {
+			cleared++
+		}
+	}
+	w := New(counted)
+	h := conversation(0, 0)
+	for i := range 30 {
+		h = append(h, toolLoop(i, 1, 400)...)
+		first, err := w.Process(context.Background(), processortest.Clone(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := w.Process(context.Background(), processortest.Clone(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := processortest.Diff(first, again); err != nil {
+			t.Fatalf("request at %d messages, sent again: %v", len(h), err)
+		}
+	}
+	if cleared < 2 {
+		t.Fatalf("%d clears without a summary, want at least 2", cleared)
+	}
+	if err := processortest.HostModes(func() processor.Processor { return New(opts) }, h); err != nil {
+		t.Fatal(err)
+	}
+}
