@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -130,7 +131,7 @@ func (r *RecallMemory) Keep(_ context.Context, msgs ...processor.Message) error 
 				continue
 			}
 			content := t.ToolReturnContent()
-			if strings.Contains(content, " bytes trimmed by abridge ...]") {
+			if trimtools.IsTrimmed(content) {
 				continue
 			}
 			r.put(t.ToolCallID, content, false)

@@ -47,6 +47,7 @@ import (
 
 	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/internal/wire"
+	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 )
@@ -445,5 +446,5 @@ func isOverflow(resp *http.Response) (bool, error) {
 		return false, nil
 	}
 	code, _ := e.Error.Code.(string)
-	return code == "context_length_exceeded" || code == "string_above_max_length", nil
+	return (&model.Error{Code: code}).IsContextOverflow(), nil
 }

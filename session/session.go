@@ -532,7 +532,7 @@ func (s *Session) withdrawOwn(ctx context.Context, what string, own []int64, rea
 // [ErrConflict] and the caller should read the working history again.
 func (s *Session) Current(ctx context.Context) (bool, error) {
 	var stored int64
-	err := s.st.read(ctx, "read version of session "+strconv.Quote(s.name), func(t tx) error {
+	err := s.st.readOne(ctx, "read version of session "+strconv.Quote(s.name), func(t tx) error {
 		return t.queryRow(ctx, `SELECT version FROM sessions WHERE id = $1`, s.id).scan(&stored)
 	})
 	if err != nil {

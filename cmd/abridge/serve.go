@@ -20,7 +20,6 @@ import (
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processors/window"
-	"github.com/abridge-go/abridge/processors/window/windowlog"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/session"
 	"github.com/abridge-go/abridge/summarizer"
@@ -112,11 +111,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		return fmt.Errorf("serve: %w", err)
 	}
 	s, kind, payer := serveSummarizer(cfg, upstream, logger, metrics)
-	opts := cfg.WindowOptions()
-	opts.Summarizer = s
-	opts.Store = store.Summaries()
-	opts.OnEvent = windowlog.Events(logger, metrics.WindowEvent)
-	win := window.New(opts)
+	win := cfg.NewWindowWith(s, config.BuildOptions{Logger: logger, OnEvent: metrics.WindowEvent, Store: store.Summaries()})
 	p := proxy.New(proxy.Options{
 		Upstream:     upstream,
 		Chain:        cfg.NewChain(win),

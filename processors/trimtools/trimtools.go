@@ -237,6 +237,12 @@ const (
 	noteSuffix = " bytes trimmed by abridge ...]\n"
 )
 
+// IsTrimmed reports whether s holds the note [Trim] leaves where it cut:
+// s is, or contains, a trimmed text.
+func IsTrimmed(s string) bool {
+	return strings.Contains(s, noteSuffix[:len(noteSuffix)-1])
+}
+
 // noteLen returns the length of the note for n removed bytes.
 func noteLen(n int) int {
 	digits := 1

@@ -112,6 +112,29 @@ func TestTrim(t *testing.T) {
 
 // TestTrimMixedBoundaries trims contents mixing one- to four-byte runes at
 // every offset and checks that no rune is split and the result fits.
+// TestIsTrimmed tells what Trim returned from what it did not touch.
+func TestIsTrimmed(t *testing.T) {
+	trimmed, ok := trimtools.Trim(strings.Repeat("line\n", 1000), 200)
+	if !ok {
+		t.Fatal("Trim left 5000 characters under a cap of 200")
+	}
+	tests := []struct {
+		s    string
+		want bool
+	}{
+		{trimmed, true},
+		{"prefix " + trimmed, true},
+		{strings.Repeat("line\n", 10), false},
+		{"[... 12 bytes trimmed by someone else ...]", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := trimtools.IsTrimmed(tt.s); got != tt.want {
+			t.Errorf("IsTrimmed(%.40q) = %v, want %v", tt.s, got, tt.want)
+		}
+	}
+}
+
 func TestTrimMixedBoundaries(t *testing.T) {
 	alphabet := []string{"a", "é", "語", "😀"}
 	for shift := range 8 {
