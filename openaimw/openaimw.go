@@ -229,7 +229,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("abridge: read request body: %w", err)
 	}
-	body, err := m.parse(data)
+	body, err := m.cache.Parse(data)
 	if err != nil {
 		return m.reject(ctx, req, body, err), nil
 	}
@@ -313,14 +313,6 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
 	return next(withBody(ctx, req, header, sent))
-}
-
-// parse reads a request body, through the cache when there is one.
-func (m *mw) parse(data []byte) (*wire.Body, error) {
-	if m.cache == nil {
-		return wire.Parse(data)
-	}
-	return m.cache.Parse(data)
 }
 
 func (m *mw) emit(ctx context.Context, e Event) {

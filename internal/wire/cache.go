@@ -134,7 +134,8 @@ func named(msg processor.Message, names map[string]string) processor.Message {
 }
 
 // Parse is the package's Parse, taking the messages it decoded before
-// from the cache and remembering those it decodes.
+// from the cache and remembering those it decodes. A nil Cache keeps
+// nothing: its Parse is the package's.
 func (c *Cache) Parse(data []byte) (*Body, error) {
 	return parse(data, c)
 }

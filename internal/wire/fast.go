@@ -46,7 +46,6 @@ func (b *Body) fastSplit(cache *Cache) bool {
 			// Each message is decoded as it is read; one the fast decoder
 			// does not take is skipped, and all are decoded by package
 			// model instead (see Parse).
-			msgs = msgs[:0]
 			names := map[string]string{}
 			for {
 				s.ws()
@@ -54,37 +53,34 @@ func (b *Body) fastSplit(cache *Cache) bool {
 				if s.peek() != '{' {
 					return false
 				}
+				hit := false
 				if cache != nil && !slow {
 					// A message decoded before: the same bytes.
 					if end := skipObject(b.data, m); end > 0 {
 						var msg processor.Message
-						if msg, ok = cache.get(b.data[m:end]); ok {
+						if msg, hit = cache.get(b.data[m:end]); hit {
 							msgs = append(msgs, named(msg, names))
 							s.pos = end
-							raws = append(raws, b.data[m:end])
-							if s.eat(',') {
-								continue
-							}
-							if !s.eat(']') {
-								return false
-							}
-							break
 						}
 					}
 				}
-				if slow {
+				switch {
+				case hit:
+				case slow:
 					if !s.skip(1) {
 						return false
 					}
-				} else if msg, ok := fastMessage(&s, names); ok {
-					msgs = append(msgs, msg)
-					if cache != nil {
-						cache.put(b.data[m:s.pos], msg)
-					}
-				} else {
-					slow = true
-					if s.pos = m; !s.skip(1) {
-						return false
+				default:
+					if msg, ok := fastMessage(&s, names); ok {
+						msgs = append(msgs, msg)
+						if cache != nil {
+							cache.put(b.data[m:s.pos], msg)
+						}
+					} else {
+						slow = true
+						if s.pos = m; !s.skip(1) {
+							return false
+						}
 					}
 				}
 				raws = append(raws, b.data[m:s.pos])
@@ -142,25 +138,6 @@ func (b *Body) fastSplit(cache *Cache) bool {
 	return true
 }
 
-// fastDecode decodes messages of the common shapes (every key known,
-// content a string or null, tool calls of functions) as package model's
-// FromRawMessages does, and reports false when a message is of another
-// shape or breaks a rule (then FromRawMessages decodes them all, or says
-// what is wrong).
-func fastDecode(raws []json.RawMessage) ([]processor.Message, bool) {
-	out := make([]processor.Message, len(raws))
-	names := map[string]string{} // tool names by call id
-	for i, raw := range raws {
-		s := scanner{data: raw}
-		m, ok := fastMessage(&s, names)
-		if s.ws(); !ok || s.pos != len(raw) {
-			return nil, false
-		}
-		out[i] = m
-	}
-	return out, true
-}
-
 // fields are the keys of a message the fast decoder reads.
 type fields struct {
 	role, content, name, toolCallID, refusal string
@@ -178,8 +155,10 @@ const (
 	seenRefusal
 )
 
-// fastMessage reads the message object at s's position, as fastDecode
-// does one message.
+// fastMessage reads the message object at s's position, decoding it as
+// package model's FromRawMessages does when it has one of the common
+// shapes (every key known, content a string or null, tool calls of
+// functions); it reports false for another shape or a broken rule.
 func fastMessage(s *scanner, names map[string]string) (processor.Message, bool) {
 	var f fields
 	if !s.eat('{') || s.eat('}') {

@@ -241,3 +241,19 @@ func TestCacheParse(t *testing.T) {
 		t.Errorf("a message one byte apart from a cached one: %v, %v", b, err)
 	}
 }
+
+// fastDecode decodes messages with fastMessage alone, one by one, and
+// reports false when one is not of a shape it takes.
+func fastDecode(raws []json.RawMessage) ([]processor.Message, bool) {
+	out := make([]processor.Message, len(raws))
+	names := map[string]string{} // tool names by call id
+	for i, raw := range raws {
+		s := scanner{data: raw}
+		m, ok := fastMessage(&s, names)
+		if s.ws(); !ok || s.pos != len(raw) {
+			return nil, false
+		}
+		out[i] = m
+	}
+	return out, true
+}

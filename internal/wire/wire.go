@@ -133,15 +133,7 @@ func (b *Body) With(out []processor.Message) ([]byte, error) {
 	if len(bufs) == 1 {
 		return bufs[0], nil
 	}
-	n := 0
-	for _, p := range bufs {
-		n += len(p)
-	}
-	data := make([]byte, 0, n)
-	for _, p := range bufs {
-		data = append(data, p...)
-	}
-	return data, nil
+	return bytes.Join(bufs, nil), nil
 }
 
 // Buffers is [Body.With] without the copy: the new body as pieces to send
