@@ -432,30 +432,12 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	// cleared ones.
 	cleared := clearEnd - from
 	end := head + count + cleared
-	hash, fed := v.hash, head+count
+	fed, sum := head+count, "" // where the view's hasher stands; the view's summary
 	if v.span != nil {
-		fed += v.span.Cleared
+		fed, sum = fed+v.span.Cleared, v.span.Summary
 	}
-	if hash == nil || fed > end {
-		hash, fed = newHasher(false), 0
-	}
-	for i := fed; i < end; i++ {
-		hash.message(&history[i])
-	}
-	d := hash.sum()
-	w.memo.verify(d, history[:end], hash.state())
-	k := v.key
-	if k == (Key{}) {
-		k = w.keys.key(conversationOf(ctx), history[:head+1])
-	}
-	sum := ""
-	if v.span != nil {
-		sum = v.span.Summary
-	}
-	span := Span{Head: head, Count: count, Cleared: cleared, Digest: d, Last: w.keys.key("", history[end-1:end]), Summary: sum}
-	if err := w.store.Save(ctx, k, span); err != nil {
-		w.storeFailed(ctx, "save", err)
-	}
+	span := Span{Head: head, Count: count, Cleared: cleared, Digest: w.spanDigest(history, v.hash, fed, end), Summary: sum}
+	w.save(ctx, w.storeKey(ctx, v, history, head), history, span)
 	w.emit(ctx, EventCleared, Event{
 		MessagesBefore: len(h), TokensBefore: w.countTail(h),
 		MessagesAfter: len(out), TokensAfter: w.countTail(out),
@@ -662,10 +644,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		// Only an invalid input can lead here; leave it as it came.
 		return h, nil
 	}
-	k := v.key
-	if k == (Key{}) {
-		k = w.keys.key(conversationOf(ctx), history[:head+1])
-	}
+	k := w.storeKey(ctx, v, history, head)
 	middle := h[head:start]
 	var previous []string
 	fresh := make([]processor.Message, 0, len(middle))
@@ -704,7 +683,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	// applied to it (if any) and the rest of the middle.
 	covered := c.middle()
 	cleared := clearEnd - start
-	hash, from := v.hash, 0
+	from := 0 // where the view's hasher stands in history
 	if v.span != nil {
 		if v.span.Count > 0 {
 			covered += v.span.Count - 1 // the view's marker stands for them
@@ -712,14 +691,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		from = head + v.span.Count + v.span.Cleared
 	}
 	end := head + covered + cleared
-	if hash == nil || from > end {
-		hash, from = newHasher(false), 0
-	}
-	for i := from; i < end; i++ {
-		hash.message(&history[i])
-	}
-	d := hash.sum()
-	w.memo.verify(d, history[:end], hash.state())
+	d := w.spanDigest(history, v.hash, from, end)
 
 	ev := Event{
 		MessagesBefore: len(h),
@@ -758,10 +730,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	out[head] = w.marker(sum)
 	w.memo.trust(summary.Ref(sum))
 	if !shared {
-		span := Span{Head: head, Count: covered, Cleared: cleared, Digest: d, Last: w.keys.key("", history[end-1:end]), Summary: sum}
-		if err := w.store.Save(ctx, k, span); err != nil {
-			w.storeFailed(ctx, "save", err)
-		}
+		w.save(ctx, k, history, Span{Head: head, Count: covered, Cleared: cleared, Digest: d, Summary: sum})
 	}
 
 	ev.MessagesAfter = len(out)
@@ -777,6 +746,41 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	ev.Duration = w.now().Sub(began)
 	w.emit(ctx, EventFinished, ev)
 	return out, nil
+}
+
+// storeKey returns the key the view's span was found under, or, without
+// one, the key of history's head ending at head.
+func (w *Window) storeKey(ctx context.Context, v view, history []processor.Message, head int) Key {
+	if v.key != (Key{}) {
+		return v.key
+	}
+	return w.keys.key(conversationOf(ctx), history[:head+1])
+}
+
+// spanDigest returns the digest of the content of history[:end], going on from
+// hash (nil: none), which has been fed history[:fed], when it stands
+// within; the memo remembers the digest as verified.
+func (w *Window) spanDigest(history []processor.Message, hash *hasher, fed, end int) Digest {
+	if hash == nil || fed > end {
+		hash, fed = newHasher(false), 0
+	}
+	for i := fed; i < end; i++ {
+		hash.message(&history[i])
+	}
+	d := hash.sum()
+	w.memo.verify(d, history[:end], hash.state())
+	return d
+}
+
+// save saves span, which covers history up to its end (head, count and
+// cleared messages), under k, with its last message's key; a store that
+// fails is reported, not returned.
+func (w *Window) save(ctx context.Context, k Key, history []processor.Message, span Span) {
+	end := span.Head + span.Count + span.Cleared
+	span.Last = w.keys.key("", history[end-1:end])
+	if err := w.store.Save(ctx, k, span); err != nil {
+		w.storeFailed(ctx, "save", err)
+	}
 }
 
 // clearEnd returns where the outputs to clear in the tail h[start:] end:
