@@ -1,7 +1,6 @@
 package openaimw_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,27 +30,6 @@ import (
 )
 
 const secret = "sk-test-secret-0123456789"
-
-// tap records the body of every chat completions request the client sends,
-// before any other middleware sees it.
-type tap struct {
-	mu     sync.Mutex
-	bodies [][]byte
-}
-
-func (tp *tap) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	if openaimw.IsChatCompletions(req) {
-		data, err := io.ReadAll(req.Body)
-		if err != nil {
-			return nil, err
-		}
-		req.Body = io.NopCloser(bytes.NewReader(data))
-		tp.mu.Lock()
-		tp.bodies = append(tp.bodies, data)
-		tp.mu.Unlock()
-	}
-	return next(req)
-}
 
 // events collects the middleware's and the window's events.
 type events struct {
@@ -108,9 +86,9 @@ func TestTranscript(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	mw := openaimw.New(processor.Chain(trim, win), openaimw.Options{Compactor: win, Logger: zap.New(core), OnEvent: ev.onMiddleware})
 
-	tp := &tap{}
+	tp := &openaitest.Tap{}
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey(secret), option.WithMaxRetries(0),
-		option.WithMiddleware(tp.middleware, mw))
+		option.WithMiddleware(tp.Middleware, mw))
 	ctx := context.Background()
 	lengths := openaitest.RequestLengths(msgs)
 	for i, n := range lengths {
@@ -143,12 +121,13 @@ func TestTranscript(t *testing.T) {
 	}
 
 	chats := up.Chats()
-	if len(chats) != len(lengths) || len(tp.bodies) != len(lengths) {
-		t.Fatalf("upstream got %d requests, client sent %d, want %d", len(chats), len(tp.bodies), len(lengths))
+	sent := tp.Bodies()
+	if len(chats) != len(lengths) || len(sent) != len(lengths) {
+		t.Fatalf("upstream got %d requests, client sent %d, want %d", len(chats), len(sent), len(lengths))
 	}
 	compacted := 0
 	for i, got := range chats {
-		f, err := openaitest.CheckForwarded(tp.bodies[i], got.Body, trim)
+		f, err := openaitest.CheckForwarded(sent[i], got.Body, trim)
 		if err != nil {
 			t.Errorf("request %d (%d messages): %v", i, lengths[i], err)
 			continue

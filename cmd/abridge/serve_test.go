@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,30 +19,10 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/abridge-go/abridge/internal/openaitest"
-	"github.com/abridge-go/abridge/openaimw"
 	"github.com/abridge-go/abridge/processors/trimtools"
 )
 
 const clientKey = "sk-client-key-for-serve-tests"
-
-// lockedBuffer is a bytes.Buffer safe for one writer and concurrent
-// readers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // servingLine is the line serve prints once it listens.
 var servingLine = regexp.MustCompile(`serving on (http://\S+/v1) `)
@@ -54,7 +32,7 @@ type running struct {
 	base   string // http://127.0.0.1:PORT/v1
 	stop   context.CancelFunc
 	done   chan int
-	stderr *lockedBuffer
+	stderr *syncBuffer
 }
 
 // serveEnv is the environment of a serve in front of upstream, keeping
@@ -72,7 +50,7 @@ func serveEnv(t *testing.T, upstream string) map[string]string {
 func startServe(t *testing.T, env map[string]string) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{stop: cancel, done: make(chan int, 1), stderr: &lockedBuffer{}}
+	r := &running{stop: cancel, done: make(chan int, 1), stderr: &syncBuffer{}}
 	go func() {
 		r.done <- run(ctx, nil, []string{"serve", "--addr", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, r.stderr, env)
 	}()
@@ -100,26 +78,6 @@ func startServe(t *testing.T, env map[string]string) *running {
 	return nil
 }
 
-// clientTap records the chat completions bodies an openai-go client sends.
-type clientTap struct {
-	mu     sync.Mutex
-	bodies [][]byte
-}
-
-func (c *clientTap) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	if openaimw.IsChatCompletions(req) {
-		data, err := io.ReadAll(req.Body)
-		if err != nil {
-			return nil, err
-		}
-		req.Body = io.NopCloser(bytes.NewReader(data))
-		c.mu.Lock()
-		c.bodies = append(c.bodies, data)
-		c.mu.Unlock()
-	}
-	return next(req)
-}
-
 // TestServeOpenAIGo replays a 120-message tool-using conversation from a
 // shared transcript with openai-go against abridge serve, in front of a
 // fake upstream speaking the real wire format, alternately streamed and
@@ -135,9 +93,9 @@ func TestServeOpenAIGo(t *testing.T) {
 	defer upSrv.Close()
 	srv := startServe(t, serveEnv(t, upSrv.URL))
 
-	tap := &clientTap{}
+	tap := &openaitest.Tap{}
 	client := openai.NewClient(option.WithBaseURL(srv.base), option.WithAPIKey(clientKey), option.WithMaxRetries(0),
-		option.WithMiddleware(tap.middleware))
+		option.WithMiddleware(tap.Middleware))
 	ctx := context.Background()
 	lengths := openaitest.RequestLengths(msgs)
 	for i, n := range lengths {
@@ -181,13 +139,14 @@ func TestServeOpenAIGo(t *testing.T) {
 	}
 
 	chats := up.Chats()
-	if len(chats) != len(lengths) || len(tap.bodies) != len(lengths) {
-		t.Fatalf("upstream got %d requests, client sent %d, want %d", len(chats), len(tap.bodies), len(lengths))
+	sent := tap.Bodies()
+	if len(chats) != len(lengths) || len(sent) != len(lengths) {
+		t.Fatalf("upstream got %d requests, client sent %d, want %d", len(chats), len(sent), len(lengths))
 	}
 	trim := trimtools.New(trimtools.Options{})
 	compacted := 0
 	for i, got := range chats {
-		f, err := openaitest.CheckForwarded(tap.bodies[i], got.Body, trim)
+		f, err := openaitest.CheckForwarded(sent[i], got.Body, trim)
 		if err != nil {
 			t.Errorf("request %d (%d messages): %v", i, lengths[i], err)
 		}
