@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,6 +63,16 @@ func ParsePlaceholder(r processor.ToolReturn) (chars int, ok bool) {
 	return n, true
 }
 
+// Saving returns the characters clearing r would save ([Clear]): 0 when r
+// is a placeholder already or its placeholder would be no shorter.
+func Saving(r processor.ToolReturn, recall bool) int {
+	if _, ok := ParsePlaceholder(r); ok {
+		return 0
+	}
+	n := processor.PartChars(r)
+	return max(n-len(Placeholder(r.ToolName, r.ToolCallID, n, recall)), 0)
+}
+
 // Clear returns r replaced by its placeholder (see [Placeholder]), and
 // true; or r and false when r is a placeholder already or its placeholder
 // would not be shorter than what it replaces. Tool name and call id are
@@ -76,4 +87,26 @@ func Clear(r processor.ToolReturn, recall bool) (processor.ToolReturn, bool) {
 		return r, false
 	}
 	return processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: ph}, true
+}
+
+// ClearParts returns a copy of parts with every tool return [Clear]
+// clears cleared, but those keep (when not nil) reports true for; nil
+// when none is.
+func ClearParts(parts []processor.Part, recall bool, keep func(processor.ToolReturn) bool) []processor.Part {
+	var out []processor.Part
+	for j, p := range parts {
+		r, ok := p.(processor.ToolReturn)
+		if !ok || keep != nil && keep(r) {
+			continue
+		}
+		cleared, ok := Clear(r, recall)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(parts)
+		}
+		out[j] = cleared
+	}
+	return out
 }

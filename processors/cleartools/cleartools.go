@@ -157,7 +157,7 @@ func (c *Clearer) Process(_ context.Context, history []processor.Message) ([]pro
 	var out []processor.Message
 	for _, rd := range rounds[:cleared] {
 		for i := rd.call + 1; i < rd.end; i++ {
-			parts := c.clearParts(history[i].Parts)
+			parts := summary.ClearParts(history[i].Parts, c.recall, c.kept)
 			if parts == nil {
 				continue
 			}
@@ -185,8 +185,8 @@ func (c *Clearer) rounds(history []processor.Message) []round {
 		rd := round{call: i, end: i + 1}
 		for rd.end < last && history[rd.end].Kind == processor.Request {
 			for _, p := range history[rd.end].Parts {
-				if r, ok := p.(processor.ToolReturn); ok && c.clearable(r) {
-					rd.saving += max(originalChars(r)-len(c.placeholder(r.ToolName, r.ToolCallID, originalChars(r))), 0)
+				if r, ok := p.(processor.ToolReturn); ok && !c.kept(r) {
+					rd.saving += summary.Saving(r, c.recall)
 				}
 			}
 			rd.end++
@@ -213,9 +213,9 @@ func (c *Clearer) done(history []processor.Message, rd round) bool {
 			if !ok {
 				continue
 			}
-			if _, isPlaceholder := parsePlaceholder(r); isPlaceholder {
+			if _, isPlaceholder := summary.ParsePlaceholder(r); isPlaceholder {
 				placeholders++
-			} else if c.clearable(r) && len(c.placeholder(r.ToolName, r.ToolCallID, originalChars(r))) < originalChars(r) {
+			} else if !c.kept(r) && summary.Saving(r, c.recall) > 0 {
 				return false
 			}
 		}
@@ -223,50 +223,7 @@ func (c *Clearer) done(history []processor.Message, rd round) bool {
 	return placeholders > 0
 }
 
-// clearable reports whether r may be cleared: not a kept tool's, and not a
-// placeholder already.
-func (c *Clearer) clearable(r processor.ToolReturn) bool {
-	if slices.Contains(c.keep, r.ToolName) {
-		return false
-	}
-	_, isPlaceholder := parsePlaceholder(r)
-	return !isPlaceholder
+// kept reports whether r is the output of a tool never cleared.
+func (c *Clearer) kept(r processor.ToolReturn) bool {
+	return slices.Contains(c.keep, r.ToolName)
 }
-
-// clearParts returns a copy of parts with the clearable tool returns
-// cleared, or nil when none is.
-func (c *Clearer) clearParts(parts []processor.Part) []processor.Part {
-	var out []processor.Part
-	for j, p := range parts {
-		r, ok := p.(processor.ToolReturn)
-		if !ok || !c.clearable(r) {
-			continue
-		}
-		cleared, ok := summary.Clear(r, c.recall)
-		if !ok {
-			continue // clearing would not save anything
-		}
-		if out == nil {
-			out = slices.Clone(parts)
-		}
-		out[j] = cleared
-	}
-	return out
-}
-
-// originalChars returns the characters a tool return sends (its JSON, its
-// parts joined, or its text), as package trimtools measures it, or, for a
-// placeholder, the size of the output it replaced.
-func originalChars(r processor.ToolReturn) int {
-	if n, ok := summary.ParsePlaceholder(r); ok {
-		return n
-	}
-	return processor.PartChars(r)
-}
-
-// placeholder returns the text that stands for an output of n characters.
-func (c *Clearer) placeholder(tool, id string, n int) string {
-	return summary.Placeholder(tool, id, n, c.recall)
-}
-
-func parsePlaceholder(r processor.ToolReturn) (int, bool) { return summary.ParsePlaceholder(r) }

@@ -804,20 +804,7 @@ func (w *Window) clearEnd(h []processor.Message, start int) int {
 // appendCleared appends ms to out with their tool outputs cleared.
 func (w *Window) appendCleared(out, ms []processor.Message) []processor.Message {
 	for _, m := range ms {
-		var parts []processor.Part
-		for j, p := range m.Parts {
-			r, ok := p.(processor.ToolReturn)
-			if !ok {
-				continue
-			}
-			if c, ok := summary.Clear(r, w.recall); ok {
-				if parts == nil {
-					parts = slices.Clone(m.Parts)
-				}
-				parts[j] = c
-			}
-		}
-		if parts != nil {
+		if parts := summary.ClearParts(m.Parts, w.recall, nil); parts != nil {
 			m.Parts = parts
 		}
 		out = append(out, m)
