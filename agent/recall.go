@@ -124,8 +124,8 @@ func (r *RecallMemory) Keep(_ context.Context, msgs ...processor.Message) error 
 	for _, m := range msgs {
 		for _, p := range m.Parts {
 			t, ok := p.(processor.ToolReturn)
-			if !ok || t.ToolCallID == "" {
-				continue
+			if !ok || t.ToolCallID == "" || r.has(t.ToolCallID) {
+				continue // kept already: the history passes again every turn
 			}
 			if _, cleared := summary.ParsePlaceholder(t); cleared {
 				continue
@@ -145,6 +145,14 @@ func (r *RecallMemory) Keep(_ context.Context, msgs ...processor.Message) error 
 func (r *RecallMemory) KeepSummary(_ context.Context, ref string, replaced []processor.Message) error {
 	r.put(ref, summary.Lines(replaced), true)
 	return nil
+}
+
+// has reports whether something is kept under key.
+func (r *RecallMemory) has(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.items[key]
+	return ok
 }
 
 // put keeps text under key (over what is there when replace is set).
