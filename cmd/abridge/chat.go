@@ -76,8 +76,7 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 		}
 		// The waiting line is drawn on stdout when it is a terminal;
 		// whatever goes to stderr, log lines included, erases it first.
-		wait := newIndicator(c.stdout)
-		c.stderr = clearingWriter{w: c.stderr, ind: wait}
+		wait := c.waitLine(c.stdout)
 		env, err := c.setup()
 		if err != nil {
 			return err
@@ -521,26 +520,13 @@ func (ch *chat) waitForModel() {
 // windowEvent shows what the window is doing.
 func (ch *chat) windowEvent(_ context.Context, ev window.Event) {
 	ch.status(describeWindowEvent(ev))
-	switch ev.Type {
-	case window.EventStarted:
-		n := ev.Summarized
-		if n == 0 {
-			n = ev.MessagesBefore
-		}
-		ch.wait.start(fmt.Sprintf("summarizing %d messages", n), "Ctrl-C stops it")
-	case window.EventFinished, window.EventFailed:
-		ch.wait.stop()
-	}
+	ch.wait.follow(ev, "Ctrl-C stops it")
 }
 
 func describeWindowEvent(ev window.Event) string {
 	switch ev.Type {
 	case window.EventStarted:
-		n := ev.Summarized
-		if n == 0 {
-			n = ev.MessagesBefore
-		}
-		return fmt.Sprintf("… summarizing %d messages", n)
+		return "… " + summarizing(ev)
 	case window.EventFinished:
 		s := fmt.Sprintf("compacted %d → %d messages (%s → %s tokens)",
 			ev.MessagesBefore, ev.MessagesAfter, tokens(ev.TokensBefore), tokens(ev.TokensAfter))

@@ -35,8 +35,7 @@ func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 	return func(ctx context.Context, c *cli, args []string) error {
 		// While the summary is written, a line on stderr, when it is a
 		// terminal, shows for how long; what else goes there erases it.
-		wait := newIndicator(c.stderr)
-		c.stderr = clearingWriter{w: c.stderr, ind: wait}
+		wait := c.waitLine(c.stderr)
 		defer wait.stop()
 		path, history, env, err := c.historyCommand("compact", args)
 		if err != nil {

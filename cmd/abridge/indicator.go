@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/abridge-go/abridge/processors/window"
 )
 
 // indicator shows on a terminal that abridge is waiting for something
@@ -129,3 +131,31 @@ func (c clearingWriter) Write(p []byte) (int, error) {
 
 // Unwrap returns the stream written to, so that isTerminal sees it.
 func (c clearingWriter) Unwrap() io.Writer { return c.w }
+
+// waitLine returns an indicator drawing on w, and makes what the command
+// writes to stderr erase its line first.
+func (c *cli) waitLine(w io.Writer) *indicator {
+	in := newIndicator(w)
+	c.stderr = clearingWriter{w: c.stderr, ind: in}
+	return in
+}
+
+// summarizing says what a compaction that started summarizes.
+func summarizing(ev window.Event) string {
+	n := ev.Summarized
+	if n == 0 {
+		n = ev.MessagesBefore
+	}
+	return fmt.Sprintf("summarizing %d messages", n)
+}
+
+// follow shows the window's compactions: it starts when one starts (with
+// hint) and stops when it ends.
+func (in *indicator) follow(ev window.Event, hint string) {
+	switch ev.Type {
+	case window.EventStarted:
+		in.start(summarizing(ev), hint)
+	case window.EventFinished, window.EventFailed:
+		in.stop()
+	}
+}

@@ -40,8 +40,7 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 	return func(ctx context.Context, c *cli, args []string) error {
 		// While a summary is written, a line on stderr, when it is a
 		// terminal, shows for how long; what else goes there erases it.
-		wait := newIndicator(c.stderr)
-		c.stderr = clearingWriter{w: c.stderr, ind: wait}
+		wait := c.waitLine(c.stderr)
 		defer wait.stop()
 		path, history, env, err := c.historyCommand("process", args)
 		if err != nil {
@@ -53,19 +52,8 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		if kind != config.SummarizerLLM {
 			c.noteDigest(env, "")
 		}
-		events := windowEvents{on: func(ev window.Event) {
-			switch ev.Type {
-			case window.EventStarted:
-				n := ev.Summarized
-				if n == 0 {
-					n = ev.MessagesBefore
-				}
-				wait.start(fmt.Sprintf("summarizing %d messages", n),
-					fmt.Sprintf("the digest takes over after %s", env.cfg.SummaryTimeout))
-			case window.EventFinished, window.EventFailed:
-				wait.stop()
-			}
-		}}
+		hint := fmt.Sprintf("the digest takes over after %s", env.cfg.SummaryTimeout)
+		events := windowEvents{on: func(ev window.Event) { wait.follow(ev, hint) }}
 		w := env.cfg.NewWindow(s, env.logger, events.add)
 		// The chain in its two steps, so the trimmer's own work is
 		// counted, the returns the window then summarizes included.
