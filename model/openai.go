@@ -418,7 +418,7 @@ func (m *OpenAI) streamOnce(ctx context.Context, params openai.ChatCompletionNew
 			return nil, "", delivered, &Error{StatusCode: status,
 				Message: fmt.Sprintf("response cut off: the stream ended after %d chunks without a finish_reason or [DONE]", chunks),
 				Err:     ErrIncompleteResponse}
-		case w.received == 0:
+		case len(w.head) == 0:
 			return nil, "", delivered, &Error{StatusCode: status,
 				Message: "malformed response: the body of the stream is empty", Err: ErrMalformedResponse}
 		default:
@@ -439,12 +439,11 @@ func (m *OpenAI) streamOnce(ctx context.Context, params openai.ChatCompletionNew
 // messages, and notes a [DONE] event. Its methods run on the goroutine
 // reading the stream.
 type streamWatch struct {
-	idle     time.Duration
-	timer    *time.Timer // nil without an idle timeout
-	received int64
-	head     []byte // the body's first bytes
-	line     []byte // the start of the current line
-	done     bool   // a "data: [DONE]" line arrived
+	idle  time.Duration
+	timer *time.Timer // nil without an idle timeout
+	head  []byte      // the body's first bytes (none: nothing came)
+	line  []byte      // the start of the current line
+	done  bool        // a "data: [DONE]" line arrived
 }
 
 // streamHeadLen bounds what a streamWatch keeps of a body.
@@ -469,7 +468,6 @@ func (w *streamWatch) touch() {
 // saw takes note of bytes of the body.
 func (w *streamWatch) saw(p []byte) {
 	w.touch()
-	w.received += int64(len(p))
 	if n := streamHeadLen - len(w.head); n > 0 {
 		w.head = append(w.head, p[:min(n, len(p))]...)
 	}
