@@ -1,24 +1,33 @@
 // Package strategy names abridge's ready configurations of the built-in
-// processors, so a host picks one by name (ABRIDGE_STRATEGY) or in code:
+// processors, so a host picks one by name (ABRIDGE_STRATEGY) or in code.
+// Each trades what the provider bills against what the model still sees,
+// and each keeps the facts of what it compacts (the files, commands,
+// errors, names and user messages, verbatim, beside the summary; see
+// summary.Facts):
 //
 //   - Default: the mission's chain, the trimmer at 2000 characters and the
-//     window at 40 messages keeping the last 20;
-//   - Economy: the cheapest on what providers bill (input tokens, the
-//     cached prefix at a tenth or a quarter of the price): the trimmer at
-//     1000 characters, the window at 24 messages keeping the last 6, and,
-//     at each compaction (when the cached prefix breaks anyway), the
-//     outputs of those 6 but the last round's cleared and folded into the
-//     summary. It escalates from cheap to expensive: trim old outputs on
-//     every request (only the message leaving the last two changes),
-//     clear at a compaction, and summarize only when over the trigger.
-//     With a token trigger set (window.Options.TriggerTokens), a clear
-//     alone that brings the history under it makes no summary at all.
+//     window at 40 messages keeping the last 20, its marker holding a
+//     summary and up to 3000 characters of facts;
+//   - Economy: the cheapest: the trimmer at 1000 characters, the window at
+//     24 messages keeping the last 6, and, at each compaction (when the
+//     cached prefix breaks anyway), the outputs of those 6 but the last
+//     round's cleared and folded into the summary; 2000 characters of
+//     facts;
+//   - Budget(tokens): one dial from cheap to faithful. The window compacts
+//     once the prompt passes the budget (about 4 characters a token; no
+//     count trigger) and keeps a tail of up to half of it; the trimmer caps
+//     old outputs at 2000 characters, and at budget/25 characters above a
+//     budget of 60,000 tokens. A small budget bills little and keeps less;
+//     a large one keeps nearly everything. Named "budget" (30,000 tokens)
+//     or "budget-Nk" (N thousand tokens).
 //
-// The figures of each on the shared transcripts are in the README.
+// The figures of each on the shared transcripts, beside the peers', are in
+// the README ("Cost and fidelity against peers").
 package strategy
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
@@ -30,7 +39,17 @@ import (
 const (
 	NameDefault = "default"
 	NameEconomy = "economy"
+	// NameBudget is the budget strategy at DefaultBudget tokens; a budget
+	// of N thousand tokens is named NameBudget + "-Nk".
+	NameBudget = "budget"
 )
+
+// DefaultBudget is the budget, in tokens, of the strategy named "budget".
+const DefaultBudget = 30000
+
+// MinBudget is the smallest budget [Budget] takes; a smaller one is raised
+// to it.
+const MinBudget = 2000
 
 // Settings are the options of a strategy's processors. Set what the
 // strategy leaves to the host (the window's Summarizer, Store, OnEvent,
@@ -59,20 +78,84 @@ func Economy() Settings {
 			MaxMessages:  24,
 			KeepMessages: 6,
 			TailOutputs:  1,
+			Facts:        2000,
+			SummaryClip:  300,
 		},
 	}
 }
 
-// ByName returns the settings of the strategy called name ("default" or
-// "economy", any case); an unknown name is an error naming the known ones.
+// Budget returns the settings of the budget strategy for a prompt budget
+// of tokens (see the package documentation); a budget below MinBudget is
+// raised to it.
+func Budget(tokens int) Settings {
+	tokens = max(tokens, MinBudget)
+	name := NameBudget
+	if tokens != DefaultBudget {
+		name = NameBudget + "-" + strconv.Itoa(tokens/1000) + "k"
+		if tokens%1000 != 0 {
+			name = NameBudget + "-" + strconv.Itoa(tokens)
+		}
+	}
+	return Settings{
+		Name: name,
+		Trim: trimtools.Options{MaxChars: budgetTrim(tokens)},
+		Window: window.Options{
+			MaxMessages:   -1,
+			TriggerTokens: tokens,
+			SummaryClip:   300,
+			Facts:         2000,
+		},
+	}
+}
+
+// budgetTrim returns the trimmer's cap for a budget: 2000 characters up
+// to 60,000 tokens, budget/25 above.
+func budgetTrim(tokens int) int {
+	if tokens <= 60000 {
+		return trimtools.DefaultMaxChars
+	}
+	return max(trimtools.DefaultMaxChars, tokens/25)
+}
+
+// Frontier lists the names of the strategies whose figures the README
+// reports against the peers: the economy, the default, and the budget dial
+// at six points.
+func Frontier() []string {
+	return []string{NameEconomy, NameDefault, "budget-12k", "budget-15k", "budget-20k", NameBudget, "budget-60k", "budget-100k"}
+}
+
+// Names returns the names of the named strategies: default, economy and
+// budget (each other budget is named by its size, see ByName).
+func Names() []string {
+	return []string{NameDefault, NameEconomy, NameBudget}
+}
+
+// ByName returns the settings of the strategy called name (any case):
+// "default", "economy", "budget", or "budget-Nk" / "budget-N" for a budget
+// of N thousand / N tokens. An unknown name is an error naming the known
+// ones.
 func ByName(name string) (Settings, error) {
-	switch strings.ToLower(strings.TrimSpace(name)) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch n {
 	case NameDefault, "":
 		return Default(), nil
 	case NameEconomy:
 		return Economy(), nil
+	case NameBudget:
+		return Budget(DefaultBudget), nil
 	}
-	return Settings{}, fmt.Errorf("unknown strategy %q: want %s or %s", name, NameDefault, NameEconomy)
+	if size, ok := strings.CutPrefix(n, NameBudget+"-"); ok {
+		mult := 1
+		if s, k := strings.CutSuffix(size, "k"); k {
+			size, mult = s, 1000
+		}
+		v, err := strconv.Atoi(size)
+		if err != nil || v <= 0 || v > 100_000_000/mult {
+			return Settings{}, fmt.Errorf("strategy %q: the budget must be a positive number of tokens, as budget-60k or budget-60000", name)
+		}
+		return Budget(v * mult), nil
+	}
+	return Settings{}, fmt.Errorf("unknown strategy %q: want %s, %s, %s or %s-Nk (a budget of N thousand tokens)", name, NameDefault, NameEconomy, NameBudget, NameBudget)
 }
 
 // Build returns the strategy's chain, the trimmer then the window, and the

@@ -55,6 +55,9 @@ const (
 	DefaultBreakerFailures = 3
 	// DefaultBreakerCooldown is how long the open breaker rests.
 	DefaultBreakerCooldown = 5 * time.Minute
+	// DefaultSummaryClip is the size, in characters, each text is clipped
+	// to for the summarizer.
+	DefaultSummaryClip = 300
 )
 
 // Errors reported in [Event.Err] when a summary is not used. An empty
@@ -130,6 +133,26 @@ type Options struct {
 	// nothing more, and the tail stays small until the next compaction.
 	// 0 (the default) keeps every output of the tail.
 	TailOutputs int
+	// Facts bounds, in characters, the facts section each summary carries
+	// beside its prose (see summary.Facts): the user's messages, the files
+	// edited and read, the commands run, the errors met and the names used
+	// in the compacted messages, kept verbatim and rolling from one summary
+	// to the next, the oldest entries dropped first. 0 means
+	// summary.DefaultFactsChars (2000); a negative value leaves the facts
+	// out. The summarizer is not given them: it gets the previous summary's
+	// prose, and the facts are merged deterministically. They take a third
+	// of the characters the marker replaces at most, and none when that is
+	// under 200.
+	Facts int
+	// SummaryClip clips each text the summarizer is given (a tool output,
+	// an assistant's text, a plain user prompt) to this many characters,
+	// its head and tail (see summary.Clip): the facts keep the exact
+	// paths, commands, errors and names of the whole messages, so the
+	// summarizer writes the story from a condensed transcript, and the
+	// summary's input costs about a third of the whole. 0 means
+	// DefaultSummaryClip (300); a negative value gives the summarizer
+	// every message whole.
+	SummaryClip int
 	// Recall makes the placeholders of TailOutputs say that the recall
 	// tool returns the outputs they stand for (see agent.WithRecall).
 	Recall bool
@@ -261,6 +284,8 @@ type Window struct {
 	sum      Summarizer
 	fallback Summarizer
 	digest   *summary.Digest
+	facts    *summary.Facts // nil: no facts section
+	clip     int // texts are clipped to this for the summarizer; <= 0: not clipped
 	store    Store
 
 	maxMessages  int // count trigger; <= 0 disables
@@ -296,6 +321,7 @@ var _ processor.Processor = (*Window)(nil)
 func New(opts Options) *Window {
 	w := &Window{
 		sum:             opts.Summarizer,
+		clip:            opts.SummaryClip,
 		fallback:        opts.Fallback,
 		digest:          summary.NewDigest(summary.DigestOptions{}),
 		store:           opts.Store,
@@ -312,6 +338,12 @@ func New(opts Options) *Window {
 		countTail:       opts.CountTokens,
 	}
 	w.framing = processor.Chars(w.blank)
+	if opts.Facts >= 0 {
+		w.facts = summary.NewFacts(summary.FactsOptions{MaxChars: opts.Facts})
+	}
+	if w.clip == 0 {
+		w.clip = DefaultSummaryClip
+	}
 	if w.sum == nil {
 		w.sum = w.digest
 	}
@@ -646,14 +678,18 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	k := w.storeKey(ctx, v, history, head)
 	middle := h[head:start]
-	var previous []string
+	var previous, prevFacts []string
 	fresh := make([]processor.Message, 0, len(middle))
 	replaced := 0
 	for _, m := range middle {
 		replaced += processor.Chars(m)
 		if s, ref, ok := summary.ParseMarker(m); ok && w.trusted(ctx, ref) {
-			if s != "" {
-				previous = append(previous, s)
+			prose, facts := summary.SplitFacts(s)
+			if prose != "" {
+				previous = append(previous, prose)
+			}
+			if facts != "" {
+				prevFacts = append(prevFacts, facts)
 			}
 			continue
 		}
@@ -702,7 +738,11 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	began := w.now()
 	res, shared, err := w.flights.do(ctx, d, func() result {
 		var r result
-		r.summary, r.failure, r.err = w.summarize(ctx, fresh, prev, replaced, force)
+		facts := w.factsOf(fresh, strings.Join(prevFacts, "\n"), replaced)
+		r.summary, r.failure, r.err = w.summarize(ctx, w.clipForSummary(fresh), prev, replaced-len(facts)-2, force)
+		if r.err == nil && r.summary != "" {
+			r.summary = summary.WithFacts(r.summary, facts)
+		}
 		return r
 	})
 	if err == nil {
@@ -920,6 +960,66 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		best = ""
 	}
 	return best, f, nil
+}
+
+// clipForSummary returns ms with the texts longer than the window's clip
+// clipped (ms itself when none is; new messages for those that change).
+func (w *Window) clipForSummary(ms []processor.Message) []processor.Message {
+	if w.clip <= 0 {
+		return ms
+	}
+	var out []processor.Message // nil until a message changes
+	for i, m := range ms {
+		var parts []processor.Part
+		set := func(j int, p processor.Part) {
+			if parts == nil {
+				parts = slices.Clone(m.Parts)
+			}
+			parts[j] = p
+		}
+		for j, p := range m.Parts {
+			switch p := p.(type) {
+			case processor.ToolReturn:
+				if c := p.ToolReturnContent(); len(c) > w.clip {
+					set(j, processor.ToolReturn{ToolName: p.ToolName, ToolCallID: p.ToolCallID, Content: summary.Clip(c, w.clip)})
+				}
+			case processor.Text:
+				if len(p.Content) > w.clip {
+					set(j, processor.Text{Content: summary.Clip(p.Content, w.clip)})
+				}
+			case processor.UserPrompt:
+				if len(p.Content) > w.clip && p.Contents == nil {
+					set(j, processor.UserPrompt{Content: summary.Clip(p.Content, w.clip), Name: p.Name})
+				}
+			}
+		}
+		if parts == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(ms)
+		}
+		m.Parts = parts
+		out[i] = m
+	}
+	if out == nil {
+		return ms
+	}
+	return out
+}
+
+// factsOf returns the facts section of fresh merged with previous, or ""
+// when the window keeps no facts or the middle (replaced characters) is too
+// small to hold them beside a summary: they may take a third of it at most.
+func (w *Window) factsOf(fresh []processor.Message, previous string, replaced int) string {
+	if w.facts == nil {
+		return ""
+	}
+	room := (replaced - w.framing) / 3
+	if room < 200 {
+		return ""
+	}
+	return w.facts.Section(fresh, previous, room)
 }
 
 // call asks s for the summary of fresh merged with prev, within the

@@ -1,0 +1,501 @@
+package summary
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// FactsHeader starts the facts section of a summary (see [Facts]).
+const FactsHeader = "Facts kept verbatim from the condensed messages (newest last):"
+
+// DefaultFactsChars is the size bound of a facts section when
+// [FactsOptions.MaxChars] is 0.
+const DefaultFactsChars = 2000
+
+// The labels of the facts section's lines, in the order they are written.
+const (
+	factsUser     = "User said:"
+	factsEdited   = "Files edited: "
+	factsFiles    = "Files read or named: "
+	factsCommands = "Commands and tool calls:"
+	factsErrors   = "Errors met:"
+	factsNames    = "Names used: "
+)
+
+// FactsOptions configures [Facts]. The zero value means all defaults.
+type FactsOptions struct {
+	// MaxChars bounds the facts section, header included; 0 means
+	// DefaultFactsChars (2000).
+	MaxChars int
+}
+
+// Facts writes the facts section a summary carries beside its prose: what
+// a person handing the work over would copy exactly rather than retell,
+// taken from the messages deterministically and kept verbatim:
+//
+//   - the user's messages (clipped to 300 characters each);
+//   - the files edited, and the other files the conversation read or
+//     named (see [Paths]);
+//   - the commands and tool calls the assistant made (each clipped to 160
+//     characters);
+//   - the errors the tools reported (the first error line of each output);
+//   - the names the assistant used in its own words and calls: identifiers
+//     with an underscore or an inner capital, and dotted qualified names.
+//
+// The section is rolling: it merges the facts of a previous section
+// (carried by the summary being merged, see [SplitFacts]) with those of the
+// new messages, and when it would pass its bound the oldest entries of each
+// kind go first. Each kind has its share of the bound (files edited are
+// kept first of all), so one kind cannot crowd out the others. A Facts is
+// safe for concurrent use.
+type Facts struct {
+	maxChars int
+}
+
+// NewFacts returns a Facts.
+func NewFacts(opts FactsOptions) *Facts {
+	n := opts.MaxChars
+	if n <= 0 {
+		n = DefaultFactsChars
+	}
+	return &Facts{maxChars: n}
+}
+
+// MaxChars returns the section's size bound.
+func (f *Facts) MaxChars() int { return f.maxChars }
+
+// factSet is the content of a facts section, each list oldest first.
+type factSet struct {
+	user, edited, files, commands, errors, names []string
+}
+
+// Section returns the facts section of messages merged with previous (the
+// facts section of an earlier summary, as [SplitFacts] returns it, or ""),
+// within max characters (at most the Facts' own bound; a section that
+// cannot hold its header and one fact is ""). It is "" when there is no
+// fact at all.
+func (f *Facts) Section(messages []processor.Message, previous string, max int) string {
+	if max <= 0 || max > f.maxChars {
+		max = f.maxChars
+	}
+	s := parseFacts(previous)
+	s.add(extractFacts(messages))
+	return s.render(max)
+}
+
+// SplitFacts splits a summary into its prose and its facts section (""
+// when it has none). A summary made by joining several (merged markers)
+// may hold several sections: their lines are returned together, in order.
+func SplitFacts(summary string) (prose, facts string) {
+	i := strings.Index(summary, FactsHeader)
+	if i < 0 {
+		return summary, ""
+	}
+	var rest, sections []string
+	rest = append(rest, summary[:i])
+	for i >= 0 {
+		summary = summary[i+len(FactsHeader):]
+		// A section runs to the next blank line (or the end).
+		end := strings.Index(summary, "\n\n")
+		if end < 0 {
+			end = len(summary)
+		}
+		sections = append(sections, strings.Trim(summary[:end], "\n"))
+		summary = summary[end:]
+		i = strings.Index(summary, FactsHeader)
+		if i < 0 {
+			rest = append(rest, summary)
+		} else {
+			rest = append(rest, summary[:i])
+		}
+	}
+	return strings.TrimSpace(strings.Join(rest, "")), strings.Join(sections, "\n")
+}
+
+// WithFacts returns prose followed by a blank line and the facts section
+// (prose alone when facts is empty).
+func WithFacts(prose, facts string) string {
+	prose = strings.TrimSpace(prose)
+	if facts == "" {
+		return prose
+	}
+	if prose == "" {
+		return facts
+	}
+	return prose + "\n\n" + facts
+}
+
+// parseFacts reads the lines of a facts section (without its header).
+func parseFacts(section string) factSet {
+	var s factSet
+	var list *[]string // the list "- " lines go to
+	for _, line := range strings.Split(section, "\n") {
+		switch {
+		case line == factsUser:
+			list = &s.user
+		case line == factsCommands:
+			list = &s.commands
+		case line == factsErrors:
+			list = &s.errors
+		case strings.HasPrefix(line, factsEdited):
+			s.edited = append(s.edited, splitList(line[len(factsEdited):])...)
+			list = nil
+		case strings.HasPrefix(line, factsFiles):
+			s.files = append(s.files, splitList(line[len(factsFiles):])...)
+			list = nil
+		case strings.HasPrefix(line, factsNames):
+			s.names = append(s.names, splitList(line[len(factsNames):])...)
+			list = nil
+		case strings.HasPrefix(line, "- ") && list != nil:
+			*list = append(*list, line[2:])
+		}
+	}
+	return s
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ", ") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// add appends the facts of n after those of s, each once (a fact seen
+// again moves to the end: it is newer).
+func (s *factSet) add(n factSet) {
+	s.user = appendNewest(s.user, n.user)
+	s.edited = appendNewest(s.edited, n.edited)
+	s.files = appendNewest(s.files, n.files)
+	s.commands = appendNewest(s.commands, n.commands)
+	s.errors = appendNewest(s.errors, n.errors)
+	s.names = appendNewest(s.names, n.names)
+	// A file edited is not listed again as read.
+	edited := make(map[string]bool, len(s.edited))
+	for _, p := range s.edited {
+		edited[p] = true
+	}
+	s.files = dropIn(s.files, edited)
+	files := make(map[string]bool, len(s.files))
+	for _, p := range s.files {
+		files[p] = true
+	}
+	s.names = dropIn(dropIn(s.names, edited), files)
+}
+
+// appendNewest returns old followed by new, each entry once at the place
+// of its last occurrence.
+func appendNewest(old, new []string) []string {
+	all := append(append(make([]string, 0, len(old)+len(new)), old...), new...)
+	last := make(map[string]int, len(all))
+	for i, e := range all {
+		last[e] = i
+	}
+	out := all[:0]
+	for i, e := range all {
+		if e != "" && last[e] == i {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func dropIn(list []string, drop map[string]bool) []string {
+	out := list[:0:0]
+	for _, e := range list {
+		if !drop[e] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Shares of a section's bound, in percent, by kind. What one kind leaves
+// unused goes to the kinds after it.
+var factShares = []int{10, 10, 10, 20, 10, 40} // user, edited, files, commands, errors, names
+
+// render writes the section within max characters, the newest entries of
+// each kind kept first.
+func (s factSet) render(max int) string {
+	budget := max - len(FactsHeader) - 1
+	if budget <= 0 {
+		return ""
+	}
+	type kind struct {
+		label string
+		items []string
+		list  bool // "- " lines rather than one comma-separated line
+	}
+	kinds := []kind{
+		{factsUser, s.user, true},
+		{factsEdited, s.edited, false},
+		{factsFiles, s.files, false},
+		{factsCommands, s.commands, true},
+		{factsErrors, s.errors, true},
+		{factsNames, s.names, false},
+	}
+	var b strings.Builder
+	b.WriteString(FactsHeader)
+	spare := 0
+	wrote := false
+	for k, kd := range kinds {
+		share := budget*factShares[k]/100 + spare
+		text, used := fitNewest(kd.label, kd.items, kd.list, share)
+		spare = share - used
+		if text != "" {
+			b.WriteString("\n")
+			b.WriteString(text)
+			wrote = true
+		}
+	}
+	if !wrote {
+		return ""
+	}
+	return b.String()
+}
+
+// fitNewest writes label and the newest items that fit in budget
+// characters (counting the line break before it), in their order, and
+// returns the text and the characters it takes.
+func fitNewest(label string, items []string, list bool, budget int) (string, int) {
+	if len(items) == 0 {
+		return "", 0
+	}
+	used := 1 + len(label) // "\n" + label
+	if used >= budget {
+		return "", 0
+	}
+	first := len(items)
+	for i := len(items) - 1; i >= 0; i-- {
+		n := len(items[i]) + 2 // "\n- " less the label's line break, or ", "
+		if list {
+			n++
+		}
+		if used+n > budget {
+			break
+		}
+		used += n
+		first = i
+	}
+	if first == len(items) {
+		return "", 0
+	}
+	kept := items[first:]
+	if list {
+		return label + "\n- " + strings.Join(kept, "\n- "), used
+	}
+	return label + strings.Join(kept, ", "), used
+}
+
+// extractFacts returns the facts of messages, oldest first.
+func extractFacts(messages []processor.Message) factSet {
+	var s factSet
+	written, mentioned := Paths(messages)
+	s.edited = written
+	s.files = mentioned
+	for _, m := range messages {
+		if IsMarker(m) {
+			continue
+		}
+		for _, part := range m.Parts {
+			switch p := part.(type) {
+			case processor.UserPrompt:
+				if t := collapse(UserText(p)); t != "" {
+					s.user = append(s.user, Clip(t, 300))
+				}
+			case processor.Text:
+				s.names = appendNames(s.names, p.Content)
+			case processor.ToolCall:
+				s.commands = append(s.commands, callLine(p))
+				s.names = appendNames(s.names, argText(p.Args))
+			case processor.ToolReturn:
+				if line := errorLine(p.ToolReturnContent()); line != "" {
+					s.errors = append(s.errors, line)
+				}
+			case processor.RetryPrompt:
+				if t := collapse(p.Content); t != "" {
+					s.errors = append(s.errors, Clip(t, 200))
+				}
+			}
+		}
+	}
+	s.user = appendNewest(nil, s.user)
+	s.commands = appendNewest(nil, s.commands)
+	s.errors = appendNewest(nil, s.errors)
+	s.names = appendNewest(nil, s.names)
+	return s
+}
+
+// Bounds of a call's line in the facts.
+const (
+	maxArgChars  = 200 // a longer argument value is shown as its size
+	maxCallChars = 240 // a longer line is cut, "…" marking the cut
+)
+
+// callLine renders a tool call as "name: value; value", its string and
+// number arguments in the order of their names (the telling one first;
+// whitespace collapsed; a value over maxArgChars shown as its size, as
+// file contents written are), cut at maxCallChars.
+func callLine(c processor.ToolCall) string {
+	line := callValues(c)
+	if len(line) > maxCallChars {
+		line = line[:runeFloor(line, maxCallChars-len("…"))] + "…"
+	}
+	return line
+}
+
+func callValues(c processor.ToolCall) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(c.Args), &m); err != nil {
+		return c.ToolName + ": " + collapse(c.Args)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	// The telling argument (a command, a path) first.
+	for _, want := range argKeys {
+		if i := indexOf(keys, want); i > 0 {
+			keys[0], keys[i] = keys[i], keys[0]
+			break
+		}
+	}
+	var vals []string
+	for _, k := range keys {
+		switch v := m[k].(type) {
+		case string:
+			switch v = collapse(v); {
+			case len(v) > maxArgChars:
+				vals = append(vals, "("+strconv.Itoa(len(v))+" characters)")
+			case v != "":
+				vals = append(vals, v)
+			}
+		case float64, bool:
+			b, _ := json.Marshal(v)
+			vals = append(vals, string(b))
+		}
+	}
+	return c.ToolName + ": " + strings.Join(vals, "; ")
+}
+
+func indexOf(list []string, s string) int {
+	for i, e := range list {
+		if e == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// argText returns the string values of a call's JSON arguments, a line
+// each (the raw arguments when they are not JSON).
+func argText(args string) string {
+	var v any
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		return args
+	}
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x)
+			b.WriteString("\n")
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return b.String()
+}
+
+// appendNames appends the code names of text, in order: identifiers of at
+// least 4 bytes with an underscore or a capital after a lower-case letter
+// (read_config, FileStorage), and dotted names whose segments are all
+// identifiers, with a letter-led last segment that is not a file extension
+// (os.path.join, settings.DEBUG).
+func appendNames(dst []string, text string) []string {
+	for i := 0; i < len(text); {
+		if !isNameByte(text[i]) {
+			i++
+			continue
+		}
+		start, j := i, i
+		for j < len(text) && (isNameByte(text[j]) || text[j] == '.') {
+			j++
+		}
+		i = j
+		if start > 0 && text[start-1] == '/' || j < len(text) && text[j] == '/' {
+			continue // part of a path
+		}
+		tok := strings.Trim(text[start:j], ".")
+		if name, ok := codeName(tok); ok {
+			dst = append(dst, name)
+		}
+	}
+	return dst
+}
+
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// codeName reports whether tok (a run of name bytes and dots) is a code
+// name worth keeping.
+func codeName(tok string) (string, bool) {
+	if tok == "" || len(tok) > 80 {
+		return "", false
+	}
+	segs := strings.Split(tok, ".")
+	if len(segs) > 1 {
+		last := segs[len(segs)-1]
+		if knownExt[strings.ToLower(last)] {
+			return "", false
+		}
+		for _, s := range segs {
+			if s == "" || !(s[0] == '_' || isLetterByte(s[0])) {
+				return "", false
+			}
+		}
+		return tok, len(tok) >= 4
+	}
+	return tok, isCodeIdent(tok)
+}
+
+func isLetterByte(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// isCodeIdent reports whether s is an identifier of at least 4 bytes, led
+// by a letter or underscore, with an inner underscore or a capital after
+// a lower-case letter.
+func isCodeIdent(s string) bool {
+	if len(s) < 4 || !(s[0] == '_' || isLetterByte(s[0])) {
+		return false
+	}
+	letters := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isLetterByte(c) {
+			letters = true
+		}
+		if i > 0 && c == '_' && i < len(s)-1 {
+			return letters || isLetterByte(s[i+1])
+		}
+		if i > 0 && 'A' <= c && c <= 'Z' && 'a' <= s[i-1] && s[i-1] <= 'z' {
+			return true
+		}
+	}
+	return false
+}
