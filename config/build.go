@@ -266,7 +266,8 @@ func (c *Config) newCompactSummarizer(logger *zap.Logger, observe func(context.C
 
 // WindowOptions returns the window's settings from the configuration:
 // MaxMessages, KeepMessages, TailOutputs, ContextWindow, ThresholdPercent,
-// TriggerTokens, KeepUserTurns and SummaryTimeout (the environment reads 0
+// TriggerTokens, FactsChars, SummaryClip, KeepUserTurns and SummaryTimeout
+// (the environment reads 0
 // and -1 as window.Options does). The summarizers, store and event
 // callback are left for the caller; [Config.NewWindow] fills them.
 func (c *Config) WindowOptions() window.Options {
@@ -277,6 +278,8 @@ func (c *Config) WindowOptions() window.Options {
 		ContextWindow:  c.ContextWindow,
 		TriggerPercent: c.ThresholdPercent,
 		TriggerTokens:  c.TriggerTokens,
+		Facts:          c.FactsChars,
+		SummaryClip:    c.SummaryClip,
 		KeepUserTurns:  c.KeepUserTurns,
 		Timeout:        c.SummaryTimeout,
 	}

@@ -54,8 +54,10 @@ const (
 // process environment itself.
 type Config struct {
 	// Strategy names the processors' configuration (package strategy):
-	// default or economy. economy changes the defaults of TrimChars,
-	// MaxMessages, KeepMessages and TailOutputs to its own; a variable set
+	// default, economy, budget (a budget of 30,000 tokens) or budget-Nk
+	// (N thousand tokens). A strategy other than default changes the
+	// defaults of TrimChars, MaxMessages, KeepMessages, TailOutputs,
+	// TriggerTokens, FactsChars and SummaryClip to its own; a variable set
 	// explicitly still wins. Default default.
 	Strategy string `env:"STRATEGY" envDefault:"default"`
 	// Model is the primary model's name. Default gpt-4.1-mini.
@@ -95,6 +97,14 @@ type Config struct {
 	// ThresholdPercent is the share of ContextWindow, 1 to 100, at which
 	// the window compacts. Default 70.
 	ThresholdPercent int `env:"THRESHOLD_PERCENT" envDefault:"70"`
+	// FactsChars bounds the facts section each summary carries beside its
+	// prose (window.Options.Facts): 0 means the default 2000 and -1 leaves
+	// the facts out. Default 2000.
+	FactsChars int `env:"FACTS_CHARS" envDefault:"2000"`
+	// SummaryClip clips each text the summarizer is given to this many
+	// characters (window.Options.SummaryClip): 0 means the default 300 and
+	// -1 gives every text whole. Default 300.
+	SummaryClip int `env:"SUMMARY_CLIP" envDefault:"300"`
 	// KeepUserTurns, when positive, makes the window's tail the last
 	// KeepUserTurns user turns and everything after them instead of a
 	// message count. Default 0.
@@ -189,10 +199,13 @@ func LoadFrom(environ map[string]string) (*Config, error) {
 	if st, err := strategy.ByName(m[Prefix+"STRATEGY"]); err == nil && st.Name != strategy.NameDefault {
 		// The strategy's settings are the defaults of their variables.
 		for name, v := range map[string]int{
-			"TRIM_CHARS":    st.Trim.MaxChars,
-			"MAX_MESSAGES":  st.Window.MaxMessages,
-			"KEEP_MESSAGES": st.Window.KeepMessages,
-			"TAIL_OUTPUTS":  st.Window.TailOutputs,
+			"TRIM_CHARS":     st.Trim.MaxChars,
+			"MAX_MESSAGES":   st.Window.MaxMessages,
+			"KEEP_MESSAGES":  st.Window.KeepMessages,
+			"TAIL_OUTPUTS":   st.Window.TailOutputs,
+			"TRIGGER_TOKENS": st.Window.TriggerTokens,
+			"FACTS_CHARS":    st.Window.Facts,
+			"SUMMARY_CLIP":   st.Window.SummaryClip,
 		} {
 			if m[Prefix+name] == "" {
 				m[Prefix+name] = strconv.Itoa(v)

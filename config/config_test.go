@@ -22,6 +22,8 @@ func defaults() Config {
 		MaxMessages:          40,
 		ContextWindow:        0,
 		ThresholdPercent:     70,
+		FactsChars:           2000,
+		SummaryClip:          300,
 		KeepUserTurns:        0,
 		Summarizer:           "auto",
 		MaxSteps:             25,
@@ -93,6 +95,11 @@ func TestEachVariable(t *testing.T) {
 		{"ABRIDGE_KEEP_MESSAGES", "12", func(c *Config) { c.KeepMessages = 12 }},
 		{"ABRIDGE_TRIGGER_TOKENS", "64000", func(c *Config) { c.TriggerTokens = 64000 }},
 		{"ABRIDGE_TAIL_OUTPUTS", "2", func(c *Config) { c.TailOutputs = 2 }},
+		{"ABRIDGE_FACTS_CHARS", "4000", func(c *Config) { c.FactsChars = 4000 }},
+		{"ABRIDGE_FACTS_CHARS", "-1", func(c *Config) { c.FactsChars = -1 }},
+		{"ABRIDGE_FACTS_CHARS", "0", func(c *Config) { c.FactsChars = 0 }},
+		{"ABRIDGE_SUMMARY_CLIP", "1000", func(c *Config) { c.SummaryClip = 1000 }},
+		{"ABRIDGE_SUMMARY_CLIP", "-1", func(c *Config) { c.SummaryClip = -1 }},
 		{"ABRIDGE_STRATEGY", "DEFAULT", func(c *Config) {}},
 		{"ABRIDGE_CONTEXT_WINDOW", "128000", func(c *Config) { c.ContextWindow = 128000 }},
 		{"ABRIDGE_THRESHOLD_PERCENT", "1", func(c *Config) { c.ThresholdPercent = 1 }},
@@ -200,7 +207,10 @@ func TestInvalid(t *testing.T) {
 		{"ABRIDGE_KEEP_MESSAGES", "-3", `ABRIDGE_KEEP_MESSAGES="-3": out of range; accepted: an integer ≥ 0; 0 means max(4, N/2), N being ABRIDGE_MAX_MESSAGES (40 when it is -1)`},
 		{"ABRIDGE_TRIGGER_TOKENS", "-1", `ABRIDGE_TRIGGER_TOKENS="-1": out of range; accepted: an integer ≥ 0; 0 disables this trigger`},
 		{"ABRIDGE_TAIL_OUTPUTS", "-1", `ABRIDGE_TAIL_OUTPUTS="-1": out of range; accepted: an integer ≥ 0; 0 clears nothing`},
-		{"ABRIDGE_STRATEGY", "cheap", `ABRIDGE_STRATEGY="cheap": unknown value; accepted: default or economy`},
+		{"ABRIDGE_STRATEGY", "cheap", `ABRIDGE_STRATEGY="cheap": unknown value; accepted: default, economy, budget, or budget-Nk (a budget of N thousand tokens)`},
+		{"ABRIDGE_STRATEGY", "budget-lots", `ABRIDGE_STRATEGY="budget-lots": unknown value; accepted: default, economy, budget, or budget-Nk (a budget of N thousand tokens)`},
+		{"ABRIDGE_FACTS_CHARS", "100", `ABRIDGE_FACTS_CHARS="100": out of range; accepted: an integer ≥ 200, 0 for the default, or -1 to leave the facts out`},
+		{"ABRIDGE_SUMMARY_CLIP", "-2", `ABRIDGE_SUMMARY_CLIP="-2": out of range; accepted: an integer ≥ 1, 0 for the default, or -1 to give every text whole`},
 		{"ABRIDGE_CONTEXT_WINDOW", "-1", `ABRIDGE_CONTEXT_WINDOW="-1": out of range; accepted: an integer ≥ 0; 0 disables this trigger`},
 		{"ABRIDGE_CONTEXT_WINDOW", "3000000000", `ABRIDGE_CONTEXT_WINDOW="3000000000": out of range: larger than 2147483647; accepted: an integer ≥ 0; 0 disables this trigger`},
 		{"ABRIDGE_MAX_STEPS", "+9999999999", `ABRIDGE_MAX_STEPS="+9999999999": out of range: larger than 2147483647; accepted: an integer ≥ 1`},
@@ -395,9 +405,9 @@ func TestSummaryFallbacks(t *testing.T) {
 	}
 }
 
-// TestStrategy checks that ABRIDGE_STRATEGY=economy sets the defaults of
-// the variables it covers to the strategy's settings, and that a variable
-// set explicitly wins.
+// TestStrategy checks that ABRIDGE_STRATEGY sets the defaults of the
+// variables it covers to the strategy's settings, and that a variable set
+// explicitly wins.
 func TestStrategy(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -412,6 +422,15 @@ func TestStrategy(t *testing.T) {
 		}},
 		{"economy with a variable set", map[string]string{"ABRIDGE_STRATEGY": "economy", "ABRIDGE_MAX_MESSAGES": "30", "ABRIDGE_TRIM_CHARS": "-1"}, func(c *Config) {
 			c.Strategy, c.TrimChars, c.MaxMessages, c.KeepMessages, c.TailOutputs = "economy", -1, 30, 6, 1
+		}},
+		{"budget", map[string]string{"ABRIDGE_STRATEGY": "budget"}, func(c *Config) {
+			c.Strategy, c.MaxMessages, c.TriggerTokens = "budget", -1, 30000
+		}},
+		{"a budget of 60,000 tokens", map[string]string{"ABRIDGE_STRATEGY": "Budget-60k"}, func(c *Config) {
+			c.Strategy, c.MaxMessages, c.TriggerTokens = "budget-60k", -1, 60000
+		}},
+		{"a budget of 100,000 tokens, its facts set", map[string]string{"ABRIDGE_STRATEGY": "budget-100000", "ABRIDGE_FACTS_CHARS": "-1"}, func(c *Config) {
+			c.Strategy, c.MaxMessages, c.TriggerTokens, c.TrimChars, c.FactsChars = "budget-100000", -1, 100000, 4000, -1
 		}},
 		{"default", map[string]string{"ABRIDGE_STRATEGY": "default"}, func(c *Config) {}},
 	} {

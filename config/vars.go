@@ -73,11 +73,11 @@ func oneOf(s string, values ...string) bool {
 var variables = []variable{
 	{
 		Variable: Variable{
-			Name: Prefix + "STRATEGY", Default: "default", Accepted: "default or economy",
-			Description: "The processors' configuration: default (trim at 2000, compact above 40 messages keeping the last 20) or economy (the cheapest on billed input: trim at 1000, compact above 24 keeping the last 6, clearing their outputs but the last round's). It sets the defaults of ABRIDGE_TRIM_CHARS, ABRIDGE_MAX_MESSAGES, ABRIDGE_KEEP_MESSAGES and ABRIDGE_TAIL_OUTPUTS; those set explicitly win.",
+			Name: Prefix + "STRATEGY", Default: "default", Accepted: "default, economy, budget, or budget-Nk (a budget of N thousand tokens)",
+			Description: "The processors' configuration: default (trim at 2000, compact above 40 messages keeping the last 20), economy (the cheapest on billed input: trim at 1000, compact above 24 keeping the last 6, clearing their outputs but the last round's) or budget (compact once the prompt passes the budget, 30,000 tokens or N thousand: a small budget bills less, a large one keeps more). Each keeps the facts of what it compacts beside the summary. It sets the defaults of ABRIDGE_TRIM_CHARS, ABRIDGE_MAX_MESSAGES, ABRIDGE_KEEP_MESSAGES, ABRIDGE_TAIL_OUTPUTS, ABRIDGE_TRIGGER_TOKENS, ABRIDGE_FACTS_CHARS and ABRIDGE_SUMMARY_CLIP; those set explicitly win.",
 		},
 		field: "Strategy", kind: "a string", problem: unknownValue,
-		valid: func(c *Config) bool { return oneOf(c.Strategy, strategy.NameDefault, strategy.NameEconomy) },
+		valid: func(c *Config) bool { _, err := strategy.ByName(c.Strategy); return err == nil },
 		show:  func(c *Config) string { return c.Strategy },
 	},
 	{
@@ -187,6 +187,24 @@ var variables = []variable{
 		field: "TriggerTokens", kind: "an integer", problem: outOfRange,
 		valid: func(c *Config) bool { return c.TriggerTokens >= 0 },
 		show:  itoa(func(c *Config) int { return c.TriggerTokens }),
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "FACTS_CHARS", Default: "2000", Accepted: "an integer ≥ 200, 0 for the default, or -1 to leave the facts out",
+			Description: "Bound, in characters, of the facts each summary carries beside its prose, kept verbatim and rolling: the user's messages, the files edited and read, the commands run, the errors met and the names used in what was compacted.",
+		},
+		field: "FactsChars", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.FactsChars == -1 || c.FactsChars == 0 || c.FactsChars >= 200 },
+		show:  itoa(func(c *Config) int { return c.FactsChars }),
+	},
+	{
+		Variable: Variable{
+			Name: Prefix + "SUMMARY_CLIP", Default: "300", Accepted: "an integer ≥ 1, 0 for the default, or -1 to give every text whole",
+			Description: "Each text the summarizer is given (a tool output, an assistant's text, a user prompt) is clipped to this many characters, its head and tail; the facts keep the exact paths, commands, errors and names of the whole texts.",
+		},
+		field: "SummaryClip", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.SummaryClip >= -1 },
+		show:  itoa(func(c *Config) int { return c.SummaryClip }),
 	},
 	{
 		Variable: Variable{

@@ -368,7 +368,10 @@ func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inO
 			continue
 		}
 		r.compacted[o] = true
-		r.fp[o] = fingerprint(r.seed, trimmed[k])
+		// As the summarizer gets it: its texts clipped (see
+		// window.Options.SummaryClip).
+		clipped, _ := summary.ClipTexts(trimmed[k], r.win.SummaryClip())
+		r.fp[o] = fingerprint(r.seed, clipped)
 		// The paths of the message as the trimmer leaves it, before any
 		// clearing: what the summaries had to name.
 		written, mentioned := summary.Paths(r.trimmedAll[o : o+1])

@@ -127,7 +127,7 @@ func TestUnsent(t *testing.T) {
 func TestRecorderPieces(t *testing.T) {
 	for _, mode := range []Mode{ModeProcessed, ModeFull} {
 		t.Run(mode.String(), func(t *testing.T) {
-			r, err := newRun(Options{Mode: mode, Summarizer: SummarizerRecorder, Window: window.Options{MaxMessages: 20},
+			r, err := newRun(Options{Mode: mode, Summarizer: SummarizerRecorder, Window: window.Options{MaxMessages: 20, SummaryClip: -1},
 				LLM: summarizer.Options{MaxInputChars: 3000, ClipChars: 800}})
 			if err != nil {
 				t.Fatal(err)

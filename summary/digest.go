@@ -265,31 +265,69 @@ var exitPrefixes = []string{"Exit code ", "exit status ", "<returncode>"}
 // errorLine returns the first line of s that reads like an error, or "".
 // A bare exit status is completed with the last line of the output.
 func errorLine(s string) string {
-	lines := strings.Split(s, "\n")
-	for _, line := range lines {
-		l := strings.TrimSpace(line)
-		for _, pre := range exitPrefixes {
-			if rest, ok := strings.CutPrefix(l, pre); ok && rest != "" && rest[0] >= '1' && rest[0] <= '9' {
-				last := ""
-				for i := len(lines) - 1; i >= 0; i-- {
-					if t := strings.TrimSpace(lines[i]); t != "" && t != l && !strings.HasPrefix(t, "</") {
-						last = t
-						break
-					}
-				}
-				if last != "" {
-					l += " ... " + last
-				}
-				return Clip(collapse(l), 200)
-			}
-		}
-		for _, mk := range errorMarkers {
-			if strings.Contains(line, mk) {
-				return Clip(collapse(line), 200)
-			}
+	// The first line holding a marker, found without splitting s: most
+	// outputs hold none, and their lines are never visited.
+	mark := len(s)
+	for _, mk := range errorMarkers {
+		if i := strings.Index(s[:mark], mk); i >= 0 {
+			mark = i
 		}
 	}
-	return ""
+	// An exit status line before it wins.
+	exits := false
+	for _, pre := range exitPrefixes {
+		exits = exits || strings.Contains(s[:min(len(s), mark+len(pre))], pre)
+	}
+	for start := 0; exits && start < len(s) && start <= mark; {
+		end := strings.IndexByte(s[start:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start
+		}
+		if l := strings.TrimSpace(s[start:end]); exitStatus(l) {
+			return exitLine(s, l)
+		}
+		start = end + 1
+	}
+	if mark == len(s) {
+		return ""
+	}
+	start := strings.LastIndexByte(s[:mark], '\n') + 1
+	end := strings.IndexByte(s[mark:], '\n')
+	if end < 0 {
+		end = len(s)
+	} else {
+		end += mark
+	}
+	return Clip(collapse(s[start:end]), 200)
+}
+
+// exitStatus reports whether the line l (trimmed) reports a non-zero exit
+// status.
+func exitStatus(l string) bool {
+	if l == "" {
+		return false
+	}
+	for _, pre := range exitPrefixes {
+		if rest, ok := strings.CutPrefix(l, pre); ok && rest != "" && rest[0] >= '1' && rest[0] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+// exitLine returns the exit status line l of the output s, completed with
+// the last line of s (not l, nor a closing tag).
+func exitLine(s, l string) string {
+	for end := len(s); end > 0; {
+		start := strings.LastIndexByte(s[:end], '\n') + 1
+		if t := strings.TrimSpace(s[start:end]); t != "" && t != l && !strings.HasPrefix(t, "</") {
+			return Clip(collapse(l+" ... "+t), 200)
+		}
+		end = start - 1
+	}
+	return Clip(collapse(l), 200)
 }
 
 // errorsSeen lists the errors reported by tools and retry prompts.

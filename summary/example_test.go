@@ -60,3 +60,17 @@ func ExampleParseMarker() {
 	// Goal: a --verbose flag. Status: added.
 	// false
 }
+
+// The facts a summary carries beside its prose: what a person handing
+// the work over copies exactly.
+func ExampleFacts() {
+	f := summary.NewFacts(summary.FactsOptions{})
+	fmt.Println(f.Section(history(), "", 0))
+	// Output:
+	// Facts kept verbatim from the condensed messages (newest last):
+	// User said:
+	// - Add a --verbose flag to cmd/tool/main.go.
+	// Files edited: cmd/tool/main.go
+	// Commands and tool calls:
+	// - Edit: cmd/tool/main.go; b; a
+}

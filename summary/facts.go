@@ -2,6 +2,7 @@ package summary
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,7 +114,13 @@ func SplitFacts(summary string) (prose, facts string) {
 			rest = append(rest, summary[:i])
 		}
 	}
-	return strings.TrimSpace(strings.Join(rest, "")), strings.Join(sections, "\n")
+	var texts []string
+	for _, r := range rest {
+		if r = strings.TrimSpace(r); r != "" {
+			texts = append(texts, r)
+		}
+	}
+	return strings.Join(texts, "\n\n"), strings.Join(sections, "\n")
 }
 
 // WithFacts returns prose followed by a blank line and the facts section
@@ -296,9 +303,7 @@ func fitNewest(label string, items []string, list bool, budget int) (string, int
 // extractFacts returns the facts of messages, oldest first.
 func extractFacts(messages []processor.Message) factSet {
 	var s factSet
-	written, mentioned := Paths(messages)
-	s.edited = written
-	s.files = mentioned
+	var edited, files []string // as found, before cleaning
 	for _, m := range messages {
 		if IsMarker(m) {
 			continue
@@ -306,16 +311,31 @@ func extractFacts(messages []processor.Message) factSet {
 		for _, part := range m.Parts {
 			switch p := part.(type) {
 			case processor.UserPrompt:
-				if t := collapse(UserText(p)); t != "" {
-					s.user = append(s.user, Clip(t, 300))
+				t := UserText(p)
+				if c := collapse(Clip(t, 1200)); c != "" {
+					s.user = append(s.user, Clip(c, 300))
 				}
+				files, _ = appendTokens(files, nil, t)
 			case processor.Text:
-				s.names = appendNames(s.names, p.Content)
+				files, s.names = appendTokens(files, s.names, p.Content)
 			case processor.ToolCall:
-				s.commands = append(s.commands, callLine(p))
-				s.names = appendNames(s.names, argText(p.Args))
+				var args map[string]any
+				if json.Unmarshal([]byte(p.Args), &args) != nil {
+					args = nil
+				}
+				s.commands = append(s.commands, callLine(p, args))
+				edited = append(edited, writtenByArgs(p, args)...)
+				if args == nil {
+					files, s.names = appendTokens(files, s.names, p.Args)
+				}
+				walkStrings(args, func(v string) {
+					files, s.names = appendTokens(files, s.names, v)
+				})
 			case processor.ToolReturn:
 				if line := errorLine(p.ToolReturnContent()); line != "" {
+					if p.ToolName != "" {
+						line = p.ToolName + ": " + line
+					}
 					s.errors = append(s.errors, line)
 				}
 			case processor.RetryPrompt:
@@ -325,11 +345,45 @@ func extractFacts(messages []processor.Message) factSet {
 			}
 		}
 	}
+	for _, p := range edited {
+		if p = cleanPath(p); p != "" {
+			s.edited = append(s.edited, p)
+		}
+	}
+	s.edited = appendNewest(nil, s.edited)
+	for _, p := range files {
+		if p = cleanPath(p); p != "" && !slices.Contains(s.edited, p) && !suffixOf(p, s.edited) {
+			s.files = append(s.files, p)
+		}
+	}
+	s.files = appendNewest(nil, s.files)
 	s.user = appendNewest(nil, s.user)
 	s.commands = appendNewest(nil, s.commands)
 	s.errors = appendNewest(nil, s.errors)
 	s.names = appendNewest(nil, s.names)
 	return s
+}
+
+// walkStrings calls fn with every string value in v, in the order of the
+// object keys (sorted) and array elements.
+func walkStrings(v any, fn func(string)) {
+	switch x := v.(type) {
+	case string:
+		fn(x)
+	case []any:
+		for _, e := range x {
+			walkStrings(e, fn)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			walkStrings(x[k], fn)
+		}
+	}
 }
 
 // Bounds of a call's line in the facts.
@@ -338,141 +392,119 @@ const (
 	maxCallChars = 240 // a longer line is cut, "…" marking the cut
 )
 
-// callLine renders a tool call as "name: value; value", its string and
-// number arguments in the order of their names (the telling one first;
-// whitespace collapsed; a value over maxArgChars shown as its size, as
-// file contents written are), cut at maxCallChars.
-func callLine(c processor.ToolCall) string {
-	line := callValues(c)
+// callLine renders a tool call as "name: value; value", its string,
+// number and boolean arguments (args, decoded; nil when they are not a
+// JSON object: the raw text is shown) in the order of their names, the
+// telling one (a command, a path) first, whitespace collapsed, a value
+// over maxArgChars shown as its size (as file contents written are); the
+// line is cut at maxCallChars.
+func callLine(c processor.ToolCall, args map[string]any) string {
+	var line string
+	if args == nil {
+		line = c.ToolName + ": " + collapse(c.Args)
+	} else {
+		keys := make([]string, 0, len(args))
+		for k := range args {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, want := range argKeys {
+			if i := slices.Index(keys, want); i >= 0 {
+				keys[0], keys[i] = keys[i], keys[0]
+				break
+			}
+		}
+		var vals []string
+		for _, k := range keys {
+			switch v := args[k].(type) {
+			case string:
+				if len(v) > 4*maxArgChars {
+					vals = append(vals, "("+strconv.Itoa(len(v))+" characters)")
+					continue
+				}
+				switch v = collapse(v); {
+				case len(v) > maxArgChars:
+					vals = append(vals, "("+strconv.Itoa(len(v))+" characters)")
+				case v != "":
+					vals = append(vals, v)
+				}
+			case float64, bool:
+				b, _ := json.Marshal(v)
+				vals = append(vals, string(b))
+			}
+		}
+		line = c.ToolName + ": " + strings.Join(vals, "; ")
+	}
 	if len(line) > maxCallChars {
 		line = line[:runeFloor(line, maxCallChars-len("…"))] + "…"
 	}
 	return line
 }
 
-func callValues(c processor.ToolCall) string {
-	var m map[string]any
-	if err := json.Unmarshal([]byte(c.Args), &m); err != nil {
-		return c.ToolName + ": " + collapse(c.Args)
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	// The telling argument (a command, a path) first.
-	for _, want := range argKeys {
-		if i := indexOf(keys, want); i > 0 {
-			keys[0], keys[i] = keys[i], keys[0]
-			break
-		}
-	}
-	var vals []string
-	for _, k := range keys {
-		switch v := m[k].(type) {
-		case string:
-			switch v = collapse(v); {
-			case len(v) > maxArgChars:
-				vals = append(vals, "("+strconv.Itoa(len(v))+" characters)")
-			case v != "":
-				vals = append(vals, v)
-			}
-		case float64, bool:
-			b, _ := json.Marshal(v)
-			vals = append(vals, string(b))
-		}
-	}
-	return c.ToolName + ": " + strings.Join(vals, "; ")
-}
-
-func indexOf(list []string, s string) int {
-	for i, e := range list {
-		if e == s {
-			return i
-		}
-	}
-	return -1
-}
-
-// argText returns the string values of a call's JSON arguments, a line
-// each (the raw arguments when they are not JSON).
-func argText(args string) string {
-	var v any
-	if err := json.Unmarshal([]byte(args), &v); err != nil {
-		return args
-	}
-	var b strings.Builder
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case string:
-			b.WriteString(x)
-			b.WriteString("\n")
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	return b.String()
-}
-
-// appendNames appends the code names of text, in order: identifiers of at
+// appendTokens appends to files the path-like tokens of text (as
+// pathTokens finds them) and to names its code names: identifiers of at
 // least 4 bytes with an underscore or a capital after a lower-case letter
 // (read_config, FileStorage), and dotted names whose segments are all
-// identifiers, with a letter-led last segment that is not a file extension
-// (os.path.join, settings.DEBUG).
-func appendNames(dst []string, text string) []string {
+// identifiers, with a last segment that is not a file extension
+// (os.path.join, settings.DEBUG), outside paths. It reads text once.
+func appendTokens(files, names []string, text string) ([]string, []string) {
 	for i := 0; i < len(text); {
-		if !isNameByte(text[i]) {
+		if !isPathByte(text[i]) {
 			i++
 			continue
 		}
-		start, j := i, i
-		for j < len(text) && (isNameByte(text[j]) || text[j] == '.') {
+		j := i + 1
+		slash := false
+		for j < len(text) && isPathByte(text[j]) {
+			slash = slash || text[j] == '/'
 			j++
 		}
+		run := text[i:j]
 		i = j
-		if start > 0 && text[start-1] == '/' || j < len(text) && text[j] == '/' {
-			continue // part of a path
+		slash = slash || run[0] == '/'
+		if p := pathToken(run); p != "" {
+			files = append(files, p)
 		}
-		tok := strings.Trim(text[start:j], ".")
-		if name, ok := codeName(tok); ok {
-			dst = append(dst, name)
+		if slash {
+			continue // a path's segments are no names
+		}
+		for k := 0; k < len(run); {
+			m := k
+			for m < len(run) && (isNameByte(run[m]) || run[m] == '.') {
+				m++
+			}
+			if name, ok := codeName(strings.Trim(run[k:m], ".")); ok {
+				names = append(names, name)
+			}
+			k = m + 1
 		}
 	}
-	return dst
+	return files, names
 }
 
-func isNameByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
-}
 
-// codeName reports whether tok (a run of name bytes and dots) is a code
-// name worth keeping.
+// codeName reports whether tok (a run of name bytes and dots, no dot at
+// either end) is a code name worth keeping.
 func codeName(tok string) (string, bool) {
 	if tok == "" || len(tok) > 80 {
 		return "", false
 	}
-	segs := strings.Split(tok, ".")
-	if len(segs) > 1 {
-		last := segs[len(segs)-1]
-		if knownExt[strings.ToLower(last)] {
-			return "", false
-		}
-		for _, s := range segs {
-			if s == "" || !(s[0] == '_' || isLetterByte(s[0])) {
+	dot := strings.LastIndexByte(tok, '.')
+	if dot < 0 {
+		return tok, isCodeIdent(tok)
+	}
+	if knownExt[strings.ToLower(tok[dot+1:])] || len(tok) < 4 {
+		return "", false
+	}
+	// Every segment is led by a letter or an underscore.
+	for i := 0; i < len(tok); i++ {
+		if i == 0 || tok[i-1] == '.' {
+			if c := tok[i]; c == '.' || !(c == '_' || isLetterByte(c)) {
 				return "", false
 			}
 		}
-		return tok, len(tok) >= 4
 	}
-	return tok, isCodeIdent(tok)
+	return tok, true
 }
 
 func isLetterByte(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

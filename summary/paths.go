@@ -82,6 +82,15 @@ var commandKeys = []string{"command", "cmd", "script", "shell", "bash"}
 func writtenByCall(c processor.ToolCall) []string {
 	var args map[string]any
 	if err := json.Unmarshal([]byte(c.Args), &args); err != nil {
+		args = nil
+	}
+	return writtenByArgs(c, args)
+}
+
+// writtenByArgs returns the paths a tool call writes, given its arguments
+// decoded (nil when they are not a JSON object).
+func writtenByArgs(c processor.ToolCall, args map[string]any) []string {
+	if args == nil {
 		// Not an object: a raw command or patch.
 		if strings.Contains(c.Args, "*** ") || strings.Contains(c.Args, "+++ ") {
 			return patchPaths(c.Args)
@@ -397,17 +406,30 @@ func cleanPath(p string) string {
 
 // isPathByte reports whether c may be part of a path-like token: an ASCII
 // letter or digit or one of _ ~ . / @ + -.
-func isPathByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
+func isPathByte(c byte) bool { return byteClass[c]&classPath != 0 }
+
+// isNameByte reports whether c may be part of a code name: an ASCII letter
+// or digit or an underscore.
+func isNameByte(c byte) bool { return byteClass[c]&className != 0 }
+
+// Byte classes, looked up in byteClass.
+const (
+	classPath = 1 << iota
+	className
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		b := byte(c)
+		if 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '_' {
+			t[c] = classPath | className
+		}
 	}
-	switch c {
-	case '_', '~', '.', '/', '@', '+', '-':
-		return true
+	for _, b := range []byte("~./@+-") {
+		t[b] = classPath
 	}
-	return false
-}
+	return t
+}()
 
 // pathTokens returns the path-like tokens of text, in order: the maximal
 // runs of path bytes (see isPathByte) that look like paths.
@@ -422,16 +444,29 @@ func pathTokens(text string) []string {
 		for j < len(text) && isPathByte(text[j]) {
 			j++
 		}
-		t := strings.TrimRight(text[i:j], ".-")
-		i = j
-		if len(t) < 3 || strings.HasPrefix(t, "//") || strings.HasPrefix(t, "@") || strings.HasSuffix(t, "/") {
-			continue
-		}
-		if looksLikePath(t) {
+		if t := pathToken(text[i:j]); t != "" {
 			out = append(out, t)
 		}
+		i = j
 	}
 	return out
+}
+
+// pathToken returns run (a maximal run of path bytes), its trailing dots
+// and dashes trimmed, when it looks like a path, or "".
+func pathToken(run string) string {
+	e := len(run)
+	for e > 0 && (run[e-1] == '.' || run[e-1] == '-') {
+		e--
+	}
+	t := run[:e]
+	if len(t) < 3 || strings.IndexByte(t, '.') < 0 && strings.IndexByte(t, '/') < 0 {
+		return "" // no path without a dot or a slash
+	}
+	if strings.HasPrefix(t, "//") || strings.HasPrefix(t, "@") || strings.HasSuffix(t, "/") || !looksLikePath(t) {
+		return ""
+	}
+	return t
 }
 
 // looksLikePath reports whether t has a known file extension, or is an

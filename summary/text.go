@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -81,4 +82,48 @@ func Lines(msgs []processor.Message) string {
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// ClipTexts returns m with each text longer than n bytes clipped to n
+// (see [Clip]): the content of a tool return (structured or multi-part
+// content as its text), an assistant's text and a plain user prompt. It
+// reports whether anything was clipped; m is not changed (a clipped copy
+// gets new parts). Other parts are left as they are, tool-call arguments
+// included (they stay valid JSON). n <= 0 clips nothing.
+func ClipTexts(m processor.Message, n int) (processor.Message, bool) {
+	if n <= 0 {
+		return m, false
+	}
+	var parts []processor.Part
+	set := func(j int, p processor.Part) {
+		if parts == nil {
+			parts = slices.Clone(m.Parts)
+		}
+		parts[j] = p
+	}
+	for j, p := range m.Parts {
+		switch p := p.(type) {
+		case processor.ToolReturn:
+			if c := p.ToolReturnContent(); len(c) > n {
+				set(j, processor.ToolReturn{ToolName: p.ToolName, ToolCallID: p.ToolCallID, Content: Clip(c, n)})
+			}
+		case processor.Text:
+			if len(p.Content) > n {
+				set(j, processor.Text{Content: Clip(p.Content, n)})
+			}
+		case processor.UserPrompt:
+			if len(p.Content) > n && p.Contents == nil {
+				set(j, processor.UserPrompt{Content: Clip(p.Content, n), Name: p.Name})
+			}
+		case processor.RetryPrompt:
+			if len(p.Content) > n {
+				set(j, processor.RetryPrompt{ToolName: p.ToolName, ToolCallID: p.ToolCallID, Content: Clip(p.Content, n)})
+			}
+		}
+	}
+	if parts == nil {
+		return m, false
+	}
+	m.Parts = parts
+	return m, true
 }

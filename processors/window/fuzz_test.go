@@ -11,7 +11,8 @@ import (
 )
 
 // FuzzWindow runs the window, with the LLM summarizer over a recording
-// model, on random histories and random settings, and checks the
+// model, on random histories and random settings (facts and the
+// summarizer's clip included), and checks the
 // invariants: the output is valid, the head and the last request are
 // intact, no tool call is separated from its returns, and the input is
 // untouched. It checks the results against fresh windows too: the same
@@ -31,7 +32,10 @@ func FuzzWindow(f *testing.F) {
 			t.Skip("generator gave an invalid history")
 		}
 		sum, _ := recorder(model.RespondText("S."))
-		opts := Options{MaxMessages: int(maxMessages), KeepUserTurns: int(turns % 3), Summarizer: sum}
+		// The facts' bound and the summarizer's clip vary with the seed
+		// (the corpus keeps its shape).
+		opts := Options{MaxMessages: int(maxMessages), KeepUserTurns: int(turns % 3), Summarizer: sum,
+			Facts: []int{0, -1, 250, 5000}[seed2%4], SummaryClip: []int{0, -1, 40}[seed2/4%3]}
 		if maxMessages == 0 {
 			opts.ContextWindow = 200 + int(size)*10
 		}

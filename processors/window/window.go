@@ -962,51 +962,33 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 	return best, f, nil
 }
 
-// clipForSummary returns ms with the texts longer than the window's clip
-// clipped (ms itself when none is; new messages for those that change).
+// clipForSummary returns ms with their texts clipped to the window's clip
+// for the summarizer (ms itself when none is longer; new messages for
+// those that change).
 func (w *Window) clipForSummary(ms []processor.Message) []processor.Message {
 	if w.clip <= 0 {
 		return ms
 	}
 	var out []processor.Message // nil until a message changes
 	for i, m := range ms {
-		var parts []processor.Part
-		set := func(j int, p processor.Part) {
-			if parts == nil {
-				parts = slices.Clone(m.Parts)
-			}
-			parts[j] = p
-		}
-		for j, p := range m.Parts {
-			switch p := p.(type) {
-			case processor.ToolReturn:
-				if c := p.ToolReturnContent(); len(c) > w.clip {
-					set(j, processor.ToolReturn{ToolName: p.ToolName, ToolCallID: p.ToolCallID, Content: summary.Clip(c, w.clip)})
-				}
-			case processor.Text:
-				if len(p.Content) > w.clip {
-					set(j, processor.Text{Content: summary.Clip(p.Content, w.clip)})
-				}
-			case processor.UserPrompt:
-				if len(p.Content) > w.clip && p.Contents == nil {
-					set(j, processor.UserPrompt{Content: summary.Clip(p.Content, w.clip), Name: p.Name})
-				}
-			}
-		}
-		if parts == nil {
+		c, changed := summary.ClipTexts(m, w.clip)
+		if !changed {
 			continue
 		}
 		if out == nil {
 			out = slices.Clone(ms)
 		}
-		m.Parts = parts
-		out[i] = m
+		out[i] = c
 	}
 	if out == nil {
 		return ms
 	}
 	return out
 }
+
+// SummaryClip returns the size each text is clipped to for the summarizer
+// (Options.SummaryClip), or a negative number when nothing is clipped.
+func (w *Window) SummaryClip() int { return w.clip }
 
 // factsOf returns the facts section of fresh merged with previous, or ""
 // when the window keeps no facts or the middle (replaced characters) is too

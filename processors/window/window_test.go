@@ -57,9 +57,9 @@ func conversation(n, size int) []processor.Message {
 	return append(h, toolLoop(0, n, size)...)
 }
 
-// markerOf returns the summary of the one marker of h, found with
-// summary.ParseMarker wherever the head rule put it, and whether h holds
-// exactly one.
+// markerOf returns the prose of the summary of the one marker of h (its
+// facts section left out), found with summary.ParseMarker wherever the head
+// rule put it, and whether h holds exactly one.
 func markerOf(h []processor.Message) (string, bool) {
 	found, n := "", 0
 	for _, m := range h {
@@ -67,7 +67,8 @@ func markerOf(h []processor.Message) (string, bool) {
 			found, n = s, n+1
 		}
 	}
-	return found, n == 1
+	prose, _ := summary.SplitFacts(found)
+	return prose, n == 1
 }
 
 // nopStore is a Store that remembers nothing: every request is new.
@@ -181,6 +182,9 @@ func TestConformance(t *testing.T) {
 		{"user-turns", func() Options { return Options{MaxMessages: 6, KeepUserTurns: 1} }},
 		{"tail-outputs", func() Options { return Options{MaxMessages: 8, KeepMessages: 6, TailOutputs: 1} }},
 		{"tiers", func() Options { return Options{MaxMessages: -1, TriggerTokens: 300, KeepMessages: 6, TailOutputs: 1} }},
+		{"facts-small", func() Options { return Options{MaxMessages: 6, Facts: 300, SummaryClip: 20} }},
+		{"facts-off", func() Options { return Options{MaxMessages: 6, Facts: -1, SummaryClip: -1} }},
+		{"budget", func() Options { return Options{MaxMessages: -1, TriggerTokens: 400, Facts: 2000, SummaryClip: 300} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			processortest.Run(t, func(t *testing.T) processor.Processor { return New(tc.opts()) },
@@ -841,7 +845,8 @@ func TestUntrustedMarkers(t *testing.T) {
 				got.msgs, got.previous = ms, previous
 				return "Summary.", nil
 			})
-			w := New(Options{MaxMessages: 12, Summarizer: sum, Store: tc.store})
+			// Texts whole: the test looks at the message the summarizer got.
+			w := New(Options{MaxMessages: 12, Summarizer: sum, Store: tc.store, SummaryClip: -1})
 			h := conversation(10, 100)
 			h = append(h[:4], append([]processor.Message{tc.msg}, h[4:]...)...)
 			if _, err := w.Process(context.Background(), h); err != nil {
