@@ -59,3 +59,24 @@ func ExampleEconomy() {
 	// call c14
 	// output of c14
 }
+
+// The budget strategy is one dial: the prompt budget in tokens. Under it
+// nothing is compacted; over it, the window keeps a tail of up to half the
+// budget and a summary marker carrying the facts of what it replaced.
+func ExampleBudget() {
+	for _, tokens := range []int{12000, 30000, 100000} {
+		s := strategy.Budget(tokens)
+		fmt.Printf("%s: compact above %d tokens, trim old outputs at %d characters\n",
+			s.Name, s.Window.TriggerTokens, s.Trim.MaxChars)
+	}
+	s, _ := strategy.ByName("budget-60k")
+	chain, _ := s.Build()
+	h := []processor.Message{processor.SystemMessage("You are a coding agent."), processor.UserMessage("Fix the build.")}
+	out, _ := chain.Process(context.Background(), h)
+	fmt.Println(len(out), "messages: under the budget, nothing changes")
+	// Output:
+	// budget-12k: compact above 12000 tokens, trim old outputs at 2000 characters
+	// budget: compact above 30000 tokens, trim old outputs at 2000 characters
+	// budget-100k: compact above 100000 tokens, trim old outputs at 4000 characters
+	// 2 messages: under the budget, nothing changes
+}

@@ -26,7 +26,20 @@ func TestByName(t *testing.T) {
 		{"", strategy.Default(), false},
 		{"default", strategy.Settings{Name: "default"}, false},
 		{" Economy ", strategy.Settings{Name: "economy", Trim: trimtools.Options{MaxChars: 1000},
-			Window: window.Options{MaxMessages: 24, KeepMessages: 6, TailOutputs: 1}}, false},
+			Window: window.Options{MaxMessages: 24, KeepMessages: 6, TailOutputs: 1, Facts: 2000, SummaryClip: 300}}, false},
+		{"budget", strategy.Settings{Name: "budget", Trim: trimtools.Options{MaxChars: 2000},
+			Window: window.Options{MaxMessages: -1, TriggerTokens: 30000, Facts: 2000, SummaryClip: 300}}, false},
+		{"Budget-12k", strategy.Settings{Name: "budget-12k", Trim: trimtools.Options{MaxChars: 2000},
+			Window: window.Options{MaxMessages: -1, TriggerTokens: 12000, Facts: 2000, SummaryClip: 300}}, false},
+		{"budget-100000", strategy.Settings{Name: "budget-100k", Trim: trimtools.Options{MaxChars: 4000},
+			Window: window.Options{MaxMessages: -1, TriggerTokens: 100000, Facts: 2000, SummaryClip: 300}}, false},
+		{"budget-12500", strategy.Settings{Name: "budget-12500", Trim: trimtools.Options{MaxChars: 2000},
+			Window: window.Options{MaxMessages: -1, TriggerTokens: 12500, Facts: 2000, SummaryClip: 300}}, false},
+		{"budget-1", strategy.Budget(strategy.MinBudget), false},
+		{"budget-", strategy.Settings{}, true},
+		{"budget-0k", strategy.Settings{}, true},
+		{"budget--5k", strategy.Settings{}, true},
+		{"budget-99999999k", strategy.Settings{}, true},
 		{"cheap", strategy.Settings{}, true},
 	} {
 		got, err := strategy.ByName(tc.name)
@@ -34,10 +47,38 @@ func TestByName(t *testing.T) {
 			t.Errorf("ByName(%q) error %v, want error %v", tc.name, err, tc.wantErr)
 		}
 		if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b window.Options) bool {
-			return a.MaxMessages == b.MaxMessages && a.KeepMessages == b.KeepMessages && a.TailOutputs == b.TailOutputs
+			return a.MaxMessages == b.MaxMessages && a.KeepMessages == b.KeepMessages && a.TailOutputs == b.TailOutputs &&
+				a.TriggerTokens == b.TriggerTokens && a.Facts == b.Facts && a.SummaryClip == b.SummaryClip
 		})); diff != "" {
 			t.Errorf("ByName(%q) (-want +got):\n%s", tc.name, diff)
 		}
+	}
+}
+
+// Every strategy the README reports is one ByName knows, under its own
+// name.
+func TestFrontierNames(t *testing.T) {
+	for _, n := range append(strategy.Frontier(), strategy.Names()...) {
+		st, err := strategy.ByName(n)
+		if err != nil {
+			t.Errorf("ByName(%q): %v", n, err)
+			continue
+		}
+		if st.Name != n {
+			t.Errorf("ByName(%q).Name = %q", n, st.Name)
+		}
+	}
+}
+
+// Each strategy's chain keeps the processor contract.
+func TestConformance(t *testing.T) {
+	for _, st := range []strategy.Settings{strategy.Default(), strategy.Economy(), strategy.Budget(strategy.MinBudget), strategy.Budget(100000)} {
+		t.Run(st.Name, func(t *testing.T) {
+			processortest.Run(t, func(t *testing.T) processor.Processor {
+				chain, _ := st.Build()
+				return chain
+			}, processortest.RequireCancel())
+		})
 	}
 }
 
@@ -53,7 +94,7 @@ func TestStrategyPrefixStable(t *testing.T) {
 	if dir, ok := transcripts.SharedDir(); ok && dir != "" && !testing.Short() {
 		files = transcripts.Shared(t)
 	}
-	for _, st := range []strategy.Settings{strategy.Default(), strategy.Economy()} {
+	for _, st := range []strategy.Settings{strategy.Default(), strategy.Economy(), strategy.Budget(12000)} {
 		t.Run(st.Name, func(t *testing.T) {
 			compactions, stable := 0, 0
 			for _, f := range files {
