@@ -6,8 +6,10 @@
 // figures that matter for a context-window manager: prompt size before and
 // after processing, compactions, how much text the summarizer was given,
 // how much of each request repeats the previous one's prefix (what a
-// provider's prompt cache can reuse), the processors' own time, and how
-// many of the file paths that were compacted away the summaries still name.
+// provider's prompt cache can reuse), the processors' own time, how many
+// of the file paths that were compacted away the summaries still name, and
+// how much of what each reply went on to use its request still showed
+// ([Result.NeededKept]).
 // [Run] replays many transcripts into a [Report] that prints as a table,
 // as JSON, or as a chart (SVG or PNG).
 package replay
