@@ -223,3 +223,119 @@ func checkTokens(t *testing.T, name string, h []processor.Message, counts []int,
 		t.Errorf("%s: token sets differ from the harness's (SHA-256 %s, want %s)", name, got, sum)
 	}
 }
+
+// TestCounterMessages checks how the parts of abridge's messages count: a
+// request of several parts is that many messages, system prompts are left
+// out but developer ones are not, thinking is never sent, and a summary
+// marker or a retry prompt keeps what it holds.
+func TestCounterMessages(t *testing.T) {
+	filler := func(n int) []processor.Message {
+		var h []processor.Message
+		for i := range n {
+			h = append(h, processor.UserMessage("filler"), processor.TextMessage("ok "+string(rune('a'+i%26))))
+		}
+		return h
+	}
+	call := func(args string) processor.Message {
+		return processor.NewResponse(processor.ToolCall{ToolCallID: "c", ToolName: "run", Args: args})
+	}
+	for _, tc := range []struct {
+		name    string
+		history []processor.Message // the last message is the reply counted
+		sent    func(before []processor.Message) []processor.Message
+		want    Figures
+	}{
+		{
+			name: "system prompt left out",
+			history: []processor.Message{processor.SystemMessage("use SYSTEM_TOOL_NAME"), processor.UserMessage("go"),
+				processor.TextMessage("calling SYSTEM_TOOL_NAME")},
+			sent: func(h []processor.Message) []processor.Message { return h[1:] },
+		},
+		{
+			name: "developer prompt counted",
+			history: []processor.Message{processor.NewRequest(processor.SystemPrompt{Content: "use DEVELOPER_TOOL", Developer: true}),
+				processor.UserMessage("go"), processor.TextMessage("calling DEVELOPER_TOOL")},
+			sent: func(h []processor.Message) []processor.Message { return h[1:] },
+			want: Figures{Needed: 1},
+		},
+		{
+			name: "thinking is not sent",
+			history: []processor.Message{processor.UserMessage("go"),
+				processor.NewResponse(processor.Thinking{Content: "maybe parse_config_file"}, processor.Text{Content: "hm"}),
+				processor.UserMessage("?"), call(`{"cmd": "grep parse_config_file"}`)},
+			sent: func(h []processor.Message) []processor.Message { return h },
+		},
+		{
+			name: "marker and retry prompt kept",
+			history: []processor.Message{processor.UserMessage("fix src/app/main.go"), processor.TextMessage("ok"),
+				processor.UserMessage("and LOG_LEVEL_DEBUG"), call(`{"cmd": "edit src/app/main.go LOG_LEVEL_DEBUG"}`)},
+			sent: func([]processor.Message) []processor.Message {
+				return []processor.Message{processor.UserMessage("Summary: src/app/main.go"),
+					processor.NewRequest(processor.RetryPrompt{Content: "bad LOG_LEVEL_DEBUG"})}
+			},
+			want: Figures{Needed: 2, Kept: 2},
+		},
+		{
+			name: "parts of one request are messages each",
+			history: append(append([]processor.Message{
+				processor.UserMessage("read docs/guide/setup.md"),
+				processor.NewRequest(processor.ToolReturn{ToolCallID: "x", Content: "a"}, processor.ToolReturn{ToolCallID: "y", Content: "b"}),
+			}, filler(9)...), processor.TextMessage("see docs/guide/setup.md")),
+			// 2 messages of the request + 18 of filler: the path is 21 back.
+			sent: func(h []processor.Message) []processor.Message { return h[1:] },
+			want: Figures{Needed: 1, Far: 1},
+		},
+		{
+			name: "20 back is near",
+			history: append(append([]processor.Message{
+				processor.UserMessage("read docs/guide/setup.md"),
+				processor.NewRequest(processor.ToolReturn{ToolCallID: "x", Content: "a"}),
+			}, filler(9)...), processor.TextMessage("see docs/guide/setup.md")),
+			sent: func(h []processor.Message) []processor.Message { return h },
+			want: Figures{Needed: 1, Kept: 1},
+		},
+		{
+			name: "a token in the content and the arguments counts once",
+			history: []processor.Message{processor.UserMessage("open src/app/main.go"),
+				processor.NewResponse(processor.Text{Content: "opening src/app/main.go"},
+					processor.ToolCall{ToolCallID: "c", ToolName: "open", Args: `{"path": "src/app/main.go"}`})},
+			sent: func(h []processor.Message) []processor.Message { return h },
+			want: Figures{Needed: 1, Kept: 1},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reply := len(tc.history) - 1
+			c := New(tc.history)
+			c.Request(reply, tc.sent(tc.history[:reply]))
+			if diff := cmp.Diff(tc.want, c.Figures()); diff != "" {
+				t.Errorf("figures (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCounterOrder checks that requests counted out of order, or again,
+// count as they would in order.
+func TestCounterOrder(t *testing.T) {
+	h, err := model.LoadFile(filepath.Join(testdataDir(t), "handbuilt.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replies []int
+	for i, m := range h {
+		if m.Kind == processor.Response {
+			replies = append(replies, i)
+		}
+	}
+	want := New(h)
+	got := New(h)
+	for _, i := range replies {
+		want.Request(i, rules["head2tail10"](h[:i]))
+	}
+	for _, i := range slices.Backward(replies) {
+		got.Request(i, rules["head2tail10"](h[:i]))
+	}
+	if diff := cmp.Diff(want.Figures(), got.Figures()); diff != "" {
+		t.Errorf("backwards (-in order +backwards):\n%s", diff)
+	}
+}
