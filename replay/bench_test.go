@@ -20,8 +20,10 @@ import (
 // inflated by other load), cache-reuse the prompt-cache reuse, summ-in/size
 // the summarizer's input over the transcripts' size, summ-calls its calls
 // (equal in every mode), naive/size the naive re-summarizing baseline over
-// the same, and reuse-ceiling the most reuse the window's compaction
-// points allow. In the fresh mode, decode-cpu-µs/req is the CPU time of
+// the same, reuse-ceiling the most reuse the window's compaction points
+// allow, and needed-kept and needed-kept-far the shares of needed tokens
+// kept (see Result.NeededKept; counted outside the processors' timed
+// section). In the fresh mode, decode-cpu-µs/req is the CPU time of
 // decoding each request's JSON with encoding/json, and proc/decode the
 // processors' CPU time over it.
 func BenchmarkReplay(b *testing.B) {
@@ -50,6 +52,8 @@ func BenchmarkReplay(b *testing.B) {
 				b.ReportMetric(t.NaiveRatio(), "naive/size")
 				b.ReportMetric(t.BilledAt10, "billed@10%/req")
 				b.ReportMetric(t.BilledAt25, "billed@25%/req")
+				b.ReportMetric(t.NeededKept, "needed-kept")
+				b.ReportMetric(t.NeededKeptFar, "needed-kept-far")
 				b.ReportMetric(float64(t.Requests), "requests")
 			})
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abridge-go/abridge/internal/fidelity"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
@@ -32,6 +33,7 @@ type run struct {
 	seen     map[uint64]struct{} // fingerprints of messages a summarizer was given
 	seed     maphash.Seed
 	failures map[string]int
+	fidelity *fidelity.Counter
 
 	// Per-transcript bookkeeping, indexed by the message's position in
 	// the transcript (its origin).
@@ -128,6 +130,7 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 	r.compacted = make([]bool, n)
 	r.fp = make([]uint64, n)
 	r.json = make([][2][]byte, n)
+	r.fidelity = fidelity.New(transcript)
 
 	// Prefix sums of the transcript's characters, raw and as the trimmer
 	// leaves them in the middle of a history (for the naive baseline).
@@ -189,6 +192,7 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 			in, inOrigins = stored, origins
 		}
 		out, outOrigins, pt := r.step(ctx, &res, in, inOrigins, raw, trimmedSum)
+		r.fidelity.Request(i, pt.sent)
 		if r.mode == ModeProcessed {
 			// The result is the host's: it appends to it.
 			stored, origins = out, outOrigins
@@ -231,6 +235,7 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 			res.Unsummarized++
 		}
 	}
+	res.setFidelity(r.fidelity.Figures())
 	res.Failures = r.failures
 	res.UnsentMessages = r.primary.unsent
 	res.SummarizerCalls = r.primary.calls
@@ -286,6 +291,9 @@ type stepResult struct {
 	json       int // the request's JSON length
 	reused     int // its common prefix with the previous request's
 	ceiling    int // the most of it any trimming and summary could reuse
+	// sent is what the request sent: the processors' output, or their
+	// input when they failed.
+	sent []processor.Message
 }
 
 // step processes one request's history and records its figures. It
@@ -320,13 +328,13 @@ func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inO
 	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
-			return in, inOrigins, stepResult{chars: charsOf(in)}
+			return in, inOrigins, stepResult{chars: charsOf(in), sent: in}
 		}
 		invalid(fmt.Errorf("process: %w", err))
-		return in, inOrigins, stepResult{chars: charsOf(in)}
+		return in, inOrigins, stepResult{chars: charsOf(in), sent: in}
 	}
 
-	st := stepResult{chars: charsOf(out)}
+	st := stepResult{chars: charsOf(out), sent: out}
 	if err := checkSent(in, out); err != nil {
 		invalid(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/abridge-go/abridge/internal/fidelity"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
 )
@@ -54,13 +55,20 @@ var (
 	colInvalid         = column{"invalid", "requests", func(x Result) string { return count(x.InvalidRequests) }}
 	// colBilled is what a request costs: input tokens billed when cached
 	// input costs 10% or 25% of the full price (see Result.BilledAt10).
-	colBilled = column{"billed tokens each", "cached 10% / 25%", func(x Result) string {
+	colBilled = column{"billed tokens", "cached 10% / 25%", func(x Result) string {
 		return short(x.BilledAt10) + " / " + short(x.BilledAt25)
+	}}
+	// colNeeded is what the requests still showed of what the replies
+	// used: all needed tokens, and those last seen far back (see
+	// Result.NeededKept).
+	colNeeded = column{"needed kept", "all / far", func(x Result) string {
+		return fmt.Sprintf("%.3f / %.3f", x.NeededKept, x.NeededKeptFar)
 	}}
 
 	// tableColumns fit TableWidth with the transcripts' names shortened;
-	// the invalid requests of the total are told below the table.
-	tableColumns = []column{colRequests, colCompactions, colMeanTokens, colSummarizerRatio, colCacheReuse, colBilled}
+	// the invalid requests and the summarizer's input of the total are
+	// told below the table.
+	tableColumns = []column{colRequests, colCompactions, colMeanTokens, colCacheReuse, colBilled, colNeeded}
 
 	// wideColumns hold every figure of a result but its series.
 	wideColumns = []column{
@@ -87,6 +95,8 @@ var (
 		{"processor CPU", "µs per request", func(x Result) string { return fmt.Sprintf("%.1f", micros(x.PerRequestCPU)) }},
 		{"file paths", "kept", func(x Result) string { return fmt.Sprintf("%.3f", x.Fidelity) }},
 		{"written paths", "kept", func(x Result) string { return fmt.Sprintf("%.3f", x.WrittenFidelity) }},
+		{"needed tokens", "kept", func(x Result) string { return fmt.Sprintf("%.3f", x.NeededKept) }},
+		{"far needed tokens", "kept", func(x Result) string { return fmt.Sprintf("%.3f", x.NeededKeptFar) }},
 		colInvalid,
 	}
 )
@@ -101,10 +111,11 @@ const (
 // WriteTable writes the report as a table that fits [TableWidth] columns:
 // the settings, one row per transcript and a row of totals with the
 // requests, compactions, mean estimated prompt tokens without → with
-// abridge, the summarizer's input over the transcript's size, the
-// prompt-cache reuse and the input tokens billed per request at both
-// cached prices; then the totals of every other figure, one sentence
-// a line. Names are shortened in the middle to fit.
+// abridge, the prompt-cache reuse, the input tokens billed per request at
+// both cached prices, and the shares of needed tokens kept, all and far
+// ([Result.NeededKept], [Result.NeededKeptFar]); then the totals of every
+// other figure, one sentence a line. Names are shortened in the middle to
+// fit.
 // [Report.WriteWideTable] shows every figure per transcript.
 func (r *Report) WriteTable(w io.Writer) error {
 	return r.writeTable(w, tableColumns, TableWidth)
@@ -113,8 +124,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 // WriteWideTable writes the report as [Report.WriteTable] does, with
 // every figure per transcript (messages, summarizer and fallback calls,
 // largest and mean prompt in tokens and characters, the reduction, the
-// prompt-cache reuse and its ceiling, processor time, the share of file
-// paths kept) and names up to 56 characters, some 300 columns wide.
+// prompt-cache reuse and its ceiling, processor time, the shares of file
+// paths and of needed tokens kept) and names up to 56 characters, some 340
+// columns wide.
 func (r *Report) WriteWideTable(w io.Writer) error {
 	return r.writeTable(w, wideColumns, 0)
 }
@@ -208,6 +220,8 @@ func (r *Report) writeTotals(b *strings.Builder) {
 			count(t.CompactedMessages), count(t.Unsummarized), count(t.InvalidRequests)),
 		fmt.Sprintf("fidelity: the summaries name %.3f of the file paths of the messages they replace (written: %.3f)",
 			t.Fidelity, t.WrittenFidelity),
+		fmt.Sprintf("needed tokens: the requests showed %.3f of the %s tokens the replies used from earlier messages, %.3f of the %s last seen over %d messages back",
+			t.NeededKept, groupDigits(t.NeededTokens), t.NeededKeptFar, groupDigits(t.NeededFarTokens), fidelity.FarMessages),
 		fmt.Sprintf("prompt-cache reuse %.3f of request bytes; ceiling %.3f (the most these compaction points allow)",
 			t.CacheReuse, t.CacheReuseCeiling),
 		fmt.Sprintf("processor time %.1f µs CPU a request (%.1f µs wall, %v in all); summarizer time %v",

@@ -30,6 +30,7 @@ func bigResult(path string, scale int64) Result {
 		ProcessorTime: 123 * time.Second * time.Duration(scale), ProcessorCPU: 98 * time.Second * time.Duration(scale),
 		SummarizerTime: 3 * time.Hour * time.Duration(scale),
 		PathsCompacted: 9_000 * scale, PathsKept: 4_527 * scale, PathsWrittenCompacted: 800 * scale, PathsWrittenKept: 800 * scale,
+		NeededTokens: 123_456 * scale, NeededKeptTokens: 101_234 * scale, NeededFarTokens: 23_456 * scale, NeededFarKeptTokens: 6_789 * scale,
 		InvalidRequests: 1_234 * n, FirstError: "request 1234: validate: message 2: call \"c1\" (ls) of message 1: tool call without a tool return",
 		sumCharsBefore: 351_211_000 * scale, sumCharsAfter: 66_063_000 * scale,
 		sumTokensBefore: 88_979_800 * scale, sumTokensAfter: 16_791_000 * scale,
@@ -99,7 +100,7 @@ func TestTable(t *testing.T) {
 				t.Fatalf("the last row is not the total: %q", total)
 			}
 			for _, want := range []string{groupDigits(int64(tt.Requests)), groupDigits(int64(tt.Compactions)),
-				fmt.Sprintf("%.3f", tt.SummarizerRatio()), fmt.Sprintf("%.3f", tt.CacheReuse)} {
+				fmt.Sprintf("%.3f", tt.CacheReuse), fmt.Sprintf("%.3f", tt.NeededKept), fmt.Sprintf("%.3f", tt.NeededKeptFar)} {
 				if !slices.Contains(strings.Fields(total), want) {
 					t.Errorf("the total row lacks %s: %q", want, total)
 				}
@@ -122,6 +123,8 @@ func TestTable(t *testing.T) {
 				"invalid requests " + groupDigits(int64(tt.InvalidRequests)),
 				fmt.Sprintf("name %.3f of the file paths", tt.Fidelity),
 				fmt.Sprintf("(written: %.3f)", tt.WrittenFidelity),
+				fmt.Sprintf("the requests showed %.3f of the %s tokens", tt.NeededKept, groupDigits(tt.NeededTokens)),
+				fmt.Sprintf("%.3f of the %s last seen over 20 messages back", tt.NeededKeptFar, groupDigits(tt.NeededFarTokens)),
 				fmt.Sprintf("prompt-cache reuse %.3f", tt.CacheReuse),
 				fmt.Sprintf("ceiling %.3f", tt.CacheReuseCeiling),
 				fmt.Sprintf("%.1f µs CPU a request", float64(tt.PerRequestCPU)/1e3),
@@ -181,6 +184,7 @@ func TestWideTable(t *testing.T) {
 				fields := strings.Fields(row)
 				for _, want := range []string{groupDigits(int64(x.Messages)), groupDigits(int64(x.SummarizerCalls)), groupDigits(int64(x.FallbackCalls)),
 					fmt.Sprintf("%.3f", x.CacheReuseCeiling), fmt.Sprintf("%.3f", x.Fidelity), fmt.Sprintf("%.3f", x.WrittenFidelity),
+					fmt.Sprintf("%.3f", x.SummarizerRatio()), fmt.Sprintf("%.3f", x.NeededKept), fmt.Sprintf("%.3f", x.NeededKeptFar),
 					fmt.Sprintf("%.1f", float64(x.PerRequestCPU)/1e3), groupDigits(int64(x.InvalidRequests))} {
 					if !slices.Contains(fields, want) {
 						t.Errorf("the row of %s lacks %s: %q", label, want, row)

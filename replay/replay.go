@@ -6,8 +6,10 @@
 // figures that matter for a context-window manager: prompt size before and
 // after processing, compactions, how much text the summarizer was given,
 // how much of each request repeats the previous one's prefix (what a
-// provider's prompt cache can reuse), the processors' own time, and how
-// many of the file paths that were compacted away the summaries still name.
+// provider's prompt cache can reuse), the processors' own time, how many
+// of the file paths that were compacted away the summaries still name, and
+// how much of what each reply went on to use its request still showed
+// ([Result.NeededKept]).
 // [Run] replays many transcripts into a [Report] that prints as a table,
 // as JSON, or as a chart (SVG or PNG).
 package replay
@@ -22,6 +24,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/abridge-go/abridge/internal/fidelity"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
@@ -332,6 +335,28 @@ type Result struct {
 	PathsWrittenCompacted int64 `json:"paths_written_compacted"`
 	// PathsWrittenKept is PathsKept for written paths.
 	PathsWrittenKept int64 `json:"paths_written_kept"`
+	// NeededKept is the share of what each reply went on to use that its
+	// request still showed: NeededKeptTokens / NeededTokens, or 1 when
+	// nothing was needed. The needed tokens of a request are the
+	// distinctive tokens (paths, qualified names, identifiers, numbers of 4
+	// digits or more, quoted strings) that the transcript's reply uses in
+	// its text or its tool calls' arguments and that occurred earlier in
+	// the transcript as recorded, outside system messages; a needed token
+	// is kept when it is a token of what the request sent. The same
+	// definition as the peers harness's needed_kept.
+	NeededKept float64 `json:"needed_kept"`
+	// NeededKeptFar is NeededKept for the needed tokens last seen more
+	// than 20 messages before the reply, where compaction acts:
+	// NeededFarKeptTokens / NeededFarTokens, or 1 when none.
+	NeededKeptFar float64 `json:"needed_kept_far"`
+	// NeededTokens counts the needed tokens, summed over the requests.
+	NeededTokens int64 `json:"needed_tokens"`
+	// NeededKeptTokens counts those the requests sent.
+	NeededKeptTokens int64 `json:"needed_kept_tokens"`
+	// NeededFarTokens counts the far ones among NeededTokens.
+	NeededFarTokens int64 `json:"needed_far_tokens"`
+	// NeededFarKeptTokens counts the far ones among NeededKeptTokens.
+	NeededFarKeptTokens int64 `json:"needed_far_kept_tokens"`
 	// InvalidRequests counts requests the processors failed on or whose
 	// result fails processor.Validate or model.ToOpenAI (must be 0).
 	InvalidRequests int `json:"invalid_requests"`
@@ -393,6 +418,19 @@ func (r *Result) finish() {
 	if r.PathsWrittenCompacted > 0 {
 		r.WrittenFidelity = ratio(r.PathsWrittenKept, r.PathsWrittenCompacted)
 	}
+	f := r.fidelityFigures()
+	r.NeededKept, r.NeededKeptFar = f.NeededKept(), f.NeededKeptFar()
+}
+
+// fidelityFigures returns the needed tokens' counts.
+func (r *Result) fidelityFigures() fidelity.Figures {
+	return fidelity.Figures{Needed: r.NeededTokens, Kept: r.NeededKeptTokens, Far: r.NeededFarTokens, FarKept: r.NeededFarKeptTokens}
+}
+
+// setFidelity sets the needed tokens' counts.
+func (r *Result) setFidelity(f fidelity.Figures) {
+	r.NeededTokens, r.NeededKeptTokens = f.Needed, f.Kept
+	r.NeededFarTokens, r.NeededFarKeptTokens = f.Far, f.FarKept
 }
 
 // add accumulates o into the total r.
@@ -432,6 +470,7 @@ func (r *Result) add(o Result) {
 	r.PathsKept += o.PathsKept
 	r.PathsWrittenCompacted += o.PathsWrittenCompacted
 	r.PathsWrittenKept += o.PathsWrittenKept
+	r.setFidelity(r.fidelityFigures().Add(o.fidelityFigures()))
 	r.InvalidRequests += o.InvalidRequests
 	if r.FirstError == "" && o.FirstError != "" {
 		r.FirstError = o.File + ": " + o.FirstError

@@ -91,6 +91,11 @@ func checkInvariants(t *testing.T, res Result) {
 	if res.PathsKept > res.PathsCompacted {
 		t.Errorf("%s: %d paths kept of %d", res.File, res.PathsKept, res.PathsCompacted)
 	}
+	if res.NeededKeptTokens > res.NeededTokens || res.NeededFarTokens > res.NeededTokens ||
+		res.NeededFarKeptTokens > res.NeededFarTokens || res.NeededFarKeptTokens > res.NeededKeptTokens {
+		t.Errorf("%s: needed tokens %d, kept %d, far %d, far kept %d", res.File,
+			res.NeededTokens, res.NeededKeptTokens, res.NeededFarTokens, res.NeededFarKeptTokens)
+	}
 	if res.Compactions > 0 && res.SummarizerCalls+res.FallbackCalls == 0 {
 		t.Errorf("%s: %d compactions without a summarizer call", res.File, res.Compactions)
 	}
@@ -157,7 +162,7 @@ func TestRunHistoryShort(t *testing.T) {
 				processor.UserMessage("bye"),
 				processor.TextMessage("bye"),
 			},
-			want: Result{File: "t", Messages: 4, Requests: 2, TranscriptChars: 13, Fidelity: 1, WrittenFidelity: 1,
+			want: Result{File: "t", Messages: 4, Requests: 2, TranscriptChars: 13, Fidelity: 1, WrittenFidelity: 1, NeededKept: 1, NeededKeptFar: 1,
 				MaxPromptCharsBefore: 10, MaxPromptCharsAfter: 10, MeanPromptCharsBefore: 6, MeanPromptCharsAfter: 6},
 		},
 		{
@@ -168,13 +173,13 @@ func TestRunHistoryShort(t *testing.T) {
 				processor.TextMessage("hello"),
 				processor.TextMessage("again"),
 			},
-			want: Result{File: "t", Messages: 4, Requests: 1, Skipped: 2, TranscriptChars: 19, Fidelity: 1, WrittenFidelity: 1,
+			want: Result{File: "t", Messages: 4, Requests: 1, Skipped: 2, TranscriptChars: 19, Fidelity: 1, WrittenFidelity: 1, NeededKept: 1, NeededKeptFar: 1,
 				MaxPromptCharsBefore: 9, MaxPromptCharsAfter: 9, MeanPromptCharsBefore: 9, MeanPromptCharsAfter: 9},
 		},
 		{
 			name:    "no assistant message",
 			history: []processor.Message{processor.UserMessage("hi")},
-			want:    Result{File: "t", Messages: 1, TranscriptChars: 2, Fidelity: 1, WrittenFidelity: 1},
+			want:    Result{File: "t", Messages: 1, TranscriptChars: 2, Fidelity: 1, WrittenFidelity: 1, NeededKept: 1, NeededKeptFar: 1},
 		},
 	}
 	ignore := cmpopts.IgnoreFields(Result{}, "Series", "MaxTokensBefore", "MaxTokensAfter", "MeanTokensBefore", "MeanTokensAfter",

@@ -89,9 +89,9 @@ func TestSharedTargets(t *testing.T) {
 			checkTotal(t, rep)
 			tot := rep.Total
 			t.Logf("%d transcripts, %d requests (%d assistant messages skipped), %d compactions, %d summarizer calls (%d fallback); summarizer input %.3f × transcripts (naive %.1f ×); "+
-				"cache reuse %.4f (ceiling %.4f); fidelity %.3f (written %.3f); max tokens %d -> %d, mean %.0f -> %.0f; %.1f µs/request (CPU %.1f)",
+				"cache reuse %.4f (ceiling %.4f); fidelity %.3f (written %.3f); needed kept %.3f (far %.3f); max tokens %d -> %d, mean %.0f -> %.0f; %.1f µs/request (CPU %.1f)",
 				len(rep.Results), tot.Requests, tot.Skipped, tot.Compactions, tot.SummarizerCalls, tot.FallbackCalls, tot.SummarizerRatio(), tot.NaiveRatio(),
-				tot.CacheReuse, tot.CacheReuseCeiling, tot.Fidelity, tot.WrittenFidelity, tot.MaxTokensBefore, tot.MaxTokensAfter, tot.MeanTokensBefore, tot.MeanTokensAfter, micros(tot.PerRequest), micros(tot.PerRequestCPU))
+				tot.CacheReuse, tot.CacheReuseCeiling, tot.Fidelity, tot.WrittenFidelity, tot.NeededKept, tot.NeededKeptFar, tot.MaxTokensBefore, tot.MaxTokensAfter, tot.MeanTokensBefore, tot.MeanTokensAfter, micros(tot.PerRequest), micros(tot.PerRequestCPU))
 			if tot.InvalidRequests != 0 {
 				t.Errorf("%d invalid requests, first: %s", tot.InvalidRequests, tot.FirstError)
 			}

@@ -20,16 +20,20 @@ var replayCommand = &command{
 processors before every request as an agent would, and reports what they
 save. Its table fits 100 columns: a row per transcript and a total with the
 requests, compactions, mean estimated prompt tokens without and with
-abridge, summarizer input over the transcript's size, and prompt-cache
-reuse. Under it, for all transcripts together: the largest and mean
-estimated tokens, mean characters and their reduction, summarizer calls,
-the naive baseline, the prompt-cache reuse ceiling (what the compaction
-points allow), fidelity (the share of file paths in compacted messages the
-summaries still name), invalid requests (requests the processors failed on
-or that would not have been valid to send) and processor time. --wide shows
-every figure per transcript; --json holds everything, per-request series
-included. Replay prints its report and exits with 1 when any request is
-invalid, saying how many and where.
+abridge, prompt-cache reuse, input tokens billed a request, and the needed
+tokens kept: of the paths, names, identifiers, long numbers and quoted
+strings each reply went on to use from earlier messages, the share its
+request still showed, all of them and those last seen more than 20 messages
+back (where compaction acts). Under it, for all transcripts together: the
+largest and mean estimated tokens, mean characters and their reduction,
+summarizer calls and input over the transcripts' size, the naive baseline,
+the prompt-cache reuse ceiling (what the compaction points allow), the share
+of file paths in compacted messages the summaries still name, invalid
+requests (requests the processors failed on or that would not have been
+valid to send) and processor time. --wide shows every figure per
+transcript; --json holds everything, per-request series included. Replay
+prints its report and exits with 1 when any request is invalid, saying how
+many and where.
 
 With no FILE it replays the five real transcripts shipped in abridge (the
 binary holds them; testdata/README.md in the source says
@@ -42,7 +46,7 @@ model.`,
 
 func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON, every figure and the per-request series included")
-	wide := fs.Bool("wide", false, "print every figure per transcript, in a table some 300 columns wide "+
+	wide := fs.Bool("wide", false, "print every figure per transcript, in a table some 340 columns wide "+
 		"(the default table fits 100 columns and gives the other figures for all transcripts together)")
 	plot := fs.String("plot", "", "draw the estimated prompt tokens per request, with and without abridge, "+
 		"one panel per transcript, to `FILE`: SVG for a .svg name, PNG for .png")

@@ -111,6 +111,21 @@ func TestReplayJSON(t *testing.T) {
 			if !strings.Contains(r.stdout, `"`+mode+`"`) {
 				t.Errorf("JSON does not record mode %q", mode)
 			}
+			// The needed tokens kept, per transcript and in total.
+			var fig struct {
+				Results []map[string]any `json:"results"`
+				Total   map[string]any   `json:"total"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &fig); err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range append(fig.Results, fig.Total) {
+				for _, key := range []string{"needed_kept", "needed_kept_far"} {
+					if v, ok := x[key].(float64); !ok || v < 0 || v > 1 {
+						t.Errorf("%v: %s = %v, want a share", x["file"], key, x[key])
+					}
+				}
+			}
 		})
 	}
 }
