@@ -482,7 +482,6 @@ func appendTokens(files, names []string, text string) ([]string, []string) {
 	return files, names
 }
 
-
 // codeName reports whether tok (a run of name bytes and dots, no dot at
 // either end) is a code name worth keeping.
 func codeName(tok string) (string, bool) {

@@ -285,7 +285,7 @@ type Window struct {
 	fallback Summarizer
 	digest   *summary.Digest
 	facts    *summary.Facts // nil: no facts section
-	clip     int // texts are clipped to this for the summarizer; <= 0: not clipped
+	clip     int            // texts are clipped to this for the summarizer; <= 0: not clipped
 	store    Store
 
 	maxMessages  int // count trigger; <= 0 disables
