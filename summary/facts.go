@@ -453,20 +453,29 @@ func appendTokens(files, names []string, text string) ([]string, []string) {
 			i++
 			continue
 		}
-		j := i + 1
-		slash := false
-		for j < len(text) && isPathByte(text[j]) {
-			slash = slash || text[j] == '/'
-			j++
+		// One pass over the run notes what the rules need: most words
+		// have no dot, slash, underscore or capital, and are left at once.
+		j := i
+		var dot, slash, mark bool
+		for ; j < len(text) && isPathByte(text[j]); j++ {
+			switch c := text[j]; {
+			case c == '.':
+				dot = true
+			case c == '/':
+				slash = true
+			case c == '_' || 'A' <= c && c <= 'Z':
+				mark = true
+			}
 		}
 		run := text[i:j]
 		i = j
-		slash = slash || run[0] == '/'
-		if p := pathToken(run); p != "" {
-			files = append(files, p)
+		if dot || slash {
+			if p := pathToken(run); p != "" {
+				files = append(files, p)
+			}
 		}
-		if slash {
-			continue // a path's segments are no names
+		if slash || !dot && !mark {
+			continue // a path's segments are no names; a plain word is none
 		}
 		for k := 0; k < len(run); {
 			m := k
