@@ -48,16 +48,10 @@ With --session NAME the conversation is resumed from the session store
 A turn that fails or is interrupted is recorded as withdrawn, and its
 prompt is not sent again. When another chat writes to the same session,
 this one reloads it before its next turn.`,
-	env:            vars(envModel, envWindow, []string{envAgent, envRequestTimeout, envStreamIdle, envSession}, envLog),
+	env:            []config.Group{config.GroupModel, config.GroupProcessors, config.GroupAgent, config.GroupSession, config.GroupLog},
 	flags:          chatFlags,
 	ownsInterrupts: true,
 }
-
-// The variables of the agent's timeouts.
-const (
-	envRequestTimeout = config.Prefix + "REQUEST_TIMEOUT"
-	envStreamIdle     = config.Prefix + "STREAM_IDLE_TIMEOUT"
-)
 
 // systemPrompt starts every new conversation.
 const systemPrompt = "You are a helpful assistant talking to the user in a terminal. Answer concisely, in plain text."

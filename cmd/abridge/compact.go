@@ -26,7 +26,7 @@ OPENAI_BASE_URL), or by the summarizer's model when only
 ABRIDGE_SUMMARY_BASE_URL is set. --focus tells the model what the summary
 should keep in particular. The offline digest, used when no model endpoint
 is configured, ignores it.`,
-	env:   vars(envModel, envLog),
+	env:   []config.Group{config.GroupModel, config.GroupLog},
 	flags: compactFlags,
 }
 

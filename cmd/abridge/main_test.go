@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
@@ -238,6 +239,40 @@ func TestHelp(t *testing.T) {
 				if !strings.Contains(r.stdout, w) && !strings.Contains(words, w) {
 					t.Errorf("help does not mention %q:\n%s", w, r.stdout)
 				}
+			}
+		})
+	}
+}
+
+// TestHelpVariables checks that the help of each command that runs the
+// processors lists every variable that changes what they do, and that the
+// log level it gives as the default is the one the command uses.
+func TestHelpVariables(t *testing.T) {
+	processors := []string{"ABRIDGE_STRATEGY", "ABRIDGE_KEEP_MESSAGES", "ABRIDGE_TAIL_OUTPUTS", "ABRIDGE_TRIGGER_TOKENS"}
+	for _, v := range config.VariablesIn(config.GroupProcessors) {
+		processors = append(processors, v.Name)
+	}
+	tests := []struct {
+		cmd   string
+		want  []string
+		level string
+	}{
+		{"replay", processors, "warn"},
+		{"process", processors, "warn"},
+		{"chat", append([]string{"ABRIDGE_MAX_STEPS", "ABRIDGE_REQUEST_TIMEOUT"}, processors...), "warn"},
+		{"serve", append([]string{"ABRIDGE_SERVE_ADDR", "ABRIDGE_SUMMARY_API_KEY"}, processors...), "info"},
+		{"sessions", []string{"ABRIDGE_SESSION_DB"}, "warn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			r := runCLI(t, nil, "", "help", tt.cmd)
+			for _, name := range tt.want {
+				if !strings.Contains(r.stdout, "\n  "+name+" (default: ") {
+					t.Errorf("help %s does not list %s:\n%s", tt.cmd, name, r.stdout)
+				}
+			}
+			if want := "\n  ABRIDGE_LOG_LEVEL (default: " + tt.level + ")\n"; !strings.Contains(r.stdout, want) {
+				t.Errorf("help %s does not give %q:\n%s", tt.cmd, want, r.stdout)
 			}
 		})
 	}

@@ -32,7 +32,7 @@ A history that ends with the model's response is processed up to its last
 request, as it was before that response was asked for; the messages after
 it are kept as they are. A history with unanswered tool calls or orphaned
 tool returns is repaired first, and the repairs are reported.`,
-	env:   vars(envModel, envWindow, envLog),
+	env:   []config.Group{config.GroupModel, config.GroupProcessors, config.GroupLog},
 	flags: processFlags,
 }
 

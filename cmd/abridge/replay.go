@@ -36,7 +36,7 @@ binary holds them; testdata/README.md in the source says
 where they come from). Without a model endpoint the window summarizes with
 the offline digest; with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the
 model.`,
-	env:   vars(envModel, envWindow, envLog),
+	env:   []config.Group{config.GroupModel, config.GroupProcessors, config.GroupLog},
 	flags: replayFlags,
 }
 

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/session"
 )
 
@@ -24,7 +25,7 @@ interrupted, kept in the transcript but never sent again). "abridge
 sessions show NAME" prints one session's full transcript, every message
 ever saved, with the compactions and withdrawn turns marked where they
 happened. Neither creates the session store when there is none.`,
-	env:   vars([]string{envSession}, envLog),
+	env:   []config.Group{config.GroupSession, config.GroupLog},
 	flags: sessionsFlags,
 }
 
