@@ -459,13 +459,13 @@ type Report struct {
 // RunFile replays the transcript stored at path (OpenAI chat JSON, as
 // [model.LoadFile] reads it).
 func RunFile(ctx context.Context, path string, opts Options) (Result, error) {
-	history, err := model.LoadFile(path)
+	history, err := model.LoadFile(path) // its errors name the file
 	if err != nil {
-		return Result{}, fmt.Errorf("replay %s: %w", filepath.Base(path), err)
+		return Result{}, err
 	}
 	res, err := RunHistory(ctx, path, history, opts)
 	if err != nil {
-		return Result{}, fmt.Errorf("replay %s: %w", filepath.Base(path), err)
+		return Result{}, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	return res, nil
 }
@@ -490,15 +490,15 @@ func RunHistory(ctx context.Context, name string, history []processor.Message, o
 func runFSFile(ctx context.Context, fsys fs.FS, name string, opts Options) (Result, error) {
 	data, err := fs.ReadFile(fsys, name)
 	if err != nil {
-		return Result{}, fmt.Errorf("replay: %w", err)
+		return Result{}, err
 	}
 	history, err := model.Load(bytes.NewReader(data))
 	if err != nil {
-		return Result{}, fmt.Errorf("replay %s: %w", name, err)
+		return Result{}, fmt.Errorf("load history %s: %w", name, err)
 	}
 	res, err := RunHistory(ctx, name, history, opts)
 	if err != nil {
-		return Result{}, fmt.Errorf("replay %s: %w", name, err)
+		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return res, nil
 }

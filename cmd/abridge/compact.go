@@ -8,6 +8,7 @@ import (
 	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
 )
 
 var compactCommand = &command{
@@ -44,7 +45,7 @@ func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		defer env.close()
 		s := focusSummarizer(env, c, *focus)
 		if env.cfg.SummarizerKind() == config.SummarizerLLM {
-			wait.start(fmt.Sprintf("summarizing %d messages", len(history)),
+			wait.start("summarizing "+plural(chatMessages(history), "message"),
 				fmt.Sprintf("gives up after %s", env.cfg.SummaryTimeout))
 		}
 		out, rep, err := compact.Compact(ctx, s, history, *focus)
@@ -55,15 +56,16 @@ func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		if err := model.Save(c.stdout, out); err != nil {
 			return fmt.Errorf("compact: write history: %w", err)
 		}
-		fmt.Fprintln(c.stderr, describeCompaction(rep))
+		fmt.Fprintln(c.stderr, describeCompaction(rep, history, out))
 		return nil
 	}
 }
 
-// describeCompaction says what a compaction replaced.
-func describeCompaction(r compact.Report) string {
+// describeCompaction says what a compaction of before into after
+// replaced, counting messages as chat messages (see chatMessages).
+func describeCompaction(r compact.Report, before, after []processor.Message) string {
 	return fmt.Sprintf("compacted %d → %d messages (%s → %s tokens), %s-character summary",
-		r.MessagesBefore, r.MessagesAfter, tokens(r.TokensBefore), tokens(r.TokensAfter), count(r.SummaryChars))
+		chatMessages(before), chatMessages(after), tokens(r.TokensBefore), tokens(r.TokensAfter), count(r.SummaryChars))
 }
 
 // focusSummarizer returns the summarizer compact uses

@@ -12,6 +12,7 @@
 //	abridge sessions [show NAME]
 //	abridge serve [--addr HOST:PORT]
 //	abridge help [COMMAND]
+//	abridge --version
 //
 // Histories are OpenAI Chat Completions JSON: a bare array of messages or an
 // object with a "messages" array. With no model endpoint configured
@@ -27,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -142,6 +144,10 @@ func run(ctx context.Context, interrupts <-chan os.Signal, args []string, stdin 
 	case "-h", "-help", "--help":
 		writeMainUsage(stdout)
 		return exitOK
+	case "-version", "--version":
+		info, ok := debug.ReadBuildInfo()
+		fmt.Fprintln(stdout, version(info, ok))
+		return exitOK
 	}
 	cmd := lookup(args[0])
 	if cmd == nil {
@@ -171,6 +177,41 @@ func run(ctx context.Context, interrupts <-chan os.Signal, args []string, stdin 
 		return fail(stderr, err)
 	}
 	return exitOK
+}
+
+// version describes the build abridge runs from: its module version and
+// the revision it was built from, as the Go toolchain recorded them.
+func version(info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return "abridge (no build information)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(unknown version)"
+	}
+	var rev, at string
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	out := "abridge " + v
+	if rev != "" {
+		out += ", commit " + rev
+		if at != "" {
+			out += " of " + at
+		}
+		if modified {
+			out += ", with uncommitted changes"
+		}
+	}
+	return out + ", " + info.GoVersion
 }
 
 // helpCommand describes "abridge help" for its own help; run handles it
@@ -342,7 +383,7 @@ func writeMainUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(&b, "  %s\n", c.usage)
 	}
-	fmt.Fprintf(&b, "  %s\n\nCommands:\n\n", helpCommand.usage)
+	fmt.Fprintf(&b, "  %s\n  abridge --version\n\nCommands:\n\n", helpCommand.usage)
 	for _, c := range append(commands(), helpCommand) {
 		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
 	}

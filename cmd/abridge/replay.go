@@ -96,6 +96,18 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		if err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}
+		if report.Total.Requests == 0 {
+			which := "the transcript has no assistant message"
+			if n := len(report.Results); n > 1 {
+				which = fmt.Sprintf("none of the %d transcripts has an assistant message", n)
+			}
+			return fmt.Errorf("replay: nothing replayed: %s, and a request is replayed before each one", which)
+		}
+		for _, r := range report.Results {
+			if r.Requests == 0 {
+				c.note(fmt.Sprintf("%s: nothing replayed: no assistant message", r.File))
+			}
+		}
 		switch {
 		case *asJSON:
 			err = report.WriteJSON(c.stdout)

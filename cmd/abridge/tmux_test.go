@@ -185,7 +185,7 @@ func TestChatTerminal(t *testing.T) {
 
 	// /compact.
 	x.send("a", "/compact")
-	x.waitFor("a", "compacted 4 → ", 1)
+	x.waitFor("a", "compacted 5 → ", 1)
 
 	// A second chat on the session: each reloads what the other wrote.
 	x.start("b", selfArgs("chat", "--session", "demo")...)
