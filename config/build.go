@@ -109,29 +109,25 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 		CompactSummarizer: cs,
 		Window:            w,
 		Chain:             chain,
-		AgentOptions:      c.agentOptions(chain, w, logger),
+		AgentOptions:      c.agentOptions(chain, logger),
 	}, nil
 }
 
 // AgentOptions returns the agent options the configuration sets: the
-// chain [Config.NewChain] builds around w as the agent's processors, w as
-// the compactor forced when the provider reports a context overflow (left
-// out when w is nil), MaxSteps, RequestTimeout, and the logger.
+// chain [Config.NewChain] builds around w as the agent's processors (the
+// agent finds w in it, the compactor it forces when the provider reports a
+// context overflow), MaxSteps, RequestTimeout, and the logger.
 func (c *Config) AgentOptions(w *window.Window, logger *zap.Logger) []agent.Option {
-	return c.agentOptions(c.NewChain(w), w, logger)
+	return c.agentOptions(c.NewChain(w), logger)
 }
 
-func (c *Config) agentOptions(chain processor.Processor, w *window.Window, logger *zap.Logger) []agent.Option {
-	opts := []agent.Option{
+func (c *Config) agentOptions(chain processor.Processor, logger *zap.Logger) []agent.Option {
+	return []agent.Option{
 		agent.WithProcessors(chain),
 		agent.WithMaxSteps(c.MaxSteps),
 		agent.WithRequestTimeout(c.RequestTimeout),
 		agent.WithLogger(logger),
 	}
-	if w != nil {
-		opts = append(opts, agent.WithCompactor(w))
-	}
-	return opts
 }
 
 // Logger builds a logger writing LogFormat lines at LogLevel and above to

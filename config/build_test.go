@@ -145,7 +145,7 @@ func TestBuildDigest(t *testing.T) {
 	if _, ok := comp.Summarizer.(*summary.Digest); !ok {
 		t.Errorf("Summarizer is %T, want *summary.Digest", comp.Summarizer)
 	}
-	if comp.Logger == nil || comp.Model == nil || comp.Window == nil || comp.Chain == nil || len(comp.AgentOptions) != 5 {
+	if comp.Logger == nil || comp.Model == nil || comp.Window == nil || comp.Chain == nil || len(comp.AgentOptions) != 4 {
 		t.Fatalf("Build left a component out: %+v", comp)
 	}
 	h := conversation(20)
