@@ -81,7 +81,7 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 		}
 		ch := &chat{cli: c, wait: wait, timeout: env.cfg.RequestTimeout}
 		m := env.cfg.NewModel(env.logger)
-		s, _ := env.cfg.NewSummarizer(env.logger)
+		s, _ := env.cfg.NewWindowSummarizer(env.logger)
 		// The chat tells of the window's events itself (windowEvent):
 		// they are not logged as well.
 		wopts := config.BuildOptions{OnEvent: ch.windowEvent}

@@ -64,8 +64,8 @@ func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 // describeCompaction says what a compaction of before into after
 // replaced, counting messages as chat messages (see chatMessages).
 func describeCompaction(r compact.Report, before, after []processor.Message) string {
-	return fmt.Sprintf("compacted %d → %d messages (%s → %s tokens), %s-character summary",
-		chatMessages(before), chatMessages(after), tokens(r.TokensBefore), tokens(r.TokensAfter), count(r.SummaryChars))
+	return fmt.Sprintf("compacted %d → %d messages (%s → %s tokens), %s-byte summary",
+		chatMessages(before), chatMessages(after), tokens(r.TokensBefore), tokens(r.TokensAfter), count(r.SummaryBytes))
 }
 
 // focusSummarizer returns the summarizer compact uses

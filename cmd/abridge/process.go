@@ -48,7 +48,7 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		}
 		defer env.close()
 
-		s, kind := env.cfg.NewSummarizer(env.logger)
+		s, kind := env.cfg.NewWindowSummarizer(env.logger)
 		if kind != config.SummarizerLLM {
 			c.noteDigest(env, "")
 		}
