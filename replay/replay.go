@@ -143,6 +143,9 @@ type Options struct {
 	// Progress, when set, is called by [Run] after each transcript with
 	// the file's path and how many of the total are done.
 	Progress func(file string, done, total int)
+	// Strategy names the strategy (package strategy) the Window and Trim
+	// settings come from, for the report; "" names none.
+	Strategy string
 }
 
 // Settings is the part of [Options] a [Report] records.
@@ -152,6 +155,9 @@ type Settings struct {
 	// Summarizer is the summarizer's name ("digest", "recorder",
 	// "model", or "custom" when Window.Summarizer was given).
 	Summarizer string `json:"summarizer"`
+	// Strategy is Options.Strategy, the name of the strategy the settings
+	// come from ("" when none was named).
+	Strategy string `json:"strategy,omitempty"`
 	// MaxMessages is Window.MaxMessages as given (0 means the window's
 	// default).
 	MaxMessages int `json:"max_messages"`
@@ -160,8 +166,17 @@ type Settings struct {
 	// TriggerPercent is Window.TriggerPercent as given (0 means the
 	// window's default).
 	TriggerPercent int `json:"trigger_percent"`
+	// TriggerTokens is Window.TriggerTokens (0: no token trigger of its
+	// own).
+	TriggerTokens int `json:"trigger_tokens"`
+	// KeepMessages is Window.KeepMessages as given (0 means the window's
+	// default, max(4, MaxMessages/2)).
+	KeepMessages int `json:"keep_messages"`
 	// KeepUserTurns is Window.KeepUserTurns.
 	KeepUserTurns int `json:"keep_user_turns"`
+	// TailOutputs is Window.TailOutputs (0: the tail's tool outputs are
+	// kept).
+	TailOutputs int `json:"tail_outputs"`
 	// TrimMaxChars is Trim.MaxChars as given (0 means the trimmer's
 	// default).
 	TrimMaxChars int `json:"trim_max_chars"`
@@ -572,7 +587,11 @@ func settingsOf(opts Options) Settings {
 		MaxMessages:    opts.Window.MaxMessages,
 		ContextWindow:  opts.Window.ContextWindow,
 		TriggerPercent: opts.Window.TriggerPercent,
+		TriggerTokens:  opts.Window.TriggerTokens,
+		KeepMessages:   opts.Window.KeepMessages,
 		KeepUserTurns:  opts.Window.KeepUserTurns,
+		TailOutputs:    opts.Window.TailOutputs,
+		Strategy:       opts.Strategy,
 		TrimMaxChars:   opts.Trim.MaxChars,
 		TrimKeepLast:   opts.Trim.KeepLast,
 	}

@@ -77,6 +77,7 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			Window:   env.cfg.WindowOptions(),
 			Trim:     env.cfg.TrimOptions(),
 			Progress: newProgress(c.stderr).update,
+			Strategy: env.cfg.Strategy,
 		}
 		if env.cfg.SummarizerKind() == config.SummarizerLLM {
 			opts.Summarizer = replay.SummarizerModel
