@@ -201,7 +201,7 @@ func TestChatSession(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("sessions show: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
-	for _, w := range []string{`session "fruit": 4 messages saved, 3 in the working history; 1 compaction, 0 withdrawn turns`,
+	for _, w := range []string{`session "fruit": 4 messages saved and 3 added by compactions, 3 in the working history; 1 compaction, 0 withdrawn turns`,
 		"remember the word kiwi", "and the word fig", "compaction 1: messages 1-4 (4) replaced by messages 5-7 (3)"} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("sessions show does not show %q:\n%s", w, r.stdout)

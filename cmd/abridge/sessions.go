@@ -113,8 +113,12 @@ func showSession(ctx context.Context, c *cli, store session.Store, name string) 
 	if err != nil {
 		return fmt.Errorf("sessions show: %w", err)
 	}
-	fmt.Fprintf(c.stdout, "session %q: %s saved, %d in the working history; %s, %s\n", name,
-		plural(info.Messages, "message"), info.Working, plural(info.Compactions, "compaction"), plural(info.Withdrawn, "withdrawn turn"))
+	added := 0 // the messages compactions wrote: summaries, trimmed copies
+	for _, comp := range comps {
+		added += len(comp.Inserted)
+	}
+	fmt.Fprintf(c.stdout, "session %q: %s saved and %d added by compactions, %d in the working history; %s, %s\n", name,
+		plural(info.Messages, "message"), added, info.Working, plural(info.Compactions, "compaction"), plural(info.Withdrawn, "withdrawn turn"))
 	if err := session.Format(c.stdout, entries, comps); err != nil {
 		return fmt.Errorf("sessions show: %w", err)
 	}
