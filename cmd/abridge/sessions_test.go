@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,7 +16,28 @@ import (
 // says what it took out and put in, with the summary's own text, and the
 // heading's counts add up to the last message's number.
 func TestSessionsShowRollingCompactions(t *testing.T) {
+	for _, varying := range []bool{false, true} {
+		name := "the same summary each time"
+		if varying {
+			name = "a new summary each time"
+		}
+		t.Run(name, func(t *testing.T) { testSessionsShowRolling(t, varying) })
+	}
+}
+
+// testSessionsShowRolling is TestSessionsShowRollingCompactions with a
+// summarizer that writes the same summary each time, whose marker a
+// rolling compaction keeps, or a new one each time.
+func testSessionsShowRolling(t *testing.T, varying bool) {
 	f := newFakeOpenAI(t)
+	summaries := 0
+	f.intercept = func(_ http.ResponseWriter, _ *http.Request, req chatRequest) bool {
+		if varying && req.summary() {
+			summaries++
+			f.summary = fmt.Sprintf("SUMMARY number %d of the conversation so far.", summaries)
+		}
+		return false
+	}
 	env := f.env("ABRIDGE_SESSION_DB", filepath.Join(t.TempDir(), "s.db"), "ABRIDGE_MAX_MESSAGES", "6")
 	var in []string
 	for i := 1; i <= 8; i++ {
@@ -53,5 +75,8 @@ func TestSessionsShowRollingCompactions(t *testing.T) {
 	}
 	if strings.Count(out, "--- compaction ") < 2 {
 		t.Errorf("fewer than two compactions shown:\n%s", out)
+	}
+	if varying && (strings.Count(out, " summary   SUMMARY number ") != summaries || !strings.Contains(out, " + summary   "+f.summary)) {
+		t.Errorf("the %d summaries are not each listed, the last in the working history:\n%s", summaries, out)
 	}
 }
