@@ -215,19 +215,28 @@ func (k *keepLast) Compact(_ context.Context, h []processor.Message) ([]processo
 	return []processor.Message{h[len(h)-1]}, nil
 }
 
+// Process returns h unchanged: a keepLast in the chain is a processor that
+// the agent finds as its compactor.
+func (k *keepLast) Process(_ context.Context, h []processor.Message) ([]processor.Message, error) {
+	return h, nil
+}
+
 func TestRunOverflow(t *testing.T) {
 	old := []processor.Message{processor.UserMessage("old question"), processor.TextMessage("old answer")}
 	tests := []struct {
 		name      string
 		script    []model.Reply
-		compactor bool
+		compactor string // how it is given: "option", "processor", "chain", "off" (a processor, and WithCompactor(nil)), or not at all
 		wantErr   bool
 		wantCalls int
 		wantComp  int
 	}{
-		{"compaction then retry", []model.Reply{model.Fail(overflow), model.RespondText("ok")}, true, false, 2, 1},
-		{"second overflow fails", []model.Reply{model.Fail(overflow)}, true, true, 2, 1},
-		{"no compactor", []model.Reply{model.Fail(overflow)}, false, true, 1, 0},
+		{"compaction then retry", []model.Reply{model.Fail(overflow), model.RespondText("ok")}, "option", false, 2, 1},
+		{"second overflow fails", []model.Reply{model.Fail(overflow)}, "option", true, 2, 1},
+		{"no compactor", []model.Reply{model.Fail(overflow)}, "", true, 1, 0},
+		{"compactor found among the processors", []model.Reply{model.Fail(overflow), model.RespondText("ok")}, "processor", false, 2, 1},
+		{"compactor found in a nested chain", []model.Reply{model.Fail(overflow), model.RespondText("ok")}, "chain", false, 2, 1},
+		{"found compactor turned off", []model.Reply{model.Fail(overflow)}, "off", true, 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -235,8 +244,16 @@ func TestRunOverflow(t *testing.T) {
 			k := &keepLast{}
 			var events []agent.Event
 			opts := []agent.Option{agent.WithEvents(func(_ context.Context, e agent.Event) { events = append(events, e) })}
-			if tt.compactor {
+			noop := processor.Func(func(_ context.Context, h []processor.Message) ([]processor.Message, error) { return h, nil })
+			switch tt.compactor {
+			case "option":
 				opts = append(opts, agent.WithCompactor(k))
+			case "processor":
+				opts = append(opts, agent.WithProcessors(noop, k))
+			case "chain":
+				opts = append(opts, agent.WithProcessors(processor.Chain(k, noop), noop))
+			case "off":
+				opts = append(opts, agent.WithProcessors(k), agent.WithCompactor(nil))
 			}
 			st := &memStore{}
 			res, err := agent.New(rec, opts...).With(agent.WithStore(st)).Run(context.Background(), old, "new question")
@@ -257,7 +274,7 @@ func TestRunOverflow(t *testing.T) {
 			if diff := cmp.Diff(res.New, st.appended, ignoreMeta); diff != "" {
 				t.Errorf("appended (-want +got):\n%s", diff)
 			}
-			if !tt.compactor {
+			if tt.wantComp == 0 {
 				return
 			}
 			compacted := []processor.Message{processor.UserMessage("new question")}

@@ -9,6 +9,7 @@ import (
 	"github.com/abridge-go/abridge/agent"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
 )
 
 // An agent with one tool, run against a scripted model: the model calls the
@@ -123,4 +124,29 @@ func ExampleWithCompactor() {
 	// Output:
 	// compacted 3 -> 1 messages
 	// ok <nil> 2
+}
+
+// A window among the processors is also the compactor the agent forces
+// when the provider says the prompt is too long: no WithCompactor needed.
+func ExampleWithProcessors_compactor() {
+	m := model.NewRecorder(
+		model.Fail(&model.Error{StatusCode: 400, Code: "context_length_exceeded"}),
+		model.RespondText("ok"),
+	)
+	win := window.New(window.Options{MaxMessages: -1}) // no trigger of its own
+	a := agent.New(m, agent.WithProcessors(win), agent.WithEvents(func(_ context.Context, e agent.Event) {
+		if e.Kind == agent.EventCompactionForced {
+			fmt.Printf("compacted %d messages: %v\n", e.MessagesBefore, e.Messages < e.MessagesBefore)
+		}
+	}))
+	var old []processor.Message
+	for i := range 6 {
+		old = append(old, processor.UserMessage(fmt.Sprintf("question %d", i)),
+			processor.TextMessage(strings.Repeat(fmt.Sprintf("answer %d. ", i), 50)))
+	}
+	res, err := a.Run(context.Background(), old, "and now?")
+	fmt.Println(res.Text, err)
+	// Output:
+	// compacted 13 messages: true
+	// ok <nil>
 }

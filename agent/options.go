@@ -25,10 +25,13 @@ type options struct {
 	onText     func(delta string)
 	settings   model.Settings
 	compactor  Compactor
-	store      Store
-	toolConc   int
-	recall     Recaller
-	timeout    time.Duration
+	// compactorSet records a WithCompactor, which wins over a compactor
+	// found in the processors.
+	compactorSet bool
+	store        Store
+	toolConc     int
+	recall       Recaller
+	timeout      time.Duration
 }
 
 type optionFunc func(*options)
@@ -41,6 +44,11 @@ const DefaultMaxSteps = 25
 
 // WithProcessors appends history processors to the agent's chain. The chain
 // runs before every model request, the first one first.
+//
+// A processor that is also a [Compactor], such as a window, is the one the
+// agent forces when the provider answers that the prompt is too long (see
+// [WithCompactor]); with several, the last one in the chain, the
+// processors of a [processor.Chain] included.
 func WithProcessors(ps ...processor.Processor) Option {
 	return optionFunc(func(o *options) { o.processors = append(o.processors, ps...) })
 }
@@ -124,8 +132,12 @@ func WithRequestTimeout(d time.Duration) Option {
 // matching [model.ErrContextOverflow]): the agent compacts the history it
 // was sending and retries that request once. Without a compactor the
 // overflow error is returned.
+//
+// It is needed only to choose another compactor than the one the agent
+// finds among its processors (see [WithProcessors]), or none: a nil c
+// turns the forced compaction off.
 func WithCompactor(c Compactor) Option {
-	return optionFunc(func(o *options) { o.compactor = c })
+	return optionFunc(func(o *options) { o.compactor, o.compactorSet = c, true })
 }
 
 // WithStore sets where the agent persists the conversation as it goes (see

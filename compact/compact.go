@@ -33,7 +33,7 @@ var (
 	// ErrNoGain: the compacted history would not be smaller than the
 	// history, in estimated tokens (a summary as long as what it
 	// replaces); the history is left as it is.
-	ErrNoGain = errors.New("compacted history not smaller than the history")
+	ErrNoGain = errors.New("compaction would not shrink the history")
 )
 
 // MinMessages is the smallest history [Compact] accepts.
@@ -72,10 +72,12 @@ func (u unfocused) SummarizeFocus(ctx context.Context, messages []processor.Mess
 // Report describes a compaction: the history's size before and after, in
 // messages and in prompt tokens estimated from the messages alone
 // (processor.ContentTokens, the same basis before and after), and the
-// summary's length in bytes.
+// summary's length.
 type Report struct {
 	MessagesBefore, MessagesAfter, TokensBefore, TokensAfter int
-	SummaryChars                                             int
+	// SummaryBytes is the summary's length in bytes of UTF-8 (the unit
+	// of processor.Chars).
+	SummaryBytes int
 }
 
 // Compact summarizes history with s, following focus when it is not empty,
@@ -119,9 +121,9 @@ func Compact(ctx context.Context, s Summarizer, history []processor.Message, foc
 	out = append(out, head...)
 	out = append(out, summary.Marker(sum), processor.TextMessage(Acknowledgement))
 	after := processor.ContentTokens(out)
-	rep.SummaryChars = len(sum)
+	rep.SummaryBytes = len(sum)
 	if after >= rep.TokensBefore {
-		return nil, rep, fmt.Errorf("%d → %d estimated tokens, with a %d-character summary: %w", rep.TokensBefore, after, len(sum), ErrNoGain)
+		return nil, rep, fmt.Errorf("%w: %d estimated tokens before, %d after, with a %d-byte summary", ErrNoGain, rep.TokensBefore, after, len(sum))
 	}
 	rep.MessagesAfter = len(out)
 	rep.TokensAfter = after

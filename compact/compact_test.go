@@ -142,7 +142,7 @@ func TestCompact(t *testing.T) {
 			wantRep := compact.Report{
 				MessagesBefore: len(tt.history), MessagesAfter: len(tt.want),
 				TokensBefore: processor.EstimateTokens(tt.history), TokensAfter: processor.EstimateTokens(tt.want),
-				SummaryChars: len(want),
+				SummaryBytes: len(want),
 			}
 			if diff := cmp.Diff(wantRep, rep); diff != "" {
 				t.Errorf("report (-want +got):\n%s", diff)
@@ -161,7 +161,7 @@ func TestCompactReportShrinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.MessagesBefore != 6 || rep.MessagesAfter != 2 || rep.TokensAfter >= rep.TokensBefore/10 || rep.SummaryChars != 5 {
+	if rep.MessagesBefore != 6 || rep.MessagesAfter != 2 || rep.TokensAfter >= rep.TokensBefore/10 || rep.SummaryBytes != 5 {
 		t.Errorf("report %+v: want 6 -> 2 messages and a tenth of the tokens", rep)
 	}
 }
@@ -379,7 +379,7 @@ func TestCompactSharedTranscripts(t *testing.T) {
 				t.Errorf("report %+v", rep)
 			}
 			t.Logf("messages %d -> %d, tokens %d -> %d, summary %d chars",
-				rep.MessagesBefore, rep.MessagesAfter, rep.TokensBefore, rep.TokensAfter, rep.SummaryChars)
+				rep.MessagesBefore, rep.MessagesAfter, rep.TokensBefore, rep.TokensAfter, rep.SummaryBytes)
 		})
 	}
 }
@@ -408,7 +408,10 @@ func TestCompactNoGain(t *testing.T) {
 	if !errors.Is(err, compact.ErrNoGain) || out != nil {
 		t.Fatalf("Compact of a tiny history = %d messages, %v; want ErrNoGain", len(out), err)
 	}
-	if rep.TokensBefore != processor.ContentTokens(tiny) || rep.MessagesAfter != 0 || rep.SummaryChars == 0 {
+	if want := "compaction would not shrink the history: "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q does not say first what happened (%q)", err, want)
+	}
+	if rep.TokensBefore != processor.ContentTokens(tiny) || rep.MessagesAfter != 0 || rep.SummaryBytes == 0 {
 		t.Errorf("report %+v", rep)
 	}
 }

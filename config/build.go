@@ -27,15 +27,16 @@ type Components struct {
 	Logger *zap.Logger
 	// Model is the primary model.
 	Model *model.OpenAI
-	// Summarizer writes the window's summaries, and the summaries of an
-	// on-demand compaction with the user's focus (compact.Compact,
-	// model.CompactOpenAI).
-	Summarizer Summarizer
-	// SummarizerKind is "llm" or "digest", what Summarizer is.
+	// WindowSummarizer writes the summaries of the window's automatic
+	// compactions, calling the summary model (ABRIDGE_SUMMARY_MODEL at
+	// ABRIDGE_SUMMARY_BASE_URL): see [Config.NewWindowSummarizer].
+	WindowSummarizer Summarizer
+	// SummarizerKind is "llm" or "digest", the kind of both summarizers.
 	SummarizerKind string
-	// CompactSummarizer writes the summaries of an on-demand compaction
-	// (a chat's /compact): see [Config.NewCompactSummarizer]. It is of the
-	// same kind as Summarizer.
+	// CompactSummarizer writes the summaries of on-demand compaction, the
+	// one a user asks for with a focus (compact.Compact,
+	// model.CompactOpenAI, a chat's /compact), calling the primary model:
+	// see [Config.NewCompactSummarizer].
 	CompactSummarizer Summarizer
 	// Window is the sliding window.
 	Window *window.Window
@@ -47,9 +48,10 @@ type Components struct {
 	AgentOptions []agent.Option
 }
 
-// Summarizer is what [Config.NewSummarizer] builds: a summarizer the
-// window takes (window.Summarizer) that on-demand compaction takes too,
-// with a focus (compact.Summarizer). The LLM summarizer of package
+// Summarizer is what [Config.NewWindowSummarizer] and
+// [Config.NewCompactSummarizer] build: a summarizer the window takes
+// (window.Summarizer) that on-demand compaction takes too, with a focus
+// (compact.Summarizer). The LLM summarizer of package
 // summarizer and the offline digest of package summary are both.
 type Summarizer interface {
 	window.Summarizer
@@ -104,34 +106,30 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 	return &Components{
 		Logger:            logger,
 		Model:             c.NewModel(logger),
-		Summarizer:        s,
+		WindowSummarizer:  s,
 		SummarizerKind:    kind,
 		CompactSummarizer: cs,
 		Window:            w,
 		Chain:             chain,
-		AgentOptions:      c.agentOptions(chain, w, logger),
+		AgentOptions:      c.agentOptions(chain, logger),
 	}, nil
 }
 
 // AgentOptions returns the agent options the configuration sets: the
-// chain [Config.NewChain] builds around w as the agent's processors, w as
-// the compactor forced when the provider reports a context overflow (left
-// out when w is nil), MaxSteps, RequestTimeout, and the logger.
+// chain [Config.NewChain] builds around w as the agent's processors (the
+// agent finds w in it, the compactor it forces when the provider reports a
+// context overflow), MaxSteps, RequestTimeout, and the logger.
 func (c *Config) AgentOptions(w *window.Window, logger *zap.Logger) []agent.Option {
-	return c.agentOptions(c.NewChain(w), w, logger)
+	return c.agentOptions(c.NewChain(w), logger)
 }
 
-func (c *Config) agentOptions(chain processor.Processor, w *window.Window, logger *zap.Logger) []agent.Option {
-	opts := []agent.Option{
+func (c *Config) agentOptions(chain processor.Processor, logger *zap.Logger) []agent.Option {
+	return []agent.Option{
 		agent.WithProcessors(chain),
 		agent.WithMaxSteps(c.MaxSteps),
 		agent.WithRequestTimeout(c.RequestTimeout),
 		agent.WithLogger(logger),
 	}
-	if w != nil {
-		opts = append(opts, agent.WithCompactor(w))
-	}
-	return opts
 }
 
 // Logger builds a logger writing LogFormat lines at LogLevel and above to
@@ -222,14 +220,15 @@ func (c *Config) openAIOptions(name, baseURL, key string, logger *zap.Logger) []
 	return opts
 }
 
-// NewSummarizer returns the summarizer [Config.SummarizerKind] resolves to,
-// and that kind: an LLM summarizer over [Config.NewSummaryModel] with
+// NewWindowSummarizer returns the summarizer of the window's automatic
+// compactions, of the kind [Config.SummarizerKind] resolves to, and that
+// kind: an LLM summarizer over [Config.NewSummaryModel] with
 // SummaryTimeout ("llm"), or the offline digest ("digest").
-func (c *Config) NewSummarizer(logger *zap.Logger) (Summarizer, string) {
+func (c *Config) NewWindowSummarizer(logger *zap.Logger) (Summarizer, string) {
 	return c.newSummarizer(logger, nil)
 }
 
-// newSummarizer is NewSummarizer, its model's requests reported to observe
+// newSummarizer is NewWindowSummarizer, its model's requests reported to observe
 // (nil: not reported).
 func (c *Config) newSummarizer(logger *zap.Logger, observe func(context.Context, model.Observation)) (Summarizer, string) {
 	if c.SummarizerKind() == SummarizerDigest {

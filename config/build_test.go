@@ -142,10 +142,10 @@ func TestBuildDigest(t *testing.T) {
 	if comp.SummarizerKind != "digest" {
 		t.Errorf("SummarizerKind = %q, want digest", comp.SummarizerKind)
 	}
-	if _, ok := comp.Summarizer.(*summary.Digest); !ok {
-		t.Errorf("Summarizer is %T, want *summary.Digest", comp.Summarizer)
+	if _, ok := comp.WindowSummarizer.(*summary.Digest); !ok {
+		t.Errorf("Summarizer is %T, want *summary.Digest", comp.WindowSummarizer)
 	}
-	if comp.Logger == nil || comp.Model == nil || comp.Window == nil || comp.Chain == nil || len(comp.AgentOptions) != 5 {
+	if comp.Logger == nil || comp.Model == nil || comp.Window == nil || comp.Chain == nil || len(comp.AgentOptions) != 4 {
 		t.Fatalf("Build left a component out: %+v", comp)
 	}
 	h := conversation(20)
@@ -181,8 +181,8 @@ func TestBuildLLM(t *testing.T) {
 	if comp.SummarizerKind != "llm" {
 		t.Fatalf("SummarizerKind = %q, want llm", comp.SummarizerKind)
 	}
-	if _, ok := comp.Summarizer.(*summarizer.LLM); !ok {
-		t.Errorf("Summarizer is %T, want *summarizer.LLM", comp.Summarizer)
+	if _, ok := comp.WindowSummarizer.(*summarizer.LLM); !ok {
+		t.Errorf("Summarizer is %T, want *summarizer.LLM", comp.WindowSummarizer)
 	}
 	if got := comp.Model.Name(); got != "main-model" {
 		t.Errorf("Model.Name() = %q, want main-model", got)
@@ -236,7 +236,7 @@ func historyText(h []processor.Message) string {
 func TestNewSummarizerFallsBackToPrimaryEndpoint(t *testing.T) {
 	srv := newFakeOpenAI(t)
 	c := mustLoad(t, map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "main-key", "ABRIDGE_MODEL": "m"})
-	s, kind := c.NewSummarizer(nil)
+	s, kind := c.NewWindowSummarizer(nil)
 	if kind != "llm" {
 		t.Fatalf("kind = %q, want llm", kind)
 	}
@@ -464,7 +464,7 @@ func TestBuildSummarizersCompactOpenAI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range []Summarizer{comp.Summarizer, comp.CompactSummarizer} {
+		for _, s := range []Summarizer{comp.WindowSummarizer, comp.CompactSummarizer} {
 			out, rep, err := model.CompactOpenAI(context.Background(), s, params, "the failing step")
 			if err != nil {
 				t.Fatal(err)

@@ -174,6 +174,10 @@ func TestTable(t *testing.T) {
 		if v.Accepted == "" || v.Description == "" || v.show == nil {
 			t.Errorf("table variable %s is incomplete", v.Name)
 		}
+		if len(VariablesIn(v.Group)) == 0 || !oneOf(string(v.Group), string(GroupModel), string(GroupProcessors),
+			string(GroupAgent), string(GroupSession), string(GroupServe), string(GroupLog)) {
+			t.Errorf("table variable %s has no known group (%q)", v.Name, v.Group)
+		}
 	}
 	if got, want := len(Variables()), len(variables); got != want {
 		t.Errorf("Variables() has %d entries, want %d", got, want)

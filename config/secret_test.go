@@ -97,12 +97,12 @@ func TestNoSecretAnywhere(t *testing.T) {
 	} else {
 		fmt.Fprintf(&out, "%v %+v\n", err, err)
 	}
-	if _, err := comp.Summarizer.Summarize(ctx, h[:7], ""); err == nil {
+	if _, err := comp.WindowSummarizer.Summarize(ctx, h[:7], ""); err == nil {
 		t.Error("the summary succeeded against a refusing server")
 	} else {
 		fmt.Fprintf(&out, "%v %+v\n", err, err)
 	}
-	comp.Window = c.NewWindow(comp.Summarizer, logger, nil) // no cached summary
+	comp.Window = c.NewWindow(comp.WindowSummarizer, logger, nil) // no cached summary
 	if p, err := c.NewChain(comp.Window).Process(ctx, h); err != nil {
 		fmt.Fprintf(&out, "%v %+v\n", err, err)
 	} else {

@@ -20,6 +20,44 @@ type Variable struct {
 	Accepted string
 	// Description says what the variable sets.
 	Description string
+	// Group names the part of abridge the variable configures; a command
+	// that uses that part reads every variable of the group.
+	Group Group
+}
+
+// Group names the part of abridge a [Variable] configures.
+type Group string
+
+// The groups of variables.
+const (
+	// GroupModel: the models, their endpoints and the summarizer.
+	GroupModel Group = "model"
+	// GroupProcessors: the trimmer and the window (the strategy, triggers
+	// and what is kept), which change what every request holds.
+	GroupProcessors Group = "processors"
+	// GroupAgent: the agent loop's limits.
+	GroupAgent Group = "agent"
+	// GroupSession: where sessions and shared summaries are stored.
+	GroupSession Group = "session"
+	// GroupServe: the proxy's listener and limits.
+	GroupServe Group = "serve"
+	// GroupLog: logging.
+	GroupLog Group = "log"
+)
+
+// VariablesIn returns the variables of the given groups, in the order of
+// [Variables].
+func VariablesIn(groups ...Group) []Variable {
+	var out []Variable
+	for _, v := range variables {
+		for _, g := range groups {
+			if v.Group == g {
+				out = append(out, v.Variable)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Variables returns every variable abridge reads, in the README's order.
@@ -73,7 +111,7 @@ func oneOf(s string, values ...string) bool {
 var variables = []variable{
 	{
 		Variable: Variable{
-			Name: Prefix + "STRATEGY", Default: "default", Accepted: "default, economy, budget, or budget-Nk (a budget of N thousand tokens)",
+			Group: GroupProcessors, Name: Prefix + "STRATEGY", Default: "default", Accepted: "default, economy, budget, or budget-Nk (a budget of N thousand tokens)",
 			Description: "The processors' configuration: default (trim at 2000, compact above 40 messages keeping the last 20), economy (the cheapest on billed input: trim at 1000, compact above 24 keeping the last 6, clearing their outputs but the last round's) or budget (compact once the prompt passes the budget, 30,000 tokens or N thousand: a small budget bills less, a large one keeps more). Each keeps the facts of what it compacts beside the summary. It sets the defaults of ABRIDGE_TRIM_CHARS, ABRIDGE_MAX_MESSAGES, ABRIDGE_KEEP_MESSAGES, ABRIDGE_TAIL_OUTPUTS, ABRIDGE_TRIGGER_TOKENS, ABRIDGE_FACTS_CHARS and ABRIDGE_SUMMARY_CLIP; those set explicitly win.",
 		},
 		field: "Strategy", kind: "a string", problem: unknownValue,
@@ -82,7 +120,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "MODEL", Default: "gpt-4.1-mini", Accepted: "a non-empty model name",
+			Group: GroupModel, Name: Prefix + "MODEL", Default: "gpt-4.1-mini", Accepted: "a non-empty model name",
 			Description: "Primary model, used by the agent and by on-demand compaction.",
 		},
 		field: "Model", kind: "a string", problem: "empty",
@@ -91,7 +129,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SUMMARY_MODEL", Default: "(ABRIDGE_MODEL)", Accepted: "a model name",
+			Group: GroupModel, Name: Prefix + "SUMMARY_MODEL", Default: "(ABRIDGE_MODEL)", Accepted: "a model name",
 			Description: "Model the window's summarizer calls.",
 		},
 		field: "SummaryModel", kind: "a string",
@@ -99,7 +137,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SUMMARY_BASE_URL", Default: "(OPENAI_BASE_URL)", Accepted: "an http or https URL",
+			Group: GroupModel, Name: Prefix + "SUMMARY_BASE_URL", Default: "(OPENAI_BASE_URL)", Accepted: "an http or https URL",
 			Description: "Endpoint of the summarizer's model. Setting it counts as a configured endpoint.",
 		},
 		field: "SummaryBaseURL", kind: "a string", problem: "not an http or https URL", dsn: true,
@@ -108,7 +146,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SUMMARY_API_KEY", Default: "(OPENAI_API_KEY)", Accepted: "an API key",
+			Group: GroupModel, Name: Prefix + "SUMMARY_API_KEY", Default: "(OPENAI_API_KEY)", Accepted: "an API key",
 			Description: "API key of the summarizer's endpoint. Never printed or logged.",
 		},
 		field: "SummaryAPIKey", kind: "a string", secret: true,
@@ -116,7 +154,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SUMMARY_TIMEOUT", Default: "90s", Accepted: "a positive duration with a unit (90s, 2m)",
+			Group: GroupModel, Name: Prefix + "SUMMARY_TIMEOUT", Default: "90s", Accepted: "a positive duration with a unit (90s, 2m)",
 			Description: "Time limit of one summary, retries included; on expiry the window falls back to the digest.",
 		},
 		field: "SummaryTimeout", kind: "a duration", problem: outOfRange,
@@ -125,7 +163,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "TRIM_CHARS", Default: "2000", Accepted: "an integer ≥ " + strconv.Itoa(trimtools.MinMaxChars) + ", 0 for the default, or -1 to disable trimming",
+			Group: GroupProcessors, Name: Prefix + "TRIM_CHARS", Default: "2000", Accepted: "an integer ≥ " + strconv.Itoa(trimtools.MinMaxChars) + ", 0 for the default, or -1 to disable trimming",
 			Description: "Old tool outputs longer than this many characters are truncated.",
 		},
 		field: "TrimChars", kind: "an integer", problem: outOfRange,
@@ -136,7 +174,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "MAX_MESSAGES", Default: "40", Accepted: "an integer ≥ 1, 0 for the default, or -1 to disable this trigger",
+			Group: GroupProcessors, Name: Prefix + "MAX_MESSAGES", Default: "40", Accepted: "an integer ≥ 1, 0 for the default, or -1 to disable this trigger",
 			Description: "The window compacts a history longer than this many messages, keeping the first run and the last ABRIDGE_KEEP_MESSAGES messages.",
 		},
 		field: "MaxMessages", kind: "an integer", problem: outOfRange,
@@ -145,7 +183,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "KEEP_MESSAGES", Default: "0", Accepted: "an integer ≥ 0; 0 means max(4, N/2), N being ABRIDGE_MAX_MESSAGES (40 when it is -1)",
+			Group: GroupProcessors, Name: Prefix + "KEEP_MESSAGES", Default: "0", Accepted: "an integer ≥ 0; 0 means max(4, N/2), N being ABRIDGE_MAX_MESSAGES (40 when it is -1)",
 			Description: "How many recent messages the window keeps after a compaction (moved back so no tool call is parted from its returns).",
 		},
 		field: "KeepMessages", kind: "an integer", problem: outOfRange,
@@ -154,7 +192,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "TAIL_OUTPUTS", Default: "0", Accepted: "an integer ≥ 0; 0 clears nothing",
+			Group: GroupProcessors, Name: Prefix + "TAIL_OUTPUTS", Default: "0", Accepted: "an integer ≥ 0; 0 clears nothing",
 			Description: "When positive, each compaction replaces the tool outputs of the kept messages but those of their last N tool rounds by placeholders, and folds what they held into the summary.",
 		},
 		field: "TailOutputs", kind: "an integer", problem: outOfRange,
@@ -163,7 +201,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "CONTEXT_WINDOW", Default: "0", Accepted: "an integer ≥ 0; 0 disables this trigger",
+			Group: GroupProcessors, Name: Prefix + "CONTEXT_WINDOW", Default: "0", Accepted: "an integer ≥ 0; 0 disables this trigger",
 			Description: "The model's context window in tokens, for the token trigger.",
 		},
 		field: "ContextWindow", kind: "an integer", problem: outOfRange,
@@ -172,7 +210,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "THRESHOLD_PERCENT", Default: "70", Accepted: "an integer from 1 to 100",
+			Group: GroupProcessors, Name: Prefix + "THRESHOLD_PERCENT", Default: "70", Accepted: "an integer from 1 to 100",
 			Description: "The window compacts once the estimated prompt passes this percentage of ABRIDGE_CONTEXT_WINDOW.",
 		},
 		field: "ThresholdPercent", kind: "an integer", problem: outOfRange,
@@ -181,7 +219,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "TRIGGER_TOKENS", Default: "0", Accepted: "an integer ≥ 0; 0 disables this trigger",
+			Group: GroupProcessors, Name: Prefix + "TRIGGER_TOKENS", Default: "0", Accepted: "an integer ≥ 0; 0 disables this trigger",
 			Description: "The window compacts once the estimated prompt passes this many tokens, whatever ABRIDGE_CONTEXT_WINDOW says.",
 		},
 		field: "TriggerTokens", kind: "an integer", problem: outOfRange,
@@ -190,7 +228,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "FACTS_CHARS", Default: "2000", Accepted: "an integer ≥ 200, 0 for the default, or -1 to leave the facts out",
+			Group: GroupProcessors, Name: Prefix + "FACTS_CHARS", Default: "2000", Accepted: "an integer ≥ 200, 0 for the default, or -1 to leave the facts out",
 			Description: "Bound, in characters, of the facts each summary carries beside its prose, kept verbatim and rolling: the user's messages, the files edited and read, the commands run, the errors met and the names used in what was compacted.",
 		},
 		field: "FactsChars", kind: "an integer", problem: outOfRange,
@@ -199,7 +237,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SUMMARY_CLIP", Default: "300", Accepted: "an integer ≥ 1, 0 for the default, or -1 to give every text whole",
+			Group: GroupProcessors, Name: Prefix + "SUMMARY_CLIP", Default: "300", Accepted: "an integer ≥ 1, 0 for the default, or -1 to give every text whole",
 			Description: "Each text the summarizer is given (a tool output, an assistant's text, a user prompt) is clipped to this many characters, its head and tail; the facts keep the exact paths, commands, errors and names of the whole texts.",
 		},
 		field: "SummaryClip", kind: "an integer", problem: outOfRange,
@@ -208,7 +246,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "KEEP_USER_TURNS", Default: "0", Accepted: "an integer ≥ 0",
+			Group: GroupProcessors, Name: Prefix + "KEEP_USER_TURNS", Default: "0", Accepted: "an integer ≥ 0",
 			Description: "When positive, the window's tail is the last N user turns and everything after them, instead of the last ABRIDGE_KEEP_MESSAGES messages.",
 		},
 		field: "KeepUserTurns", kind: "an integer", problem: outOfRange,
@@ -217,7 +255,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SUMMARIZER", Default: "auto", Accepted: "auto, llm or digest",
+			Group: GroupModel, Name: Prefix + "SUMMARIZER", Default: "auto", Accepted: "auto, llm or digest",
 			Description: "Who writes summaries: llm (a model call), digest (offline, no network), or auto: llm when an endpoint is configured (OPENAI_API_KEY, OPENAI_BASE_URL or ABRIDGE_SUMMARY_BASE_URL set), else digest.",
 		},
 		field: "Summarizer", kind: "a string", problem: unknownValue,
@@ -228,7 +266,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "MAX_STEPS", Default: "25", Accepted: "an integer ≥ 1",
+			Group: GroupAgent, Name: Prefix + "MAX_STEPS", Default: "25", Accepted: "an integer ≥ 1",
 			Description: "Most model requests in one agent turn.",
 		},
 		field: "MaxSteps", kind: "an integer", problem: outOfRange,
@@ -237,7 +275,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "REQUEST_TIMEOUT", Default: "5m", Accepted: "a positive duration with a unit (90s, 2m)",
+			Group: GroupAgent, Name: Prefix + "REQUEST_TIMEOUT", Default: "5m", Accepted: "a positive duration with a unit (90s, 2m)",
 			Description: "Time limit of one model request of the agent (each request of a chat turn), retries included; on expiry the turn fails.",
 		},
 		field: "RequestTimeout", kind: "a duration", problem: outOfRange,
@@ -246,7 +284,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "STREAM_IDLE_TIMEOUT", Default: "2m", Accepted: "a positive duration with a unit (90s, 2m)",
+			Group: GroupAgent, Name: Prefix + "STREAM_IDLE_TIMEOUT", Default: "2m", Accepted: "a positive duration with a unit (90s, 2m)",
 			Description: "Longest silence of a streamed model response (the chat's): a stream that sends nothing for this long is cut off, and tried again while none of its text was shown.",
 		},
 		field: "StreamIdleTimeout", kind: "a duration", problem: outOfRange,
@@ -255,7 +293,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SESSION_DB", Default: "(a SQLite file)", Accepted: "a file path, sqlite:PATH, a postgres:// or postgresql:// URL, or a PostgreSQL keyword/value string (host=… dbname=…; anything starting with a word and =) (no other scheme, no :memory: or file: URI)",
+			Group: GroupSession, Name: Prefix + "SESSION_DB", Default: "(a SQLite file)", Accepted: "a file path, sqlite:PATH, a postgres:// or postgresql:// URL, or a PostgreSQL keyword/value string (host=… dbname=…; anything starting with a word and =) (no other scheme, no :memory: or file: URI)",
 			Description: "Where sessions are stored, and the summaries abridge serve writes (replicas on one PostgreSQL database share them). A password in it is never printed or logged.",
 		},
 		field: "SessionDB", kind: "a string", dsn: true,
@@ -263,7 +301,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SERVE_ADDR", Default: "127.0.0.1:8787", Accepted: "HOST:PORT, the port from 0 to 65535 (0: any free port; an empty HOST: every interface)",
+			Group: GroupServe, Name: Prefix + "SERVE_ADDR", Default: "127.0.0.1:8787", Accepted: "HOST:PORT, the port from 0 to 65535 (0: any free port; an empty HOST: every interface)",
 			Description: "Where abridge serve listens. The --addr flag wins over it.",
 		},
 		field: "ServeAddr", kind: "a string", problem: "not HOST:PORT",
@@ -272,7 +310,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SERVE_MAX_BODY_MB", Default: "32", Accepted: "an integer from 1 to 1024",
+			Group: GroupServe, Name: Prefix + "SERVE_MAX_BODY_MB", Default: "32", Accepted: "an integer from 1 to 1024",
 			Description: "Largest chat completions request body abridge serve accepts, in MiB; a larger one is answered 413 and sent nowhere.",
 		},
 		field: "ServeMaxBodyMB", kind: "an integer", problem: outOfRange,
@@ -281,7 +319,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SERVE_TIMEOUT", Default: "10m", Accepted: "a positive duration with a unit (90s, 10m)",
+			Group: GroupServe, Name: Prefix + "SERVE_TIMEOUT", Default: "10m", Accepted: "a positive duration with a unit (90s, 10m)",
 			Description: "Time limit of one request through abridge serve, summaries and the upstream's whole answer (a stream included) counted; past it the client gets a 504.",
 		},
 		field: "ServeTimeout", kind: "a duration", problem: outOfRange,
@@ -290,7 +328,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "SERVE_SHUTDOWN_TIMEOUT", Default: "30s", Accepted: "a positive duration with a unit (30s, 2m)",
+			Group: GroupServe, Name: Prefix + "SERVE_SHUTDOWN_TIMEOUT", Default: "30s", Accepted: "a positive duration with a unit (30s, 2m)",
 			Description: "How long abridge serve, told to stop (SIGTERM, Ctrl-C), lets the requests in flight finish before it closes their connections.",
 		},
 		field: "ServeShutdownTimeout", kind: "a duration", problem: outOfRange,
@@ -299,7 +337,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "LOG_LEVEL", Default: "info", Accepted: "debug, info, warn or error",
+			Group: GroupLog, Name: Prefix + "LOG_LEVEL", Default: "info", Accepted: "debug, info, warn or error",
 			Description: "Least severe level logged (to stderr). The abridge CLI logs at warn when it is unset.",
 		},
 		field: "LogLevel", kind: "a string", problem: unknownValue,
@@ -308,7 +346,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: Prefix + "LOG_FORMAT", Default: "console", Accepted: "console or json",
+			Group: GroupLog, Name: Prefix + "LOG_FORMAT", Default: "console", Accepted: "console or json",
 			Description: "Log line format.",
 		},
 		field: "LogFormat", kind: "a string", problem: unknownValue,
@@ -317,7 +355,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: EnvOpenAIKey, Default: "(none)", Accepted: "an API key",
+			Group: GroupModel, Name: EnvOpenAIKey, Default: "(none)", Accepted: "an API key",
 			Description: "API key of the primary endpoint, read by the OpenAI client. Setting it counts as a configured endpoint. Never printed or logged.",
 		},
 		secret: true,
@@ -325,7 +363,7 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Name: EnvOpenAIBaseURL, Default: "(the OpenAI API)", Accepted: "an http or https URL",
+			Group: GroupModel, Name: EnvOpenAIBaseURL, Default: "(the OpenAI API)", Accepted: "an http or https URL",
 			Description: "Primary endpoint, read by the OpenAI client (any server speaking the Chat Completions API), and the upstream abridge serve forwards to. Setting it counts as a configured endpoint.",
 		},
 		problem: "not an http or https URL", dsn: true,

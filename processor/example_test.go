@@ -95,3 +95,45 @@ func ExampleMessage_WithMeta() {
 	// 0
 	// true
 }
+
+// A processor that rewrites parts copies only what it changes: MapParts
+// returns a new message only when a part changed, and an Edit copies the
+// history slice only at its first change. This one redacts an API key in
+// tool outputs; the history it was given stays as it was.
+func ExampleMapParts() {
+	redact := func(p processor.Part) (processor.Part, bool) {
+		r, ok := p.(processor.ToolReturn)
+		if !ok || !strings.Contains(r.Content, "sk-") {
+			return nil, false
+		}
+		r.Content = strings.ReplaceAll(r.Content, "sk-secret", "[key]")
+		return r, true
+	}
+	redactor := processor.Func(func(_ context.Context, history []processor.Message) ([]processor.Message, error) {
+		edit := processor.EditHistory(history)
+		for i, m := range history {
+			if m, changed := processor.MapParts(m, redact); changed {
+				edit.Set(i, m)
+			}
+		}
+		return edit.History(), nil
+	})
+
+	history := []processor.Message{
+		processor.UserMessage("what is in .env?"),
+		processor.NewResponse(processor.ToolCall{ToolName: "cat", ToolCallID: "c1", Args: `{"path":".env"}`}),
+		processor.NewRequest(processor.ToolReturn{ToolName: "cat", ToolCallID: "c1", Content: "KEY=sk-secret"}),
+	}
+	out, err := redactor.Process(context.Background(), history)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out[2].Parts[0].(processor.ToolReturn).Content)
+	fmt.Println(history[2].Parts[0].(processor.ToolReturn).Content)
+	fmt.Println(&out[0] == &history[0], &out[1].Parts[0] == &history[1].Parts[0])
+	// Output:
+	// KEY=[key]
+	// KEY=sk-secret
+	// false true
+}

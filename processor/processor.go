@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Processor transforms a history before it is sent to a model.
@@ -115,6 +116,18 @@ func Chain(ps ...Processor) Processor {
 		return flat[0]
 	}
 	return flat
+}
+
+// Unchain returns the processors p runs in order: those of a [Chain], or p
+// alone for any other processor (none for nil). The slice is the caller's.
+func Unchain(p Processor) []Processor {
+	switch p := p.(type) {
+	case nil:
+		return nil
+	case chain:
+		return slices.Clone([]Processor(p))
+	}
+	return []Processor{p}
 }
 
 // Process runs the processors in order.

@@ -61,6 +61,40 @@ func TestChainOrderAndFlattening(t *testing.T) {
 	}
 }
 
+func TestUnchain(t *testing.T) {
+	var rs recorders
+	a, b, c := rs.new("a", nil), rs.new("b", nil), rs.new("c", nil)
+	tests := []struct {
+		name string
+		p    processor.Processor
+		want []processor.Processor
+	}{
+		{"nil", nil, nil},
+		{"one processor", a, []processor.Processor{a}},
+		{"a chain, nested chains flattened", processor.Chain(a, processor.Chain(b, c)), []processor.Processor{a, b, c}},
+		{"an empty chain", processor.Chain(), []processor.Processor{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := processor.Unchain(tt.p)
+			if len(got) != len(tt.want) {
+				t.Fatalf("Unchain = %d processors, want %d", len(got), len(tt.want))
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Errorf("processor %d is %v, want %v", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+	// The result is the caller's: changing it leaves the chain as it was.
+	ch := processor.Chain(a, b)
+	processor.Unchain(ch)[0] = c
+	if got := processor.Unchain(ch)[0]; got != a {
+		t.Errorf("after a change to Unchain's result, the chain's first processor is %v, want a", got)
+	}
+}
+
 func TestChainPositionIsFlattened(t *testing.T) {
 	var rs recorders
 	boom := errors.New("boom")

@@ -20,13 +20,24 @@ type Fix struct {
 	ToolCallID string
 	// ToolName is the tool concerned, when known.
 	ToolName string
-	// Action is "dropped-orphan-return" or "answered-dangling-call".
+	// Action is one of [ActionDroppedOrphan] ("dropped-orphan-return"),
+	// [ActionAnsweredCall] ("answered-dangling-call") and
+	// [ActionDroppedRequest] ("dropped-empty-request": a request left with
+	// no parts, which concerns no call).
 	Action string
 }
 
-// String describes the fix for a log line.
+// String describes the fix for a log line, naming the call and the tool
+// when the fix has them.
 func (f Fix) String() string {
-	return fmt.Sprintf("message %d: %s %q (%s)", f.Index, f.Action, f.ToolCallID, f.ToolName)
+	s := fmt.Sprintf("message %d: %s", f.Index, f.Action)
+	if f.ToolCallID != "" {
+		s += fmt.Sprintf(" %q", f.ToolCallID)
+	}
+	if f.ToolName != "" {
+		s += " (" + f.ToolName + ")"
+	}
+	return s
 }
 
 // Repair actions reported in [Fix.Action].

@@ -155,9 +155,18 @@ func TestRepairHistoryLeavesWhatItCannotFix(t *testing.T) {
 }
 
 func TestFixString(t *testing.T) {
-	got := processor.Fix{Index: 3, ToolCallID: "c1", ToolName: "bash", Action: processor.ActionAnsweredCall}.String()
-	if want := `message 3: answered-dangling-call "c1" (bash)`; got != want {
-		t.Errorf("String() = %q, want %q", got, want)
+	tests := []struct {
+		fix  processor.Fix
+		want string
+	}{
+		{processor.Fix{Index: 3, ToolCallID: "c1", ToolName: "bash", Action: processor.ActionAnsweredCall}, `message 3: answered-dangling-call "c1" (bash)`},
+		{processor.Fix{Index: 2, ToolCallID: "c1", Action: processor.ActionDroppedOrphan}, `message 2: dropped-orphan-return "c1"`},
+		{processor.Fix{Index: 1, Action: processor.ActionDroppedRequest}, `message 1: dropped-empty-request`},
+	}
+	for _, tt := range tests {
+		if got := tt.fix.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
 	}
 }
 

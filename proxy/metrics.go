@@ -45,8 +45,9 @@ type Metrics struct {
 //     completions request before it is sent upstream (reading the body,
 //     the processors, summaries included, and writing it back);
 //   - abridge_prompt_tokens{stage}: estimated prompt tokens of each chat
-//     completions request as received ("received") and as sent upstream
-//     ("forwarded");
+//     completions request as received ("received") and as last sent
+//     upstream ("forwarded": the compacted retry after a context
+//     overflow);
 //   - abridge_rejected_requests_total{code}: requests answered 400 and
 //     sent nowhere, by error code;
 //   - abridge_chain_failures_total: requests sent unprocessed because the
@@ -154,7 +155,6 @@ func (m *Metrics) middlewareEvent(e openaimw.Event) {
 	case openaimw.EventProcessed:
 		m.processingSeconds.Observe(e.Duration.Seconds())
 		m.promptTokens.WithLabelValues("received").Observe(float64(e.TokensBefore))
-		m.promptTokens.WithLabelValues("forwarded").Observe(float64(e.TokensAfter))
 	case openaimw.EventRejected:
 		m.rejected.WithLabelValues(e.Code).Inc()
 	case openaimw.EventChainFailed:
@@ -162,6 +162,16 @@ func (m *Metrics) middlewareEvent(e openaimw.Event) {
 	case openaimw.EventOverflow:
 		m.overflows.WithLabelValues(strconv.FormatBool(e.Retried)).Inc()
 	}
+}
+
+// forwarded records the estimated prompt tokens of the chat request last
+// sent upstream for a client's request: the compacted retry's after a
+// context overflow.
+func (m *Metrics) forwarded(tokens int) {
+	if m == nil {
+		return
+	}
+	m.promptTokens.WithLabelValues("forwarded").Observe(float64(tokens))
 }
 
 // WindowEvent counts a window's event: give it to the window as its

@@ -281,6 +281,18 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 		status = http.StatusOK
 	}
 	p.metrics.request(route, status, d)
+	// What was sent last: the compacted retry after a context overflow,
+	// else the processed request.
+	var sent *openaimw.Event
+	switch {
+	case ex.overflow != nil && ex.overflow.Retried:
+		sent = ex.overflow
+	case ex.event != nil:
+		sent = ex.event
+	}
+	if sent != nil {
+		p.metrics.forwarded(sent.TokensAfter)
+	}
 	level := zap.InfoLevel
 	if status >= 500 {
 		level = zap.WarnLevel
@@ -293,12 +305,15 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 		zap.Int("status", status), zap.Duration("duration", d)}
 	if e := ex.event; e != nil {
 		fields = append(fields, zap.String("model", e.Model), zap.Bool("stream", e.Stream),
-			zap.Int("messages_before", e.MessagesBefore), zap.Int("messages_after", e.MessagesAfter),
-			zap.Int("tokens_before", e.TokensBefore), zap.Int("tokens_after", e.TokensAfter),
+			zap.Int("messages_before", e.MessagesBefore), zap.Int("messages_after", sent.MessagesAfter),
+			zap.Int("tokens_before", e.TokensBefore), zap.Int("tokens_after", sent.TokensAfter),
 			zap.Duration("abridge", e.Duration))
 	}
 	if e := ex.overflow; e != nil {
 		fields = append(fields, zap.Bool("overflow_retried", e.Retried))
+		if e.Retried && ex.event != nil {
+			fields = append(fields, zap.Int("messages_first_try", ex.event.MessagesAfter), zap.Int("tokens_first_try", ex.event.TokensAfter))
+		}
 	}
 	if ex.failure != "" {
 		fields = append(fields, zap.String("error", ex.failure))

@@ -19,6 +19,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -549,6 +550,15 @@ func boolFloat(b bool) float64 {
 // given label values (name, value, name, value…), gathered from reg.
 func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
 	t.Helper()
+	total := 0.0
+	eachChild(t, reg, name, labels, func(m *dto.Metric) { total += m.GetCounter().GetValue() })
+	return total
+}
+
+// eachChild calls f with each child of the named metric that has the given
+// label values (name, value, name, value…), gathered from reg.
+func eachChild(t *testing.T, reg *prometheus.Registry, name string, labels []string, f func(*dto.Metric)) {
+	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -557,7 +567,6 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...stri
 	for i := 0; i+1 < len(labels); i += 2 {
 		want[labels[i]] = labels[i+1]
 	}
-	total := 0.0
 	for _, fam := range families {
 		if fam.GetName() != name {
 			continue
@@ -569,10 +578,9 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...stri
 					continue metrics
 				}
 			}
-			total += m.GetCounter().GetValue()
+			f(m)
 		}
 	}
-	return total
 }
 
 // TestForwardAuthorization checks who pays for a summary: the client's
@@ -683,4 +691,37 @@ func TestOverflowRetry(t *testing.T) {
 	if n := counter(t, f.reg, "abridge_context_overflows_total", "retried", "true"); n != 1 {
 		t.Errorf("abridge_context_overflows_total{retried=true} = %v, want 1", n)
 	}
+
+	// The request's log line and the forwarded prompt's size describe
+	// the retry, what the client's answer came from.
+	retried, err := model.FromJSON(chats[1].Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := f.logs.FilterMessage("proxy: request").All()
+	if len(lines) != 1 {
+		t.Fatalf("%d request log lines, want 1", len(lines))
+	}
+	fields := lines[0].ContextMap()
+	if got, want := fields["messages_after"], int64(len(retried)); got != want {
+		t.Errorf("log line: messages_after = %v, want %d, the retry's", got, want)
+	}
+	if got, want := fields["tokens_after"], int64(processor.EstimateTokens(retried)); got != want {
+		t.Errorf("log line: tokens_after = %v, want %d, the retry's", got, want)
+	}
+	count, sum := histogram(t, f.reg, "abridge_prompt_tokens", "stage", "forwarded")
+	if want := float64(processor.EstimateTokens(retried)); count != 1 || sum != want {
+		t.Errorf("abridge_prompt_tokens{stage=forwarded}: %v samples summing to %v; want one, the retry's %v", count, sum, want)
+	}
+}
+
+// histogram returns the sample count and sum of the named histogram's
+// children that have the given label values, gathered from reg.
+func histogram(t *testing.T, reg *prometheus.Registry, name string, labels ...string) (count, sum float64) {
+	t.Helper()
+	eachChild(t, reg, name, labels, func(m *dto.Metric) {
+		count += float64(m.GetHistogram().GetSampleCount())
+		sum += m.GetHistogram().GetSampleSum()
+	})
+	return count, sum
 }

@@ -296,14 +296,21 @@ func fillParts(parts []string, width int) string {
 }
 
 // describe returns the settings as phrases: the mode, the summarizer, the
-// window's triggers and tail, and the trimmer's cap, defaults resolved.
+// strategy, the window's triggers, tail and clearing, and the trimmer's
+// cap, defaults resolved: every setting that changes the replay's result.
 func (o Settings) describe() []string {
 	parts := []string{"mode " + o.Mode, "summarizer " + o.Summarizer}
+	if o.Strategy != "" {
+		parts = append(parts, "strategy "+o.Strategy)
+	}
+	maxMessages := o.MaxMessages
 	switch {
 	case o.MaxMessages < 0:
 		parts = append(parts, "no message trigger")
+		maxMessages = window.DefaultMaxMessages
 	case o.MaxMessages == 0:
-		parts = append(parts, "max messages "+count(window.DefaultMaxMessages))
+		maxMessages = window.DefaultMaxMessages
+		parts = append(parts, "max messages "+count(maxMessages))
 	default:
 		parts = append(parts, "max messages "+count(o.MaxMessages))
 	}
@@ -313,11 +320,29 @@ func (o Settings) describe() []string {
 			pct = window.DefaultTriggerPercent
 		}
 		parts = append(parts, fmt.Sprintf("token trigger at %d%% of %s tokens", pct, count(o.ContextWindow)))
-	} else {
+	}
+	if o.TriggerTokens > 0 {
+		parts = append(parts, "token trigger at "+count(o.TriggerTokens)+" tokens")
+	}
+	if o.ContextWindow <= 0 && o.TriggerTokens <= 0 {
 		parts = append(parts, "no token trigger")
 	}
+	// The tail as window.Options.KeepMessages documents it.
+	keep := max(4, maxMessages/2)
+	if o.KeepMessages > 0 {
+		keep = max(2, o.KeepMessages)
+	}
 	if o.KeepUserTurns > 0 {
-		parts = append(parts, "tail of "+count(o.KeepUserTurns)+" user turns")
+		parts = append(parts, "tail of "+count(o.KeepUserTurns)+" user turns (else "+count(keep)+" messages)")
+	} else {
+		parts = append(parts, "tail of "+count(keep)+" messages")
+	}
+	if o.TailOutputs > 0 {
+		rounds := "the last round's"
+		if o.TailOutputs > 1 {
+			rounds = "the last " + count(o.TailOutputs) + " rounds'"
+		}
+		parts = append(parts, "the tail's tool outputs cleared but "+rounds)
 	}
 	switch {
 	case o.TrimMaxChars < 0:
@@ -326,6 +351,9 @@ func (o Settings) describe() []string {
 		parts = append(parts, "trim at "+count(trimtools.DefaultMaxChars)+" characters")
 	default:
 		parts = append(parts, "trim at "+count(o.TrimMaxChars)+" characters")
+	}
+	if o.TrimKeepLast > 0 {
+		parts = append(parts, "the last "+count(o.TrimKeepLast)+" messages untrimmed")
 	}
 	return parts
 }

@@ -146,6 +146,9 @@ type Options struct {
 	// Progress, when set, is called by [Run] after each transcript with
 	// the file's path and how many of the total are done.
 	Progress func(file string, done, total int)
+	// Strategy names the strategy (package strategy) the Window and Trim
+	// settings come from, for the report; "" names none.
+	Strategy string
 }
 
 // Settings is the part of [Options] a [Report] records.
@@ -155,6 +158,9 @@ type Settings struct {
 	// Summarizer is the summarizer's name ("digest", "recorder",
 	// "model", or "custom" when Window.Summarizer was given).
 	Summarizer string `json:"summarizer"`
+	// Strategy is Options.Strategy, the name of the strategy the settings
+	// come from ("" when none was named).
+	Strategy string `json:"strategy,omitempty"`
 	// MaxMessages is Window.MaxMessages as given (0 means the window's
 	// default).
 	MaxMessages int `json:"max_messages"`
@@ -163,8 +169,17 @@ type Settings struct {
 	// TriggerPercent is Window.TriggerPercent as given (0 means the
 	// window's default).
 	TriggerPercent int `json:"trigger_percent"`
+	// TriggerTokens is Window.TriggerTokens (0: no token trigger of its
+	// own).
+	TriggerTokens int `json:"trigger_tokens"`
+	// KeepMessages is Window.KeepMessages as given (0 means the window's
+	// default, max(4, MaxMessages/2)).
+	KeepMessages int `json:"keep_messages"`
 	// KeepUserTurns is Window.KeepUserTurns.
 	KeepUserTurns int `json:"keep_user_turns"`
+	// TailOutputs is Window.TailOutputs (0: the tail's tool outputs are
+	// kept).
+	TailOutputs int `json:"tail_outputs"`
 	// TrimMaxChars is Trim.MaxChars as given (0 means the trimmer's
 	// default).
 	TrimMaxChars int `json:"trim_max_chars"`
@@ -498,13 +513,13 @@ type Report struct {
 // RunFile replays the transcript stored at path (OpenAI chat JSON, as
 // [model.LoadFile] reads it).
 func RunFile(ctx context.Context, path string, opts Options) (Result, error) {
-	history, err := model.LoadFile(path)
+	history, err := model.LoadFile(path) // its errors name the file
 	if err != nil {
-		return Result{}, fmt.Errorf("replay %s: %w", filepath.Base(path), err)
+		return Result{}, err
 	}
 	res, err := RunHistory(ctx, path, history, opts)
 	if err != nil {
-		return Result{}, fmt.Errorf("replay %s: %w", filepath.Base(path), err)
+		return Result{}, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	return res, nil
 }
@@ -529,15 +544,15 @@ func RunHistory(ctx context.Context, name string, history []processor.Message, o
 func runFSFile(ctx context.Context, fsys fs.FS, name string, opts Options) (Result, error) {
 	data, err := fs.ReadFile(fsys, name)
 	if err != nil {
-		return Result{}, fmt.Errorf("replay: %w", err)
+		return Result{}, err
 	}
 	history, err := model.Load(bytes.NewReader(data))
 	if err != nil {
-		return Result{}, fmt.Errorf("replay %s: %w", name, err)
+		return Result{}, fmt.Errorf("load history %s: %w", name, err)
 	}
 	res, err := RunHistory(ctx, name, history, opts)
 	if err != nil {
-		return Result{}, fmt.Errorf("replay %s: %w", name, err)
+		return Result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return res, nil
 }
@@ -611,7 +626,11 @@ func settingsOf(opts Options) Settings {
 		MaxMessages:    opts.Window.MaxMessages,
 		ContextWindow:  opts.Window.ContextWindow,
 		TriggerPercent: opts.Window.TriggerPercent,
+		TriggerTokens:  opts.Window.TriggerTokens,
+		KeepMessages:   opts.Window.KeepMessages,
 		KeepUserTurns:  opts.Window.KeepUserTurns,
+		TailOutputs:    opts.Window.TailOutputs,
+		Strategy:       opts.Strategy,
 		TrimMaxChars:   opts.Trim.MaxChars,
 		TrimKeepLast:   opts.Trim.KeepLast,
 	}

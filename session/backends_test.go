@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/abridge-go/abridge/internal/skipnote"
 )
 
 // EnvPostgresURL names the variable holding the PostgreSQL server the tests
@@ -36,7 +38,9 @@ func postgresServer(t testing.TB) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%s is not set, and CI=true: the PostgreSQL suite must run in CI (start a server with .ci/postgres.sh)", envPostgresURL)
 		}
-		t.Skipf("%s is not set: skipping the PostgreSQL suite (start a server with: eval \"$(bash .ci/postgres.sh | tail -n 1)\")", envPostgresURL)
+		msg := fmt.Sprintf("%s is not set: skipping the PostgreSQL suite (start a server with: eval \"$(bash .ci/postgres.sh | tail -n 1)\")", envPostgresURL)
+		skipnote.Say("session: " + msg)
+		t.Skip(msg)
 	}
 	return u
 }

@@ -84,12 +84,13 @@ func Example() {
 	//   request: Summary: the user listed the files (a.go, b.go).
 	//   request: and now?
 	// transcript:
-	//   seq   kind      message (c: compacted, w: from a withdrawn turn, unmarked: in the working history)
+	//   seq   kind      message (c: compacted, w: from a withdrawn turn, +: added by a compaction, unmarked: in the working history)
 	//     1 c request   user: list the files
 	//     2 c response  assistant calls ls({})
 	//     3 c request   tool ls: a.go b.go
 	//     4 c response  assistant: There are two files.
 	//     5   request   user: and now?
 	//   --- compaction 1: messages 1-4 (4) replaced by message 6; summary: Summary: the user listed the files (a.go, b.go).
+	//     6 + request   user: Summary: the user listed the files (a.go, b.go).
 	// session demo: 5 messages, 1 compaction, 2 working
 }

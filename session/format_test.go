@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summary"
 )
 
 func TestFormat(t *testing.T) {
@@ -27,7 +28,7 @@ func TestFormat(t *testing.T) {
 	}
 	// Compaction 1 drops 2-3 and 5 behind a marker; compaction 2 drops
 	// the marker and keeps only the last message.
-	if err := s.Replace(ctx, []processor.Message{msgs[0], processor.UserMessage("first summary"), msgs[3], msgs[5]}); err != nil {
+	if err := s.Replace(ctx, []processor.Message{msgs[0], summary.Marker("first summary"), msgs[3], msgs[5]}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Replace(ctx, []processor.Message{msgs[5]}); err != nil {
@@ -45,7 +46,7 @@ func TestFormat(t *testing.T) {
 	if err := Format(&b, transcript(t, s), compactions(t, s)); err != nil {
 		t.Fatal(err)
 	}
-	want := `  seq   kind      message (c: compacted, w: from a withdrawn turn, unmarked: in the working history)
+	want := `  seq   kind      message (c: compacted, w: from a withdrawn turn, +: added by a compaction, unmarked: in the working history)
     1 c request   system: be brief | user: hi
     2 c response  thinking: hmm | assistant calls ls({"d":"."})
     3 c request   tool ls: a b
@@ -53,7 +54,8 @@ func TestFormat(t *testing.T) {
     5 c request   retry ls: again
     6   response  assistant: ` + strings.Repeat("word ", 20)[:100] + `…
   --- compaction 1: messages 2-3, 5 (3) replaced by message 7; summary: first summary
-  --- compaction 2: messages 1, 4 (2) and earlier 7 replaced by nothing
+    7 c summary   first summary
+  --- compaction 2: messages 1, 4 (2) and earlier 7 taken out of the working history, no message added
     8 w request   user: and then?
   --- turn withdrawn (interrupted): message 8 taken out of the working history
 `

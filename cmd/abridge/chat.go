@@ -48,16 +48,10 @@ With --session NAME the conversation is resumed from the session store
 A turn that fails or is interrupted is recorded as withdrawn, and its
 prompt is not sent again. When another chat writes to the same session,
 this one reloads it before its next turn.`,
-	env:            vars(envModel, envWindow, []string{envAgent, envRequestTimeout, envStreamIdle, envSession}, envLog),
+	env:            []config.Group{config.GroupModel, config.GroupProcessors, config.GroupAgent, config.GroupSession, config.GroupLog},
 	flags:          chatFlags,
 	ownsInterrupts: true,
 }
-
-// The variables of the agent's timeouts.
-const (
-	envRequestTimeout = config.Prefix + "REQUEST_TIMEOUT"
-	envStreamIdle     = config.Prefix + "STREAM_IDLE_TIMEOUT"
-)
 
 // systemPrompt starts every new conversation.
 const systemPrompt = "You are a helpful assistant talking to the user in a terminal. Answer concisely, in plain text."
@@ -87,7 +81,7 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 		}
 		ch := &chat{cli: c, wait: wait, timeout: env.cfg.RequestTimeout}
 		m := env.cfg.NewModel(env.logger)
-		s, _ := env.cfg.NewSummarizer(env.logger)
+		s, _ := env.cfg.NewWindowSummarizer(env.logger)
 		// The chat tells of the window's events itself (windowEvent):
 		// they are not logged as well.
 		wopts := config.BuildOptions{OnEvent: ch.windowEvent}
@@ -131,7 +125,7 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 			wopts.Store, wopts.Recall = store.Summaries(), true
 			opts = append(opts, agent.WithStore(sess), agent.WithRecall(sess))
 			if len(ch.history) > 0 {
-				c.status(fmt.Sprintf("resumed session %q: %d messages (~%s tokens)", *name, len(ch.history), tokens(processor.EstimateTokens(ch.history))))
+				c.status(fmt.Sprintf("resumed session %q: %s (~%s tokens)", *name, plural(chatMessages(ch.history), "message"), tokens(processor.EstimateTokens(ch.history))))
 			} else {
 				c.status(fmt.Sprintf("new session %q", *name))
 			}
@@ -204,6 +198,16 @@ func (ch *chat) loop(ctx context.Context) error {
 	if interactive {
 		ch.status("type a message, or /help")
 	}
+	// A chat whose input is not a terminal, a script's, fails when any of
+	// its turns failed (an interrupted one did not), so that the script
+	// can tell.
+	turns, failed := 0, 0
+	end := func() error {
+		if interactive || failed == 0 {
+			return nil
+		}
+		return fmt.Errorf("chat: %d of %s failed", failed, plural(turns, "turn"))
+	}
 	for {
 		if interactive {
 			fmt.Fprint(ch.stdout, "> ")
@@ -230,7 +234,7 @@ func (ch *chat) loop(ctx context.Context) error {
 			if readErr != nil {
 				return fmt.Errorf("chat: read input: %w", readErr)
 			}
-			return nil
+			return end()
 		}
 		if in.tooLong {
 			fmt.Fprintf(ch.stderr, "abridge: input line %d is longer than %d MiB: not sent; the chat goes on with the next line\n", in.n, maxInputLine>>20)
@@ -246,13 +250,17 @@ func (ch *chat) loop(ctx context.Context) error {
 				fmt.Fprintf(ch.stderr, "abridge: %v\n", err)
 			}
 			if quit {
-				return nil
+				return end()
 			}
 			continue
 		}
+		turns++
 		if err := ch.turn(ctx, line); err != nil {
 			if ctx.Err() != nil {
 				return nil
+			}
+			if !errors.Is(err, errTurnInterrupted) {
+				failed++
 			}
 			fmt.Fprintf(ch.stderr, "abridge: %s\n", strings.Join(strings.Fields(err.Error()), " "))
 		}
@@ -405,7 +413,7 @@ func (ch *chat) reload(ctx context.Context) error {
 		return fmt.Errorf("reload session %q: %w", ch.sess.Name(), err)
 	}
 	ch.history = h
-	msg := fmt.Sprintf("session %q was changed by another chat: reloaded it (%d messages)", ch.sess.Name(), len(h))
+	msg := fmt.Sprintf("session %q was changed by another chat: reloaded it (%s)", ch.sess.Name(), plural(chatMessages(h), "message"))
 	if len(fixes) > 0 {
 		msg += ": " + describeFixes(fixes)
 	}
@@ -449,7 +457,7 @@ func (ch *chat) command(ctx context.Context, line string) (quit bool, err error)
 		fmt.Fprintf(ch.stdout, "turns: %d, requests: %d\n", ch.turns, ch.steps)
 		fmt.Fprintf(ch.stdout, "tokens: %s input (%s cached), %s output\n",
 			count(int(ch.usage.InputTokens)), count(int(ch.usage.CachedInputTokens)), count(int(ch.usage.OutputTokens)))
-		fmt.Fprintf(ch.stdout, "history: %d messages, ~%s tokens\n", len(ch.history), count(processor.EstimateTokens(ch.history)))
+		fmt.Fprintf(ch.stdout, "history: %s, ~%s tokens\n", plural(chatMessages(ch.history), "message"), count(processor.EstimateTokens(ch.history)))
 	case "/compact":
 		if err := ch.sync(ctx); err != nil {
 			return false, fmt.Errorf("/compact: %w", err)
@@ -479,8 +487,8 @@ func (ch *chat) compactNow(ctx context.Context, focus string) error {
 	if len(ch.history) == 0 {
 		return errors.New("/compact: nothing to compact yet")
 	}
-	ch.status(fmt.Sprintf("… summarizing %d messages", len(ch.history)))
-	ch.wait.start(fmt.Sprintf("summarizing %d messages", len(ch.history)), "Ctrl-C stops it")
+	ch.status("… summarizing " + plural(chatMessages(ch.history), "message"))
+	ch.wait.start("summarizing "+plural(chatMessages(ch.history), "message"), "Ctrl-C stops it")
 	out, rep, err := compact.Compact(ctx, ch.compact, ch.history, focus)
 	ch.wait.stop()
 	if err != nil {
@@ -491,8 +499,9 @@ func (ch *chat) compactNow(ctx context.Context, focus string) error {
 			return fmt.Errorf("/compact: save: %w", err)
 		}
 	}
+	before := ch.history
 	ch.history = out
-	ch.status(describeCompaction(rep))
+	ch.status(describeCompaction(rep, before, out))
 	return nil
 }
 
@@ -573,17 +582,42 @@ func (ch *chat) agentEvent(_ context.Context, ev agent.Event) {
 	}
 }
 
-// writeHistory prints a history one line per part.
+// writeHistory prints a history one line per part, numbered as the chat
+// messages the model is sent: each part of a request (system prompt, user
+// prompt, tool result) is one, a response with all its parts one.
 func writeHistory(w io.Writer, history []processor.Message) {
 	if len(history) == 0 {
 		fmt.Fprintln(w, "(no messages yet)")
 		return
 	}
-	for i, m := range history {
-		for _, line := range describeMessage(m) {
-			fmt.Fprintf(w, "%3d  %s\n", i+1, line)
+	n := 0
+	for _, m := range history {
+		one := chatCount(m) == 1
+		for i, line := range describeMessage(m) {
+			if i == 0 || !one {
+				n++
+			}
+			fmt.Fprintf(w, "%3d  %s\n", n, line)
 		}
 	}
+}
+
+// chatMessages counts history's messages as [writeHistory] numbers them.
+func chatMessages(history []processor.Message) int {
+	n := 0
+	for _, m := range history {
+		n += chatCount(m)
+	}
+	return n
+}
+
+// chatCount is how many chat messages m is: one for a response or a
+// summary marker, one for each part of any other request.
+func chatCount(m processor.Message) int {
+	if _, _, ok := summary.ParseMarker(m); ok || m.Kind == processor.Response {
+		return 1
+	}
+	return max(len(m.Parts), 1)
 }
 
 // describeMessage returns one line per part of m.

@@ -45,14 +45,14 @@ func TestChat(t *testing.T) {
 		"reply to: " + padded("what is a kiwi") + "\n",
 		"turns: 2, requests: 2", // /usage
 		"tokens: ",
-		"history: 4 messages",
+		"history: 5 messages",         // system prompt, two prompts, two answers
 		"SUMMARY: the user is fixing", // /history after compacting
 	} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("stdout does not hold %q:\n%s", w, r.stdout)
 		}
 	}
-	for _, w := range []string{"… summarizing 4 messages", "compacted 4 → 3 messages", "abridge: unknown command /bogus"} {
+	for _, w := range []string{"… summarizing 5 messages", "compacted 5 → 3 messages", "abridge: unknown command /bogus"} {
 		if !strings.Contains(r.stderr, w) {
 			t.Errorf("stderr does not hold %q:\n%s", w, r.stderr)
 		}
@@ -129,12 +129,13 @@ func TestChatFailedTurn(t *testing.T) {
 	f := newFakeOpenAI(t)
 	f.fail = true
 	r := runCLI(t, f.env(), "hello\n/usage\nagain\n", "chat")
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1: a piped chat whose turns failed fails; stderr:\n%s", r.code, r.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "abridge: ") || !strings.Contains(lines[0], "401") {
-		t.Errorf("stderr = %q; want one error line per failed turn", r.stderr)
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "abridge: ") || !strings.Contains(lines[0], "401") ||
+		lines[2] != "abridge: chat: 2 of 2 turns failed" {
+		t.Errorf("stderr = %q; want one error line per failed turn, then how many failed", r.stderr)
 	}
 	if !strings.Contains(r.stdout, "turns: 0, requests: 0") {
 		t.Errorf("/usage after a failed turn:\n%s", r.stdout)
@@ -174,10 +175,10 @@ func TestChatSession(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("second chat: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stderr, `resumed session "fruit": 2 messages`) {
+	if !strings.Contains(r.stderr, `resumed session "fruit": 3 messages`) {
 		t.Errorf("second chat does not say it resumed:\n%s", r.stderr)
 	}
-	for _, w := range []string{"user: remember the word kiwi", "assistant: reply to: remember the word kiwi"} {
+	for _, w := range []string{"  1  system: ", "  2  user: remember the word kiwi", "  3  assistant: reply to: remember the word kiwi"} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("/history of the resumed session does not show %q:\n%s", w, r.stdout)
 		}
@@ -200,7 +201,7 @@ func TestChatSession(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("sessions show: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
-	for _, w := range []string{`session "fruit": 4 messages saved, 3 in the working history; 1 compaction, 0 withdrawn turns`,
+	for _, w := range []string{`session "fruit": 4 messages saved and 3 added by compactions, 3 in the working history; 1 compaction, 0 withdrawn turns`,
 		"remember the word kiwi", "and the word fig", "compaction 1: messages 1-4 (4) replaced by messages 5-7 (3)"} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("sessions show does not show %q:\n%s", w, r.stdout)
@@ -376,8 +377,12 @@ func TestChatTurnFails(t *testing.T) {
 				interrupts <- os.Interrupt
 			}
 			r = <-done
-			if r.code != 0 {
-				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+			wantCode, wantNotes := 0, []string{tt.note}
+			if !tt.interrupt { // a failed turn, not one the user stopped
+				wantCode, wantNotes = 1, append(wantNotes, "abridge: chat: 1 of 4 turns failed")
+			}
+			if r.code != wantCode {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, wantCode, r.stderr)
 			}
 			if !strings.Contains(r.stdout, "reply to: two\n") || !strings.Contains(r.stdout, "reply to: four\n") || strings.Contains(r.stdout, "reply to: three") {
 				t.Errorf("stdout holds the wrong answers:\n%s", r.stdout)
@@ -388,7 +393,7 @@ func TestChatTurnFails(t *testing.T) {
 					notes = append(notes, l)
 				}
 			}
-			if diff := cmp.Diff([]string{tt.note}, notes); diff != "" {
+			if diff := cmp.Diff(wantNotes, notes); diff != "" {
 				t.Errorf("lines from the chat on stderr (-want +got):\n%s", diff)
 			}
 
@@ -444,8 +449,8 @@ func TestChatTurnFails(t *testing.T) {
 			}
 			var stored strings.Builder
 			writeHistory(&stored, working)
-			wantStored := "  1  system: " + systemPrompt + "\n  1  user: one\n  2  assistant: reply to: one\n" +
-				"  3  user: two\n  4  assistant: reply to: two\n  5  user: four\n  6  assistant: reply to: four\n"
+			wantStored := "  1  system: " + systemPrompt + "\n  2  user: one\n  3  assistant: reply to: one\n" +
+				"  4  user: two\n  5  assistant: reply to: two\n  6  user: four\n  7  assistant: reply to: four\n"
 			if diff := cmp.Diff(wantStored, stored.String()); diff != "" {
 				t.Errorf("stored working history (-want +got):\n%s", diff)
 			}
@@ -563,10 +568,10 @@ func TestChatHangingServer(t *testing.T) {
 		return true
 	}
 	r := runCLI(t, f.env("ABRIDGE_REQUEST_TIMEOUT", "500ms"), "hang\nafter\n", "chat")
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1 (a turn of a piped chat failed); stderr:\n%s", r.code, r.stderr)
 	}
-	if want := "abridge: model request 1: model provider: request timed out after 500ms\n"; r.stderr != want {
+	if want := "abridge: model request 1: model provider: request timed out after 500ms\nabridge: chat: 1 of 2 turns failed\n"; r.stderr != want {
 		t.Errorf("stderr = %q, want %q", r.stderr, want)
 	}
 	if r.stdout != "reply to: after\n" {

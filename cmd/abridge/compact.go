@@ -8,6 +8,7 @@ import (
 	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
 )
 
 var compactCommand = &command{
@@ -26,7 +27,7 @@ OPENAI_BASE_URL), or by the summarizer's model when only
 ABRIDGE_SUMMARY_BASE_URL is set. --focus tells the model what the summary
 should keep in particular. The offline digest, used when no model endpoint
 is configured, ignores it.`,
-	env:   vars(envModel, envLog),
+	env:   []config.Group{config.GroupModel, config.GroupLog},
 	flags: compactFlags,
 }
 
@@ -44,7 +45,7 @@ func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		defer env.close()
 		s := focusSummarizer(env, c, *focus)
 		if env.cfg.SummarizerKind() == config.SummarizerLLM {
-			wait.start(fmt.Sprintf("summarizing %d messages", len(history)),
+			wait.start("summarizing "+plural(chatMessages(history), "message"),
 				fmt.Sprintf("gives up after %s", env.cfg.SummaryTimeout))
 		}
 		out, rep, err := compact.Compact(ctx, s, history, *focus)
@@ -55,15 +56,16 @@ func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		if err := model.Save(c.stdout, out); err != nil {
 			return fmt.Errorf("compact: write history: %w", err)
 		}
-		fmt.Fprintln(c.stderr, describeCompaction(rep))
+		fmt.Fprintln(c.stderr, describeCompaction(rep, history, out))
 		return nil
 	}
 }
 
-// describeCompaction says what a compaction replaced.
-func describeCompaction(r compact.Report) string {
-	return fmt.Sprintf("compacted %d → %d messages (%s → %s tokens), %s-character summary",
-		r.MessagesBefore, r.MessagesAfter, tokens(r.TokensBefore), tokens(r.TokensAfter), count(r.SummaryChars))
+// describeCompaction says what a compaction of before into after
+// replaced, counting messages as chat messages (see chatMessages).
+func describeCompaction(r compact.Report, before, after []processor.Message) string {
+	return fmt.Sprintf("compacted %d → %d messages (%s → %s tokens), %s-byte summary",
+		chatMessages(before), chatMessages(after), tokens(r.TokensBefore), tokens(r.TokensAfter), count(r.SummaryBytes))
 }
 
 // focusSummarizer returns the summarizer compact uses

@@ -251,10 +251,11 @@ func TestChatSessionConflictDuringTurn(t *testing.T) {
 	if got := b.say(padded("b6")); got != "reply to: "+padded("b6") {
 		t.Fatalf("b6: %q; stderr:\n%s", got, b.stderr.String())
 	}
-	if code := b.quit(); code != 0 {
-		t.Errorf("b: exit %d", code)
+	if code := b.quit(); code != 1 {
+		t.Errorf("b: exit %d, want 1 (its input is not a terminal, and a turn failed)", code)
 	}
-	want := []string{`abridge: session "demo" was changed by another chat during this turn, so your message was not answered: send it again`}
+	want := []string{`abridge: session "demo" was changed by another chat during this turn, so your message was not answered: send it again`,
+		"abridge: chat: 1 of 6 turns failed"}
 	if diff := cmp.Diff(want, b.errorLines()); diff != "" {
 		t.Errorf("b's errors (-want +got):\n%s\nstderr:\n%s", diff, b.stderr.String())
 	}

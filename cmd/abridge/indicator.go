@@ -146,7 +146,7 @@ func summarizing(ev window.Event) string {
 	if n == 0 {
 		n = ev.MessagesBefore
 	}
-	return fmt.Sprintf("summarizing %d messages", n)
+	return "summarizing " + plural(n, "message")
 }
 
 // follow shows the window's compactions: it starts when one starts (with

@@ -12,6 +12,7 @@
 //	abridge sessions [show NAME]
 //	abridge serve [--addr HOST:PORT]
 //	abridge help [COMMAND]
+//	abridge --version
 //
 // Histories are OpenAI Chat Completions JSON: a bare array of messages or an
 // object with a "messages" array. With no model endpoint configured
@@ -27,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -84,8 +86,12 @@ type command struct {
 	usage string
 	// about is the paragraph printed after the synopsis.
 	about string
-	// env lists the environment variables that matter to the command.
-	env []string
+	// env lists the groups of environment variables that matter to the
+	// command; its help lists every variable of these groups.
+	env []config.Group
+	// logLevel is the command's log level when ABRIDGE_LOG_LEVEL is unset;
+	// "" means warn.
+	logLevel string
 	// flags declares the command's flags on fs and returns the function
 	// that runs the command with the remaining arguments; nil for help,
 	// which run handles itself.
@@ -138,6 +144,10 @@ func run(ctx context.Context, interrupts <-chan os.Signal, args []string, stdin 
 	case "-h", "-help", "--help":
 		writeMainUsage(stdout)
 		return exitOK
+	case "-version", "--version":
+		info, ok := debug.ReadBuildInfo()
+		fmt.Fprintln(stdout, version(info, ok))
+		return exitOK
 	}
 	cmd := lookup(args[0])
 	if cmd == nil {
@@ -167,6 +177,41 @@ func run(ctx context.Context, interrupts <-chan os.Signal, args []string, stdin 
 		return fail(stderr, err)
 	}
 	return exitOK
+}
+
+// version describes the build abridge runs from: its module version and
+// the revision it was built from, as the Go toolchain recorded them.
+func version(info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return "abridge (no build information)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(unknown version)"
+	}
+	var rev, at string
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	out := "abridge " + v
+	if rev != "" {
+		out += ", commit " + rev
+		if at != "" {
+			out += " of " + at
+		}
+		if modified {
+			out += ", with uncommitted changes"
+		}
+	}
+	return out + ", " + info.GoVersion
 }
 
 // helpCommand describes "abridge help" for its own help; run handles it
@@ -279,52 +324,36 @@ func commandNames() string {
 	return strings.Join(names, ", ")
 }
 
-// Variables that matter to the commands, by name; their descriptions come
-// from the config package.
-var (
-	envModel = []string{config.EnvOpenAIKey, config.EnvOpenAIBaseURL, config.Prefix + "MODEL",
-		config.Prefix + "SUMMARIZER", config.Prefix + "SUMMARY_MODEL", config.Prefix + "SUMMARY_BASE_URL",
-		config.Prefix + "SUMMARY_API_KEY", config.Prefix + "SUMMARY_TIMEOUT"}
-	envWindow = []string{config.Prefix + "TRIM_CHARS", config.Prefix + "MAX_MESSAGES",
-		config.Prefix + "CONTEXT_WINDOW", config.Prefix + "THRESHOLD_PERCENT", config.Prefix + "KEEP_USER_TURNS"}
-	envLog     = []string{config.Prefix + "LOG_LEVEL", config.Prefix + "LOG_FORMAT"}
-	envSession = config.Prefix + "SESSION_DB"
-	envAgent   = config.Prefix + "MAX_STEPS"
-)
+// envSession is the variable naming the session store.
+const envSession = config.Prefix + "SESSION_DB"
 
-// vars joins lists of variable names.
-func vars(lists ...[]string) []string {
-	var out []string
-	for _, l := range lists {
-		out = append(out, l...)
+// level returns the command's log level when ABRIDGE_LOG_LEVEL is unset.
+func (cmd *command) level() string {
+	if cmd.logLevel == "" {
+		return "warn"
 	}
-	return out
+	return cmd.logLevel
 }
 
-// writeEnv lists the named variables with their defaults and meaning; nil
-// lists them all.
-func writeEnv(b *strings.Builder, names []string) {
-	all := config.Variables()
-	if names == nil {
-		for _, v := range all {
-			names = append(names, v.Name)
-		}
+// writeEnv lists the variables of cmd's groups with their defaults and
+// meaning; a nil cmd lists them all.
+func writeEnv(b *strings.Builder, cmd *command) {
+	vars := config.Variables()
+	if cmd != nil {
+		vars = config.VariablesIn(cmd.env...)
 	}
-	for _, name := range names {
-		for _, v := range all {
-			if v.Name != name {
-				continue
-			}
-			def := strings.TrimSuffix(strings.TrimPrefix(v.Default, "("), ")")
-			if v.Name == logLevelVar {
-				def = "warn for the CLI"
-			}
-			if v.Name == envSession {
-				def = sessionDefault()
-			}
-			fmt.Fprintf(b, "  %s (default: %s)\n", v.Name, def)
-			b.WriteString(wrap(v.Description, "        ", 76))
+	for _, v := range vars {
+		def := strings.TrimSuffix(strings.TrimPrefix(v.Default, "("), ")")
+		switch {
+		case v.Name == logLevelVar && cmd != nil:
+			def = cmd.level()
+		case v.Name == logLevelVar:
+			def = "warn; info for serve"
+		case v.Name == envSession:
+			def = sessionDefault()
 		}
+		fmt.Fprintf(b, "  %s (default: %s)\n", v.Name, def)
+		b.WriteString(wrap(v.Description, "        ", 76))
 	}
 }
 
@@ -354,7 +383,7 @@ func writeMainUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(&b, "  %s\n", c.usage)
 	}
-	fmt.Fprintf(&b, "  %s\n\nCommands:\n\n", helpCommand.usage)
+	fmt.Fprintf(&b, "  %s\n  abridge --version\n\nCommands:\n\n", helpCommand.usage)
 	for _, c := range append(commands(), helpCommand) {
 		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
 	}
@@ -386,7 +415,7 @@ func writeCommandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
 	fmt.Fprintf(&b, "\nFlags:\n\n%s", flags.String())
 	if len(cmd.env) > 0 {
 		b.WriteString("\nEnvironment:\n\n")
-		writeEnv(&b, cmd.env)
+		writeEnv(&b, cmd)
 	}
 	io.WriteString(w, b.String())
 }

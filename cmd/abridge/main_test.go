@@ -11,12 +11,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
@@ -243,6 +245,65 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+func TestVersion(t *testing.T) {
+	tests := []struct {
+		name string
+		info *debug.BuildInfo
+		want string
+	}{
+		{"no build information", nil, "abridge (no build information)"},
+		{"a tagged module", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v0.4.0"}}, "abridge v0.4.0, go1.26.0"},
+		{"a checkout", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "cf95614"}, {Key: "vcs.time", Value: "2026-11-24T19:00:00Z"}, {Key: "vcs.modified", Value: "true"}}},
+			"abridge (devel), commit cf95614 of 2026-11-24T19:00:00Z, with uncommitted changes, go1.26.0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := version(tt.info, tt.info != nil); got != tt.want {
+				t.Errorf("version = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	r := runCLI(t, nil, "", "--version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "abridge ") || r.stderr != "" {
+		t.Errorf("--version: exit %d, stdout %q, stderr %q; want 0 and a line naming the build", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestHelpVariables checks that the help of each command that runs the
+// processors lists every variable that changes what they do, and that the
+// log level it gives as the default is the one the command uses.
+func TestHelpVariables(t *testing.T) {
+	processors := []string{"ABRIDGE_STRATEGY", "ABRIDGE_KEEP_MESSAGES", "ABRIDGE_TAIL_OUTPUTS", "ABRIDGE_TRIGGER_TOKENS"}
+	for _, v := range config.VariablesIn(config.GroupProcessors) {
+		processors = append(processors, v.Name)
+	}
+	tests := []struct {
+		cmd   string
+		want  []string
+		level string
+	}{
+		{"replay", processors, "warn"},
+		{"process", processors, "warn"},
+		{"chat", append([]string{"ABRIDGE_MAX_STEPS", "ABRIDGE_REQUEST_TIMEOUT"}, processors...), "warn"},
+		{"serve", append([]string{"ABRIDGE_SERVE_ADDR", "ABRIDGE_SUMMARY_API_KEY"}, processors...), "info"},
+		{"sessions", []string{"ABRIDGE_SESSION_DB"}, "warn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			r := runCLI(t, nil, "", "help", tt.cmd)
+			for _, name := range tt.want {
+				if !strings.Contains(r.stdout, "\n  "+name+" (default: ") {
+					t.Errorf("help %s does not list %s:\n%s", tt.cmd, name, r.stdout)
+				}
+			}
+			if want := "\n  ABRIDGE_LOG_LEVEL (default: " + tt.level + ")\n"; !strings.Contains(r.stdout, want) {
+				t.Errorf("help %s does not give %q:\n%s", tt.cmd, want, r.stdout)
+			}
+		})
+	}
+}
+
 // TestHelpCommand checks that "abridge help COMMAND" prints exactly what
 // "abridge COMMAND --help" prints, every flag of the command included.
 func TestHelpCommand(t *testing.T) {
@@ -323,6 +384,31 @@ func TestErrors(t *testing.T) {
 			}
 			if lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n"); len(lines) != 1 {
 				t.Errorf("stderr has %d lines, want one:\n%s", len(lines), r.stderr)
+			}
+		})
+	}
+}
+
+// TestReplayErrors checks that replay's errors name what went wrong once,
+// after the line saying the digest summarizes, and that a replay of
+// nothing fails.
+func TestReplayErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"broken JSON", []string{"replay", "testdata/broken.json"}, "abridge: replay: load history testdata/broken.json: message 1: "},
+		{"no answer", []string{"replay", "testdata/unanswered.json"}, "abridge: replay: nothing replayed: the transcript has no assistant message"},
+		{"no answer in either", []string{"replay", "testdata/unanswered.json", "testdata/unanswered.json"},
+			"abridge: replay: nothing replayed: none of the 2 transcripts has an assistant message"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, "", tt.args...)
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			if r.code != 1 || r.stdout != "" || len(lines) != 2 || !strings.HasPrefix(lines[1], tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant 1, nothing, the digest's line and one starting %q", r.code, r.stdout, r.stderr, tt.want)
 			}
 		})
 	}

@@ -32,7 +32,7 @@ A history that ends with the model's response is processed up to its last
 request, as it was before that response was asked for; the messages after
 it are kept as they are. A history with unanswered tool calls or orphaned
 tool returns is repaired first, and the repairs are reported.`,
-	env:   vars(envModel, envWindow, envLog),
+	env:   []config.Group{config.GroupModel, config.GroupProcessors, config.GroupLog},
 	flags: processFlags,
 }
 
@@ -48,7 +48,7 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		}
 		defer env.close()
 
-		s, kind := env.cfg.NewSummarizer(env.logger)
+		s, kind := env.cfg.NewWindowSummarizer(env.logger)
 		if kind != config.SummarizerLLM {
 			c.noteDigest(env, "")
 		}

@@ -148,7 +148,7 @@ func TestOneTokenBasis(t *testing.T) {
 	tiny := t.TempDir() + "/tiny.json"
 	saveFile(t, tiny, []processor.Message{processor.UserMessage("hi"), processor.TextMessage("hello"), processor.UserMessage("bye")})
 	r := runCLI(t, nil, "", "compact", tiny)
-	if r.code != 1 || !strings.Contains(r.stderr, "compacted history not smaller than the history") || r.stdout != "" {
+	if r.code != 1 || !strings.Contains(r.stderr, "compaction would not shrink the history: 16 estimated tokens before") || r.stdout != "" {
 		t.Errorf("compact of a tiny history: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -40,7 +40,7 @@ binary holds them; testdata/README.md in the source says
 where they come from). Without a model endpoint the window summarizes with
 the offline digest; with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the
 model.`,
-	env:   vars(envModel, envWindow, envLog),
+	env:   []config.Group{config.GroupModel, config.GroupProcessors, config.GroupLog},
 	flags: replayFlags,
 }
 
@@ -81,6 +81,7 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			Window:   env.cfg.WindowOptions(),
 			Trim:     env.cfg.TrimOptions(),
 			Progress: newProgress(c.stderr).update,
+			Strategy: env.cfg.Strategy,
 		}
 		if env.cfg.SummarizerKind() == config.SummarizerLLM {
 			opts.Summarizer = replay.SummarizerModel
@@ -99,6 +100,18 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		opts.Progress("", 0, 0)
 		if err != nil {
 			return fmt.Errorf("replay: %w", err)
+		}
+		if report.Total.Requests == 0 {
+			which := "the transcript has no assistant message"
+			if n := len(report.Results); n > 1 {
+				which = fmt.Sprintf("none of the %d transcripts has an assistant message", n)
+			}
+			return fmt.Errorf("replay: nothing replayed: %s, and a request is replayed before each one", which)
+		}
+		for _, r := range report.Results {
+			if r.Requests == 0 {
+				c.note(fmt.Sprintf("%s: nothing replayed: no assistant message", r.File))
+			}
 		}
 		switch {
 		case *asJSON:

@@ -130,6 +130,50 @@ func TestReplayJSON(t *testing.T) {
 	}
 }
 
+// TestReplaySettings checks that the header and --json's options name
+// every setting the environment changes the replay with.
+func TestReplaySettings(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		header  []string
+		options map[string]any
+	}{
+		{"defaults", nil, []string{"max messages 40", "no token trigger", "tail of 20 messages", "trim at 2,000 characters"},
+			map[string]any{"max_messages": 40.0, "trigger_tokens": 0.0, "keep_messages": 0.0, "tail_outputs": 0.0}},
+		{"token trigger", map[string]string{"ABRIDGE_TRIGGER_TOKENS": "5000"}, []string{"token trigger at 5,000 tokens"},
+			map[string]any{"trigger_tokens": 5000.0}},
+		{"economy", map[string]string{"ABRIDGE_STRATEGY": "economy"},
+			[]string{"strategy economy", "max messages 24", "tail of 6 messages", "the tail's tool outputs cleared but the last round's", "trim at 1,000 characters"},
+			map[string]any{"strategy": "economy", "max_messages": 24.0, "keep_messages": 6.0, "tail_outputs": 1.0, "trim_max_chars": 1000.0}},
+		{"kept tail", map[string]string{"ABRIDGE_KEEP_MESSAGES": "8"}, []string{"tail of 8 messages"}, map[string]any{"keep_messages": 8.0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.env, "", "replay", "testdata/history.json")
+			if r.code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+			}
+			header := strings.Join(strings.Fields(strings.SplitN(r.stdout, "\n\n", 2)[0]), " ")
+			for _, w := range tt.header {
+				if !strings.Contains(header, w) {
+					t.Errorf("header %q does not say %q", header, w)
+				}
+			}
+			r = runCLI(t, tt.env, "", "replay", "--json", "testdata/history.json")
+			var report struct{ Options map[string]any }
+			if err := json.Unmarshal([]byte(r.stdout), &report); err != nil {
+				t.Fatalf("--json: %v\n%s", err, r.stdout)
+			}
+			for k, want := range tt.options {
+				if got := report.Options[k]; got != want {
+					t.Errorf("options.%s = %v, want %v", k, got, want)
+				}
+			}
+		})
+	}
+}
+
 // TestReplayPlot writes the plot in each format it takes, one panel per
 // transcript, and checks the mistakes: an extension of no supported format
 // is refused before anything is replayed, and a path that cannot be

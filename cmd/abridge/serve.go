@@ -53,9 +53,9 @@ GET /healthz answers 200 while the proxy serves; GET /metrics gives the
 Prometheus metrics. SIGTERM or Ctrl-C stops it after the requests in flight
 have finished (ABRIDGE_SERVE_SHUTDOWN_TIMEOUT at most). Logs go to stderr at
 ABRIDGE_LOG_LEVEL (info unless set); no header is ever logged.`,
-	env: vars([]string{config.Prefix + "SERVE_ADDR", config.Prefix + "SERVE_MAX_BODY_MB", config.Prefix + "SERVE_TIMEOUT",
-		config.Prefix + "SERVE_SHUTDOWN_TIMEOUT", envSession}, envModel, envWindow, envLog),
-	flags: serveFlags,
+	env:      []config.Group{config.GroupServe, config.GroupSession, config.GroupModel, config.GroupProcessors, config.GroupLog},
+	logLevel: "info",
+	flags:    serveFlags,
 }
 
 func serveFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string) error {
@@ -145,10 +145,21 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          zap.NewStdLog(logger.Named("http")),
 	}
-	c.note(fmt.Sprintf("serving on http://%s%s (upstream %s; summaries: %s, kept in %s, paid by %s)",
-		ln.Addr(), proxy.Prefix, shownUpstream(cfg), kind, session.Describe(cfg.SessionDB), payer))
-	logger.Info("serve: listening", zap.String("addr", ln.Addr().String()), zap.String("upstream", shownUpstream(cfg)),
-		zap.String("summarizer", kind), zap.String("summaries_paid_by", payer))
+	say := func(msg string, fields ...zap.Field) {
+		// A JSON log keeps stderr all JSON: the status lines are entries.
+		if cfg.LogFormat == "json" {
+			logger.Info(msg, fields...)
+			return
+		}
+		c.note(msg)
+	}
+	listening := []zap.Field{zap.String("addr", ln.Addr().String()), zap.String("upstream", shownUpstream(cfg)),
+		zap.String("summarizer", kind), zap.String("summaries_paid_by", payer)}
+	say(fmt.Sprintf("serving on http://%s%s (upstream %s; summaries: %s, kept in %s, paid by %s)",
+		ln.Addr(), proxy.Prefix, shownUpstream(cfg), kind, session.Describe(cfg.SessionDB), payer), listening...)
+	if cfg.LogFormat != "json" {
+		logger.Info("serve: listening", listening...)
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -157,7 +168,8 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	c.note(fmt.Sprintf("stopping: letting the requests in flight finish (at most %s)", cfg.ServeShutdownTimeout))
+	say(fmt.Sprintf("stopping: letting the requests in flight finish (at most %s)", cfg.ServeShutdownTimeout),
+		zap.Duration("shutdown_timeout", cfg.ServeShutdownTimeout))
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ServeShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

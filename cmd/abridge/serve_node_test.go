@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/skipnote"
 	"github.com/abridge-go/abridge/openaimw"
 	"github.com/abridge-go/abridge/processors/trimtools"
 )
@@ -35,6 +37,7 @@ func needNode(t *testing.T) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf(format, args...)
 		}
+		skipnote.Say("cmd/abridge: " + fmt.Sprintf(format, args...))
 		t.Skipf(format, args...)
 	}
 	node, err := exec.LookPath("node")

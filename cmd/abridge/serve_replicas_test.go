@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/skipnote"
 	"github.com/abridge-go/abridge/processors/trimtools"
 )
 
@@ -40,7 +41,9 @@ func postgresDatabase(t *testing.T) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%s is not set, and CI=true: the replica tests must run in CI (start a server with .ci/postgres.sh)", envPostgresURL)
 		}
-		t.Skipf("%s is not set: skipping the replica tests (start a server with: eval \"$(bash .ci/postgres.sh | tail -n 1)\")", envPostgresURL)
+		msg := fmt.Sprintf("%s is not set: skipping the replica tests (start a server with: eval \"$(bash .ci/postgres.sh | tail -n 1)\")", envPostgresURL)
+		skipnote.Say("cmd/abridge: " + msg)
+		t.Skip(msg)
 	}
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, server)

@@ -286,6 +286,36 @@ func TestServeShutdown(t *testing.T) {
 	}
 }
 
+// TestServeJSONLog checks that with ABRIDGE_LOG_FORMAT=json every line
+// serve writes on stderr, from start to stop, is a JSON object.
+func TestServeJSONLog(t *testing.T) {
+	upSrv := httptest.NewServer(&openaitest.Upstream{})
+	defer upSrv.Close()
+	env := serveEnv(t, upSrv.URL)
+	env["ABRIDGE_LOG_FORMAT"] = "json"
+	env["ABRIDGE_LOG_LEVEL"] = "info"
+	srv := startServe(t, env)
+	srv.stop()
+	select {
+	case code := <-srv.done:
+		srv.done <- code // for the cleanup
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	out := srv.stderr.String()
+	for _, want := range []string{"serving on http://", "stopping: letting the requests in flight finish"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("serve's log does not say %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var entry map[string]any
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Errorf("a line of the JSON log is not JSON (%v): %s", err, line)
+		}
+	}
+}
+
 // TestServeUsage checks serve's mistakes: they are named, with exit code
 // 2 for the command line and 1 for the environment.
 func TestServeUsage(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/session"
 )
 
@@ -24,7 +25,7 @@ interrupted, kept in the transcript but never sent again). "abridge
 sessions show NAME" prints one session's full transcript, every message
 ever saved, with the compactions and withdrawn turns marked where they
 happened. Neither creates the session store when there is none.`,
-	env:   vars([]string{envSession}, envLog),
+	env:   []config.Group{config.GroupSession, config.GroupLog},
 	flags: sessionsFlags,
 }
 
@@ -112,8 +113,12 @@ func showSession(ctx context.Context, c *cli, store session.Store, name string) 
 	if err != nil {
 		return fmt.Errorf("sessions show: %w", err)
 	}
-	fmt.Fprintf(c.stdout, "session %q: %s saved, %d in the working history; %s, %s\n", name,
-		plural(info.Messages, "message"), info.Working, plural(info.Compactions, "compaction"), plural(info.Withdrawn, "withdrawn turn"))
+	added := 0 // the messages compactions wrote: summaries, trimmed copies
+	for _, comp := range comps {
+		added += len(comp.Inserted)
+	}
+	fmt.Fprintf(c.stdout, "session %q: %s saved and %d added by compactions, %d in the working history; %s, %s\n", name,
+		plural(info.Messages, "message"), added, info.Working, plural(info.Compactions, "compaction"), plural(info.Withdrawn, "withdrawn turn"))
 	if err := session.Format(c.stdout, entries, comps); err != nil {
 		return fmt.Errorf("sessions show: %w", err)
 	}

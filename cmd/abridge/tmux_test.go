@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/abridge-go/abridge/internal/skipnote"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -36,7 +37,9 @@ func newTerm(t *testing.T, env map[string]string) *term {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("tmux is not installed, and CI=true: the end-to-end terminal test must run in CI (.ci/run installs tmux)")
 		}
-		t.Skip("tmux is not installed: skipping the end-to-end terminal test (apt-get install tmux, or run .ci/run)")
+		const msg = "tmux is not installed: skipping the end-to-end terminal tests (apt-get install tmux, or run .ci/run)"
+		skipnote.Say("cmd/abridge: " + msg)
+		t.Skip(msg)
 	}
 	dir := t.TempDir()
 	x := &term{t: t, sock: filepath.Join(dir, "tmux.sock"), conf: filepath.Join(dir, "tmux.conf")}
@@ -185,7 +188,7 @@ func TestChatTerminal(t *testing.T) {
 
 	// /compact.
 	x.send("a", "/compact")
-	x.waitFor("a", "compacted 4 → ", 1)
+	x.waitFor("a", "compacted 5 → ", 1)
 
 	// A second chat on the session: each reloads what the other wrote.
 	x.start("b", selfArgs("chat", "--session", "demo")...)

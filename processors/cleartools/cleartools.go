@@ -154,23 +154,25 @@ func (c *Clearer) Process(_ context.Context, history []processor.Message) ([]pro
 		}
 		cleared = clearable
 	}
-	var out []processor.Message
+	edit := processor.EditHistory(history)
 	for _, rd := range rounds[:cleared] {
 		for i := rd.call + 1; i < rd.end; i++ {
-			parts := summary.ClearParts(history[i].Parts, c.recall, c.kept)
-			if parts == nil {
-				continue
+			if m, changed := processor.MapParts(history[i], c.clear); changed {
+				edit.Set(i, m)
 			}
-			if out == nil {
-				out = slices.Clone(history)
-			}
-			out[i].Parts = parts
 		}
 	}
-	if out == nil {
-		return history, nil
+	return edit.History(), nil
+}
+
+// clear returns the placeholder for p, a tool output to clear, and false
+// for any other part.
+func (c *Clearer) clear(p processor.Part) (processor.Part, bool) {
+	r, ok := p.(processor.ToolReturn)
+	if !ok || c.kept(r) {
+		return nil, false
 	}
-	return out, nil
+	return summary.Clear(r, c.recall)
 }
 
 // rounds returns the tool rounds of history before its last message, with

@@ -11,7 +11,6 @@ package trimtools
 import (
 	"context"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -114,57 +113,26 @@ func (t *Trimmer) Process(_ context.Context, history []processor.Message) ([]pro
 	if t.maxChars < 0 {
 		return history, nil
 	}
-	var out []processor.Message // nil until a message changes
+	edit := processor.EditHistory(history)
 	for i, end := 0, len(history)-t.keepLast; i < end; i++ {
-		parts := t.trimMessage(&history[i])
-		if parts == nil {
+		if history[i].Kind != processor.Request {
 			continue
 		}
-		if out == nil {
-			out = slices.Clone(history)
+		if m, changed := processor.MapParts(history[i], t.trimPart); changed {
+			edit.Set(i, m)
 		}
-		out[i].Parts = parts
 	}
-	if out == nil {
-		return history, nil
-	}
-	return out, nil
+	return edit.History(), nil
 }
 
-// trimMessage returns a copy of m's parts with its long tool returns
-// trimmed, or nil when m is a response or none needs trimming.
-func (t *Trimmer) trimMessage(m *processor.Message) []processor.Part {
-	if m.Kind != processor.Request {
-		return nil
+// trimPart returns the trimmed replacement of p, a long tool return, and
+// false when p is another part or fits.
+func (t *Trimmer) trimPart(p processor.Part) (processor.Part, bool) {
+	r, ok := p.(processor.ToolReturn)
+	if !ok {
+		return nil, false
 	}
-	return t.trimParts(m.Parts)
-}
-
-// trimParts returns a copy of parts with its long tool returns trimmed, or
-// nil when none needs trimming.
-func (t *Trimmer) trimParts(parts []processor.Part) []processor.Part {
-	var out []processor.Part // nil until a part changes
-	for j, p := range parts {
-		r, ok := p.(processor.ToolReturn)
-		if !ok {
-			continue
-		}
-		trimmed, ok := t.trimPart(&r)
-		if !ok {
-			continue
-		}
-		if out == nil {
-			out = make([]processor.Part, len(parts))
-			copy(out, parts)
-		}
-		out[j] = trimmed
-	}
-	return out
-}
-
-// trimPart returns the trimmed replacement of r, and false when r fits.
-func (t *Trimmer) trimPart(r *processor.ToolReturn) (processor.Part, bool) {
-	content, ok := t.trimReturn(r)
+	content, ok := t.trimReturn(&r)
 	if !ok {
 		return nil, false
 	}

@@ -1,0 +1,54 @@
+package abridge_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/abridge-go/abridge"
+)
+
+// The shipped transcripts are files of OpenAI Chat Completions JSON, as
+// model.Load reads them.
+func ExampleTranscripts() {
+	fsys, names := abridge.Transcripts()
+	data, err := fsys.Open(names[0])
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer data.Close()
+	fmt.Println(len(names), "transcripts; the first:", names[0])
+	// Output:
+	// 5 transcripts; the first: claudecode-spotter__6c2214d7-b87e-4432-8e41-22ba294ea584__subagent-agent-afc096d.jsonl.json
+}
+
+// TestEveryPackageHasExamples checks the README's claim that every public
+// package has runnable examples: an example_test.go with at least one
+// example whose output is checked.
+func TestEveryPackageHasExamples(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH: skipping the examples check")
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}} {{.Dir}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		path, rest, _ := strings.Cut(sc.Text(), " ")
+		name, dir, _ := strings.Cut(rest, " ")
+		if name == "main" || strings.Contains(path+"/", "/internal/") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "example_test.go"))
+		if err != nil || !bytes.Contains(data, []byte("// Output:")) {
+			t.Errorf("package %s has no example_test.go with a checked example (// Output:)", path)
+		}
+	}
+}
