@@ -307,3 +307,22 @@ func samePart(a, b processor.Part) bool {
 	}
 	return false
 }
+
+// lasts returns the keys of history[from:len(history)-1]: the messages a
+// span of history whose head ends at from may end with (a span never takes
+// the last message), each once.
+func (k *keyer) lasts(history []processor.Message, from int) []Key {
+	if from >= len(history)-1 {
+		return nil
+	}
+	out := make([]Key, 0, len(history)-1-from)
+	seen := make(map[Key]bool, len(history)-1-from)
+	for i := from; i < len(history)-1; i++ {
+		key := k.key("", history[i:i+1])
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, key)
+		}
+	}
+	return out
+}

@@ -73,7 +73,7 @@ func markerOf(h []processor.Message) (string, bool) {
 // nopStore is a Store that remembers nothing: every request is new.
 type nopStore struct{}
 
-func (nopStore) Spans(context.Context, Key) ([]Span, error)            { return nil, nil }
+func (nopStore) Spans(context.Context, Key, []Key) ([]Span, error)     { return nil, nil }
 func (nopStore) Save(context.Context, Key, Span) error                 { return nil }
 func (nopStore) Summary(context.Context, string) (string, bool, error) { return "", false, nil }
 
