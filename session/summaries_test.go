@@ -383,3 +383,47 @@ func TestMigrate(t *testing.T) {
 		})
 	}
 }
+
+// TestSummariesSharedOpening runs a window over the database on
+// conversations that share their first messages, then sends each from its
+// start again: no summary is paid twice, however many conversations begin
+// alike and however many summaries one conversation made.
+func TestSummariesSharedOpening(t *testing.T) {
+	backends(t, func(t *testing.T, newDSN newDSN) {
+		ctx := context.Background()
+		st := openStore(t, newDSN(t))
+		sum := &countingSummarizer{}
+		w := window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries()})
+		variant := func(i, n int) []processor.Message {
+			h := conversation(n)
+			for j := 4; j < len(h); j++ {
+				if r, ok := h[j].Parts[0].(processor.ToolReturn); ok {
+					r.Content = fmt.Sprintf("conversation %d: %s", i, r.Content)
+					h[j].Parts = []processor.Part{r}
+				}
+			}
+			return h
+		}
+		send := func(i int) {
+			full := variant(i, 40)
+			for n := 6; n <= len(full); n += 2 {
+				if _, err := w.Process(ctx, full[:n]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for i := range 10 {
+			send(i)
+		}
+		paid := sum.count()
+		if paid < 10*8 {
+			t.Fatalf("%d summaries for 10 conversations, want more", paid)
+		}
+		for i := range 10 {
+			send(i)
+		}
+		if got := sum.count(); got != paid {
+			t.Errorf("sent again from their start, the conversations paid %d more summaries, want 0", got-paid)
+		}
+	})
+}
