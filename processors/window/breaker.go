@@ -123,3 +123,12 @@ func (b *breakers) forgetOne(now time.Time) {
 	}
 	delete(b.m, any)
 }
+
+// tally records the outcome of a summarizer call for payer's breaker: a
+// success, or a failure unless Options.RequestFault blames the request.
+func (w *Window) tally(payer string, err error) {
+	if err != nil && w.requestFault != nil && w.requestFault(err) {
+		return
+	}
+	w.record(payer, err == nil)
+}

@@ -43,7 +43,7 @@ func (w *Window) retry(ctx context.Context, history []processor.Message, head in
 				err = summary.ErrEmpty
 			}
 		}
-		w.record(payer, err == nil)
+		w.tally(payer, err)
 		if err != nil {
 			return result{failure: &failure{err: err, reason: "retry"}}
 		}

@@ -257,3 +257,47 @@ func TestStoreKeepsSharedOpenings(t *testing.T) {
 		}
 	})
 }
+
+// errContent is a failure caused by what a request held.
+var errContent = errors.New("400: the request was refused by the content filter")
+
+// contentSummarizer fails for histories holding "forbidden", and writes a
+// summary for the others.
+type contentSummarizer struct{ calls int }
+
+func (c *contentSummarizer) Summarize(_ context.Context, ms []processor.Message, _ string) (string, error) {
+	c.calls++
+	for _, m := range ms {
+		if strings.Contains(m.Text(), "forbidden") {
+			return "", errContent
+		}
+	}
+	return "A summary.", nil
+}
+
+// TestRequestFault checks that failures Options.RequestFault blames on the
+// request do not open the breaker that requests share: after many of them,
+// another conversation still gets the summarizer's summary.
+func TestRequestFault(t *testing.T) {
+	sum := &contentSummarizer{}
+	w := New(Options{MaxMessages: 10, Summarizer: sum, Store: nopStore{},
+		RequestFault: func(err error) bool { return errors.Is(err, errContent) }})
+	ctx := context.Background()
+	for i := range 5 {
+		h := conversation(10+i, 100)
+		h[3] = user("Say something forbidden.")
+		if _, err := w.Process(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := w.Process(ctx, conversation(10, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := markerOf(out); s != "A summary." {
+		t.Errorf("after requests refused for their content, another got %q, want the summarizer's summary", s)
+	}
+	if sum.calls != 6 {
+		t.Errorf("%d summarizer calls, want 6", sum.calls)
+	}
+}

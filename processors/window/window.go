@@ -156,6 +156,14 @@ type Options struct {
 	// answered (for Timeout at most): a failure opens the breaker again,
 	// a success closes it.
 	BreakerCooldown time.Duration
+	// RequestFault, when set, reports whether a summarizer error was
+	// caused by what the request held (a provider refusing its content,
+	// say) rather than by the summarizer's service or the payer's
+	// credential: such a failure falls back as any other, but does not
+	// count toward the breaker, so one client's messages cannot switch
+	// off the summaries of the others sharing it. Nil means every failure
+	// counts.
+	RequestFault func(err error) bool
 	// OnEvent, when set, is called synchronously for every compaction
 	// event and store failure. It must be safe for concurrent use when the
 	// window is shared.
@@ -284,7 +292,8 @@ type Window struct {
 	now             func() time.Time
 	onEvent         func(ctx context.Context, e Event)
 
-	breakers breakers // a circuit breaker per payer (see WithPayer)
+	breakers     breakers // a circuit breaker per payer (see WithPayer)
+	requestFault func(error) bool
 
 	memo    memo // content-keyed memories: markers, trusted references, waits
 	keys    keyer
@@ -306,6 +315,7 @@ func New(opts Options) *Window {
 		timeout:         opts.Timeout,
 		breakerFailures: opts.BreakerFailures,
 		breakerCooldown: opts.BreakerCooldown,
+		requestFault:    opts.RequestFault,
 		now:             opts.Now,
 		onEvent:         opts.OnEvent,
 		blank:           summary.Marker(""),
@@ -891,7 +901,7 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		case !fits(s):
 			reason, err = "summary too large", ErrSummaryTooLarge
 		}
-		w.record(payer, err == nil)
+		w.tally(payer, err)
 		if err == nil {
 			return strings.TrimSpace(s), nil, nil
 		}
