@@ -257,7 +257,8 @@ type Event struct {
 	// called for this one.
 	Shared bool
 	// Reason names the failure briefly: "timeout", "summarizer error",
-	// "empty summary", "summary too large", "circuit open", or, when
+	// "empty summary", "summary too large", "circuit open", "unpaid" (see
+	// WithoutSummarizer), or, when
 	// nothing was compacted, "no smaller summary" or "canceled"
 	// (EventFailed); "spans", "save" or "summary" (EventStoreFailed: the
 	// store method that failed).
