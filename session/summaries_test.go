@@ -427,3 +427,64 @@ func TestSummariesSharedOpening(t *testing.T) {
 		}
 	})
 }
+
+// flakySummarizer fails while down is set, and counts its calls.
+type flakySummarizer struct {
+	countingSummarizer
+	down bool
+}
+
+func (f *flakySummarizer) Summarize(ctx context.Context, ms []processor.Message, previous string) (string, error) {
+	if f.down {
+		f.mu.Lock()
+		f.calls++
+		f.mu.Unlock()
+		return "", errors.New("503 Service Unavailable")
+	}
+	return f.countingSummarizer.Summarize(ctx, ms, previous)
+}
+
+// TestSummariesFallbackRetried checks that a fallback's summary saved in
+// the database while the summarizer was down is not reused for good: after
+// a restart, with the summarizer back, the next request gets the model's
+// summary, saved in its place and reused by the processes after.
+func TestSummariesFallbackRetried(t *testing.T) {
+	backends(t, func(t *testing.T, newDSN newDSN) {
+		ctx := context.Background()
+		dsn := newDSN(t)
+		sum := &flakySummarizer{down: true}
+		win := func() *window.Window {
+			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: openStore(t, dsn).Summaries()})
+		}
+		out, err := win().Process(ctx, conversation(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := markerText(out); !strings.Contains(s, summary.DigestHeader) {
+			t.Fatalf("marker %q, want the fallback's digest", s)
+		}
+		sum.down = false
+		for i := range 2 { // after a restart, twice
+			out, err := win().Process(ctx, conversation(10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := markerText(out); !strings.Contains(s, "Summary 2 of") {
+				t.Errorf("request %d after the summarizer came back: marker %q, want its summary", i, s)
+			}
+		}
+		if sum.count() != 2 {
+			t.Errorf("%d summarizer calls, want 2 (the failure, then one summary reused)", sum.count())
+		}
+	})
+}
+
+// markerText returns the text of the first marker of h, or "".
+func markerText(h []processor.Message) string {
+	for _, m := range h {
+		if summary.IsMarker(m) {
+			return m.Text()
+		}
+	}
+	return ""
+}
