@@ -108,15 +108,16 @@ func (t *Tenants) context(ctx context.Context, h http.Header) context.Context {
 
 // Transport returns a RoundTripper that sends the proxy's requests with
 // next (nil means http.DefaultTransport) and records the credential of
-// each the upstream answers with a success (2xx) as accepted. Give it to
-// the [Proxy] as its Options.Transport.
+// each POST the upstream answers with a success (2xx) as accepted: a model
+// call, not a listing some upstreams serve to anyone. Give it to the
+// [Proxy] as its Options.Transport.
 func (t *Tenants) Transport(next http.RoundTripper) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
 	}
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
 		resp, err := next.RoundTrip(req)
-		if err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if err == nil && req.Method == http.MethodPost && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			id, _ := credentialID(req.Header)
 			t.accept(id)
 		}

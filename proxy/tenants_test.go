@@ -91,7 +91,7 @@ func TestTenantsSummarizeFor(t *testing.T) {
 			// The upstream accepts accepted-key and no credential.
 			up := tn.Transport(roundTripper(func(req *http.Request) (*http.Response, error) {
 				status := http.StatusOK
-				if req.Header.Get("Authorization") == refused {
+				if req.Header.Get("Authorization") == refused && req.Method == http.MethodPost {
 					status = http.StatusUnauthorized
 				}
 				return &http.Response{StatusCode: status, Body: io.NopCloser(strings.NewReader("{}")), Header: http.Header{}}, nil
@@ -116,6 +116,12 @@ func TestTenantsSummarizeFor(t *testing.T) {
 			}
 			if tc.policy == SummarizeAccepted && summarized(accepted) {
 				t.Errorf("summarized for a credential before the upstream accepted it")
+			}
+			// A listing answered with success accepts nobody.
+			list, _ := http.NewRequest(http.MethodGet, "http://upstream.invalid/v1/models", nil)
+			list.Header.Set("Authorization", refused)
+			if resp, err := up.RoundTrip(list); err == nil {
+				_ = resp.Body.Close()
 			}
 			for auth := range tc.want {
 				req, _ := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", nil)
