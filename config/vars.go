@@ -282,7 +282,7 @@ var variables = []variable{
 	{
 		Variable: Variable{
 			Name: Prefix + "SERVE_SUMMARIZE_FOR", Default: SummarizeAccepted, Accepted: "accepted, credential or all",
-			Description: "For which requests abridge serve's summarizer calls its model: accepted, those whose credential (Authorization, api-key or x-api-key header) the upstream has accepted before (answered a POST carrying it with a 2xx) (with no API key of the proxy's own, a request without one counts as a credential); credential, those carrying one (any, with no key of the proxy's own); all, every request. The others are compacted with the offline digest, and nothing is stored for them.",
+			Description: "For which requests abridge serve's summarizer calls its model: accepted, those whose credential (Authorization, api-key or x-api-key header) the upstream has accepted before, answering a POST carrying it with a 2xx (with no API key of the proxy's own, no credential counts as one); credential, those carrying one (or any, with no key of the proxy's own); all, every request. The others are compacted with the offline digest, and nothing is stored for them.",
 		},
 		field: "ServeSummarizeFor", kind: "a string", problem: unknownValue,
 		valid: func(c *Config) bool {
