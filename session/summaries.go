@@ -69,7 +69,8 @@ func (s *store) Summaries() window.Store { return summaries{s} }
 // Spans returns the spans saved under key that end with one of lasts, the
 // most recently saved first, and records them as used when that was
 // lately not done.
-func (s summaries) Spans(ctx context.Context, key window.Key, lasts []window.Key) ([]window.Span, error) {
+func (s summaries) Spans(ctx context.Context, key window.Key, ends func() []window.Key) ([]window.Span, error) {
+	lasts := ends()
 	if len(lasts) == 0 {
 		return nil, nil
 	}

@@ -140,7 +140,7 @@ func TestSummariesStore(t *testing.T) {
 		if err := s.Save(ctx, k2, span(1)); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Spans(ctx, k1, lasts)
+		got, err := s.Spans(ctx, k1, ends(lasts...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,13 +151,13 @@ func TestSummariesStore(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("spans of key 1 (-want +got):\n%s", diff)
 		}
-		if got, _ := s.Spans(ctx, k1, []window.Key{span(2).Last, {7, 7}}); len(got) != 1 || got[0] != span(2) {
+		if got, _ := s.Spans(ctx, k1, ends(span(2).Last, window.Key{7, 7})); len(got) != 1 || got[0] != span(2) {
 			t.Errorf("spans of key 1 ending with message 2: %+v", got)
 		}
-		if got, _ := s.Spans(ctx, k2, lasts); len(got) != 1 || got[0] != span(1) {
+		if got, _ := s.Spans(ctx, k2, ends(lasts...)); len(got) != 1 || got[0] != span(1) {
 			t.Errorf("spans of key 2: %+v", got)
 		}
-		if got, _ := s.Spans(ctx, window.Key{3}, lasts); len(got) != 0 {
+		if got, _ := s.Spans(ctx, window.Key{3}, ends(lasts...)); len(got) != 0 {
 			t.Errorf("spans of an unknown key: %+v", got)
 		}
 		// A fallback saved first is replaced by the summarizer's summary.
@@ -169,7 +169,7 @@ func TestSummariesStore(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got, _ := s.Spans(ctx, k2, []window.Key{fb.Last}); len(got) != 1 || got[0] != again {
+		if got, _ := s.Spans(ctx, k2, ends(fb.Last)); len(got) != 1 || got[0] != again {
 			t.Errorf("a fallback span saved again with a summary: %+v", got)
 		}
 		text, ok, err := s.Summary(ctx, summary.Ref("summary again"))
@@ -226,7 +226,7 @@ func TestSummariesRetention(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Reading span 1 uses it.
-		if got, err := s.Spans(ctx, window.Key{1}, lasts(1)); err != nil || len(got) != 1 {
+		if got, err := s.Spans(ctx, window.Key{1}, ends(lasts(1)...)); err != nil || len(got) != 1 {
 			t.Fatalf("Spans = %+v, %v", got, err)
 		}
 		if err := s.prune(ctx, time.Now()); err != nil {
@@ -238,7 +238,7 @@ func TestSummariesRetention(t *testing.T) {
 			if i >= 5 {
 				k = window.Key{2}
 			}
-			if got, _ := s.Spans(ctx, k, lasts(i)); len(got) == 1 {
+			if got, _ := s.Spans(ctx, k, ends(lasts(i)...)); len(got) == 1 {
 				kept = append(kept, i)
 			}
 		}
@@ -356,7 +356,7 @@ func TestMigrate(t *testing.T) {
 				if len(h) != 1 || h[0].Message.Text() != "hello" {
 					t.Errorf("transcript after the migration: %d messages", len(h))
 				}
-				got, err := st.Summaries().Spans(ctx, window.Key{1}, []window.Key{{4}})
+				got, err := st.Summaries().Spans(ctx, window.Key{1}, ends(window.Key{4}))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -376,7 +376,7 @@ func TestMigrate(t *testing.T) {
 				if err := st.Summaries().Save(ctx, window.Key{2}, fresh); err != nil {
 					t.Fatalf("save a span that clears after the migration: %v", err)
 				}
-				if got, _ := st.Summaries().Spans(ctx, window.Key{2}, []window.Key{{5}}); len(got) != 1 || got[0] != fresh {
+				if got, _ := st.Summaries().Spans(ctx, window.Key{2}, ends(window.Key{5})); len(got) != 1 || got[0] != fresh {
 					t.Errorf("spans of the new save: %+v", got)
 				}
 			})
@@ -487,4 +487,9 @@ func markerText(h []processor.Message) string {
 		}
 	}
 	return ""
+}
+
+// ends returns keys as Store.Spans asks for them.
+func ends(keys ...window.Key) func() []window.Key {
+	return func() []window.Key { return keys }
 }

@@ -76,10 +76,12 @@ type Span struct {
 // [NewMemoryStore] is the default; package session has one on SQLite and
 // PostgreSQL shared by processes.
 type Store interface {
-	// Spans returns the spans saved under key whose Last is one of lasts
-	// (the keys of the messages where a span of the history at hand may
-	// end), the most recently saved first, or none.
-	Spans(ctx context.Context, key Key, lasts []Key) ([]Span, error)
+	// Spans returns the spans saved under key whose Last is one of the
+	// keys lasts returns (those of the messages where a span of the
+	// history at hand may end), the most recently saved first, or none.
+	// Computing them costs a hash a message: a store calls lasts at most
+	// once, and need not when it has nothing under key.
+	Spans(ctx context.Context, key Key, lasts func() []Key) ([]Span, error)
 	// Save records span under key. Saving a span with the digest of one
 	// already saved under key replaces it, unless the new span is a
 	// fallback and the saved one is not: a summarizer's summary is never
@@ -140,19 +142,26 @@ func NewMemoryStore(conversations int) *MemoryStore {
 		items: map[Key]map[Digest]*list.Element{}, refs: map[string]*refCount{}}
 }
 
-// Spans returns the spans saved under key whose Last is in lasts, most
+// Spans returns the spans saved under key whose Last is among lasts(), most
 // recently saved first, and counts them as used. The slice is the
 // caller's.
-func (s *MemoryStore) Spans(_ context.Context, key Key, lasts []Key) ([]Span, error) {
+func (s *MemoryStore) Spans(_ context.Context, key Key, lasts func() []Key) ([]Span, error) {
+	s.mu.Lock()
+	n := len(s.items[key])
+	s.mu.Unlock()
+	if n == 0 {
+		return nil, nil
+	}
+	ends := lasts() // outside the lock: it hashes
+	want := make(map[Key]bool, len(ends))
+	for _, l := range ends {
+		want[l] = true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	byDigest := s.items[key]
 	if len(byDigest) == 0 {
 		return nil, nil
-	}
-	want := make(map[Key]bool, len(lasts))
-	for _, l := range lasts {
-		want[l] = true
 	}
 	var found []*memSpan
 	for _, el := range byDigest {

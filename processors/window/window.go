@@ -551,7 +551,7 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 // lookup returns the span the store has for history, its head ending at
 // head, with the hasher find returns; nil when there is none.
 func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, *hasher) {
-	spans, err := w.store.Spans(ctx, k, w.keys.lasts(history, head))
+	spans, err := w.store.Spans(ctx, k, func() []Key { return w.keys.lasts(history, head) })
 	if err != nil {
 		w.storeFailed(ctx, "spans", err)
 		return nil, nil
