@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 
 	"go.uber.org/zap"
@@ -295,9 +296,12 @@ func (c *Config) NewWindow(s window.Summarizer, logger *zap.Logger, onEvent func
 
 // NewWindowWith is [Config.NewWindow] with the window's logger, event
 // callback, summary store and recall hint taken from o (its Logger nil:
-// no log lines of the window's events).
+// no log lines of the window's events). A summarizer call the provider
+// refused for what it held does not count toward the window's circuit
+// breaker (see [RequestFault]).
 func (c *Config) NewWindowWith(s window.Summarizer, o BuildOptions) *window.Window {
 	opts := c.WindowOptions()
+	opts.RequestFault = RequestFault
 	opts.Summarizer = s
 	opts.OnEvent = windowlog.Events(o.Logger, o.OnEvent)
 	opts.Store = o.Store
@@ -323,4 +327,21 @@ func (c *Config) NewChain(w *window.Window) processor.Processor {
 		ps = append(ps, w)
 	}
 	return processor.Chain(ps...)
+}
+
+// RequestFault reports whether err is a model provider refusing a request
+// for what it held (HTTP 400, 413 or 422: a content filter, a message it
+// cannot read), as opposed to a failure of its service (5xx, a timeout)
+// or of the credential (401, 403, 429): the window's
+// Options.RequestFault.
+func RequestFault(err error) bool {
+	var e *model.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.StatusCode {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		return true
+	}
+	return false
 }

@@ -546,3 +546,27 @@ func TestTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestFault checks which summarizer errors are blamed on the
+// request rather than on the service or the credential.
+func TestRequestFault(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{&model.Error{StatusCode: 400, Code: "content_filter"}, true},
+		{fmt.Errorf("summarize: %w", &model.Error{StatusCode: 422}), true},
+		{&model.Error{StatusCode: 413}, true},
+		{&model.Error{StatusCode: 401}, false},
+		{&model.Error{StatusCode: 403}, false},
+		{&model.Error{StatusCode: 429}, false},
+		{&model.Error{StatusCode: 500}, false},
+		{&model.Error{}, false},
+		{context.DeadlineExceeded, false},
+	}
+	for _, tc := range tests {
+		if got := RequestFault(tc.err); got != tc.want {
+			t.Errorf("RequestFault(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}

@@ -135,6 +135,10 @@ type Config struct {
 	// ServeShutdownTimeout is how long abridge serve lets requests in
 	// flight finish once it is told to stop. Default 30s.
 	ServeShutdownTimeout time.Duration `env:"SERVE_SHUTDOWN_TIMEOUT" envDefault:"30s"`
+	// ServeSummarizeFor says for which requests abridge serve's
+	// summarizer may call its model: accepted (the default), credential
+	// or all (see the constants Summarize*).
+	ServeSummarizeFor string `env:"SERVE_SUMMARIZE_FOR" envDefault:"accepted"`
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
 	// LogFormat is console or json. Default console.

@@ -33,6 +33,7 @@ func defaults() Config {
 		ServeMaxBodyMB:       32,
 		ServeTimeout:         10 * time.Minute,
 		ServeShutdownTimeout: 30 * time.Second,
+		ServeSummarizeFor:    "accepted",
 		LogLevel:             "info",
 		LogFormat:            "console",
 	}
@@ -116,6 +117,7 @@ func TestEachVariable(t *testing.T) {
 		{"ABRIDGE_SERVE_ADDR", "[::1]:0", func(c *Config) { c.ServeAddr = "[::1]:0" }},
 		{"ABRIDGE_SERVE_MAX_BODY_MB", "1024", func(c *Config) { c.ServeMaxBodyMB = 1024 }},
 		{"ABRIDGE_SERVE_TIMEOUT", "90s", func(c *Config) { c.ServeTimeout = 90 * time.Second }},
+		{"ABRIDGE_SERVE_SUMMARIZE_FOR", "all", func(c *Config) { c.ServeSummarizeFor = "all" }},
 		{"ABRIDGE_SERVE_SHUTDOWN_TIMEOUT", "2m", func(c *Config) { c.ServeShutdownTimeout = 2 * time.Minute }},
 		{"ABRIDGE_LOG_LEVEL", "debug", func(c *Config) { c.LogLevel = "debug" }},
 		{"ABRIDGE_LOG_LEVEL", "WARN", func(c *Config) { c.LogLevel = "warn" }},
@@ -233,6 +235,7 @@ func TestInvalid(t *testing.T) {
 		{"ABRIDGE_SERVE_MAX_BODY_MB", "2048", `ABRIDGE_SERVE_MAX_BODY_MB="2048": out of range; accepted: an integer from 1 to 1024`},
 		{"ABRIDGE_SERVE_TIMEOUT", "0s", `ABRIDGE_SERVE_TIMEOUT="0s": out of range; accepted: a positive duration with a unit (90s, 10m)`},
 		{"ABRIDGE_SERVE_SHUTDOWN_TIMEOUT", "30", `ABRIDGE_SERVE_SHUTDOWN_TIMEOUT="30": not a duration; accepted: a positive duration with a unit (30s, 2m)`},
+		{"ABRIDGE_SERVE_SUMMARIZE_FOR", "anyone", `ABRIDGE_SERVE_SUMMARIZE_FOR="anyone": unknown value; accepted: accepted, credential or all`},
 		{"ABRIDGE_LOG_LEVEL", "verbose", `ABRIDGE_LOG_LEVEL="verbose": unknown value; accepted: debug, info, warn or error`},
 		{"ABRIDGE_LOG_LEVEL", "fatal", `ABRIDGE_LOG_LEVEL="fatal": unknown value; accepted: debug, info, warn or error`},
 		{"ABRIDGE_LOG_FORMAT", "text", `ABRIDGE_LOG_FORMAT="text": unknown value; accepted: console or json`},

@@ -9,6 +9,18 @@ import (
 	"github.com/abridge-go/abridge/model"
 )
 
+// Values of ABRIDGE_SERVE_SUMMARIZE_FOR (Config.ServeSummarizeFor): for
+// which requests abridge serve's summarizer calls its model.
+const (
+	// SummarizeAccepted: requests whose credential the upstream has
+	// accepted before.
+	SummarizeAccepted = "accepted"
+	// SummarizeCredential: requests that carry a credential.
+	SummarizeCredential = "credential"
+	// SummarizeAll: every request.
+	SummarizeAll = "all"
+)
+
 // DefaultUpstream is the base URL abridge serve forwards to when
 // OPENAI_BASE_URL is unset: the OpenAI API.
 const DefaultUpstream = "https://api.openai.com/v1"

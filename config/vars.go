@@ -337,6 +337,17 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
+			Group: GroupServe, Name: Prefix + "SERVE_SUMMARIZE_FOR", Default: SummarizeAccepted, Accepted: "accepted, credential or all",
+			Description: "For which requests abridge serve's summarizer calls its model: accepted, those whose credential (Authorization, api-key or x-api-key header) the upstream has accepted before, answering a POST carrying it with a 2xx (with no API key of the proxy's own, no credential counts as one); credential, those carrying one (or any, with no key of the proxy's own); all, every request. The others are compacted with the offline digest, and nothing is stored for them.",
+		},
+		field: "ServeSummarizeFor", kind: "a string", problem: unknownValue,
+		valid: func(c *Config) bool {
+			return oneOf(c.ServeSummarizeFor, SummarizeAccepted, SummarizeCredential, SummarizeAll)
+		},
+		show: func(c *Config) string { return c.ServeSummarizeFor },
+	},
+	{
+		Variable: Variable{
 			Group: GroupLog, Name: Prefix + "LOG_LEVEL", Default: "info", Accepted: "debug, info, warn or error",
 			Description: "Least severe level logged (to stderr). The abridge CLI logs at warn when it is unset.",
 		},

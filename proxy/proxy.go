@@ -362,7 +362,9 @@ type authKey struct{}
 // abridge serve builds its summarizer's HTTP client on it, with the
 // upstream as origin, so that when the proxy has no API key of its own the
 // client whose conversation is summarized pays for its summaries. The
-// header is copied, never logged.
+// header is copied, never logged, and its value is replaced by "[redacted
+// key]" in the error answers to the requests it went with (an upstream
+// refusing a key often quotes it), whatever its shape.
 func ForwardAuthorization(origin *url.URL, next http.RoundTripper) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -375,6 +377,13 @@ func ForwardAuthorization(origin *url.URL, next http.RoundTripper) http.RoundTri
 		}
 		r := req.Clone(req.Context())
 		r.Header.Set("Authorization", auth)
-		return next.RoundTrip(r)
+		resp, err := next.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := redactBody(resp, auth); err != nil {
+			return nil, fmt.Errorf("read the upstream's error answer: %w", err)
+		}
+		return resp, nil
 	})
 }

@@ -56,10 +56,13 @@
 //	working(session_id, pos, seq)
 //	    KEY (session_id, pos): the working history, position by position,
 //	    each a reference to a messages row.
-//	summaries(key, digest, head, count, cleared, last, ref, summary, created)
+//	summaries(key, digest, head, count, cleared, last, ref, summary, created, fallback, used)
 //	    KEY (key, digest): the spans windows summarized (window.Span), by
 //	    conversation key and content digest, both in hexadecimal; ref is
-//	    the summary's reference (summary.Ref), indexed. Shared by every
-//	    process on the database (see [Store.Summaries]); the last
-//	    SummariesPerKey spans of a key are kept.
+//	    the summary's reference (summary.Ref), indexed; (key, last) and
+//	    used are indexed. Shared by every process on the database (see
+//	    [Store.Summaries]). A span is kept until it has not been saved or
+//	    read for SummaryMaxAge, or until the table holds more than
+//	    SummaryMaxSpans spans and it is among the least recently used:
+//	    never because other spans share its key.
 package session

@@ -9,7 +9,7 @@ import (
 // schemaVersion is the migration this program brings databases to. The
 // schema is described in the package documentation; it is the same on
 // SQLite and PostgreSQL but for the type of the sessions' key.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // migrations[i] takes a database from version i to version i+1. The
 // sessions' key type is written {{key}}: the dialect's auto-increment key.
@@ -69,6 +69,17 @@ var migrations = [][]string{
 		// may clear tool outputs after the messages it summarizes.
 		`ALTER TABLE compactions ADD COLUMN withdrawn TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE summaries ADD COLUMN cleared BIGINT NOT NULL DEFAULT 0`,
+	},
+	{
+		// Version 4: a span may hold a fallback's summary, to be written
+		// again; spans are kept by when they were last saved or read
+		// (used), not by how many share a key, and found by the key and
+		// the message they end with.
+		`ALTER TABLE summaries ADD COLUMN fallback BOOLEAN NOT NULL DEFAULT FALSE`,
+		`ALTER TABLE summaries ADD COLUMN used BIGINT NOT NULL DEFAULT 0`,
+		`UPDATE summaries SET used = created`,
+		`CREATE INDEX summaries_last ON summaries (key, last)`,
+		`CREATE INDEX summaries_used ON summaries (used)`,
 	},
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -205,8 +206,14 @@ func isScheme(s string) bool {
 
 // store is the Store on any backend.
 type store struct {
-	b   backend
-	log *zap.Logger
+	b      backend
+	log    *zap.Logger
+	pruned atomic.Int64 // when the summary store was last pruned, in Unix nanoseconds
+
+	// maxAge and maxSpans, when positive, replace SummaryMaxAge and
+	// SummaryMaxSpans (for tests).
+	maxAge   time.Duration
+	maxSpans int64
 }
 
 func (s *store) Session(ctx context.Context, name string) (*Session, error) {

@@ -1,18 +1,56 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/summary"
 )
 
-// SummariesPerKey is how many spans a summary store keeps under one
-// conversation key: saving one more deletes the oldest.
-const SummariesPerKey = 8
+// Retention of the summary store: a span not saved or read for
+// SummaryMaxAge is deleted, and so are the least recently used spans
+// beyond SummaryMaxSpans. Nothing else deletes a span: spans sharing a key
+// (conversations that begin alike) never push each other out.
+const (
+	SummaryMaxAge   = 30 * 24 * time.Hour
+	SummaryMaxSpans = 100_000
+)
+
+// Timing of the summary store's upkeep.
+const (
+	// summaryTouchAge is how old a span's use may grow before a read
+	// records it again: at most one write per span and hour.
+	summaryTouchAge = time.Hour
+	// summaryPruneEvery is how often a store deletes what retention
+	// forgets, at most.
+	summaryPruneEvery = time.Minute
+	// summaryLastsPerQuery bounds the keys of a lookup sent in one query.
+	summaryLastsPerQuery = 500
+	// summarySpansRead bounds the spans one lookup returns.
+	summarySpansRead = 256
+)
+
+// retention returns the store's SummaryMaxAge and SummaryMaxSpans, or
+// what a test set in their place.
+func (s *store) retention() (time.Duration, int64) {
+	age, spans := SummaryMaxAge, int64(SummaryMaxSpans)
+	if s.maxAge > 0 {
+		age = s.maxAge
+	}
+	if s.maxSpans > 0 {
+		spans = s.maxSpans
+	}
+	return age, spans
+}
 
 // summaries is the window.Store on a session database.
 type summaries struct {
@@ -24,66 +62,163 @@ var _ window.Store = summaries{}
 // Summaries returns the window's summary store on this database: windows in
 // any process sharing it reuse the summaries the others wrote for the same
 // content (a restarted process, the replicas of a service). It is safe for
-// concurrent use and lives as long as the store.
+// concurrent use and lives as long as the store. See [SummaryMaxAge] for
+// what it keeps.
 func (s *store) Summaries() window.Store { return summaries{s} }
 
-// Spans returns the spans saved under key, the most recently saved first.
-func (s summaries) Spans(ctx context.Context, key window.Key) ([]window.Span, error) {
-	var out []window.Span
+// Spans returns the spans saved under key that end with one of lasts, the
+// most recently saved first, and records them as used when that was
+// lately not done.
+func (s summaries) Spans(ctx context.Context, key window.Key, ends func() []window.Key) ([]window.Span, error) {
+	lasts := ends()
+	if len(lasts) == 0 {
+		return nil, nil
+	}
+	type found struct {
+		span          window.Span
+		created, used int64
+	}
+	var all []found
 	err := s.st.readOne(ctx, "load summaries", func(t tx) error {
-		out = out[:0]
-		rs, err := t.query(ctx, `SELECT digest, head, count, cleared, last, summary FROM summaries
-			WHERE key = $1 ORDER BY created DESC, count DESC LIMIT $2`, key.String(), int64(SummariesPerKey))
-		if err != nil {
-			return err
-		}
-		defer rs.close()
-		for rs.next() {
-			var (
-				digest, last         string
-				head, count, cleared int64
-				sp                   window.Span
-			)
-			if err := rs.scan(&digest, &head, &count, &cleared, &last, &sp.Summary); err != nil {
+		all = all[:0]
+		for chunk := range slices.Chunk(lasts, summaryLastsPerQuery) {
+			args := []any{key.String()}
+			marks := make([]string, len(chunk))
+			for i, l := range chunk {
+				args = append(args, l.String())
+				marks[i] = "$" + strconv.Itoa(i+2)
+			}
+			rs, err := t.query(ctx, `SELECT digest, head, count, cleared, last, summary, fallback, created, used FROM summaries
+				WHERE key = $1 AND last IN (`+strings.Join(marks, ", ")+`) ORDER BY created DESC, count DESC LIMIT `+
+				strconv.Itoa(summarySpansRead), args...)
+			if err != nil {
 				return err
 			}
-			if err := decodeHex(sp.Digest[:], digest); err != nil {
-				return fmt.Errorf("digest %q: %w", digest, err)
+			err = scanSpans(rs, func(sp window.Span, created, used int64) {
+				all = append(all, found{sp, created, used})
+			})
+			if err != nil {
+				return err
 			}
-			if err := decodeHex(sp.Last[:], last); err != nil {
-				return fmt.Errorf("last %q: %w", last, err)
-			}
-			sp.Head, sp.Count, sp.Cleared = int(head), int(count), int(cleared)
-			out = append(out, sp)
 		}
-		return rs.err()
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	slices.SortStableFunc(all, func(a, b found) int {
+		if c := cmp.Compare(b.created, a.created); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.span.Count, a.span.Count)
+	})
+	all = all[:min(len(all), summarySpansRead)]
+	out := make([]window.Span, len(all))
+	var stale []string
+	now := time.Now()
+	for i, f := range all {
+		out[i] = f.span
+		if now.Sub(time.Unix(0, f.used)) > summaryTouchAge {
+			stale = append(stale, f.span.Digest.String())
+		}
+	}
+	if len(stale) > 0 {
+		s.touch(ctx, key, stale, now)
+	}
 	return out, nil
 }
 
-// Save records span under key, replacing a span with the same digest, and
-// deletes the key's spans beyond the SummariesPerKey most recent.
+// scanSpans reads the rows of a lookup, closing them.
+func scanSpans(rs rows, each func(sp window.Span, created, used int64)) error {
+	defer rs.close()
+	for rs.next() {
+		var (
+			digest, last                        string
+			head, count, cleared, created, used int64
+			sp                                  window.Span
+		)
+		if err := rs.scan(&digest, &head, &count, &cleared, &last, &sp.Summary, &sp.Fallback, &created, &used); err != nil {
+			return err
+		}
+		if err := decodeHex(sp.Digest[:], digest); err != nil {
+			return fmt.Errorf("digest %q: %w", digest, err)
+		}
+		if err := decodeHex(sp.Last[:], last); err != nil {
+			return fmt.Errorf("last %q: %w", last, err)
+		}
+		sp.Head, sp.Count, sp.Cleared = int(head), int(count), int(cleared)
+		each(sp, created, used)
+	}
+	return rs.err()
+}
+
+// touch records the spans with digests under key as used at now. A
+// failure costs only an earlier deletion, so it is logged, not returned.
+func (s summaries) touch(ctx context.Context, key window.Key, digests []string, now time.Time) {
+	err := s.st.write(ctx, "touch summaries", func(t tx) error {
+		for _, d := range digests {
+			if _, err := t.exec(ctx, `UPDATE summaries SET used = $1 WHERE key = $2 AND digest = $3`,
+				now.UnixNano(), key.String(), d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.st.log.Warn("session: summary store", zap.Error(err))
+	}
+}
+
+// Save records span under key, replacing a span with the same digest
+// (unless span is a fallback and the saved one is not), and now and then
+// deletes what retention forgets (see [SummaryMaxAge]).
 func (s summaries) Save(ctx context.Context, key window.Key, span window.Span) error {
 	k := key.String()
 	ref := ""
 	if span.Summary != "" {
 		ref = summary.Ref(span.Summary)
 	}
-	return s.st.write(ctx, "save summary", func(t tx) error {
-		now := time.Now().UnixNano()
-		if _, err := t.exec(ctx, `INSERT INTO summaries (key, digest, head, count, cleared, last, ref, summary, created)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	now := time.Now()
+	err := s.st.write(ctx, "save summary", func(t tx) error {
+		_, err := t.exec(ctx, `INSERT INTO summaries (key, digest, head, count, cleared, last, ref, summary, created, fallback, used)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9)
 			ON CONFLICT (key, digest) DO UPDATE SET head = excluded.head, count = excluded.count, cleared = excluded.cleared,
-				last = excluded.last, ref = excluded.ref, summary = excluded.summary, created = excluded.created`,
+				last = excluded.last, ref = excluded.ref, summary = excluded.summary, created = excluded.created,
+				fallback = excluded.fallback, used = excluded.used
+			WHERE summaries.fallback OR NOT excluded.fallback`,
 			k, span.Digest.String(), int64(span.Head), int64(span.Count), int64(span.Cleared), span.Last.String(),
-			ref, span.Summary, now); err != nil {
+			ref, span.Summary, now.UnixNano(), span.Fallback)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if last := s.st.pruned.Load(); now.UnixNano()-last >= int64(summaryPruneEvery) && s.st.pruned.CompareAndSwap(last, now.UnixNano()) {
+		if err := s.prune(ctx, now); err != nil {
+			s.st.log.Warn("session: summary store", zap.Error(err))
+		}
+	}
+	return nil
+}
+
+// prune deletes the spans not used since SummaryMaxAge before now, and the
+// least recently used beyond SummaryMaxSpans (or what the store was given
+// in their place).
+func (s summaries) prune(ctx context.Context, now time.Time) error {
+	return s.st.write(ctx, "prune summaries", func(t tx) error {
+		maxAge, maxSpans := s.st.retention()
+		if _, err := t.exec(ctx, `DELETE FROM summaries WHERE used < $1`, now.Add(-maxAge).UnixNano()); err != nil {
 			return err
 		}
-		_, err := t.exec(ctx, `DELETE FROM summaries WHERE key = $1 AND digest NOT IN
-			(SELECT digest FROM summaries WHERE key = $1 ORDER BY created DESC, count DESC LIMIT $2)`, k, int64(SummariesPerKey))
+		var n int64
+		if err := t.queryRow(ctx, `SELECT COUNT(*) FROM summaries`).scan(&n); err != nil {
+			return err
+		}
+		if n <= maxSpans {
+			return nil
+		}
+		_, err := t.exec(ctx, `DELETE FROM summaries WHERE (key, digest) IN
+			(SELECT key, digest FROM summaries ORDER BY used ASC LIMIT $1)`, n-maxSpans)
 		return err
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -105,9 +106,11 @@ func TestSummariesShared(t *testing.T) {
 	})
 }
 
-// TestSummariesStore checks the store itself: spans most recent first,
-// a digest saved again replaces its span, at most SummariesPerKey kept
-// per key, keys kept apart, and summaries found by reference.
+// TestSummariesStore checks the store itself: spans found by key and the
+// message they end with, most recent first; a digest saved again replaces
+// its span, but a fallback never replaces a summarizer's summary; every
+// span of a key is kept however many share it; keys kept apart; summaries
+// found by reference.
 func TestSummariesStore(t *testing.T) {
 	backends(t, func(t *testing.T, newDSN newDSN) {
 		ctx := context.Background()
@@ -116,35 +119,58 @@ func TestSummariesStore(t *testing.T) {
 		span := func(i int) window.Span {
 			return window.Span{Head: 3, Count: i, Cleared: i % 3, Digest: window.Digest{byte(i)}, Last: window.Key{byte(i), 9}, Summary: fmt.Sprintf("summary %d", i)}
 		}
-		for i := 1; i <= SummariesPerKey+2; i++ {
+		const n = 40 // far more than any count a key could be limited to
+		var lasts []window.Key
+		for i := 1; i <= n; i++ {
 			if err := s.Save(ctx, k1, span(i)); err != nil {
 				t.Fatal(err)
 			}
+			lasts = append(lasts, span(i).Last)
 		}
-		replaced := span(SummariesPerKey + 2)
+		replaced := span(n)
 		replaced.Summary = "summary again"
 		if err := s.Save(ctx, k1, replaced); err != nil {
+			t.Fatal(err)
+		}
+		fallback := span(n - 1)
+		fallback.Summary, fallback.Fallback = "a digest", true
+		if err := s.Save(ctx, k1, fallback); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Save(ctx, k2, span(1)); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Spans(ctx, k1)
+		got, err := s.Spans(ctx, k1, ends(lasts...))
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := []window.Span{replaced}
-		for i := SummariesPerKey + 1; len(want) < SummariesPerKey; i-- {
+		for i := n - 1; i >= 1; i-- {
 			want = append(want, span(i))
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("spans of key 1 (-want +got):\n%s", diff)
 		}
-		if got, _ := s.Spans(ctx, k2); len(got) != 1 || got[0] != span(1) {
+		if got, _ := s.Spans(ctx, k1, ends(span(2).Last, window.Key{7, 7})); len(got) != 1 || got[0] != span(2) {
+			t.Errorf("spans of key 1 ending with message 2: %+v", got)
+		}
+		if got, _ := s.Spans(ctx, k2, ends(lasts...)); len(got) != 1 || got[0] != span(1) {
 			t.Errorf("spans of key 2: %+v", got)
 		}
-		if got, _ := s.Spans(ctx, window.Key{3}); len(got) != 0 {
+		if got, _ := s.Spans(ctx, window.Key{3}, ends(lasts...)); len(got) != 0 {
 			t.Errorf("spans of an unknown key: %+v", got)
+		}
+		// A fallback saved first is replaced by the summarizer's summary.
+		fb := span(50)
+		fb.Fallback, fb.Summary = true, "a digest"
+		again := span(50)
+		for _, sp := range []window.Span{fb, again} {
+			if err := s.Save(ctx, k2, sp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, _ := s.Spans(ctx, k2, ends(fb.Last)); len(got) != 1 || got[0] != again {
+			t.Errorf("a fallback span saved again with a summary: %+v", got)
 		}
 		text, ok, err := s.Summary(ctx, summary.Ref("summary again"))
 		if err != nil || !ok || text != "summary again" {
@@ -152,6 +178,72 @@ func TestSummariesStore(t *testing.T) {
 		}
 		if _, ok, err := s.Summary(ctx, summary.Ref("never written")); ok || err != nil {
 			t.Errorf("Summary of an unknown reference = %v, %v", ok, err)
+		}
+	})
+}
+
+// TestSummariesRetention checks what the store forgets: spans not used
+// for the retention's age, then the least recently used beyond its size,
+// whatever their keys; a span read is used.
+func TestSummariesRetention(t *testing.T) {
+	backends(t, func(t *testing.T, newDSN newDSN) {
+		ctx := context.Background()
+		st := openStore(t, newDSN(t)).(*store)
+		st.maxSpans = 3
+		s := summaries{st}
+		span := func(i int) window.Span {
+			return window.Span{Head: 1, Count: 2, Digest: window.Digest{byte(i)}, Last: window.Key{byte(i)}, Summary: fmt.Sprintf("summary %d", i)}
+		}
+		lasts := func(is ...int) []window.Key {
+			var out []window.Key
+			for _, i := range is {
+				out = append(out, span(i).Last)
+			}
+			return out
+		}
+		// Spans 1 to 4 under one key, 5 under another; span 1 was used an
+		// hour and more ago, the others not since they were saved, 6 was
+		// last used beyond the age.
+		for i := 1; i <= 6; i++ {
+			k := window.Key{1}
+			if i >= 5 {
+				k = window.Key{2}
+			}
+			if err := s.Save(ctx, k, span(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old := time.Now().Add(-2 * time.Hour).UnixNano()
+		expired := time.Now().Add(-SummaryMaxAge - time.Hour).UnixNano()
+		if err := st.write(ctx, "test", func(t tx) error {
+			for i, used := range map[int]int64{1: old, 2: old + 1, 3: old + 2, 4: old + 3, 5: old + 4, 6: expired} {
+				if _, err := t.exec(ctx, `UPDATE summaries SET used = $1 WHERE digest = $2`, used, span(i).Digest.String()); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// Reading span 1 uses it.
+		if got, err := s.Spans(ctx, window.Key{1}, ends(lasts(1)...)); err != nil || len(got) != 1 {
+			t.Fatalf("Spans = %+v, %v", got, err)
+		}
+		if err := s.prune(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		var kept []int
+		for i := 1; i <= 6; i++ {
+			k := window.Key{1}
+			if i >= 5 {
+				k = window.Key{2}
+			}
+			if got, _ := s.Spans(ctx, k, ends(lasts(i)...)); len(got) == 1 {
+				kept = append(kept, i)
+			}
+		}
+		if diff := cmp.Diff([]int{1, 4, 5}, kept); diff != "" {
+			t.Errorf("spans kept (-want +got):\n%s", diff)
 		}
 	})
 }
@@ -196,65 +288,208 @@ func containsMarker(h []processor.Message) bool {
 	return false
 }
 
-// TestMigrateFromVersion2 opens a database as the previous program left
-// it (version 2: the summaries table without cleared spans, compactions
-// without withdrawn turns), with a session and a summary in it: it is
-// migrated, both are intact, and spans that clear can be stored.
-func TestMigrateFromVersion2(t *testing.T) {
-	backends(t, func(t *testing.T, newDSN newDSN) {
-		ctx := context.Background()
-		dsn := newDSN(t)
-		st, err := Open(ctx, dsn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := openSession(t, st, "old")
-		if err := s.Append(ctx, processor.UserMessage("hello")); err != nil {
-			t.Fatal(err)
-		}
-		old := window.Span{Head: 1, Count: 2, Summary: "old"}
-		if err := st.Summaries().Save(ctx, window.Key{1}, old); err != nil {
-			t.Fatal(err)
-		}
-		// Back to version 2, as the previous program left it.
-		if err := st.(*store).write(ctx, "test", func(tx tx) error {
-			for _, q := range []string{
-				`ALTER TABLE summaries DROP COLUMN cleared`,
-				`ALTER TABLE compactions DROP COLUMN withdrawn`,
-				`UPDATE schema_version SET version = 2`,
-			} {
+// downgrade takes the database of st back to version (2 or 3), as the
+// previous programs left it, and closes st.
+func downgrade(t *testing.T, st Store, version int) {
+	t.Helper()
+	ctx := context.Background()
+	steps := map[int][]string{
+		3: {
+			`DROP INDEX summaries_last`,
+			`DROP INDEX summaries_used`,
+			`ALTER TABLE summaries DROP COLUMN fallback`,
+			`ALTER TABLE summaries DROP COLUMN used`,
+		},
+		2: {
+			`ALTER TABLE summaries DROP COLUMN cleared`,
+			`ALTER TABLE compactions DROP COLUMN withdrawn`,
+		},
+	}
+	if err := st.(*store).write(ctx, "test", func(tx tx) error {
+		for v := schemaVersion - 1; v >= version; v-- {
+			for _, q := range steps[v] {
 				if _, err := tx.exec(ctx, q); err != nil {
 					return fmt.Errorf("%s: %w", q, err)
 				}
 			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
 		}
-		if err := st.Close(); err != nil {
-			t.Fatal(err)
+		_, err := tx.exec(ctx, `UPDATE schema_version SET version = $1`, int64(version))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMigrate opens a database as a previous program left it (version 2:
+// the summaries table without cleared spans, compactions without withdrawn
+// turns; version 3: spans without fallback or use), with a session and a
+// summary in it: it is migrated, both are intact (the span counts as used
+// when it was saved, and is no fallback), and spans that clear or hold a
+// fallback can be stored.
+func TestMigrate(t *testing.T) {
+	for _, from := range []int{2, 3} {
+		t.Run(fmt.Sprintf("from-%d", from), func(t *testing.T) {
+			backends(t, func(t *testing.T, newDSN newDSN) {
+				ctx := context.Background()
+				dsn := newDSN(t)
+				st, err := Open(ctx, dsn, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := openSession(t, st, "old")
+				if err := s.Append(ctx, processor.UserMessage("hello")); err != nil {
+					t.Fatal(err)
+				}
+				old := window.Span{Head: 1, Count: 2, Last: window.Key{4}, Summary: "old"}
+				if err := st.Summaries().Save(ctx, window.Key{1}, old); err != nil {
+					t.Fatal(err)
+				}
+				downgrade(t, st, from)
+				st = openStore(t, dsn)
+				h, err := openSession(t, st, "old").Transcript(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(h) != 1 || h[0].Message.Text() != "hello" {
+					t.Errorf("transcript after the migration: %d messages", len(h))
+				}
+				got, err := st.Summaries().Spans(ctx, window.Key{1}, ends(window.Key{4}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff([]window.Span{old}, got); diff != "" {
+					t.Errorf("spans after the migration (-want +got):\n%s", diff)
+				}
+				var created, used int64
+				if err := st.(*store).readOne(ctx, "test", func(t tx) error {
+					return t.queryRow(ctx, `SELECT created, used FROM summaries`).scan(&created, &used)
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if created == 0 || used != created {
+					t.Errorf("after the migration, a span saved at %d was used at %d, want then", created, used)
+				}
+				fresh := window.Span{Head: 1, Count: 3, Cleared: 2, Last: window.Key{5}, Summary: "new", Fallback: true}
+				if err := st.Summaries().Save(ctx, window.Key{2}, fresh); err != nil {
+					t.Fatalf("save a span that clears after the migration: %v", err)
+				}
+				if got, _ := st.Summaries().Spans(ctx, window.Key{2}, ends(window.Key{5})); len(got) != 1 || got[0] != fresh {
+					t.Errorf("spans of the new save: %+v", got)
+				}
+			})
+		})
+	}
+}
+
+// TestSummariesSharedOpening runs a window over the database on
+// conversations that share their first messages, then sends each from its
+// start again: no summary is paid twice, however many conversations begin
+// alike and however many summaries one conversation made.
+func TestSummariesSharedOpening(t *testing.T) {
+	backends(t, func(t *testing.T, newDSN newDSN) {
+		ctx := context.Background()
+		st := openStore(t, newDSN(t))
+		sum := &countingSummarizer{}
+		w := window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries()})
+		variant := func(i, n int) []processor.Message {
+			h := conversation(n)
+			for j := 4; j < len(h); j++ {
+				if r, ok := h[j].Parts[0].(processor.ToolReturn); ok {
+					r.Content = fmt.Sprintf("conversation %d: %s", i, r.Content)
+					h[j].Parts = []processor.Part{r}
+				}
+			}
+			return h
 		}
-		st = openStore(t, dsn)
-		h, err := openSession(t, st, "old").Transcript(ctx)
-		if err != nil {
-			t.Fatal(err)
+		send := func(i int) {
+			full := variant(i, 40)
+			for n := 6; n <= len(full); n += 2 {
+				if _, err := w.Process(ctx, full[:n]); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
-		if len(h) != 1 || h[0].Message.Text() != "hello" {
-			t.Errorf("transcript after the migration: %d messages", len(h))
+		for i := range 10 {
+			send(i)
 		}
-		got, err := st.Summaries().Spans(ctx, window.Key{1})
-		if err != nil {
-			t.Fatal(err)
+		paid := sum.count()
+		if paid < 10*8 {
+			t.Fatalf("%d summaries for 10 conversations, want more", paid)
 		}
-		if diff := cmp.Diff([]window.Span{old}, got); diff != "" {
-			t.Errorf("spans after the migration (-want +got):\n%s", diff)
+		for i := range 10 {
+			send(i)
 		}
-		cleared := window.Span{Head: 1, Count: 3, Cleared: 2, Summary: "new"}
-		if err := st.Summaries().Save(ctx, window.Key{2}, cleared); err != nil {
-			t.Fatalf("save a span that clears after the migration: %v", err)
-		}
-		if got, _ := st.Summaries().Spans(ctx, window.Key{2}); len(got) != 1 || got[0].Cleared != 2 {
-			t.Errorf("spans of the new save: %+v", got)
+		if got := sum.count(); got != paid {
+			t.Errorf("sent again from their start, the conversations paid %d more summaries, want 0", got-paid)
 		}
 	})
+}
+
+// flakySummarizer fails while down is set, and counts its calls.
+type flakySummarizer struct {
+	countingSummarizer
+	down bool
+}
+
+func (f *flakySummarizer) Summarize(ctx context.Context, ms []processor.Message, previous string) (string, error) {
+	if f.down {
+		f.mu.Lock()
+		f.calls++
+		f.mu.Unlock()
+		return "", errors.New("503 Service Unavailable")
+	}
+	return f.countingSummarizer.Summarize(ctx, ms, previous)
+}
+
+// TestSummariesFallbackRetried checks that a fallback's summary saved in
+// the database while the summarizer was down is not reused for good: after
+// a restart, with the summarizer back, the next request gets the model's
+// summary, saved in its place and reused by the processes after.
+func TestSummariesFallbackRetried(t *testing.T) {
+	backends(t, func(t *testing.T, newDSN newDSN) {
+		ctx := context.Background()
+		dsn := newDSN(t)
+		sum := &flakySummarizer{down: true}
+		win := func() *window.Window {
+			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: openStore(t, dsn).Summaries()})
+		}
+		out, err := win().Process(ctx, conversation(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := markerText(out); !strings.Contains(s, summary.DigestHeader) {
+			t.Fatalf("marker %q, want the fallback's digest", s)
+		}
+		sum.down = false
+		for i := range 2 { // after a restart, twice
+			out, err := win().Process(ctx, conversation(10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := markerText(out); !strings.Contains(s, "Summary 2 of") {
+				t.Errorf("request %d after the summarizer came back: marker %q, want its summary", i, s)
+			}
+		}
+		if sum.count() != 2 {
+			t.Errorf("%d summarizer calls, want 2 (the failure, then one summary reused)", sum.count())
+		}
+	})
+}
+
+// markerText returns the text of the first marker of h, or "".
+func markerText(h []processor.Message) string {
+	for _, m := range h {
+		if summary.IsMarker(m) {
+			return m.Text()
+		}
+	}
+	return ""
+}
+
+// ends returns keys as Store.Spans asks for them.
+func ends(keys ...window.Key) func() []window.Key {
+	return func() []window.Key { return keys }
 }

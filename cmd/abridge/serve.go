@@ -47,7 +47,12 @@ model on the upstream (unless ABRIDGE_SUMMARIZER=digest) and paid with the
 proxy's key (ABRIDGE_SUMMARY_API_KEY or OPENAI_API_KEY) or, when it has
 none, with the Authorization of the client whose conversation is summarized
 (sent to the upstream only, never to another ABRIDGE_SUMMARY_BASE_URL).
-A summarizer that fails never fails a request: the offline digest stands in.
+By default the model is called only for requests whose credential the
+upstream has accepted before (ABRIDGE_SERVE_SUMMARIZE_FOR); the others are
+compacted with the offline digest, and nothing is stored for them. Each
+client's failures stop only its own summaries. A summarizer that fails
+never fails a request: the offline digest stands in, and the model is asked
+again when that part of the conversation is next sent.
 
 GET /healthz answers 200 while the proxy serves; GET /metrics gives the
 Prometheus metrics. SIGTERM or Ctrl-C stops it after the requests in flight
@@ -112,8 +117,10 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	}
 	s, kind, payer := serveSummarizer(cfg, upstream, logger, metrics)
 	win := cfg.NewWindowWith(s, config.BuildOptions{Logger: logger, OnEvent: metrics.WindowEvent, Store: store.Summaries()})
+	tenants := proxy.NewTenants(proxy.TenantOptions{SummarizeFor: cfg.ServeSummarizeFor, ProxyPays: cfg.SummaryKeySet()})
 	p := proxy.New(proxy.Options{
 		Upstream:     upstream,
+		Transport:    tenants.Transport(nil),
 		Chain:        cfg.NewChain(win),
 		Compactor:    win,
 		MaxBodyBytes: int64(cfg.ServeMaxBodyMB) << 20,
@@ -123,7 +130,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	})
 
 	mux := http.NewServeMux()
-	mux.Handle("/", p)
+	mux.Handle("/", tenants.Handler(p))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))

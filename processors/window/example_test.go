@@ -2,6 +2,7 @@ package window_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -81,4 +82,45 @@ func ExampleNewMemoryStore() {
 	fmt.Println(len(outA), len(outB), "messages; summarizer calls:", sum.calls)
 	// Output:
 	// 9 9 messages; summarizer calls: 1
+}
+
+// refusingSummarizer refuses the key it is called with, as a provider does
+// for a client whose key is wrong.
+type refusingSummarizer struct{ calls int }
+
+func (r *refusingSummarizer) Summarize(context.Context, []processor.Message, string) (string, error) {
+	r.calls++
+	return "", errors.New("401 Unauthorized")
+}
+
+// A proxy names who pays for each request's summaries: the failures of one
+// payer's key open that payer's circuit breaker only. A request nobody
+// pays for is compacted with the offline digest, the summarizer not
+// called.
+func ExampleWithPayer() {
+	sum := &refusingSummarizer{}
+	w := window.New(window.Options{MaxMessages: 10, Summarizer: sum, Store: window.NewMemoryStore(0)})
+	history := func(who string) []processor.Message {
+		h := []processor.Message{processor.UserMessage("Fix pkg/x for " + who + "."), processor.TextMessage("Looking.")}
+		for i := range 10 {
+			id := fmt.Sprintf("call_%d", i)
+			h = append(h,
+				processor.NewResponse(processor.ToolCall{ToolCallID: id, ToolName: "bash", Args: fmt.Sprintf(`{"command":"go test ./pkg/x -run %d"}`, i)}),
+				processor.NewRequest(processor.ToolReturn{ToolCallID: id, ToolName: "bash", Content: strings.Repeat("FAIL TestX\n", 30)}))
+		}
+		return h
+	}
+	for i := range 5 {
+		ctx := window.WithPayer(context.Background(), "refused-key-hash")
+		_, _ = w.Process(ctx, history(fmt.Sprint("mallory ", i)))
+	}
+	fmt.Println("calls for the refused payer:", sum.calls)
+	_, _ = w.Process(window.WithPayer(context.Background(), "tenant-a-hash"), history("alice"))
+	fmt.Println("calls after tenant A's request:", sum.calls)
+	_, _ = w.Process(window.WithoutSummarizer(context.Background()), history("a stranger"))
+	fmt.Println("calls after an unpaid request:", sum.calls)
+	// Output:
+	// calls for the refused payer: 3
+	// calls after tenant A's request: 4
+	// calls after an unpaid request: 4
 }

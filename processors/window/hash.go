@@ -21,6 +21,7 @@ type hasher struct {
 	cheap bool
 	n     int
 	buf   [4096]byte
+	out   [sha256.Size]byte
 }
 
 // keyChars is how much of each end of a string a cheap hash reads.
@@ -184,7 +185,7 @@ func (h *hasher) message(m *processor.Message) {
 func (h *hasher) sum() Digest {
 	h.flush()
 	var d Digest
-	h.h.Sum(d[:0])
+	copy(d[:], h.h.Sum(h.out[:0])) // into h.out: no new slice each time
 	return d
 }
 
@@ -203,6 +204,11 @@ func (k *keyer) key(scope string, ms []processor.Message) Key {
 		h = newHasher(true)
 	}
 	defer k.pool.Put(h)
+	return h.cheapKey(scope, ms)
+}
+
+// cheapKey is keyer.key on h, which it resets first.
+func (h *hasher) cheapKey(scope string, ms []processor.Message) Key {
 	h.h.Reset()
 	h.n = 0
 	h.cheap = false
@@ -306,4 +312,23 @@ func samePart(a, b processor.Part) bool {
 		return ok && x == y
 	}
 	return false
+}
+
+// lasts returns the keys of history[from:len(history)-1]: the messages a
+// span of history whose head ends at from may end with (a span never takes
+// the last message), with one hasher.
+func (k *keyer) lasts(history []processor.Message, from int) []Key {
+	if from >= len(history)-1 {
+		return nil
+	}
+	h, _ := k.pool.Get().(*hasher)
+	if h == nil {
+		h = newHasher(true)
+	}
+	defer k.pool.Put(h)
+	out := make([]Key, len(history)-1-from)
+	for i := range out {
+		out[i] = h.cheapKey("", history[from+i:from+i+1])
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/abridge-go/abridge/processor"
 
@@ -26,6 +27,7 @@ type memo struct {
 	parsed  map[string]bool
 	trusted map[string]struct{}
 	waits   map[Key]int
+	retried map[Digest]time.Time // fallback spans the summarizer was asked again for, and when
 
 	verified      map[Digest]*verified
 	verifiedChars int // characters of the messages verified holds
@@ -54,6 +56,7 @@ func (m *memo) init() {
 	m.parsed = map[string]bool{}
 	m.trusted = map[string]struct{}{}
 	m.waits = map[Key]int{}
+	m.retried = map[Digest]time.Time{}
 	m.verified = map[Digest]*verified{}
 }
 
@@ -262,3 +265,19 @@ func (f *flights) run(d Digest, fl *flight, fn func() result) result {
 // errFlightAborted is the result of a flight whose function panicked: the
 // callers waiting for it write their own summary.
 var errFlightAborted = errors.New("summary not written")
+
+// mayRetry reports whether a fallback span with digest d may be written
+// again by the summarizer now: not when this window tried within the last
+// cooldown. It records the try.
+func (m *memo) mayRetry(d Digest, now time.Time, cooldown time.Duration) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if last, ok := m.retried[d]; ok && now.Sub(last) < cooldown {
+		return false
+	}
+	if len(m.retried) >= memoLimit {
+		clear(m.retried)
+	}
+	m.retried[d] = now
+	return true
+}

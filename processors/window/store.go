@@ -1,9 +1,11 @@
 package window
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/hex"
+	"slices"
 	"sync"
 
 	"github.com/abridge-go/abridge/summary"
@@ -52,6 +54,11 @@ type Span struct {
 	// Summary is the summary that replaced the messages; its marker is
 	// summary.Marker(Summary).
 	Summary string
+	// Fallback is true when the summary is the fallback's (the summarizer
+	// failed, or its circuit was open), or merges one: the window applies
+	// the span, and asks the summarizer again for the messages it stands
+	// for when it is next needed, replacing it on success.
+	Fallback bool
 }
 
 // Store remembers the spans windows summarized, so that a history sent
@@ -62,15 +69,23 @@ type Span struct {
 // store only keeps what it is given and returns it: every span it returns
 // is checked against the content of the history before the window uses
 // it, so a store may drop spans at will (a bounded cache) or return spans
-// of other conversations under one key. Implementations must be safe for
-// concurrent use. [NewMemoryStore] is the default; package session has one
-// on SQLite and PostgreSQL shared by processes.
+// of other conversations under one key. A store should keep spans by how
+// recently they were saved or returned, not by how many share a key: many
+// conversations may begin alike, and one's traffic must not push another's
+// spans out. Implementations must be safe for concurrent use.
+// [NewMemoryStore] is the default; package session has one on SQLite and
+// PostgreSQL shared by processes.
 type Store interface {
-	// Spans returns the spans saved under key, the most recently saved
-	// first, or none.
-	Spans(ctx context.Context, key Key) ([]Span, error)
+	// Spans returns the spans saved under key whose Last is one of the
+	// keys lasts returns (those of the messages where a span of the
+	// history at hand may end), the most recently saved first, or none.
+	// Computing them costs a hash a message: a store calls lasts at most
+	// once, and need not when it has nothing under key.
+	Spans(ctx context.Context, key Key, lasts func() []Key) ([]Span, error)
 	// Save records span under key. Saving a span with the digest of one
-	// already saved under key replaces it.
+	// already saved under key replaces it, unless the new span is a
+	// fallback and the saved one is not: a summarizer's summary is never
+	// replaced by a fallback for the same messages.
 	Save(ctx context.Context, key Key, span Span) error
 	// Summary returns the summary of a span saved under any key whose
 	// summary has the reference ref (see summary.Ref), and whether there
@@ -81,23 +96,24 @@ type Store interface {
 }
 
 // DefaultStoreConversations is how many conversations a
-// [NewMemoryStore] of size 0 remembers.
+// [NewMemoryStore] of size 0 is sized for.
 const DefaultStoreConversations = 1024
 
-// spansPerKey bounds the spans a MemoryStore keeps under one key.
-const spansPerKey = 4
+// spansPerConversation is how many spans a MemoryStore keeps per
+// conversation it is sized for.
+const spansPerConversation = 4
 
-// MemoryStore is a [Store] in memory, bounded: it keeps the spans of the
-// most recently used conversations (keys) and forgets the least recently
-// used beyond its size, each with its last few spans. It is safe for
-// concurrent use.
+// MemoryStore is a [Store] in memory, bounded: it keeps the most recently
+// saved or returned spans, whatever their keys, and forgets the least
+// recently used beyond its size. It is safe for concurrent use.
 type MemoryStore struct {
 	size int
 
 	mu    sync.Mutex
-	order *list.List            // of *memEntry, most recently used first
-	items map[Key]*list.Element // by key
-	refs  map[string]*refCount  // the kept spans' summaries, by reference
+	order *list.List                       // of *memSpan, most recently used first
+	items map[Key]map[Digest]*list.Element // by key, then digest
+	refs  map[string]*refCount             // the kept spans' summaries, by reference
+	saves uint64                           // spans saved so far
 }
 
 // refCount is a summary kept by a MemoryStore and how many of its spans
@@ -107,56 +123,84 @@ type refCount struct {
 	n       int
 }
 
-type memEntry struct {
+type memSpan struct {
 	key   Key
-	spans []Span // most recent first
+	span  Span
+	saved uint64 // when it was saved, in saves
 }
 
 var _ Store = (*MemoryStore)(nil)
 
-// NewMemoryStore returns a MemoryStore remembering up to conversations
-// conversations; 0 or less means [DefaultStoreConversations].
+// NewMemoryStore returns a MemoryStore sized for conversations
+// conversations (4 spans each); 0 or less means
+// [DefaultStoreConversations].
 func NewMemoryStore(conversations int) *MemoryStore {
 	if conversations <= 0 {
 		conversations = DefaultStoreConversations
 	}
-	return &MemoryStore{size: conversations, order: list.New(), items: map[Key]*list.Element{}, refs: map[string]*refCount{}}
+	return &MemoryStore{size: conversations * spansPerConversation, order: list.New(),
+		items: map[Key]map[Digest]*list.Element{}, refs: map[string]*refCount{}}
 }
 
-// Spans returns the spans saved under key, most recent first, and counts
-// the conversation as used. The slice is the caller's.
-func (s *MemoryStore) Spans(_ context.Context, key Key) ([]Span, error) {
+// Spans returns the spans saved under key whose Last is among lasts(), most
+// recently saved first, and counts them as used. The slice is the
+// caller's.
+func (s *MemoryStore) Spans(_ context.Context, key Key, lasts func() []Key) ([]Span, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	el, ok := s.items[key]
-	if !ok {
+	n := len(s.items[key])
+	s.mu.Unlock()
+	if n == 0 {
 		return nil, nil
 	}
-	s.order.MoveToFront(el)
-	return append([]Span(nil), el.Value.(*memEntry).spans...), nil
+	ends := lasts() // outside the lock: it hashes
+	want := make(map[Key]bool, len(ends))
+	for _, l := range ends {
+		want[l] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	byDigest := s.items[key]
+	if len(byDigest) == 0 {
+		return nil, nil
+	}
+	var found []*memSpan
+	for _, el := range byDigest {
+		if e := el.Value.(*memSpan); want[e.span.Last] {
+			found = append(found, e)
+			s.order.MoveToFront(el)
+		}
+	}
+	slices.SortFunc(found, func(a, b *memSpan) int { return cmp.Compare(b.saved, a.saved) })
+	out := make([]Span, len(found))
+	for i, e := range found {
+		out[i] = e.span
+	}
+	return out, nil
 }
 
-// Save records span under key, keeping the last few spans of the key and
-// forgetting the least recently used conversation when full.
+// Save records span under key, forgetting the least recently used spans
+// when full.
 func (s *MemoryStore) Save(_ context.Context, key Key, span Span) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, ok := s.items[key]
-	if !ok {
-		el = s.order.PushFront(&memEntry{key: key})
-		s.items[key] = el
+	s.saves++
+	byDigest := s.items[key]
+	if byDigest == nil {
+		byDigest = map[Digest]*list.Element{}
+		s.items[key] = byDigest
 	}
-	e := el.Value.(*memEntry)
-	spans := make([]Span, 0, spansPerKey)
-	spans = append(spans, span)
-	for _, old := range e.spans {
-		if old.Digest == span.Digest || len(spans) == spansPerKey {
-			s.drop(old)
-			continue
+	if el := byDigest[span.Digest]; el != nil {
+		e := el.Value.(*memSpan)
+		if span.Fallback && !e.span.Fallback {
+			s.order.MoveToFront(el)
+			return nil
 		}
-		spans = append(spans, old)
+		s.drop(e.span)
+		e.span, e.saved = span, s.saves
+		s.order.MoveToFront(el)
+	} else {
+		byDigest[span.Digest] = s.order.PushFront(&memSpan{key: key, span: span, saved: s.saves})
 	}
-	e.spans = spans
 	if span.Summary != "" {
 		r := summary.Ref(span.Summary)
 		if rc := s.refs[r]; rc != nil {
@@ -165,15 +209,17 @@ func (s *MemoryStore) Save(_ context.Context, key Key, span Span) error {
 			s.refs[r] = &refCount{summary: span.Summary, n: 1}
 		}
 	}
-	s.order.MoveToFront(el)
 	for s.order.Len() > s.size {
 		last := s.order.Back()
 		s.order.Remove(last)
-		old := last.Value.(*memEntry)
-		delete(s.items, old.key)
-		for _, sp := range old.spans {
-			s.drop(sp)
+		old := last.Value.(*memSpan)
+		if m := s.items[old.key]; m != nil {
+			delete(m, old.span.Digest)
+			if len(m) == 0 {
+				delete(s.items, old.key)
+			}
 		}
+		s.drop(old.span)
 	}
 	return nil
 }
@@ -201,7 +247,7 @@ func (s *MemoryStore) drop(sp Span) {
 	}
 }
 
-// Len returns the number of conversations remembered.
+// Len returns the number of spans remembered.
 func (s *MemoryStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

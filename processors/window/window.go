@@ -27,7 +27,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/abridge-go/abridge/processor"
@@ -73,6 +72,9 @@ var (
 	// ErrCircuitOpen: the summarizer failed too often in a row and is not
 	// called until the cool-down has passed.
 	ErrCircuitOpen = errors.New("summarizer circuit open")
+	// ErrUnpaid: the request came with a context from WithoutSummarizer,
+	// so the offline digest wrote its summary.
+	ErrUnpaid = errors.New("summarizer not called: nobody pays for this request's summary")
 )
 
 // Options configures a [Window]. The zero value means all defaults: the
@@ -168,7 +170,8 @@ type Options struct {
 	Timeout time.Duration
 	// BreakerFailures is the number of consecutive summarizer failures
 	// after which the window stops calling it for BreakerCooldown and uses
-	// the fallback; 0 means DefaultBreakerFailures (3).
+	// the fallback; 0 means DefaultBreakerFailures (3). Failures are
+	// counted per payer (see WithPayer).
 	BreakerFailures int
 	// BreakerCooldown is how long the breaker stays open; 0 means
 	// DefaultBreakerCooldown (5m). Then one request tries the summarizer
@@ -176,6 +179,14 @@ type Options struct {
 	// answered (for Timeout at most): a failure opens the breaker again,
 	// a success closes it.
 	BreakerCooldown time.Duration
+	// RequestFault, when set, reports whether a summarizer error was
+	// caused by what the request held (a provider refusing its content,
+	// say) rather than by the summarizer's service or the payer's
+	// credential: such a failure falls back as any other, but does not
+	// count toward the breaker, so one client's messages cannot switch
+	// off the summaries of the others sharing it. Nil means every failure
+	// counts.
+	RequestFault func(err error) bool
 	// OnEvent, when set, is called synchronously for every compaction
 	// event and store failure. It must be safe for concurrent use when the
 	// window is shared.
@@ -269,7 +280,8 @@ type Event struct {
 	// called for this one.
 	Shared bool
 	// Reason names the failure briefly: "timeout", "summarizer error",
-	// "empty summary", "summary too large", "circuit open", or, when
+	// "empty summary", "summary too large", "circuit open", "unpaid" (see
+	// WithoutSummarizer), or, when
 	// nothing was compacted, "no smaller summary" or "canceled"
 	// (EventFailed); "spans", "save" or "summary" (EventStoreFailed: the
 	// store method that failed).
@@ -306,9 +318,8 @@ type Window struct {
 	now             func() time.Time
 	onEvent         func(ctx context.Context, e Event)
 
-	mu        sync.Mutex // guards the breaker
-	failures  int
-	openUntil time.Time
+	breakers     breakers // a circuit breaker per payer (see WithPayer)
+	requestFault func(error) bool
 
 	memo    memo // content-keyed memories: markers, trusted references, waits
 	keys    keyer
@@ -331,6 +342,7 @@ func New(opts Options) *Window {
 		timeout:         opts.Timeout,
 		breakerFailures: opts.BreakerFailures,
 		breakerCooldown: opts.BreakerCooldown,
+		requestFault:    opts.RequestFault,
 		now:             opts.Now,
 		onEvent:         opts.OnEvent,
 		blank:           summary.Marker(""),
@@ -464,11 +476,11 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	// cleared ones.
 	cleared := clearEnd - from
 	end := head + count + cleared
-	fed, sum := head+count, "" // where the view's hasher stands; the view's summary
+	fed, sum, fallback := head+count, "", false // where the view's hasher stands; the view's summary
 	if v.span != nil {
-		fed, sum = fed+v.span.Cleared, v.span.Summary
+		fed, sum, fallback = fed+v.span.Cleared, v.span.Summary, v.span.Fallback
 	}
-	span := Span{Head: head, Count: count, Cleared: cleared, Digest: w.spanDigest(history, v.hash, fed, end), Summary: sum}
+	span := Span{Head: head, Count: count, Cleared: cleared, Digest: w.spanDigest(history, v.hash, fed, end), Summary: sum, Fallback: fallback}
 	w.save(ctx, w.storeKey(ctx, v, history, head), history, span)
 	w.emit(ctx, EventCleared, Event{
 		MessagesBefore: len(h), TokensBefore: w.countTail(h),
@@ -555,6 +567,7 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 		}
 		head, v.head, v.key = lead, lead, k
 	}
+	s = w.retry(ctx, history, head, v.key, s)
 	end := head + s.Count
 	msgs := make([]processor.Message, 0, len(history)-s.Count+1)
 	msgs = append(msgs, history[:head]...)
@@ -570,7 +583,7 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 // lookup returns the span the store has for history, its head ending at
 // head, with the hasher find returns; nil when there is none.
 func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, *hasher) {
-	spans, err := w.store.Spans(ctx, k)
+	spans, err := w.store.Spans(ctx, k, func() []Key { return w.keys.lasts(history, head) })
 	if err != nil {
 		w.storeFailed(ctx, "spans", err)
 		return nil, nil
@@ -598,25 +611,28 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 	if len(cands) == 0 {
 		return nil, nil
 	}
-	// The newest candidate wins when its content checks out. When this
-	// window verified it before, its content is compared, not hashed; an
-	// older span verified before must not win over a newer one another
-	// window (a replica) saved since, so only the newest is looked up.
-	newest := &spans[cands[0]]
-	if state, ok := w.memo.match(newest.Digest, history[:head+newest.Count+newest.Cleared]); ok {
-		return newest, restore(state)
+	// The longest candidate whose content checks out wins (the newest of
+	// equals): a history sent again from its start finds the span made for
+	// each of its lengths, and every replica picks the same. When this
+	// window verified the longest before, its content is compared, not
+	// hashed; an older span verified before must not win over a longer one
+	// another window (a replica) saved since, so only the longest is
+	// looked up.
+	length := func(i int) int { return spans[i].Count + spans[i].Cleared }
+	slices.SortStableFunc(cands, func(a, b int) int { return length(b) - length(a) })
+	top := &spans[cands[0]]
+	if state, ok := w.memo.match(top.Digest, history[:head+top.Count+top.Cleared]); ok {
+		return top, restore(state)
 	}
-	slices.SortStableFunc(cands, func(a, b int) int {
-		return spans[a].Count + spans[a].Cleared - spans[b].Count - spans[b].Cleared
-	})
+	slices.Reverse(cands) // shortest first, to feed the hasher once
 	h := newHasher(false)
 	fed, best := 0, -1
 	for _, i := range cands {
-		end := head + spans[i].Count + spans[i].Cleared
+		end := head + length(i)
 		for ; fed < end; fed++ {
 			h.message(&history[fed])
 		}
-		if h.sum() == spans[i].Digest && (best < 0 || i < best) {
+		if h.sum() == spans[i].Digest && (best < 0 || length(i) > length(best)) {
 			best = i
 		}
 	}
@@ -677,25 +693,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		return h, nil
 	}
 	k := w.storeKey(ctx, v, history, head)
-	middle := h[head:start]
-	var previous, prevFacts []string
-	fresh := make([]processor.Message, 0, len(middle))
-	replaced := 0
-	for _, m := range middle {
-		replaced += processor.Chars(m)
-		if s, ref, ok := summary.ParseMarker(m); ok && w.trusted(ctx, ref) {
-			prose, facts := summary.SplitFacts(s)
-			if prose != "" {
-				previous = append(previous, prose)
-			}
-			if facts != "" {
-				prevFacts = append(prevFacts, facts)
-			}
-			continue
-		}
-		fresh = append(fresh, m)
-	}
-	prev := strings.Join(previous, "\n\n")
+	prev, prevFacts, fresh, replaced := w.sortMiddle(ctx, h[head:start])
 	// The cleared outputs go to the summarizer with their calls, after the
 	// middle; what clearing saves counts as replaced.
 	for i := start; i < clearEnd; i++ {
@@ -736,15 +734,24 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	w.emit(ctx, EventStarted, ev)
 	began := w.now()
-	res, shared, err := w.flights.do(ctx, d, func() result {
+	write := func() result {
 		var r result
-		facts := w.factsOf(fresh, strings.Join(prevFacts, "\n"), replaced)
+		facts := w.factsOf(fresh, prevFacts, replaced)
 		r.summary, r.failure, r.err = w.summarize(ctx, w.clipForSummary(fresh), prev, replaced-len(facts)-2, force)
 		if r.err == nil && r.summary != "" {
 			r.summary = summary.WithFacts(r.summary, facts)
 		}
 		return r
-	})
+	}
+	var res result
+	var shared bool
+	var err error
+	if unpaid(ctx) {
+		// A digest costs nothing: no flight to share, and nothing saved.
+		res = write()
+	} else {
+		res, shared, err = w.flights.do(ctx, d, write)
+	}
 	if err == nil {
 		err = res.err
 	}
@@ -770,7 +777,8 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	out[head] = w.marker(sum)
 	w.memo.trust(summary.Ref(sum))
 	if !shared {
-		w.save(ctx, k, history, Span{Head: head, Count: covered, Cleared: cleared, Digest: d, Summary: sum})
+		w.save(ctx, k, history, Span{Head: head, Count: covered, Cleared: cleared, Digest: d, Summary: sum,
+			Fallback: (failure != nil && failure.retry) || (v.span != nil && v.span.Fallback)})
 	}
 
 	ev.MessagesAfter = len(out)
@@ -818,6 +826,9 @@ func (w *Window) spanDigest(history []processor.Message, hash *hasher, fed, end 
 func (w *Window) save(ctx context.Context, k Key, history []processor.Message, span Span) {
 	end := span.Head + span.Count + span.Cleared
 	span.Last = w.keys.key("", history[end-1:end])
+	if unpaid(ctx) {
+		return // nothing is kept for a request nobody pays for
+	}
 	if err := w.store.Save(ctx, k, span); err != nil {
 		w.storeFailed(ctx, "save", err)
 	}
@@ -874,6 +885,7 @@ type failure struct {
 	err    error
 	reason string
 	took   time.Duration
+	retry  bool // the summarizer could not write a summary: ask again later
 }
 
 // summarize returns the summary of fresh merged with prev, from the
@@ -902,9 +914,13 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 	began := w.now()
 	var reason string
 	var err error
-	if w.breakerOpen() {
+	payer := payerOf(ctx)
+	switch {
+	case unpaid(ctx):
+		reason, err = "unpaid", ErrUnpaid
+	case w.breakerOpen(payer):
 		reason, err = "circuit open", ErrCircuitOpen
-	} else {
+	default:
 		var s string
 		s, err = w.call(ctx, w.sum, fresh, prev)
 		if cerr := ctx.Err(); cerr != nil {
@@ -922,14 +938,21 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		case !fits(s):
 			reason, err = "summary too large", ErrSummaryTooLarge
 		}
-		w.record(err == nil)
+		w.tally(payer, err)
 		if err == nil {
 			return strings.TrimSpace(s), nil, nil
 		}
 	}
 	f := &failure{err: err, reason: reason, took: w.now().Sub(began)}
+	// A summary the summarizer could not write (as opposed to one it
+	// wrote too large) may be written when the span is next needed.
+	f.retry = reason != "summary too large" && reason != "unpaid"
 
-	s, ferr := w.call(ctx, w.fallback, fresh, prev)
+	fallback := w.fallback
+	if unpaid(ctx) {
+		fallback = w.digest
+	}
+	s, ferr := w.call(ctx, fallback, fresh, prev)
 	if cerr := ctx.Err(); cerr != nil {
 		return "", nil, cerr
 	}
@@ -1010,42 +1033,6 @@ func (w *Window) call(ctx context.Context, s Summarizer, fresh []processor.Messa
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	return s.Summarize(ctx, fresh, prev)
-}
-
-// breakerOpen reports whether the summarizer is resting after repeated
-// failures. Once the cool-down has passed, one caller is let through to
-// try it again; the breaker stays open for the others until that call has
-// been recorded, or for the timeout at most, so they do not all wait on a
-// summarizer that may still hang.
-func (w *Window) breakerOpen() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	now := w.now()
-	if now.Before(w.openUntil) {
-		return true
-	}
-	if w.failures >= w.breakerFailures {
-		w.openUntil = now.Add(w.timeout)
-	}
-	return false
-}
-
-// record counts a summarizer success or failure, opening the breaker after
-// BreakerFailures failures in a row. A success closes it.
-func (w *Window) record(ok bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if ok {
-		w.failures = 0
-		w.openUntil = time.Time{}
-		return
-	}
-	// After the cool-down one more failure opens the breaker again: the
-	// count is only reset by a success.
-	w.failures++
-	if w.failures >= w.breakerFailures {
-		w.openUntil = w.now().Add(w.breakerCooldown)
-	}
 }
 
 func (w *Window) emit(ctx context.Context, t EventType, ev Event) {

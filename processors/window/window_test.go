@@ -74,9 +74,9 @@ func markerOf(h []processor.Message) (string, bool) {
 // nopStore is a Store that remembers nothing: every request is new.
 type nopStore struct{}
 
-func (nopStore) Spans(context.Context, Key) ([]Span, error)            { return nil, nil }
-func (nopStore) Save(context.Context, Key, Span) error                 { return nil }
-func (nopStore) Summary(context.Context, string) (string, bool, error) { return "", false, nil }
+func (nopStore) Spans(context.Context, Key, func() []Key) ([]Span, error) { return nil, nil }
+func (nopStore) Save(context.Context, Key, Span) error                    { return nil }
+func (nopStore) Summary(context.Context, string) (string, bool, error)    { return "", false, nil }
 
 // trustedStore returns a MemoryStore that knows the given summaries, as
 // though a window had written them: their markers are trusted.

@@ -22,7 +22,9 @@ import (
 //     and tokens before and the number of messages summarized;
 //   - a summary not used: warn "window: summary not used" with the reason
 //     and the error, or, when the caller gave up (reason "canceled"),
-//     info "window: compaction canceled";
+//     info "window: compaction canceled", or, when the request was not
+//     to be paid for (window.ErrUnpaid), debug "window: digest used, the
+//     request not paid for";
 //   - a compaction finished: info "window: compacted", with the sizes
 //     before and after, the summary's size, whether the fallback wrote it,
 //     whether it was shared with a concurrent request, and how long it
@@ -52,6 +54,11 @@ func Log(logger *zap.Logger, e window.Event) {
 	case window.EventFailed:
 		if e.Reason == "canceled" || errors.Is(e.Err, context.Canceled) {
 			logger.Info("window: compaction canceled", zap.Error(e.Err))
+			return
+		}
+		if errors.Is(e.Err, window.ErrUnpaid) {
+			// As asked: not a failure.
+			logger.Debug("window: digest used, the request not paid for", zap.Int("messages_after", e.MessagesAfter))
 			return
 		}
 		logger.Warn("window: summary not used", zap.String("reason", e.Reason), zap.Error(e.Err),

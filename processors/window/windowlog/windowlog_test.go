@@ -31,6 +31,8 @@ func TestEvents(t *testing.T) {
 			[]line{{"warn", "window: summary not used", map[string]any{"reason": "timeout", "error": "boom", "messages_after": int64(23), "fallback": true}}}},
 		{"canceled", window.Event{Type: window.EventFailed, Reason: "canceled", Err: context.Canceled},
 			[]line{{"info", "window: compaction canceled", map[string]any{"error": "context canceled"}}}},
+		{"unpaid", window.Event{Type: window.EventFailed, Reason: "unpaid", Err: window.ErrUnpaid, MessagesAfter: 7, Fallback: true},
+			[]line{{"debug", "window: digest used, the request not paid for", map[string]any{"messages_after": int64(7)}}}},
 		{"store", window.Event{Type: window.EventStoreFailed, Reason: "save", Err: boom},
 			[]line{{"warn", "window: summary store failed", map[string]any{"op": "save", "error": "boom"}}}},
 		{"finished", window.Event{Type: window.EventFinished, MessagesBefore: 41, MessagesAfter: 23, SummaryChars: 800, Shared: true},

@@ -1,0 +1,88 @@
+package window
+
+import (
+	"context"
+	"strings"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summary"
+)
+
+// retry returns s, a span found under k for history (its head ending at
+// head), or, when s holds a fallback's summary and the summarizer now
+// writes one for the messages s stands for, a span with that summary,
+// which it saves in s's place. The summarizer is asked only when the
+// request may pay (see WithoutSummarizer), the payer's breaker is closed,
+// and this window has not asked for the same span within the breaker's
+// cool-down; its failure counts toward the breaker and leaves s as it is.
+func (w *Window) retry(ctx context.Context, history []processor.Message, head int, k Key, s *Span) *Span {
+	if !s.Fallback || s.Count < 1 || unpaid(ctx) {
+		return s
+	}
+	payer := payerOf(ctx)
+	if w.breakerOpen(payer) || !w.memo.mayRetry(s.Digest, w.now(), w.breakerCooldown) {
+		return s
+	}
+	end := head + s.Count
+	prev, prevFacts, fresh, replaced := w.sortMiddle(ctx, history[head:end])
+	// The outputs the span cleared go to the summarizer with the rest, as
+	// when it was made.
+	fresh = append(fresh, history[end:end+s.Cleared]...)
+	if len(fresh) == 0 {
+		return s
+	}
+	res, shared, err := w.flights.do(ctx, s.Digest, func() result {
+		facts := w.factsOf(fresh, prevFacts, replaced)
+		text, err := w.call(ctx, w.sum, w.clipForSummary(fresh), prev)
+		if cerr := ctx.Err(); cerr != nil {
+			return result{err: cerr}
+		}
+		text = strings.TrimSpace(text)
+		if err == nil && (text == "" || w.framing+len(text)+len(facts)+2 >= replaced) {
+			err = ErrSummaryTooLarge
+			if text == "" {
+				err = summary.ErrEmpty
+			}
+		}
+		w.tally(payer, err)
+		if err != nil {
+			return result{failure: &failure{err: err, reason: "retry"}}
+		}
+		return result{summary: summary.WithFacts(text, facts)}
+	})
+	if err != nil || res.err != nil || res.failure != nil {
+		return s
+	}
+	out := *s
+	out.Summary, out.Fallback = res.summary, false
+	w.memo.trust(summary.Ref(out.Summary))
+	if !shared {
+		w.save(ctx, k, history, out)
+	}
+	return &out
+}
+
+// sortMiddle sorts the messages of a middle to summarize: the prose of the
+// summaries of the trusted markers among them, joined (what the new summary
+// merges), their facts sections, joined (what the new facts merge), and the
+// other messages (what it summarizes), with the characters of
+// them all (what the summary replaces).
+func (w *Window) sortMiddle(ctx context.Context, middle []processor.Message) (prev, prevFacts string, fresh []processor.Message, replaced int) {
+	var previous, facts []string
+	fresh = make([]processor.Message, 0, len(middle))
+	for _, m := range middle {
+		replaced += processor.Chars(m)
+		if s, ref, ok := summary.ParseMarker(m); ok && w.trusted(ctx, ref) {
+			prose, f := summary.SplitFacts(s)
+			if prose != "" {
+				previous = append(previous, prose)
+			}
+			if f != "" {
+				facts = append(facts, f)
+			}
+			continue
+		}
+		fresh = append(fresh, m)
+	}
+	return strings.Join(previous, "\n\n"), strings.Join(facts, "\n"), fresh, replaced
+}

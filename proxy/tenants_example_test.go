@@ -1,0 +1,71 @@
+package proxy_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/proxy"
+)
+
+// calls counts the summaries written.
+type calls struct{ n int }
+
+func (c *calls) Summarize(context.Context, []processor.Message, string) (string, error) {
+	c.n++
+	return "What was done so far.", nil
+}
+
+// Tenants in front of the proxy: the model writes summaries only for a
+// client whose key the upstream has accepted once; a client whose key it
+// refuses gets the offline digest, and nobody pays for it.
+func ExampleNewTenants() {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer good-key" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}]}`)
+	}))
+	defer upstream.Close()
+	base, _ := url.Parse(upstream.URL + "/v1")
+
+	sum := &calls{}
+	win := window.New(window.Options{MaxMessages: 6, Summarizer: sum})
+	tenants := proxy.NewTenants(proxy.TenantOptions{ProxyPays: true})
+	p := proxy.New(proxy.Options{Upstream: base, Chain: win, Compactor: win, Transport: tenants.Transport(nil)})
+	srv := httptest.NewServer(tenants.Handler(p))
+	defer srv.Close()
+
+	post := func(key string, turns int) {
+		msgs := []string{`{"role":"user","content":"Start."}`, `{"role":"assistant","content":"Started."}`}
+		for i := range turns {
+			msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"Step %d: %s"}`, i, strings.Repeat("details ", 50)),
+				fmt.Sprintf(`{"role":"assistant","content":"Done %d."}`, i))
+		}
+		msgs = append(msgs, `{"role":"user","content":"Next?"}`)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions",
+			strings.NewReader(`{"model":"gpt-4.1-mini","messages":[`+strings.Join(msgs, ",")+`]}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+		fmt.Printf("%s, %d turns: %d; summaries written: %d\n", key, turns, resp.StatusCode, sum.n)
+	}
+	post("refused-key", 4)
+	post("good-key", 1) // short: accepted, nothing to summarize
+	post("good-key", 4)
+	// Output:
+	// refused-key, 4 turns: 401; summaries written: 0
+	// good-key, 1 turns: 200; summaries written: 0
+	// good-key, 4 turns: 200; summaries written: 1
+}
