@@ -257,8 +257,10 @@ func TestRejected(t *testing.T) {
 		{"no messages", `{"model":"m","prompt":"hi"}`, false, 400, openaimw.CodeMissingMessages, `no "messages"`},
 		{"messages not an array", `{"model":"m","messages":{"role":"user"}}`, false, 400, openaimw.CodeMissingMessages, "not an array"},
 		{"message without role", `{"model":"m","messages":[{"content":"hi"}]}`, false, 400, openaimw.CodeInvalidMessage, "message 0"},
-		{"ends with an answer", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yes"}]}`, false, 400,
-			openaimw.CodeInvalidHistory, "message 1"},
+		{"bytes after the object", `{"model":"m","messages":[{"role":"user","content":"hi"}]}}`, false, 400, openaimw.CodeInvalidJSON, "after the object"},
+		{"empty messages", `{"model":"m","messages":[]}`, false, 400, openaimw.CodeMissingMessages, `"messages" is empty`},
+		{"ends with two answers", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yes"},{"role":"assistant","content":"no"}]}`, false, 400,
+			openaimw.CodeInvalidHistory, "does not end with a request"},
 		{"too large", big, false, 413, "request_too_large", "1024 bytes"},
 		{"too large, chunked", big, true, 413, "request_too_large", "1024 bytes"},
 	}
