@@ -193,6 +193,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("abridge: no route for %s: the proxy serves %s/ (set the client's base URL to this server's %s)", r.URL.Path, Prefix, Prefix)}.Write(rec)
 		return
 	}
+	if err := checkPath(r.URL); err != nil {
+		ex.failure = "invalid path"
+		apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest, Code: "invalid_path",
+			Message: "abridge: " + err.Error()}.Write(rec)
+		return
+	}
 	if chat {
 		if r.ContentLength > p.maxBody {
 			ex.failure = "too large"
@@ -206,6 +212,26 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
 	ctx = context.WithValue(ctx, authKey{}, r.Header.Get("Authorization"))
 	p.rp.ServeHTTP(rec, r.WithContext(ctx))
+}
+
+// checkPath refuses a path that a server decoding it (nginx does) would
+// resolve outside the upstream's base, or to another path than the one
+// forwarded: a segment that is "." or ".." once decoded, an encoded slash
+// or a backslash.
+func checkPath(u *url.URL) error {
+	for seg := range strings.SplitSeq(u.EscapedPath(), "/") {
+		dec, err := url.PathUnescape(seg)
+		if err != nil {
+			return fmt.Errorf("path %q: %w", u.EscapedPath(), err)
+		}
+		switch {
+		case dec == "." || dec == "..":
+			return fmt.Errorf("path %q has a dot segment (%s): the proxy forwards only paths under its base", u.EscapedPath(), seg)
+		case strings.ContainsAny(dec, "/\\"):
+			return fmt.Errorf("path %q has an encoded slash or a backslash (%s): the proxy forwards only plain paths", u.EscapedPath(), seg)
+		}
+	}
+	return nil
 }
 
 func tooLarge(limit int64) apierror.Error {

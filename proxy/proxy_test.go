@@ -357,6 +357,53 @@ func TestRoutes(t *testing.T) {
 	}
 }
 
+// TestUnsafePaths checks that a path an upstream or a front server would
+// resolve elsewhere once decoded (dot segments, encoded slashes,
+// backslashes) is answered 400 and forwarded nowhere, and that plain
+// escapes pass.
+func TestUnsafePaths(t *testing.T) {
+	tests := []struct {
+		path   string
+		status int
+	}{
+		{"/v1/%2e%2e/%2e%2e/metrics", 400},
+		{"/v1/%2E%2E/admin", 400},
+		{"/v1/models/%2e", 400},
+		{"/v1/files/a%2Fb", 400},
+		{"/v1/files/a%2f..%2fb", 400},
+		{"/v1/files/a%5Cb", 400},
+		{"/v1/models/my%20model", 200},
+		{"/v1/models", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			f := newFixture(t, &openaitest.Upstream{}, nil)
+			req, err := http.NewRequest(http.MethodGet, f.srv.URL+tt.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if tt.status == 400 {
+				if resp.StatusCode != 400 || !strings.Contains(string(data), `"invalid_path"`) {
+					t.Errorf("status %d (%s), want 400 invalid_path", resp.StatusCode, data)
+				}
+				if n := len(f.up.Requests()); n != 0 {
+					t.Errorf("upstream got %d requests, want none", n)
+				}
+				return
+			}
+			if n := len(f.up.Requests()); n != 1 {
+				t.Errorf("upstream got %d requests, want 1 (status %d: %s)", n, resp.StatusCode, data)
+			}
+		})
+	}
+}
+
 // TestStreamPassesThrough checks that a stream reaches the client chunk by
 // chunk as the upstream writes it: the client reads the first chunk while
 // the upstream still holds back the rest.
