@@ -416,25 +416,59 @@ func checkEncoding(req *http.Request) error {
 	return fmt.Errorf("%w (Content-Encoding: %s): send chat completions bodies uncompressed", ErrContentEncoding, enc)
 }
 
-// readBody reads and closes the request's body.
+// readBody reads and closes the request's body. The buffer grows as the
+// bytes arrive, never past the declared length: a client that announces a
+// large body and sends nothing makes the middleware hold nothing.
 func readBody(req *http.Request) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, nil
 	}
 	defer req.Body.Close()
-	if req.ContentLength > 0 {
-		data := make([]byte, req.ContentLength)
-		if _, err := io.ReadFull(req.Body, data); err != nil {
-			return nil, err
+	declared := req.ContentLength
+	data := make([]byte, 0, initialBuffer(declared))
+	for {
+		if len(data) == cap(data) {
+			data = slices.Grow(data, nextGrowth(len(data), declared))
 		}
-		// Nothing may follow what the length announced.
-		var one [1]byte
-		if n, _ := req.Body.Read(one[:]); n > 0 {
+		n, err := req.Body.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if declared >= 0 && int64(len(data)) > declared {
 			return nil, errors.New("body longer than its Content-Length")
 		}
-		return data, nil
+		switch {
+		case err == io.EOF:
+			if declared >= 0 && int64(len(data)) < declared {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return data, nil
+		case err != nil:
+			return nil, err
+		}
 	}
-	return io.ReadAll(req.Body)
+}
+
+// firstBuffer is the most a body's buffer holds before its first bytes
+// arrive.
+const firstBuffer = 16 << 10
+
+func initialBuffer(declared int64) int {
+	if declared >= 0 && declared < firstBuffer {
+		return int(declared) + 1 // room to see a byte past the length
+	}
+	return firstBuffer
+}
+
+// nextGrowth is how many bytes to add to a full buffer of n: as many
+// again, but no more than the declared length needs (one byte past it, to
+// see a body that runs over).
+func nextGrowth(n int, declared int64) int {
+	grow := max(n, 512)
+	if declared >= 0 {
+		if room := declared + 1 - int64(n); room > 0 && room < int64(grow) {
+			grow = int(room)
+		}
+	}
+	return grow
 }
 
 // withBody returns a shallow copy of req with ctx, header and a body

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -560,5 +561,49 @@ func TestPrefill(t *testing.T) {
 	}
 	if ev.count(openaimw.EventProcessed) != 1 || ev.mw[0].MessagesBefore != 62 || ev.mw[0].MessagesAfter != len(msgs) {
 		t.Errorf("events %+v, want one processed, 62 messages before and %d after", ev.mw, len(msgs))
+	}
+}
+
+// TestBodyGrowsAsItArrives checks that the middleware allocates for the
+// bytes of a body that arrive, not for the length it declares: a request
+// announcing 256 MiB and ending after a few bytes costs kilobytes, and is
+// refused as short; one that sends more than it declared is refused too.
+func TestBodyGrowsAsItArrives(t *testing.T) {
+	const body = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	tests := []struct {
+		name     string
+		declared int64
+		wantErr  string
+	}{
+		{"declared 256 MiB", 256 << 20, "unexpected EOF"},
+		{"declared less", int64(len(body)) - 5, "longer than its Content-Length"},
+		{"declared exactly", int64(len(body)), ""},
+		{"unknown length", -1, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mw := openaimw.New(nil, openaimw.Options{CacheBytes: -1})
+			req, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Body = io.NopCloser(strings.NewReader(body))
+			req.ContentLength = tt.declared
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err = mw(req, func(*http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
+			})
+			runtime.ReadMemStats(&after)
+			if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+				t.Errorf("allocated %d bytes for a %d-byte body, want under 1 MiB", got, len(body))
+			}
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("error %v, want one saying %q", err, tt.wantErr)
+			}
+		})
 	}
 }

@@ -43,6 +43,12 @@ const (
 	// DefaultTimeout bounds one proxied request, from its arrival to the
 	// end of the upstream's answer.
 	DefaultTimeout = 10 * time.Minute
+	// DefaultBodyMemory bounds the bytes of the chat completions bodies
+	// held at once: 256 MiB.
+	DefaultBodyMemory = 256 << 20
+	// DefaultBodyTimeout bounds the arrival of a chat completions body,
+	// from the request's arrival.
+	DefaultBodyTimeout = time.Minute
 )
 
 // Prefix is the path the proxy serves: the client's base URL ends with it
@@ -69,6 +75,19 @@ type Options struct {
 	// one is answered 413. 0 means DefaultMaxBodyBytes. Other requests
 	// stream through without a limit.
 	MaxBodyBytes int64
+	// BodyMemory bounds the bytes of the chat completions bodies held at
+	// once, counted as they arrive (a body is held until its request is
+	// served). A body that needs more waits for others to finish, until
+	// its deadline (BodyTimeout), and is then answered 503. 0 means
+	// DefaultBodyMemory, -1 no bound; a bound below MaxBodyBytes is
+	// raised to it.
+	BodyMemory int64
+	// BodyTimeout bounds the arrival of a chat completions body, from the
+	// request's arrival: a body still arriving after it is answered 408,
+	// and the connection stops reading (where the server allows: an
+	// http.Server's does). 0 means DefaultBodyTimeout; never more than
+	// Timeout.
+	BodyTimeout time.Duration
 	// Timeout bounds one proxied request, summaries and the upstream's
 	// answer included; 0 means DefaultTimeout.
 	Timeout time.Duration
@@ -89,12 +108,14 @@ type Options struct {
 
 // Proxy is the proxy's http.Handler. It is safe for concurrent use.
 type Proxy struct {
-	rp      *httputil.ReverseProxy
-	maxBody int64
-	timeout time.Duration
-	log     *zap.Logger
-	metrics *Metrics
-	onEvent func(context.Context, openaimw.Event)
+	rp          *httputil.ReverseProxy
+	maxBody     int64
+	bodies      *budget
+	bodyTimeout time.Duration
+	timeout     time.Duration
+	log         *zap.Logger
+	metrics     *Metrics
+	onEvent     func(context.Context, openaimw.Event)
 }
 
 var _ http.Handler = (*Proxy)(nil)
@@ -107,6 +128,17 @@ func New(opts Options) *Proxy {
 	}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout
+	}
+	p.bodyTimeout = opts.BodyTimeout
+	if p.bodyTimeout <= 0 {
+		p.bodyTimeout = DefaultBodyTimeout
+	}
+	p.bodyTimeout = min(p.bodyTimeout, p.timeout)
+	switch memory := opts.BodyMemory; {
+	case memory == 0:
+		p.bodies = newBudget(max(DefaultBodyMemory, p.maxBody))
+	case memory > 0:
+		p.bodies = newBudget(max(memory, p.maxBody))
 	}
 	if p.log == nil {
 		p.log = zap.NewNop()
@@ -205,7 +237,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			tooLarge(p.maxBody).Write(rec)
 			return
 		}
-		r.Body = http.MaxBytesReader(rec, r.Body, p.maxBody)
+		body := limitBody(rec, r, p.maxBody, p.bodies, start.Add(p.bodyTimeout))
+		defer body.free()
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
 	defer cancel()
@@ -276,6 +309,13 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &tooBig):
 		e = tooLarge(tooBig.Limit)
+	case errors.Is(err, errBodyTimeout):
+		e = apierror.Error{Status: http.StatusRequestTimeout, Type: apierror.TypeInvalidRequest, Code: "request_timeout",
+			Message: fmt.Sprintf("abridge: request body not received within %s", p.bodyTimeout)}
+	case errors.Is(err, errBusy):
+		w.Header().Set("Retry-After", "1")
+		e = apierror.Error{Status: http.StatusServiceUnavailable, Type: apierror.TypeServer, Code: "server_busy",
+			Message: fmt.Sprintf("abridge: %s; try again (waited %s)", errBusy, p.bodyTimeout)}
 	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil:
 		p.metrics.upstreamError("timeout")
 		e = apierror.Error{Status: http.StatusGatewayTimeout, Type: apierror.TypeUpstream, Code: "upstream_timeout",

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/abridge-go/abridge/config"
+	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
@@ -53,7 +54,7 @@ GET /healthz answers 200 while the proxy serves; GET /metrics gives the
 Prometheus metrics. SIGTERM or Ctrl-C stops it after the requests in flight
 have finished (ABRIDGE_SERVE_SHUTDOWN_TIMEOUT at most). Logs go to stderr at
 ABRIDGE_LOG_LEVEL (info unless set); no header is ever logged.`,
-	env: vars([]string{config.Prefix + "SERVE_ADDR", config.Prefix + "SERVE_MAX_BODY_MB", config.Prefix + "SERVE_TIMEOUT",
+	env: vars([]string{config.Prefix + "SERVE_ADDR", config.Prefix + "SERVE_MAX_BODY_MB", config.Prefix + "SERVE_BODY_MEMORY_MB", config.Prefix + "SERVE_TIMEOUT",
 		config.Prefix + "SERVE_SHUTDOWN_TIMEOUT", envSession}, envModel, envWindow, envLog),
 	flags: serveFlags,
 }
@@ -117,6 +118,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		Chain:        cfg.NewChain(win),
 		Compactor:    win,
 		MaxBodyBytes: int64(cfg.ServeMaxBodyMB) << 20,
+		BodyMemory:   int64(cfg.ServeBodyMemoryMB) << 20,
 		Timeout:      cfg.ServeTimeout,
 		Logger:       logger,
 		Metrics:      metrics,
@@ -124,11 +126,11 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 
 	mux := http.NewServeMux()
 	mux.Handle("/", p)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.Handle("/healthz", getOnly(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	})))
+	mux.Handle("/metrics", getOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true})))
 
 	ln, err := net.Listen("tcp", cfg.ServeAddr)
 	if err != nil {
@@ -193,6 +195,20 @@ func serveSummarizer(cfg *config.Config, upstream *url.URL, logger *zap.Logger, 
 		payer = "nobody: no API key for " + config.Prefix + "SUMMARY_BASE_URL, and a client's is only sent to the upstream"
 	}
 	return metrics.Summarizer(s), config.SummarizerLLM, payer
+}
+
+// getOnly answers a request other than GET or HEAD with 405 and the
+// methods allowed.
+func getOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			apierror.Error{Status: http.StatusMethodNotAllowed, Type: apierror.TypeInvalidRequest, Code: "method_not_allowed",
+				Message: fmt.Sprintf("abridge: %s %s: only GET and HEAD are allowed", r.Method, r.URL.Path)}.Write(w)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // loopsBack reports whether upstream names the address the proxy listens
