@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,7 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/proxy"
 )
 
@@ -130,5 +137,102 @@ func TestBodyMemory(t *testing.T) {
 	wg.Wait()
 	if got, _ := post(bigBody(300 << 10)); got != http.StatusOK {
 		t.Errorf("the same request once the first was served: status %d, want 200", got)
+	}
+}
+
+// TestAnswerCutOff checks that an answer that breaks off after its status
+// was sent on is counted and logged as what happened, not as a plain 200:
+// the upstream resetting the connection mid-body, or a stream cut by the
+// proxy's timeout; and that a timeout spent in abridge's own processing is
+// not blamed on an upstream that never saw the request.
+func TestAnswerCutOff(t *testing.T) {
+	hang := processor.Func(func(ctx context.Context, h []processor.Message) ([]processor.Message, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	tests := []struct {
+		name       string
+		hook       func(w http.ResponseWriter) bool
+		chain      processor.Processor
+		reason     string // abridge_upstream_errors_total's, "" for none
+		logged     string // the request line's error or answer_cut_off
+		wantStatus int
+	}{
+		{name: "reset mid-body", reason: "reset", logged: "upstream_reset", wantStatus: 200, hook: func(w http.ResponseWriter) bool {
+			w.Header().Set("Content-Length", "1000")
+			w.WriteHeader(200)
+			io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","choices":[`)
+			http.NewResponseController(w).Flush()
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return true
+		}},
+		{name: "stream cut by the timeout", reason: "timeout", logged: "upstream_timeout", wantStatus: 200, hook: func(w http.ResponseWriter) bool {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[]}\n\n")
+			http.NewResponseController(w).Flush()
+			time.Sleep(time.Second)
+			return true
+		}},
+		{name: "processing past the timeout", chain: hang, logged: proxy.CodeProcessTimeout, wantStatus: 504},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &openaitest.Upstream{}
+			if tt.hook != nil {
+				up.Hook = func(w http.ResponseWriter, _ *http.Request, _ openaitest.Request) bool { return tt.hook(w) }
+			}
+			reg := prometheus.NewRegistry()
+			metrics, err := proxy.NewMetrics(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			core, logs := observer.New(zapcore.InfoLevel)
+			base := bodyProxy(t, up, proxy.Options{Timeout: 300 * time.Millisecond, Chain: tt.chain, Metrics: metrics, Logger: zap.New(core)})
+			resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+			switch {
+			case err != nil && tt.wantStatus != 200:
+				t.Fatal(err)
+			case err != nil:
+				// The connection broke before the status reached the
+				// client: what a client sees of a cut answer.
+			default:
+				_, _ = io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != tt.wantStatus {
+					t.Errorf("status %d, want %d", resp.StatusCode, tt.wantStatus)
+				}
+			}
+			for _, reason := range []string{"connection", "timeout", "reset", "status_5xx"} {
+				want := 0.0
+				if reason == tt.reason {
+					want = 1
+				}
+				if got := counter(t, reg, "abridge_upstream_errors_total", "reason", reason); got != want {
+					t.Errorf("abridge_upstream_errors_total{reason=%s} = %v, want %v", reason, got, want)
+				}
+			}
+			if tt.reason == "" && len(up.Requests()) != 0 {
+				t.Errorf("upstream got %d requests, want none", len(up.Requests()))
+			}
+			// The request line tells what happened, at warn.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				lines := logs.FilterMessage("proxy: request").All()
+				if len(lines) == 1 {
+					ctx := lines[0].ContextMap()
+					if lines[0].Level != zapcore.WarnLevel || (ctx["error"] != tt.logged && ctx["answer_cut_off"] != tt.logged) {
+						t.Errorf("request logged at %s with %v, want warn naming %s", lines[0].Level, ctx, tt.logged)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d request lines logged, want 1", len(lines))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
 	}
 }

@@ -297,6 +297,9 @@ func TestRejected(t *testing.T) {
 			if n := counter(t, f.reg, "abridge_requests_total", "code", fmt.Sprint(tt.status)); n != 1 {
 				t.Errorf("abridge_requests_total{code=%d} = %v, want 1", tt.status, n)
 			}
+			if n := counter(t, f.reg, "abridge_rejected_requests_total", "error", tt.code); n != 1 {
+				t.Errorf("abridge_rejected_requests_total{error=%s} = %v, want 1", tt.code, n)
+			}
 			f.noSecrets(t)
 		})
 	}
@@ -584,6 +587,49 @@ func TestMetrics(t *testing.T) {
 	}
 	if !(sums["forwarded"] > 0 && sums["forwarded"] < sums["received"]) {
 		t.Errorf("prompt tokens received %v, forwarded %v: want fewer forwarded", sums["received"], sums["forwarded"])
+	}
+}
+
+// TestMetricsAtZero checks that the error and outcome counters exist, at
+// zero, before anything happened, so that rates and alerts work from the
+// start; and that the HTTP status and the error code have labels of their
+// own names.
+func TestMetricsAtZero(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := proxy.NewMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, fam := range families {
+		got[fam.GetName()] = nil
+		for _, m := range fam.GetMetric() {
+			if m.GetCounter().GetValue() != 0 {
+				t.Errorf("%s %v = %v at the start", fam.GetName(), m.GetLabel(), m.GetCounter().GetValue())
+			}
+			for _, l := range m.GetLabel() {
+				got[fam.GetName()] = append(got[fam.GetName()], l.GetName()+"="+l.GetValue())
+			}
+		}
+	}
+	want := map[string][]string{
+		"abridge_rejected_requests_total": {"error=invalid_history", "error=invalid_json", "error=invalid_message", "error=invalid_path",
+			"error=missing_messages", "error=request_timeout", "error=request_too_large", "error=server_busy", "error=unknown_path", "error=unsupported_encoding"},
+		"abridge_upstream_errors_total":       {"reason=connection", "reason=reset", "reason=status_5xx", "reason=timeout"},
+		"abridge_context_overflows_total":     {"retried=false", "retried=true"},
+		"abridge_compactions_total":           {"result=canceled", "result=fallback", "result=shared", "result=skipped", "result=summarized"},
+		"abridge_summarizer_calls_total":      {"result=error", "result=ok", "result=timeout"},
+		"abridge_summarizer_tokens_total":     {"type=cached_input", "type=input", "type=output"},
+		"abridge_summary_store_errors_total":  {"op=save", "op=spans", "op=summary"},
+		"abridge_chain_failures_total":        nil,
+		"abridge_processing_duration_seconds": nil,
+		"abridge_summarizer_duration_seconds": nil,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics at the start (-want +got):\n%s", diff)
 	}
 }
 

@@ -51,7 +51,11 @@ none, with the Authorization of the client whose conversation is summarized
 A summarizer that fails never fails a request: the offline digest stands in.
 
 GET /healthz answers 200 while the proxy serves; GET /metrics gives the
-Prometheus metrics. SIGTERM or Ctrl-C stops it after the requests in flight
+Prometheus metrics (OpenMetrics when the client asks for it); other methods
+get 405. A chat body must arrive within a minute (else 408), and the bodies
+held at once take at most ABRIDGE_SERVE_BODY_MEMORY_MB (past it a body
+waits, then gets 503). ABRIDGE_SUMMARY_TIMEOUT must be shorter than
+ABRIDGE_SERVE_TIMEOUT. SIGTERM or Ctrl-C stops it after the requests in flight
 have finished (ABRIDGE_SERVE_SHUTDOWN_TIMEOUT at most). Logs go to stderr at
 ABRIDGE_LOG_LEVEL (info unless set); no header is ever logged.`,
 	env: vars([]string{config.Prefix + "SERVE_ADDR", config.Prefix + "SERVE_MAX_BODY_MB", config.Prefix + "SERVE_BODY_MEMORY_MB", config.Prefix + "SERVE_TIMEOUT",
@@ -74,6 +78,9 @@ func serveFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []strin
 		// otherwise: its log is the record of what it did.
 		cfg, err := config.LoadFrom(c.environ)
 		if err != nil {
+			return fmt.Errorf("configuration: %w", err)
+		}
+		if err := fitsServeTimeout(cfg); err != nil {
 			return fmt.Errorf("configuration: %w", err)
 		}
 		if *addr != "" {
@@ -195,6 +202,18 @@ func serveSummarizer(cfg *config.Config, upstream *url.URL, logger *zap.Logger, 
 		payer = "nobody: no API key for " + config.Prefix + "SUMMARY_BASE_URL, and a client's is only sent to the upstream"
 	}
 	return metrics.Summarizer(s), config.SummarizerLLM, payer
+}
+
+// fitsServeTimeout refuses a summary timeout that does not leave the
+// request it is written for time to reach the upstream: a summarizer that
+// hangs would then end every request it compacts in a 504, where it should
+// fall back to the digest.
+func fitsServeTimeout(cfg *config.Config) error {
+	if cfg.Summarizer == config.SummarizerDigest || cfg.SummaryTimeout < cfg.ServeTimeout {
+		return nil
+	}
+	return fmt.Errorf("%sSUMMARY_TIMEOUT (%s) must be shorter than %sSERVE_TIMEOUT (%s): a summary is written inside the request it compacts, which must then still reach the upstream",
+		config.Prefix, cfg.SummaryTimeout, config.Prefix, cfg.ServeTimeout)
 }
 
 // getOnly answers a request other than GET or HEAD with 405 and the

@@ -214,6 +214,43 @@ func get(t *testing.T, url string) string {
 	return string(data)
 }
 
+// TestServeEndpoints checks /healthz and /metrics: another method than
+// GET or HEAD is answered 405 with Allow, and /metrics answers in the
+// OpenMetrics format when asked for it, its error counters at zero.
+func TestServeEndpoints(t *testing.T) {
+	upSrv := httptest.NewServer(&openaitest.Upstream{})
+	defer upSrv.Close()
+	srv := startServe(t, serveEnv(t, upSrv.URL))
+	root := strings.TrimSuffix(srv.base, "/v1")
+	for _, path := range []string{"/healthz", "/metrics"} {
+		resp, err := http.Post(root+path, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" || !strings.Contains(string(data), "method_not_allowed") {
+			t.Errorf("POST %s: %d, Allow %q, %s; want 405 with Allow: GET, HEAD", path, resp.StatusCode, resp.Header.Get("Allow"), data)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, root+"/metrics", nil)
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text") || !strings.HasSuffix(string(data), "# EOF\n") {
+		t.Errorf("GET /metrics asking for OpenMetrics: Content-Type %q, want OpenMetrics text ending in # EOF", ct)
+	}
+	for _, want := range []string{`abridge_rejected_requests_total{error="invalid_json"} 0`, `abridge_upstream_errors_total{reason="reset"} 0`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
 // TestServeShutdown stops abridge serve (as SIGTERM does) while a request
 // is in flight: the server stops accepting connections, the request in
 // flight finishes with its whole answer, and serve exits 0.
@@ -310,6 +347,8 @@ func TestServeUsage(t *testing.T) {
 		{"arguments", nil, []string{"serve", "now"}, 2, "serve: unexpected arguments: now"},
 		{"bad variable", map[string]string{"ABRIDGE_SERVE_TIMEOUT": "soon"}, []string{"serve"}, 1, `ABRIDGE_SERVE_TIMEOUT="soon": not a duration`},
 		{"bad database", map[string]string{"ABRIDGE_SESSION_DB": "mysql://db/x"}, []string{"serve", "--addr", "127.0.0.1:0"}, 1, "serve: ABRIDGE_SESSION_DB:"},
+		{"summary timeout past the serve timeout", map[string]string{"ABRIDGE_SERVE_TIMEOUT": "60s"}, []string{"serve", "--addr", "127.0.0.1:0"}, 1,
+			"ABRIDGE_SUMMARY_TIMEOUT (1m30s) must be shorter than ABRIDGE_SERVE_TIMEOUT (1m0s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
