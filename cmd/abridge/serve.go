@@ -47,7 +47,8 @@ Abridge-Conversation request header. They are written by the summarizer's
 model on the upstream (unless ABRIDGE_SUMMARIZER=digest) and paid with the
 proxy's key (ABRIDGE_SUMMARY_API_KEY or OPENAI_API_KEY) or, when it has
 none, with the Authorization of the client whose conversation is summarized
-(sent to the upstream only, never to another ABRIDGE_SUMMARY_BASE_URL).
+(sent to the upstream only: with another ABRIDGE_SUMMARY_BASE_URL and no
+key, summaries are the offline digest).
 A summarizer that fails never fails a request: the offline digest stands in.
 
 GET /healthz answers 200 while the proxy serves; GET /metrics gives the
@@ -188,6 +189,12 @@ func serveSummarizer(cfg *config.Config, upstream *url.URL, logger *zap.Logger, 
 	if cfg.Summarizer == config.SummarizerDigest {
 		return metrics.Summarizer(summary.NewDigest(summary.DigestOptions{})), config.SummarizerDigest, "nobody (no model calls)"
 	}
+	if cfg.SummaryBaseURL != "" && !sameOrigin(cfg.SummaryBaseURL, upstream) && !cfg.SummaryKeySet() {
+		// A client's key goes to the upstream only, and the proxy has none:
+		// no request goes to that endpoint without a key of its own.
+		return metrics.Summarizer(summary.NewDigest(summary.DigestOptions{})), config.SummarizerDigest,
+			"nobody: no API key for " + config.Prefix + "SUMMARY_BASE_URL (set " + config.Prefix + "SUMMARY_API_KEY to use it; a client's key is only sent to the upstream)"
+	}
 	// The proxy always has an endpoint, the upstream: auto means llm.
 	// Without a key of its own, the summarizer's requests to the upstream
 	// carry the client's Authorization; to another endpoint, nothing.
@@ -195,11 +202,8 @@ func serveSummarizer(cfg *config.Config, upstream *url.URL, logger *zap.Logger, 
 	m := model.NewOpenAI(append(cfg.SummaryModelOptions(logger), model.WithHTTPClient(client))...)
 	s := summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{Timeout: cfg.SummaryTimeout, Logger: logger})
 	payer := "each client's Authorization (no API key configured)"
-	switch {
-	case cfg.SummaryKeySet():
+	if cfg.SummaryKeySet() {
 		payer = "the proxy's API key"
-	case cfg.SummaryBaseURL != "" && !sameOrigin(cfg.SummaryBaseURL, upstream):
-		payer = "nobody: no API key for " + config.Prefix + "SUMMARY_BASE_URL, and a client's is only sent to the upstream"
 	}
 	return metrics.Summarizer(s), config.SummarizerLLM, payer
 }

@@ -251,6 +251,48 @@ func TestServeEndpoints(t *testing.T) {
 	}
 }
 
+// TestServeSummaryEndpointWithoutKey checks that a summary endpoint of its
+// own, with no key anywhere, is not called: the client's key goes to the
+// upstream only, so summaries are the offline digest, and the start line
+// says so.
+func TestServeSummaryEndpointWithoutKey(t *testing.T) {
+	up := &openaitest.Upstream{}
+	upSrv := httptest.NewServer(up)
+	defer upSrv.Close()
+	other := &openaitest.Upstream{}
+	otherSrv := httptest.NewServer(other)
+	defer otherSrv.Close()
+	env := serveEnv(t, upSrv.URL)
+	env["ABRIDGE_SUMMARY_BASE_URL"] = otherSrv.URL + "/v1"
+	srv := startServe(t, env)
+	if line := srv.stderr.String(); !strings.Contains(line, "summaries: digest") || !strings.Contains(line, "paid by nobody: no API key for ABRIDGE_SUMMARY_BASE_URL") {
+		t.Errorf("start line does not say summaries are the digest for want of a key:\n%s", line)
+	}
+	body, _ := json.Marshal(map[string]any{"model": "gpt-test", "messages": openaitest.ToolConversation(60, "summary endpoint")})
+	req, _ := http.NewRequest(http.MethodPost, srv.base+"/chat/completions", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", "Bearer "+clientKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	if n := len(other.Requests()); n != 0 {
+		t.Errorf("the summary endpoint got %d requests without a key, want none", n)
+	}
+	chats := up.Chats()
+	if len(chats) != 1 {
+		t.Fatalf("upstream got %d chat requests, want 1", len(chats))
+	}
+	f, err := openaitest.CheckForwarded(body, chats[0].Body, trimtools.New(trimtools.Options{}))
+	if err != nil || !f.Compacted {
+		t.Errorf("forwarded %+v, %v: want a history compacted by the digest", f, err)
+	}
+}
+
 // TestServeShutdown stops abridge serve (as SIGTERM does) while a request
 // is in flight: the server stops accepting connections, the request in
 // flight finishes with its whole answer, and serve exits 0.
