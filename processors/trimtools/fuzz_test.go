@@ -25,72 +25,69 @@ func FuzzTrimtools(f *testing.F) {
 	f.Add(uint64(2), uint16(200), int16(150), int8(1), strings.Repeat("語😀x", 900))
 	f.Add(uint64(3), uint16(3), int16(-1), int8(-2), "\xff\xfe\x80")
 	f.Add(uint64(4), uint16(90), int16(2000), int8(5), strings.Repeat("é", 2001))
-	f.Fuzz(checkTrim)
-}
-
-// checkTrim is FuzzTrimtools' check of one input.
-func checkTrim(t *testing.T, seed uint64, n uint16, maxChars int16, keepLast int8, content string) {
-	h := processortest.RandomHistory(rand.New(rand.NewPCG(seed, uint64(n))), int(n%200))
-	if content != "" {
-		h = withContent(h, content)
-	}
-	before := processortest.Clone(h)
-	tr := trimtools.New(trimtools.Options{MaxChars: int(maxChars), KeepLast: int(keepLast)})
-	out, err := tr.Process(context.Background(), h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := processortest.Diff(before, h); err != nil {
-		t.Fatalf("input modified: %v", err)
-	}
-	if err := processor.Validate(out); err != nil {
-		t.Fatalf("invalid output: %v", err)
-	}
-	if len(out) != len(h) {
-		t.Fatalf("%d messages out, %d in", len(out), len(h))
-	}
-	if !processor.Equal(out[len(out)-1], h[len(h)-1]) {
-		t.Fatal("last request altered")
-	}
-	end := len(h) - tr.KeepLast()
-	for i := range out {
-		if i >= end || tr.MaxChars() < 0 {
-			if !processor.Equal(out[i], h[i]) {
-				t.Fatalf("message %d changed though it is kept", i)
-			}
-			continue
+	f.Fuzz(func(t *testing.T, seed uint64, n uint16, maxChars int16, keepLast int8, content string) {
+		h := processortest.RandomHistory(rand.New(rand.NewPCG(seed, uint64(n))), int(n%200))
+		if content != "" {
+			h = withContent(h, content)
 		}
-		checkMessage(t, i, h[i], out[i], tr.MaxChars())
-	}
-	again, err := tr.Process(context.Background(), out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := processortest.Diff(out, again); err != nil {
-		t.Fatalf("not idempotent: %v", err)
-	}
-	opts := trimtools.Options{MaxChars: int(maxChars), KeepLast: int(keepLast)}
-	want, err := trimtools.New(opts).Process(context.Background(), processortest.Clone(h))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := processortest.Diff(want, out); err != nil {
-		t.Fatalf("differs from a fresh trimmer's result: %v", err)
-	}
-	// The host modes on the first 40 messages at most: replaying is
-	// quadratic in the history's length.
-	short := h
-	if points := processortest.RequestPoints(h); len(h) > 40 {
-		short = h[:1]
-		for _, k := range points {
-			if k <= 40 {
-				short = h[:k]
+		before := processortest.Clone(h)
+		tr := trimtools.New(trimtools.Options{MaxChars: int(maxChars), KeepLast: int(keepLast)})
+		out, err := tr.Process(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := processortest.Diff(before, h); err != nil {
+			t.Fatalf("input modified: %v", err)
+		}
+		if err := processor.Validate(out); err != nil {
+			t.Fatalf("invalid output: %v", err)
+		}
+		if len(out) != len(h) {
+			t.Fatalf("%d messages out, %d in", len(out), len(h))
+		}
+		if !processor.Equal(out[len(out)-1], h[len(h)-1]) {
+			t.Fatal("last request altered")
+		}
+		end := len(h) - tr.KeepLast()
+		for i := range out {
+			if i >= end || tr.MaxChars() < 0 {
+				if !processor.Equal(out[i], h[i]) {
+					t.Fatalf("message %d changed though it is kept", i)
+				}
+				continue
+			}
+			checkMessage(t, i, h[i], out[i], tr.MaxChars())
+		}
+		again, err := tr.Process(context.Background(), out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := processortest.Diff(out, again); err != nil {
+			t.Fatalf("not idempotent: %v", err)
+		}
+		opts := trimtools.Options{MaxChars: int(maxChars), KeepLast: int(keepLast)}
+		want, err := trimtools.New(opts).Process(context.Background(), processortest.Clone(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := processortest.Diff(want, out); err != nil {
+			t.Fatalf("differs from a fresh trimmer's result: %v", err)
+		}
+		// The host modes on the first 40 messages at most: replaying is
+		// quadratic in the history's length.
+		short := h
+		if points := processortest.RequestPoints(h); len(h) > 40 {
+			short = h[:1]
+			for _, k := range points {
+				if k <= 40 {
+					short = h[:k]
+				}
 			}
 		}
-	}
-	if err := processortest.HostModes(func() processor.Processor { return trimtools.New(opts) }, short); err != nil {
-		t.Fatal(err)
-	}
+		if err := processortest.HostModes(func() processor.Processor { return trimtools.New(opts) }, short); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // checkMessage checks one trimmed-or-not message against its input.
