@@ -172,7 +172,7 @@ func (b *Body) split() error {
 		return fmt.Errorf("%w: data after the object", ErrNotJSON)
 	}
 	if !found || len(b.raws) == 0 {
-		return ErrNoMessages
+		return fmt.Errorf(`%w: no "messages", or an empty one`, ErrNoMessages)
 	}
 	return nil
 }
