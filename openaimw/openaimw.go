@@ -18,9 +18,13 @@
 // When the provider answers a processed request with a context overflow
 // (400, code context_length_exceeded), the middleware compacts the history
 // once more with [Options.Compactor] and retries once, as abridge's agent
-// does. A request whose body abridge cannot read (not JSON, no messages, a
-// message it cannot decode, a history no provider accepts) is answered
-// with an OpenAI-shaped 400 naming what is wrong, and sent nowhere.
+// does. A history that ends with an assistant message without tool calls
+// (a prefill, for the model to continue) is sent with that message last,
+// as it came, and the part before it processed. A request whose body
+// abridge cannot read (not JSON, trailing bytes after the object, no
+// messages, a message it cannot decode, a history no provider accepts) is
+// answered with an OpenAI-shaped 400 naming what is wrong, a compressed
+// body with a 415, and sent nowhere.
 //
 // The middleware does not import openai-go: [Middleware] and [Next] are the
 // same types as openai-go's option.Middleware and option.MiddlewareNext, so
@@ -110,8 +114,8 @@ const (
 	// and was sent on (sizes before and after, Duration).
 	EventProcessed EventType = iota + 1
 	// EventRejected: the request's body could not be read or its history
-	// is not one a provider accepts; it was answered with a 400 (Code,
-	// Err) and sent nowhere.
+	// is not one a provider accepts; it was answered with a 400, or a 415
+	// for a compressed body (Code, Err), and sent nowhere.
 	EventRejected
 	// EventChainFailed: the processors failed on a valid history (Err);
 	// the request was sent with its messages as the app wrote them.
@@ -179,7 +183,15 @@ const (
 	// CodeInvalidHistory: the messages are not a history a provider
 	// accepts (processor.Validate names the rule and the message).
 	CodeInvalidHistory = "invalid_history"
+	// CodeUnsupportedEncoding: the body is compressed (a Content-Encoding
+	// such as gzip); it is answered 415.
+	CodeUnsupportedEncoding = "unsupported_encoding"
 )
+
+// ErrContentEncoding is why a compressed request body is refused: abridge
+// reads chat completions bodies only as sent, uncompressed (a client
+// compresses them only when told to).
+var ErrContentEncoding = errors.New("request body is compressed")
 
 // New returns the middleware: chain runs over the messages of every
 // POST …/chat/completions request before it is sent on. A nil chain
@@ -225,6 +237,12 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		header = req.Header.Clone()
 		header.Del(ConversationHeader)
 	}
+	if err := checkEncoding(req); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return m.reject(ctx, req, nil, err), nil
+	}
 	data, err := readBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("abridge: read request body: %w", err)
@@ -233,12 +251,12 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err != nil {
 		return m.reject(ctx, req, body, err), nil
 	}
-	in := body.Messages
+	in, prefill := splitPrefill(body.Messages)
 	if err := processor.Validate(in); err != nil {
 		return m.reject(ctx, req, body, err), nil
 	}
 	ev := Event{Type: EventProcessed, Model: body.Model, Stream: body.Stream,
-		MessagesBefore: len(in), TokensBefore: processor.EstimateTokens(in)}
+		MessagesBefore: len(body.Messages), TokensBefore: processor.EstimateTokens(body.Messages)}
 	out, err := m.chain.Process(ctx, in)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
@@ -251,11 +269,11 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		m.emit(ctx, failed)
 		out = in
 	}
-	sent, err := body.Buffers(out)
+	sent, err := body.Buffers(withPrefill(out, prefill))
 	if err != nil {
 		return nil, fmt.Errorf("abridge: write request body: %w", err)
 	}
-	ev.MessagesAfter, ev.TokensAfter = len(out), processor.EstimateTokens(out)
+	ev.MessagesAfter, ev.TokensAfter = len(out)+len(prefill), processor.EstimateTokens(out)+processor.EstimateTokens(prefill)
 	ev.Duration = time.Since(start)
 	if ce := m.log.Check(zap.DebugLevel, "openaimw: processed"); ce != nil {
 		ce.Write(zap.String("model", body.Model), zap.Bool("stream", body.Stream),
@@ -273,13 +291,13 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err != nil || !overflow {
 		return resp, err
 	}
-	return m.retry(ctx, req, header, body, out, resp, next)
+	return m.retry(ctx, req, header, body, out, prefill, resp, next)
 }
 
 // retry compacts out after the provider answered resp, a context
-// overflow, and sends the request once more when that made it smaller;
-// otherwise it returns resp.
-func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out []processor.Message, resp *http.Response, next Next) (*http.Response, error) {
+// overflow, and sends the request (out, then prefill) once more when that
+// made it smaller; otherwise it returns resp.
+func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out, prefill []processor.Message, resp *http.Response, next Next) (*http.Response, error) {
 	ev := Event{Type: EventOverflow, Model: body.Model, Stream: body.Stream,
 		MessagesBefore: len(out), TokensBefore: processor.EstimateTokens(out)}
 	start := time.Now()
@@ -301,7 +319,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		m.emit(ctx, ev)
 		return resp, nil
 	}
-	sent, err := body.Buffers(smaller)
+	sent, err := body.Buffers(withPrefill(smaller, prefill))
 	if err != nil {
 		_ = resp.Body.Close()
 		return nil, fmt.Errorf("abridge: write request body: %w", err)
@@ -315,13 +333,36 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 	return next(withBody(ctx, req, header, sent))
 }
 
+// splitPrefill parts a history that ends with an assistant prefill (a
+// response with no tool call, which the model is to continue: Anthropic
+// and several OpenAI-compatible servers take one) into the history before
+// it, which the processors see, and the prefill, sent after it as it came.
+// Any other history is returned whole, with no prefill.
+func splitPrefill(history []processor.Message) (before, prefill []processor.Message) {
+	n := len(history)
+	if n < 2 || history[n-1].Kind != processor.Response || history[n-1].HasToolCalls() {
+		return history, nil
+	}
+	return history[: n-1 : n-1], history[n-1:]
+}
+
+// withPrefill returns out followed by prefill, in a new slice when there
+// is a prefill.
+func withPrefill(out, prefill []processor.Message) []processor.Message {
+	if len(prefill) == 0 {
+		return out
+	}
+	return slices.Concat(out, prefill)
+}
+
 func (m *mw) emit(ctx context.Context, e Event) {
 	if m.onEvent != nil {
 		m.onEvent(ctx, e)
 	}
 }
 
-// reject answers the request with a 400 naming what is wrong with it.
+// reject answers the request with a 400 (415 for a compressed body)
+// naming what is wrong with it.
 func (m *mw) reject(ctx context.Context, req *http.Request, body *wire.Body, err error) *http.Response {
 	e := Rejection(err)
 	ev := Event{Type: EventRejected, Code: e.Code, Err: err}
@@ -332,8 +373,8 @@ func (m *mw) reject(ctx context.Context, req *http.Request, body *wire.Body, err
 	m.emit(ctx, ev)
 	data := e.Body()
 	return &http.Response{
-		Status:        "400 Bad Request",
-		StatusCode:    http.StatusBadRequest,
+		Status:        strconv.Itoa(e.Status) + " " + http.StatusText(e.Status),
+		StatusCode:    e.Status,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
@@ -344,13 +385,15 @@ func (m *mw) reject(ctx context.Context, req *http.Request, body *wire.Body, err
 	}
 }
 
-// Rejection returns the OpenAI-shaped 400 error abridge answers a request
+// Rejection returns the OpenAI-shaped error abridge answers a request
 // with when it cannot process it: err is what wire.Parse or
-// processor.Validate returned.
+// processor.Validate returned (a 400), or ErrContentEncoding (a 415).
 func Rejection(err error) apierror.Error {
 	e := apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest, Param: "messages",
 		Message: "abridge: " + err.Error()}
 	switch {
+	case errors.Is(err, ErrContentEncoding):
+		e.Status, e.Code, e.Param = http.StatusUnsupportedMediaType, CodeUnsupportedEncoding, ""
 	case errors.Is(err, wire.ErrNotJSON):
 		e.Code, e.Param = CodeInvalidJSON, ""
 	case errors.Is(err, wire.ErrNoMessages):
@@ -363,25 +406,69 @@ func Rejection(err error) apierror.Error {
 	return e
 }
 
-// readBody reads and closes the request's body.
+// checkEncoding returns ErrContentEncoding, naming the encoding, when the
+// request's body is compressed.
+func checkEncoding(req *http.Request) error {
+	enc := strings.TrimSpace(req.Header.Get("Content-Encoding"))
+	if enc == "" || strings.EqualFold(enc, "identity") {
+		return nil
+	}
+	return fmt.Errorf("%w (Content-Encoding: %s): send chat completions bodies uncompressed", ErrContentEncoding, enc)
+}
+
+// readBody reads and closes the request's body. The buffer grows as the
+// bytes arrive, never past the declared length: a client that announces a
+// large body and sends nothing makes the middleware hold nothing.
 func readBody(req *http.Request) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, nil
 	}
 	defer req.Body.Close()
-	if req.ContentLength > 0 {
-		data := make([]byte, req.ContentLength)
-		if _, err := io.ReadFull(req.Body, data); err != nil {
-			return nil, err
+	declared := req.ContentLength
+	data := make([]byte, 0, initialBuffer(declared))
+	for {
+		if len(data) == cap(data) {
+			data = slices.Grow(data, nextGrowth(len(data), declared))
 		}
-		// Nothing may follow what the length announced.
-		var one [1]byte
-		if n, _ := req.Body.Read(one[:]); n > 0 {
+		n, err := req.Body.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if declared >= 0 && int64(len(data)) > declared {
 			return nil, errors.New("body longer than its Content-Length")
 		}
-		return data, nil
+		switch {
+		case err == io.EOF:
+			if declared >= 0 && int64(len(data)) < declared {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return data, nil
+		case err != nil:
+			return nil, err
+		}
 	}
-	return io.ReadAll(req.Body)
+}
+
+// firstBuffer is the most a body's buffer holds before its first bytes
+// arrive.
+const firstBuffer = 16 << 10
+
+func initialBuffer(declared int64) int {
+	if declared >= 0 && declared < firstBuffer {
+		return int(declared) + 1 // room to see a byte past the length
+	}
+	return firstBuffer
+}
+
+// nextGrowth is how many bytes to add to a full buffer of n: as many
+// again, but no more than the declared length needs (one byte past it, to
+// see a body that runs over).
+func nextGrowth(n int, declared int64) int {
+	grow := max(n, 512)
+	if declared >= 0 {
+		if room := declared + 1 - int64(n); room > 0 && room < int64(grow) {
+			grow = int(room)
+		}
+	}
+	return grow
 }
 
 // withBody returns a shallow copy of req with ctx, header and a body

@@ -168,11 +168,16 @@ func (b *Body) split() error {
 	if _, err := dec.Token(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotJSON, err)
 	}
-	if _, err := dec.Token(); err == nil {
-		return fmt.Errorf("%w: data after the object", ErrNotJSON)
+	// Only white space may follow the object (Token skips what it cannot
+	// read as one, so it cannot say).
+	if rest := bytes.TrimLeft(b.data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return fmt.Errorf("%w: %d bytes after the object", ErrNotJSON, len(rest))
 	}
-	if !found || len(b.raws) == 0 {
-		return fmt.Errorf(`%w: no "messages", or an empty one`, ErrNoMessages)
+	switch {
+	case !found:
+		return fmt.Errorf(`%w: no "messages" field`, ErrNoMessages)
+	case len(b.raws) == 0:
+		return fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
 	}
 	return nil
 }

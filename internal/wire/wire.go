@@ -37,7 +37,7 @@ var (
 	ErrNotJSON = errors.New("request body is not a JSON object")
 	// ErrNoMessages: the body has no history (Chat "messages", Responses
 	// "input", Messages "messages"), or an empty one.
-	ErrNoMessages = errors.New("request body has no history")
+	ErrNoMessages = errors.New("request body has no messages")
 	// ErrBadMessage: a message cannot be read (its index is in the
 	// error).
 	ErrBadMessage = errors.New("invalid message")
