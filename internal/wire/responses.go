@@ -554,7 +554,8 @@ func (responses) Usage(data []byte) (processor.Usage, bool) {
 	return processor.Usage{InputTokens: u.InputTokens, CachedInputTokens: u.InputTokensDetails.CachedTokens, OutputTokens: u.OutputTokens}, true
 }
 
-// Refuse answers in OpenAI's error shape.
+// Refuse answers in OpenAI's error shape, naming "input" as the field at
+// fault when the body was JSON.
 func (responses) Refuse(status int, code, message string) []byte {
-	return openAIError(status, code, message)
+	return openAIError(status, code, message, "input")
 }

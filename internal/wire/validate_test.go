@@ -105,8 +105,8 @@ func TestRefuse(t *testing.T) {
 		codec Codec
 		want  string
 	}{
-		{Chat, `{"error":{"message":"abridge: bad","type":"invalid_request_error","code":"invalid_history"}}` + "\n"},
-		{Responses, `{"error":{"message":"abridge: bad","type":"invalid_request_error","code":"invalid_history"}}` + "\n"},
+		{Chat, `{"error":{"message":"abridge: bad","type":"invalid_request_error","param":"messages","code":"invalid_history"}}` + "\n"},
+		{Responses, `{"error":{"message":"abridge: bad","type":"invalid_request_error","param":"input","code":"invalid_history"}}` + "\n"},
 		{Messages, `{"type":"error","error":{"type":"invalid_request_error","message":"invalid_history: abridge: bad"}}` + "\n"},
 	} {
 		if got := string(tc.codec.Refuse(400, "invalid_history", "abridge: bad")); got != tc.want {

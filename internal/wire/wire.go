@@ -81,6 +81,15 @@ var codecs = []struct {
 	{"/messages", Messages},
 }
 
+// Codecs returns the package's codecs.
+func Codecs() []Codec {
+	out := make([]Codec, len(codecs))
+	for i, c := range codecs {
+		out[i] = c.codec
+	}
+	return out
+}
+
 // ForPath returns the codec of POST requests to path (a path ending in
 // /chat/completions, /responses or /messages), or nil: other requests are
 // not ones abridge processes.
