@@ -1,35 +1,43 @@
-// Package openaimw adds abridge to an app built on openai-go v3 with one
-// client option:
+// Package openaimw adds abridge to an app built on openai-go v3 or
+// anthropic-sdk-go with one client option:
 //
 //	client := openai.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{Compactor: win})))
+//	client := anthropic.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{Compactor: win})))
 //
-// Before every POST …/chat/completions request leaves the app, the
-// middleware reads the body's "messages" into abridge's message model, runs
-// the chain over them (typically the trimmer and the window that
-// config.Build returns) and sends the body with the processed messages in
-// their place and every other byte (model, tools, tool_choice,
-// response_format, stream, fields it does not know) as the app wrote it.
-// Streaming and non-streaming requests alike; every other request passes
-// untouched. The app keeps its full history as it always did: the window
-// finds what it summarized by content, so each message is summarized about
-// once even though the middleware sees the history decoded afresh every
-// time.
+// and to any other Go HTTP client through [Transport].
+//
+// Before every POST request to …/chat/completions (OpenAI Chat
+// Completions), …/responses (OpenAI Responses) or …/messages (Anthropic
+// Messages) leaves the app, the middleware reads the body's history into
+// abridge's message model, runs the chain over it (typically the trimmer
+// and the window that config.Build returns) and sends the body with the
+// processed history in its place and every other byte (model, tools,
+// instructions or system prompt where unchanged, stream, fields it does
+// not know) as the app wrote it; what abridge does not model (encrypted
+// reasoning, thinking signatures, item types it does not know) goes back
+// byte for byte. The API's own rules are checked after the chain: a
+// result the provider would refuse is not sent, the request goes as the
+// app wrote it. Streaming and non-streaming requests alike; every other
+// request passes untouched, and so does a Responses request naming
+// previous_response_id (its history is on the server). The app keeps its
+// full history as it always did: the window finds what it summarized by
+// content, so each message is summarized about once even though the
+// middleware sees the history decoded afresh every time.
 //
 // When the provider answers a processed request with a context overflow
-// (400, code context_length_exceeded), the middleware compacts the history
-// once more with [Options.Compactor] and retries once, as abridge's agent
-// does. A history that ends with an assistant message without tool calls
-// (a prefill, for the model to continue) is sent with that message last,
-// as it came, and the part before it processed. A request whose body
-// abridge cannot read (not JSON, trailing bytes after the object, no
-// messages, a message it cannot decode, a history no provider accepts) is
-// answered with an OpenAI-shaped 400 naming what is wrong, a compressed
-// body with a 415, and sent nowhere.
+// (OpenAI: 400, code context_length_exceeded; Anthropic: 400, "prompt is
+// too long"), the middleware compacts the history once more with
+// [Options.Compactor] and retries once, as abridge's agent does. A request
+// whose body abridge cannot read (not JSON, no history, a message it
+// cannot decode, a history no provider accepts) is answered with a 400 in
+// the shape of the request's API naming what is wrong, and sent nowhere.
 //
-// The middleware does not import openai-go: [Middleware] and [Next] are the
-// same types as openai-go's option.Middleware and option.MiddlewareNext, so
-// the value New returns goes straight into option.WithMiddleware. The proxy
-// (package proxy, abridge serve) is this middleware in front of an upstream.
+// The middleware does not import the SDKs: [Middleware] and [Next] are the
+// same types as their option.Middleware and option.MiddlewareNext, so the
+// value New returns goes straight into option.WithMiddleware. The proxy
+// (package proxy, abridge serve) is this middleware in front of an
+// upstream. The wire formats live in one codec each (internal/wire); this
+// package picks one by the request's path and holds no API of its own.
 package openaimw
 
 import (
@@ -570,3 +578,21 @@ func isOverflow(resp *http.Response, codec wire.Codec) (bool, error) {
 	}
 	return codec.Overflow(resp.StatusCode, data), nil
 }
+
+// Transport returns an http.RoundTripper that sends each request through
+// mw, then with base (nil means http.DefaultTransport): any Go HTTP client
+// gets abridge by setting its Transport, whatever library builds its
+// requests (go-openai, langchaingo, an Anthropic or OpenAI-compatible
+// client of its own).
+func Transport(mw Middleware, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		return mw(req, base.RoundTrip)
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -190,3 +190,6 @@ func (b *Body) split() error {
 	}
 	return nil
 }
+
+// fit returns out: every history the processors make is one the API takes.
+func (chatHistory) fit(out []processor.Message) []processor.Message { return out }

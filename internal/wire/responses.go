@@ -559,3 +559,6 @@ func (responses) Usage(data []byte) (processor.Usage, bool) {
 func (responses) Refuse(status int, code, message string) []byte {
 	return openAIError(status, code, message, "input")
 }
+
+// fit returns out: every history the processors make is one the API takes.
+func (*respHistory) fit(out []processor.Message) []processor.Message { return out }

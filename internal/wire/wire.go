@@ -139,6 +139,9 @@ type history interface {
 	// encodeLead returns the value of the system prompt's own field for
 	// m, a request of system prompts.
 	encodeLead(m processor.Message) ([]byte, error)
+	// fit returns a changed history in the shape the API takes (a new
+	// slice when it changes it).
+	fit(out []processor.Message) []processor.Message
 }
 
 // Codec returns the codec that read the body.
@@ -172,6 +175,9 @@ func (b *Body) With(out []processor.Message) ([]byte, error) {
 // it can), most of them slices of the body as received, which must not
 // change while they are in use.
 func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
+	if !b.same(out) {
+		out = b.hist.fit(out)
+	}
 	var lead []byte
 	if b.lead == 1 {
 		if len(out) == 0 || !systemOnly(out[0]) {
@@ -229,6 +235,19 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 		bufs = append(bufs, b.data[b.end:b.leadStart], lead, b.data[b.leadEnd:])
 	}
 	return bufs, nil
+}
+
+// same reports whether out is the body's messages, unchanged and in order.
+func (b *Body) same(out []processor.Message) bool {
+	if len(out) != len(b.Messages) {
+		return false
+	}
+	for i := range out {
+		if !processor.Equal(out[i], b.Messages[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // systemOnly reports whether m is a request of system prompts alone.
