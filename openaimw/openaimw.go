@@ -191,12 +191,12 @@ const (
 	CodeInvalidJSON = "invalid_json"
 	// CodeMissingMessages: the body has no "messages" array, or an empty
 	// one.
-	CodeMissingMessages = "missing_messages"
+	CodeMissingMessages = wire.CodeMissingMessages
 	// CodeInvalidMessage: a message cannot be decoded.
-	CodeInvalidMessage = "invalid_message"
+	CodeInvalidMessage = wire.CodeInvalidMessage
 	// CodeInvalidHistory: the messages are not a history a provider
 	// accepts (processor.Validate names the rule and the message).
-	CodeInvalidHistory = "invalid_history"
+	CodeInvalidHistory = wire.CodeInvalidHistory
 	// CodeUnsupportedEncoding: the body is compressed (a Content-Encoding
 	// such as gzip); it is answered 415.
 	CodeUnsupportedEncoding = "unsupported_encoding"

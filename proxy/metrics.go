@@ -38,7 +38,8 @@ type Metrics struct {
 // NewMetrics registers the proxy's metrics with reg and returns them:
 //
 //   - abridge_requests_total{route, code}: requests served, by route
-//     ("chat_completions" or "other") and HTTP status;
+//     (the wire API: "chat", "responses", "messages", or "other") and
+//     HTTP status;
 //   - abridge_request_duration_seconds{route}: time to serve a request,
 //     the upstream's answer included;
 //   - abridge_processing_duration_seconds: abridge's own time on a chat

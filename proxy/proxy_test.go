@@ -557,7 +557,7 @@ func TestMetrics(t *testing.T) {
 	}
 	resp.Body.Close()
 	got := map[string]float64{
-		"chat 200":    counter(t, f.reg, "abridge_requests_total", "route", "chat_completions", "code", "200"),
+		"chat 200":    counter(t, f.reg, "abridge_requests_total", "route", "chat", "code", "200"),
 		"other 200":   counter(t, f.reg, "abridge_requests_total", "route", "other", "code", "200"),
 		"summarized":  counter(t, f.reg, "abridge_compactions_total", "result", "summarized"),
 		"summary ok":  counter(t, f.reg, "abridge_summarizer_calls_total", "result", "ok"),
