@@ -17,6 +17,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/google/go-cmp/cmp"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -25,6 +26,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/abridge-go/abridge/internal/wire"
+	"github.com/abridge-go/abridge/openaimw"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -97,7 +99,16 @@ func TestResponsesAndMessages(t *testing.T) {
 	aURL, _ := url.Parse(aSrv.URL + "/v1")
 	win := window.New(window.Options{MaxMessages: 6, KeepMessages: 3})
 	core, logs := observer.New(zapcore.DebugLevel)
+	var mu sync.Mutex
+	usage := map[string]processor.Usage{}
 	p := proxy.New(proxy.Options{
+		OnEvent: func(_ context.Context, e openaimw.Event) {
+			if e.Type == openaimw.EventUsage {
+				mu.Lock()
+				usage[e.API] = e.Usage
+				mu.Unlock()
+			}
+		},
 		Upstream:  oURL,
 		Upstreams: map[string]*url.URL{"messages": aURL},
 		Chain:     processor.Chain(trimtools.New(trimtools.Options{MaxChars: 400}), win),
@@ -179,6 +190,15 @@ func TestResponsesAndMessages(t *testing.T) {
 		if h := tc.up.headers[0].Get(tc.header); !strings.Contains(h, secret) {
 			t.Errorf("%s: %s %q", tc.codec.API(), tc.header, h)
 		}
+	}
+	// The usage each stream reported, read as it passed.
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(map[string]processor.Usage{
+		"responses": {InputTokens: 900, CachedInputTokens: 512, OutputTokens: 3},
+		"messages":  {InputTokens: 852, CachedInputTokens: 800, OutputTokens: 2},
+	}, usage); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
 	}
 	if v := anthropicUp.headers[0].Get("Anthropic-Version"); v == "" {
 		t.Error("anthropic-version not forwarded")
