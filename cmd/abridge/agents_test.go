@@ -5,17 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/abridge-go/abridge/internal/agenttest"
+	"github.com/abridge-go/abridge/internal/openaitest"
 )
 
 // agentTask is the task the fake upstreams script for the agents: 16
@@ -51,7 +56,13 @@ type agentRun struct {
 // exits 0.
 func runAgent(t *testing.T, env []string, name string, args ...string) agentRun {
 	t.Helper()
-	work, home := t.TempDir(), t.TempDir()
+	return runAgentIn(t, t.TempDir(), env, name, args...)
+}
+
+// runAgentIn is runAgent in the work directory work.
+func runAgentIn(t *testing.T, work string, env []string, name string, args ...string) agentRun {
+	t.Helper()
+	home := t.TempDir()
 	if err := agentTask.WriteFiles(work); err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +130,27 @@ func runClaude(t *testing.T, baseURL string) agentRun {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1"}
 	return runAgent(t, env, claude, "-p", "--model", "claude-test", "--allowedTools", "Bash", "Read",
 		"--", "Show me every part_NN.txt file in this directory, one at a time, then say you are done.")
+}
+
+// nodeLoop returns how to run testdata/npm/loop.mjs on the task with the
+// openai client (api "responses", baseURL …/v1) or the Anthropic one
+// ("messages", baseURL without /v1).
+func nodeLoop(api string) func(t *testing.T, baseURL string) agentRun {
+	return func(t *testing.T, baseURL string) agentRun {
+		node := needNode(t)
+		if _, err := os.Stat(filepath.Join(nodeClientDir, "node_modules", "@anthropic-ai", "sdk", "package.json")); err != nil {
+			t.Skipf("the @anthropic-ai/sdk npm package is not installed: run npm ci --prefix cmd/abridge/%s", nodeClientDir)
+		}
+		script, err := filepath.Abs(filepath.Join(nodeClientDir, "loop.mjs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		work := t.TempDir()
+		env := []string{"API=" + api, "WORKDIR=" + work,
+			"OPENAI_BASE_URL=" + baseURL, "OPENAI_API_KEY=" + clientKey,
+			"ANTHROPIC_BASE_URL=" + baseURL, "ANTHROPIC_API_KEY=" + anthropicKey}
+		return runAgentIn(t, work, env, node, script)
+	}
 }
 
 // recordBodies writes the bodies of reqs into $ABRIDGE_RECORD_AGENTS/name
@@ -203,6 +235,8 @@ func TestAgentsDirect(t *testing.T) {
 	}{
 		{"codex", &agenttest.Responses{Task: agentTask}, runCodex, "/v1"},
 		{"claude", &agenttest.Messages{Task: agentTask}, runClaude, ""},
+		{"openai-node", &agenttest.Responses{Task: agentTask}, nodeLoop("responses"), "/v1"},
+		{"anthropic-node", &agenttest.Messages{Task: agentTask}, nodeLoop("messages"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.up)
@@ -211,6 +245,241 @@ func TestAgentsDirect(t *testing.T) {
 			reqs := tc.up.Requests()
 			recordBodies(t, tc.name, reqs)
 			checkTaskDone(t, tc.up.Problems(), reqs, run.stdout)
+		})
+	}
+}
+
+// hop is a recording reverse proxy between a client and abridge serve: it
+// keeps the bodies of the POSTs whose path ends in one of its suffixes,
+// as the client wrote them.
+type hop struct {
+	url string
+	mu  sync.Mutex
+	// bodies holds the recorded bodies, in order.
+	bodies [][]byte
+}
+
+// newHop starts a hop in front of target (a URL with no path) recording
+// the POSTs to paths ending in one of suffixes.
+func newHop(t *testing.T, target string, suffixes ...string) *hop {
+	t.Helper()
+	to, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hop{}
+	rp := httputil.NewSingleHostReverseProxy(to)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, s := range suffixes {
+			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, s) {
+				data, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(data))
+				h.mu.Lock()
+				h.bodies = append(h.bodies, data)
+				h.mu.Unlock()
+				break
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	h.url = srv.URL
+	return h
+}
+
+// Bodies returns the recorded bodies.
+func (h *hop) Bodies() [][]byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([][]byte(nil), h.bodies...)
+}
+
+// opaqueValues returns what abridge must pass on unchanged in a history
+// (the raw JSON of a Responses input or of Anthropic messages): the
+// encrypted content of each reasoning item, and each thinking block's
+// text with its signature and each redacted thinking block's data.
+func opaqueValues(history []byte) (map[string]bool, error) {
+	var items []struct {
+		Type             string          `json:"type"`
+		EncryptedContent *string         `json:"encrypted_content"`
+		Content          json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(history, &items); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, it := range items {
+		if it.Type == "reasoning" && it.EncryptedContent != nil {
+			out["encrypted_content "+*it.EncryptedContent] = true
+		}
+		var blocks []struct {
+			Type      string `json:"type"`
+			Thinking  string `json:"thinking"`
+			Signature string `json:"signature"`
+			Data      string `json:"data"`
+		}
+		if len(it.Content) == 0 || it.Content[0] != '[' || json.Unmarshal(it.Content, &blocks) != nil {
+			continue
+		}
+		for _, b := range blocks {
+			switch b.Type {
+			case "thinking":
+				out["thinking "+b.Thinking+" signed "+b.Signature] = true
+			case "redacted_thinking":
+				out["redacted_thinking "+b.Data] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// checkAgentForwarded compares got, a body the upstream received, with
+// sent, the body the client sent, where key names the history ("input"
+// or "messages"): every byte outside the history must be the same; the
+// history must end with the client's last item, byte for byte, and hold
+// no encrypted reasoning, thinking or signature the client did not send.
+// It reports whether the history was compacted (fewer items than sent).
+func checkAgentForwarded(key string, sent, got []byte) (compacted bool, err error) {
+	sentHist, sentRest, err := openaitest.SplitField(sent, key)
+	if err != nil {
+		return false, fmt.Errorf("client's body: %w", err)
+	}
+	gotHist, gotRest, err := openaitest.SplitField(got, key)
+	if err != nil {
+		return false, fmt.Errorf("upstream's body: %w", err)
+	}
+	if !bytes.Equal(sentRest, gotRest) {
+		i := 0
+		for i < len(sentRest) && i < len(gotRest) && sentRest[i] == gotRest[i] {
+			i++
+		}
+		return false, fmt.Errorf("body outside %q differs at byte %d: client %.80q, upstream %.80q", key, i, sentRest[i:], gotRest[i:])
+	}
+	var sentItems, gotItems []json.RawMessage
+	if err := json.Unmarshal(sentHist, &sentItems); err != nil {
+		return false, fmt.Errorf("client's %s: %w", key, err)
+	}
+	if err := json.Unmarshal(gotHist, &gotItems); err != nil {
+		return false, fmt.Errorf("upstream's %s: %w", key, err)
+	}
+	if len(gotItems) == 0 || len(gotItems) > len(sentItems) {
+		return false, fmt.Errorf("%d items in the upstream's %s, %d in the client's", len(gotItems), key, len(sentItems))
+	}
+	if !bytes.Equal(gotItems[len(gotItems)-1], sentItems[len(sentItems)-1]) {
+		return false, fmt.Errorf("the last item of %s changed: client %.200s, upstream %.200s", key, sentItems[len(sentItems)-1], gotItems[len(gotItems)-1])
+	}
+	sentOpaque, err := opaqueValues(sentHist)
+	if err != nil {
+		return false, err
+	}
+	gotOpaque, err := opaqueValues(gotHist)
+	if err != nil {
+		return false, err
+	}
+	for v := range gotOpaque {
+		if !sentOpaque[v] {
+			return false, fmt.Errorf("the upstream got %.120q, which the client did not send", v)
+		}
+	}
+	return len(gotItems) < len(sentItems), nil
+}
+
+// needAPIRoutes skips the test when serve (at root) forwards POST
+// /v1/messages to OPENAI_BASE_URL, where openai listens: a build of serve
+// without the Messages and Responses routes.
+func needAPIRoutes(t *testing.T, root string, openai *agenttest.Responses) {
+	t.Helper()
+	resp, err := http.Post(root+"/v1/messages", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, r := range openai.Requests() {
+		if strings.HasSuffix(r.Path, "/messages") {
+			t.Skip("abridge serve forwards POST /v1/messages to OPENAI_BASE_URL: this build has no /v1/messages route (ANTHROPIC_BASE_URL) nor /v1/responses route")
+		}
+	}
+}
+
+// TestAgentsThroughServe runs each agent and official client on the task
+// through abridge serve, whose window compacts past 12 messages, in front
+// of the fake upstreams (OPENAI_BASE_URL for Responses, ANTHROPIC_BASE_URL
+// for Messages): each completes the task; every request reaches the
+// upstream valid (the fakes check each call has its output, each
+// tool_result follows its tool_use, and encrypted reasoning and signed
+// thinking come back as they were given), byte-identical outside its
+// history to what the client sent, ending with the client's last item; at
+// least one arrives compacted; the client's key reaches the upstream and
+// not serve's log.
+func TestAgentsThroughServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Codex CLI, Claude Code and the npm clients")
+	}
+	for _, tc := range []struct {
+		name string
+		api  string // "responses" or "messages"
+		run  func(t *testing.T, baseURL string) agentRun
+	}{
+		{"codex", "responses", runCodex},
+		{"claude", "messages", runClaude},
+		{"openai-node", "responses", nodeLoop("responses")},
+		{"anthropic-node", "messages", nodeLoop("messages")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			openai := &agenttest.Responses{Task: agentTask}
+			anthropic := &agenttest.Messages{Task: agentTask}
+			openaiSrv, anthropicSrv := httptest.NewServer(openai), httptest.NewServer(anthropic)
+			defer openaiSrv.Close()
+			defer anthropicSrv.Close()
+			env := serveEnv(t, openaiSrv.URL)
+			env["ANTHROPIC_BASE_URL"] = anthropicSrv.URL
+			env["ABRIDGE_MAX_MESSAGES"] = "12"
+			srv := startServe(t, env)
+			root := strings.TrimSuffix(srv.base, "/v1")
+			needAPIRoutes(t, root, openai)
+
+			var up fakeUpstream = openai
+			key, suffix, base := "input", "/responses", root+"/v1"
+			if tc.api == "messages" {
+				up, key, suffix, base = anthropic, "messages", "/messages", root
+			}
+			h := newHop(t, root, suffix)
+			run := tc.run(t, strings.Replace(base, root, h.url, 1))
+
+			var got []agenttest.Request
+			for _, r := range up.Requests() {
+				if !r.Summary && strings.HasSuffix(r.Path, suffix) {
+					got = append(got, r)
+				}
+			}
+			checkTaskDone(t, up.Problems(), got, run.stdout)
+			sent := h.Bodies()
+			if len(got) != len(sent) {
+				t.Fatalf("the client sent %d requests, the upstream got %d", len(sent), len(got))
+			}
+			compacted := 0
+			for i := range got {
+				c, err := checkAgentForwarded(key, sent[i], got[i].Body)
+				if err != nil {
+					t.Errorf("request %d: %v", i, err)
+				}
+				if c {
+					compacted++
+				}
+				if tc.api == "responses" && got[i].Header.Get("Authorization") != "Bearer "+clientKey {
+					t.Errorf("request %d: the client's Authorization was not forwarded", i)
+				}
+				if tc.api == "messages" && (got[i].Header.Get("X-Api-Key") != anthropicKey || got[i].Header.Get("Anthropic-Version") == "") {
+					t.Errorf("request %d: x-api-key or anthropic-version was not forwarded", i)
+				}
+			}
+			t.Logf("%d requests, %d compacted", len(got), compacted)
+			if compacted == 0 {
+				t.Error("no request reached the upstream compacted")
+			}
+			if log := srv.stderr.String(); strings.Contains(log, clientKey) || strings.Contains(log, anthropicKey) {
+				t.Error("serve's log shows the client's key")
+			}
 		})
 	}
 }

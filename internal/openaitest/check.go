@@ -18,6 +18,12 @@ import (
 // bytes after it), so that two bodies can be compared byte for byte outside
 // their messages.
 func SplitBody(body []byte) (messages, rest []byte, err error) {
+	return SplitField(body, "messages")
+}
+
+// SplitField is SplitBody for the member named key: a Responses body's
+// history is its "input".
+func SplitField(body []byte, key string) (value, rest []byte, err error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil, nil, errors.New("body is not a JSON object")
@@ -32,7 +38,7 @@ func SplitBody(body []byte) (messages, rest []byte, err error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, nil, fmt.Errorf("read value of %v: %w", t, err)
 		}
-		if t != "messages" {
+		if t != key {
 			continue
 		}
 		to := dec.InputOffset()
@@ -44,7 +50,7 @@ func SplitBody(body []byte) (messages, rest []byte, err error) {
 		rest = append(append([]byte{}, body[:at]...), body[to:]...)
 		return body[at:to], rest, nil
 	}
-	return nil, nil, errors.New(`body has no "messages"`)
+	return nil, nil, fmt.Errorf("body has no %q", key)
 }
 
 // Forwarded describes a request as the upstream received it, against the
