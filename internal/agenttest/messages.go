@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/abridge-go/abridge/internal/openaitest"
 )
 
 // Messages is a fake Anthropic Messages API (POST …/messages, and
@@ -77,18 +79,18 @@ func (u *Messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil || r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/messages") {
 		u.add(req)
-		anthropicError(w, http.StatusNotFound, "not_found_error", "unknown path "+r.Method+" "+r.URL.Path)
+		openaitest.WriteAnthropicError(w, http.StatusNotFound, "not_found_error", "unknown path "+r.Method+" "+r.URL.Path)
 		return
 	}
 	var body messagesBody
 	if err := json.Unmarshal(data, &body); err != nil {
 		n := u.add(req)
 		u.problem(n, "body is not a Messages request: %v", err)
-		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON: "+err.Error())
+		openaitest.WriteAnthropicError(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON: "+err.Error())
 		return
 	}
 	req.Stream = body.Stream
-	req.Summary = isSummary(data)
+	req.Summary = openaitest.IsSummaryBody(data)
 	n := u.add(req)
 	var content []map[string]any
 	stop := "end_turn"
@@ -99,7 +101,7 @@ func (u *Messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		step, err := u.check(n, body.Messages)
 		if err != nil {
 			u.problem(n, "%v", err)
-			anthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			openaitest.WriteAnthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 			return
 		}
 		content = u.answer(n, step, body.Tools)
@@ -111,7 +113,7 @@ func (u *Messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"cache_read_input_tokens": 0, "output_tokens": 20}
 	msg := map[string]any{"id": fmt.Sprintf("msg_%03d", n), "type": "message", "role": "assistant",
 		"model": body.Model, "content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage}
-	reply(w, msg, body.Stream, func() { streamMessage(w, msg, content) })
+	openaitest.WriteMessage(w, msg, body.Stream)
 }
 
 // check validates the messages against what the fake sent and returns the
@@ -200,56 +202,4 @@ func (u *Messages) answer(n, step int, tools []tool) []map[string]any {
 		{"type": "thinking", "thinking": thinking, "signature": sig},
 		{"type": "tool_use", "id": fmt.Sprintf("%s%02d", ToolUsePrefix, step), "name": name, "input": json.RawMessage(args)},
 	}
-}
-
-// streamMessage writes msg as the Messages event stream.
-func streamMessage(w http.ResponseWriter, msg map[string]any, content []map[string]any) {
-	start := map[string]any{}
-	for k, v := range msg {
-		start[k] = v
-	}
-	usage := msg["usage"].(map[string]any)
-	start["content"], start["stop_reason"] = []any{}, nil
-	start["usage"] = map[string]any{"input_tokens": usage["input_tokens"], "cache_creation_input_tokens": 0,
-		"cache_read_input_tokens": 0, "output_tokens": 1}
-	sse(w, "message_start", map[string]any{"type": "message_start", "message": start})
-	sse(w, "ping", map[string]any{"type": "ping"})
-	for i, b := range content {
-		delta := func(d map[string]any) {
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": d})
-		}
-		switch b["type"] {
-		case "thinking":
-			sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
-			for _, p := range pieces(b["thinking"].(string), 2) {
-				delta(map[string]any{"type": "thinking_delta", "thinking": p})
-			}
-			delta(map[string]any{"type": "signature_delta", "signature": b["signature"]})
-		case "tool_use":
-			sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
-			for _, p := range pieces(string(b["input"].(json.RawMessage)), 3) {
-				delta(map[string]any{"type": "input_json_delta", "partial_json": p})
-			}
-		case "text":
-			sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "text", "text": ""}})
-			for _, p := range pieces(b["text"].(string), 3) {
-				delta(map[string]any{"type": "text_delta", "text": p})
-			}
-		}
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
-	}
-	sse(w, "message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": msg["stop_reason"], "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": usage["output_tokens"]}})
-	sse(w, "message_stop", map[string]any{"type": "message_stop"})
-}
-
-// anthropicError writes an error in Anthropic's shape.
-func anthropicError(w http.ResponseWriter, status int, typ, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
 }

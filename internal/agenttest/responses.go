@@ -61,24 +61,24 @@ func (u *Responses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: data}
 	if err != nil || r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
 		u.add(req)
-		openAIError(w, http.StatusNotFound, "unknown path "+r.Method+" "+r.URL.Path, "unknown_url")
+		openaitest.WriteError(w, http.StatusNotFound, "invalid_request_error", "unknown path "+r.Method+" "+r.URL.Path, "unknown_url")
 		return
 	}
 	var body responsesBody
 	if err := json.Unmarshal(data, &body); err != nil {
 		n := u.add(req)
 		u.problem(n, "body is not a Responses request: %v", err)
-		openAIError(w, http.StatusBadRequest, "body is not JSON: "+err.Error(), "")
+		openaitest.WriteError(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON: "+err.Error(), "")
 		return
 	}
 	req.Stream = body.Stream
-	req.Summary = isSummary(data)
+	req.Summary = openaitest.IsSummaryBody(data)
 	n := u.add(req)
 	var items []inputItem
 	if len(body.Input) > 0 && body.Input[0] == '[' {
 		if err := json.Unmarshal(body.Input, &items); err != nil {
 			u.problem(n, "input is not a list of items: %v", err)
-			openAIError(w, http.StatusBadRequest, "input: "+err.Error(), "")
+			openaitest.WriteError(w, http.StatusBadRequest, "invalid_request_error", "input: "+err.Error(), "")
 			return
 		}
 	}
@@ -90,7 +90,7 @@ func (u *Responses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		step, err := u.check(n, items)
 		if err != nil {
 			u.problem(n, "%v", err)
-			openAIError(w, http.StatusBadRequest, err.Error(), "")
+			openaitest.WriteError(w, http.StatusBadRequest, "invalid_request_error", err.Error(), "")
 			return
 		}
 		output = u.answer(n, step, body.Tools)
@@ -108,7 +108,7 @@ func (u *Responses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"total_tokens": len(body.Input)/4 + 20,
 		},
 	}
-	reply(w, resp, body.Stream, func() { streamResponse(w, resp, output) })
+	openaitest.WriteResponse(w, resp, body.Stream)
 }
 
 // check validates the input items against what the fake sent and returns
@@ -167,74 +167,4 @@ func (u *Responses) answer(n, step int, tools []tool) []map[string]any {
 func textItem(id, text string) map[string]any {
 	return map[string]any{"type": "message", "id": id, "status": "completed", "role": "assistant",
 		"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
-}
-
-// streamResponse writes resp as the Responses event stream.
-func streamResponse(w http.ResponseWriter, resp map[string]any, output []map[string]any) {
-	seq := 0
-	event := func(typ string, fields map[string]any) {
-		fields["type"] = typ
-		fields["sequence_number"] = seq
-		seq++
-		sse(w, typ, fields)
-	}
-	start := map[string]any{}
-	for k, v := range resp {
-		start[k] = v
-	}
-	start["status"], start["output"], start["usage"] = "in_progress", []any{}, nil
-	event("response.created", map[string]any{"response": start})
-	event("response.in_progress", map[string]any{"response": start})
-	for i, item := range output {
-		added := map[string]any{}
-		for k, v := range item {
-			added[k] = v
-		}
-		switch item["type"] {
-		case "message":
-			added["status"], added["content"] = "in_progress", []any{}
-		case "function_call":
-			added["status"], added["arguments"] = "in_progress", ""
-		}
-		event("response.output_item.added", map[string]any{"output_index": i, "item": added})
-		switch item["type"] {
-		case "message":
-			part := item["content"].([]any)[0].(map[string]any)
-			text := part["text"].(string)
-			at := map[string]any{"item_id": item["id"], "output_index": i, "content_index": 0}
-			with := func(k string, v any) map[string]any {
-				m := map[string]any{k: v}
-				for k, v := range at {
-					m[k] = v
-				}
-				return m
-			}
-			event("response.content_part.added", with("part", map[string]any{"type": "output_text", "text": "", "annotations": []any{}}))
-			for _, p := range pieces(text, 3) {
-				event("response.output_text.delta", with("delta", p))
-			}
-			event("response.output_text.done", with("text", text))
-			event("response.content_part.done", with("part", part))
-		case "function_call":
-			args := item["arguments"].(string)
-			for _, p := range pieces(args, 2) {
-				event("response.function_call_arguments.delta", map[string]any{"item_id": item["id"], "output_index": i, "delta": p})
-			}
-			event("response.function_call_arguments.done", map[string]any{"item_id": item["id"], "output_index": i, "arguments": args})
-		}
-		event("response.output_item.done", map[string]any{"output_index": i, "item": item})
-	}
-	event("response.completed", map[string]any{"response": resp})
-}
-
-// openAIError writes an error in OpenAI's shape.
-func openAIError(w http.ResponseWriter, status int, msg, code string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	var c any
-	if code != "" {
-		c = code
-	}
-	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-		"message": msg, "type": "invalid_request_error", "param": nil, "code": c}})
 }

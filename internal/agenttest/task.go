@@ -10,7 +10,6 @@
 package agenttest
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -20,8 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"github.com/abridge-go/abridge/summarizer"
 )
 
 // Task is the scripted task: the model asks for Parts files to be shown,
@@ -123,16 +120,6 @@ func (r *recorder) problem(i int, format string, args ...any) {
 	r.problems = append(r.problems, fmt.Sprintf("request %d: ", i)+fmt.Sprintf(format, args...))
 }
 
-// summaryMark is how a summarizer's request is told: its instructions,
-// as they read inside a JSON string.
-var summaryMark = func() []byte {
-	b, _ := json.Marshal(summarizer.Instructions[:60])
-	return b[1 : len(b)-1]
-}()
-
-// isSummary reports whether body is a summarizer's request.
-func isSummary(body []byte) bool { return bytes.Contains(body, summaryMark) }
-
 // summaryText is the answer to a summarizer's request: the same for the
 // same request.
 func summaryText(body []byte) string {
@@ -223,35 +210,4 @@ func (t Task) nextStep(callID, prefix, output string) (int, error) {
 		return 0, fmt.Errorf("the output of %s does not show %q: %.200q", callID, t.Marker(i), output)
 	}
 	return i + 1, nil
-}
-
-// pieces cuts s into about n pieces, as a stream would send it.
-func pieces(s string, n int) []string {
-	size := len(s)/n + 1
-	var out []string
-	for len(s) > size {
-		out = append(out, s[:size])
-		s = s[size:]
-	}
-	return append(out, s)
-}
-
-// reply writes v as the JSON answer, or calls stream to write it as an
-// event stream when the request asked for one.
-func reply(w http.ResponseWriter, v any, streamed bool, stream func()) {
-	if streamed {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		stream()
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
-}
-
-// sse writes one server-sent event and flushes it.
-func sse(w http.ResponseWriter, event string, data any) {
-	b, _ := json.Marshal(data)
-	fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-	http.NewResponseController(w).Flush()
 }
