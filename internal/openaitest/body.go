@@ -22,8 +22,8 @@ func APIPath(api string) string {
 	return "/" + api
 }
 
-// chatMessage is what RequestBody reads of a Chat Completions message.
-type chatMessage struct {
+// ChatMessage is a Chat Completions message as a fake server reads it.
+type ChatMessage struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"`
 	ToolCallID string          `json:"tool_call_id"`
@@ -36,9 +36,9 @@ type chatMessage struct {
 	} `json:"tool_calls"`
 }
 
-// text is the message's text: its string content, or its text parts
+// Text is the message's text: its string content, or its text parts
 // joined.
-func (m chatMessage) text() string {
+func (m ChatMessage) Text() string {
 	var s string
 	if json.Unmarshal(m.Content, &s) == nil {
 		return s
@@ -123,15 +123,15 @@ func marshal(v any) json.RawMessage {
 func responsesInput(msgs []json.RawMessage) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	for i, raw := range msgs {
-		var m chatMessage
+		var m ChatMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
 		switch m.Role {
 		case "tool":
-			out = append(out, marshal(map[string]any{"type": "function_call_output", "call_id": m.ToolCallID, "output": m.text()}))
+			out = append(out, marshal(map[string]any{"type": "function_call_output", "call_id": m.ToolCallID, "output": m.Text()}))
 		default:
-			if t := m.text(); t != "" || len(m.ToolCalls) == 0 {
+			if t := m.Text(); t != "" || len(m.ToolCalls) == 0 {
 				out = append(out, marshal(map[string]any{"role": m.Role, "content": t}))
 			}
 			for _, c := range m.ToolCalls {
@@ -160,21 +160,21 @@ func anthropicMessages(msgs []json.RawMessage) (system string, out []json.RawMes
 	}
 	var systems []string
 	for i, raw := range msgs {
-		var m chatMessage
+		var m ChatMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return "", nil, fmt.Errorf("message %d: %w", i, err)
 		}
 		switch m.Role {
 		case "system", "developer":
-			systems = append(systems, m.text())
+			systems = append(systems, m.Text())
 		case "tool":
-			add("user", map[string]any{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": m.text()})
+			add("user", map[string]any{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": m.Text()})
 		case "assistant":
 			if len(turns) == 0 {
 				add("user", map[string]any{"type": "text", "text": "Go on."})
 			}
 			var blocks []any
-			if t := m.text(); t != "" {
+			if t := m.Text(); t != "" {
 				blocks = append(blocks, map[string]any{"type": "text", "text": t})
 			}
 			for _, c := range m.ToolCalls {
@@ -189,7 +189,7 @@ func anthropicMessages(msgs []json.RawMessage) (system string, out []json.RawMes
 			}
 			add("assistant", blocks...)
 		default:
-			add("user", map[string]any{"type": "text", "text": m.text()})
+			add("user", map[string]any{"type": "text", "text": m.Text()})
 		}
 	}
 	for _, t := range turns {
