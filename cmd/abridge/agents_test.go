@@ -21,6 +21,8 @@ import (
 
 	"github.com/abridge-go/abridge/internal/agenttest"
 	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/wire"
+	"github.com/abridge-go/abridge/processors/trimtools"
 )
 
 // agentTask is the task the fake upstreams script for the agents: 16
@@ -334,54 +336,36 @@ func opaqueValues(history []byte) (map[string]bool, error) {
 }
 
 // checkAgentForwarded compares got, a body the upstream received, with
-// sent, the body the client sent, where key names the history ("input"
-// or "messages"): every byte outside the history must be the same; the
-// history must end with the client's last item, byte for byte, and hold
-// no encrypted reasoning, thinking or signature the client did not send.
-// It reports whether the history was compacted (fewer items than sent).
-func checkAgentForwarded(key string, sent, got []byte) (compacted bool, err error) {
-	sentHist, sentRest, err := openaitest.SplitField(sent, key)
+// sent, the body the client sent, as openaitest.CheckForwardedAPI does
+// (every byte outside the history the same; the history the client's,
+// trimmed, or its head, one summary marker and its tail; one the API
+// accepts), and checks that it holds no encrypted reasoning, thinking or
+// signature the client did not send.
+func checkAgentForwarded(codec wire.Codec, sent, got []byte) (openaitest.Forwarded, error) {
+	f, err := openaitest.CheckForwardedAPI(codec, sent, got, trimtools.New(trimtools.Options{}))
 	if err != nil {
-		return false, fmt.Errorf("client's body: %w", err)
+		return f, err
 	}
-	gotHist, gotRest, err := openaitest.SplitField(got, key)
-	if err != nil {
-		return false, fmt.Errorf("upstream's body: %w", err)
+	key := "messages"
+	if codec.API() == "responses" {
+		key = "input"
 	}
-	if !bytes.Equal(sentRest, gotRest) {
-		i := 0
-		for i < len(sentRest) && i < len(gotRest) && sentRest[i] == gotRest[i] {
-			i++
-		}
-		return false, fmt.Errorf("body outside %q differs at byte %d: client %.80q, upstream %.80q", key, i, sentRest[i:], gotRest[i:])
-	}
-	var sentItems, gotItems []json.RawMessage
-	if err := json.Unmarshal(sentHist, &sentItems); err != nil {
-		return false, fmt.Errorf("client's %s: %w", key, err)
-	}
-	if err := json.Unmarshal(gotHist, &gotItems); err != nil {
-		return false, fmt.Errorf("upstream's %s: %w", key, err)
-	}
-	if len(gotItems) == 0 || len(gotItems) > len(sentItems) {
-		return false, fmt.Errorf("%d items in the upstream's %s, %d in the client's", len(gotItems), key, len(sentItems))
-	}
-	if !bytes.Equal(gotItems[len(gotItems)-1], sentItems[len(sentItems)-1]) {
-		return false, fmt.Errorf("the last item of %s changed: client %.200s, upstream %.200s", key, sentItems[len(sentItems)-1], gotItems[len(gotItems)-1])
-	}
+	sentHist, _, _ := openaitest.SplitField(sent, key)
+	gotHist, _, _ := openaitest.SplitField(got, key)
 	sentOpaque, err := opaqueValues(sentHist)
 	if err != nil {
-		return false, err
+		return f, fmt.Errorf("client's %s: %w", key, err)
 	}
 	gotOpaque, err := opaqueValues(gotHist)
 	if err != nil {
-		return false, err
+		return f, fmt.Errorf("upstream's %s: %w", key, err)
 	}
 	for v := range gotOpaque {
 		if !sentOpaque[v] {
-			return false, fmt.Errorf("the upstream got %.120q, which the client did not send", v)
+			return f, fmt.Errorf("the upstream got %.120q, which the client did not send", v)
 		}
 	}
-	return len(gotItems) < len(sentItems), nil
+	return f, nil
 }
 
 // needAPIRoutes skips the test when serve (at root) forwards POST
@@ -408,7 +392,8 @@ func needAPIRoutes(t *testing.T, root string, openai *agenttest.Responses) {
 // upstream valid (the fakes check each call has its output, each
 // tool_result follows its tool_use, and encrypted reasoning and signed
 // thinking come back as they were given), byte-identical outside its
-// history to what the client sent, ending with the client's last item; at
+// history to what the client sent, with the client's history (trimmed) or
+// its head, one summary marker and its tail (checkAgentForwarded); at
 // least one arrives compacted; the client's key reaches the upstream and
 // not serve's log.
 func TestAgentsThroughServe(t *testing.T) {
@@ -439,9 +424,9 @@ func TestAgentsThroughServe(t *testing.T) {
 			needAPIRoutes(t, root, openai)
 
 			var up fakeUpstream = openai
-			key, suffix, base := "input", "/responses", root+"/v1"
+			suffix, base := "/responses", root+"/v1"
 			if tc.api == "messages" {
-				up, key, suffix, base = anthropic, "messages", "/messages", root
+				up, suffix, base = anthropic, "/messages", root
 			}
 			h := newHop(t, root, suffix)
 			run := tc.run(t, strings.Replace(base, root, h.url, 1))
@@ -459,11 +444,11 @@ func TestAgentsThroughServe(t *testing.T) {
 			}
 			compacted := 0
 			for i := range got {
-				c, err := checkAgentForwarded(key, sent[i], got[i].Body)
+				f, err := checkAgentForwarded(wire.ForPath(suffix), sent[i], got[i].Body)
 				if err != nil {
 					t.Errorf("request %d: %v", i, err)
 				}
-				if c {
+				if f.Compacted {
 					compacted++
 				}
 				if tc.api == "responses" && got[i].Header.Get("Authorization") != "Bearer "+clientKey {

@@ -76,11 +76,22 @@ type Forwarded struct {
 // head, exactly one abridge summary marker (summary.ParseMarker) and the
 // client's tail.
 func CheckForwarded(sent, got []byte, trim processor.Processor) (Forwarded, error) {
-	_, sentRest, err := SplitBody(sent)
+	return CheckForwardedAPI(wire.Chat, sent, got, trim)
+}
+
+// CheckForwardedAPI is CheckForwarded for a request of codec's API, whose
+// history is its "messages" or, for the Responses API, its "input"; the
+// upstream's history must also be one codec accepts.
+func CheckForwardedAPI(codec wire.Codec, sent, got []byte, trim processor.Processor) (Forwarded, error) {
+	key := "messages"
+	if codec.API() == "responses" {
+		key = "input"
+	}
+	_, sentRest, err := SplitField(sent, key)
 	if err != nil {
 		return Forwarded{}, fmt.Errorf("client's body: %w", err)
 	}
-	_, gotRest, err := SplitBody(got)
+	_, gotRest, err := SplitField(got, key)
 	if err != nil {
 		return Forwarded{}, fmt.Errorf("upstream's body: %w", err)
 	}
@@ -89,16 +100,19 @@ func CheckForwarded(sent, got []byte, trim processor.Processor) (Forwarded, erro
 		for i < len(sentRest) && i < len(gotRest) && sentRest[i] == gotRest[i] {
 			i++
 		}
-		return Forwarded{}, fmt.Errorf("body outside messages differs at byte %d: client %q, upstream %q",
-			i, around(sentRest, i), around(gotRest, i))
+		return Forwarded{}, fmt.Errorf("body outside %s differs at byte %d: client %q, upstream %q",
+			key, i, around(sentRest, i), around(gotRest, i))
 	}
-	sb, err := wire.Parse(sent)
+	sb, err := codec.Parse(sent, nil)
 	if err != nil {
 		return Forwarded{}, fmt.Errorf("client's body: %w", err)
 	}
-	gb, err := wire.Parse(got)
+	gb, err := codec.Parse(got, nil)
 	if err != nil {
 		return Forwarded{}, fmt.Errorf("upstream's body: %w", err)
+	}
+	if err := codec.Validate(sb.Messages, gb.Messages); err != nil {
+		return Forwarded{}, fmt.Errorf("upstream's %s is not a history the API accepts: %w", key, err)
 	}
 	want, gotMsgs := sb.Messages, gb.Messages
 	if trim != nil {
