@@ -428,11 +428,12 @@ func TestAgentsThroughServe(t *testing.T) {
 			if tc.api == "messages" {
 				up, suffix, base = anthropic, "/messages", root
 			}
+			before := len(up.Requests()) // the probe's
 			h := newHop(t, root, suffix)
 			run := tc.run(t, strings.Replace(base, root, h.url, 1))
 
 			var got []agenttest.Request
-			for _, r := range up.Requests() {
+			for _, r := range up.Requests()[before:] {
 				if !r.Summary && strings.HasSuffix(r.Path, suffix) {
 					got = append(got, r)
 				}

@@ -2,6 +2,7 @@ package agenttest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -119,7 +120,10 @@ func (u *Messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // check validates the messages against what the fake sent and returns the
 // round to answer.
 func (u *Messages) check(n int, msgs []message) (int, error) {
-	if len(msgs) == 0 || msgs[0].Role != "user" {
+	if len(msgs) == 0 {
+		return 0, errors.New("no messages")
+	}
+	if msgs[0].Role != "user" {
 		u.problem(n, "the first message is not the user's")
 	}
 	uses := map[string]bool{} // the tool_use IDs of the last assistant message
