@@ -373,7 +373,8 @@ func checkAgentForwarded(codec wire.Codec, sent, got []byte) (openaitest.Forward
 // without the Messages and Responses routes.
 func needAPIRoutes(t *testing.T, root string, openai *agenttest.Responses) {
 	t.Helper()
-	resp, err := http.Post(root+"/v1/messages", "application/json", strings.NewReader(`{}`))
+	resp, err := http.Post(root+"/v1/messages", "application/json",
+		strings.NewReader(`{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":"Are you there?"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

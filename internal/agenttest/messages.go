@@ -19,8 +19,9 @@ import (
 // stream Claude Code and the Anthropic clients read (message_start,
 // content_block_start/delta/stop with thinking_delta, signature_delta,
 // input_json_delta and text_delta, message_delta with usage,
-// message_stop). A summarizer's request gets a summary. Set Task before
-// serving; it is safe for concurrent use.
+// message_stop). A summarizer's request gets a summary; one that declares
+// no shell tool, a text answer saying so. Set Task before serving; it is
+// safe for concurrent use.
 type Messages struct {
 	Task Task
 
@@ -196,7 +197,6 @@ func (u *Messages) answer(n, step int, tools []tool) []map[string]any {
 	}
 	name, args, ok := commandCall(tools, u.Task.Command(step), fmt.Sprintf("Show part %d", step))
 	if !ok {
-		u.problem(n, "the request declares no shell tool")
 		return []map[string]any{{"type": "text", "text": "I have no tool to read the files with."}}
 	}
 	thinking := fmt.Sprintf("Part %d is next; I will show it with %s.", step, name)

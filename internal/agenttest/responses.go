@@ -17,8 +17,9 @@ import (
 // with the final answer. Streamed requests get the event stream Codex and
 // the openai clients read (response.created, response.in_progress,
 // response.output_item.added and .done, the text and arguments deltas,
-// response.completed with usage). A summarizer's request gets a summary.
-// Chat Completions requests (a summarizer's) go to Chat. Set Task before
+// response.completed with usage). A summarizer's request gets a summary;
+// one that declares no shell tool, a text answer saying so. Chat
+// Completions requests (a summarizer's) go to Chat. Set Task before
 // serving; it is safe for concurrent use.
 type Responses struct {
 	Task Task
@@ -151,7 +152,6 @@ func (u *Responses) answer(n, step int, tools []tool) []map[string]any {
 	}
 	name, args, ok := commandCall(tools, u.Task.Command(step), fmt.Sprintf("Show part %d", step))
 	if !ok {
-		u.problem(n, "the request declares no shell tool")
 		return []map[string]any{textItem(fmt.Sprintf("msg_%03d", n), "I have no tool to read the files with.")}
 	}
 	id := fmt.Sprintf("rs_step_%02d", step)
