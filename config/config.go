@@ -119,6 +119,10 @@ type Config struct {
 	// ServeMaxBodyMB is the largest chat completions body abridge serve
 	// accepts, in MiB, 1 to 1024. Default 32.
 	ServeMaxBodyMB int `env:"SERVE_MAX_BODY_MB" envDefault:"32"`
+	// ServeBodyMemoryMB bounds the memory held by the chat completions
+	// bodies abridge serve reads at once, in MiB, 1 to 65536 (raised to
+	// ServeMaxBodyMB when smaller). Default 256.
+	ServeBodyMemoryMB int `env:"SERVE_BODY_MEMORY_MB" envDefault:"256"`
 	// ServeTimeout bounds one request through abridge serve, summaries
 	// and the upstream's answer included. Default 10m.
 	ServeTimeout time.Duration `env:"SERVE_TIMEOUT" envDefault:"10m"`

@@ -263,6 +263,15 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
+			Name: Prefix + "SERVE_BODY_MEMORY_MB", Default: "256", Accepted: "an integer from 1 to 65536 (raised to ABRIDGE_SERVE_MAX_BODY_MB when smaller)",
+			Description: "Most memory, in MiB, that the chat completions bodies abridge serve holds at once may take, counted as they arrive (a body must arrive within a minute, else 408); a body that would pass it waits for others to finish, and is answered 503 if none does before its minute is up.",
+		},
+		field: "ServeBodyMemoryMB", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.ServeBodyMemoryMB >= 1 && c.ServeBodyMemoryMB <= 65536 },
+		show:  itoa(func(c *Config) int { return c.ServeBodyMemoryMB }),
+	},
+	{
+		Variable: Variable{
 			Name: Prefix + "SERVE_TIMEOUT", Default: "10m", Accepted: "a positive duration with a unit (90s, 10m)",
 			Description: "Time limit of one request through abridge serve, summaries and the upstream's whole answer (a stream included) counted; past it the client gets a 504.",
 		},

@@ -1,38 +1,49 @@
-// Package openaimw adds abridge to an app built on openai-go v3 with one
-// client option:
+// Package openaimw adds abridge to an app built on openai-go v3 or
+// anthropic-sdk-go with one client option:
 //
 //	client := openai.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{Compactor: win})))
+//	client := anthropic.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{Compactor: win})))
 //
-// Before every POST …/chat/completions request leaves the app, the
-// middleware reads the body's "messages" into abridge's message model, runs
-// the chain over them (typically the trimmer and the window that
-// config.Build returns) and sends the body with the processed messages in
-// their place and every other byte (model, tools, tool_choice,
-// response_format, stream, fields it does not know) as the app wrote it.
-// Streaming and non-streaming requests alike; every other request passes
-// untouched. The app keeps its full history as it always did: the window
-// finds what it summarized by content, so each message is summarized about
-// once even though the middleware sees the history decoded afresh every
-// time.
+// and to any other Go HTTP client through [Transport].
+//
+// Before every POST request to …/chat/completions (OpenAI Chat
+// Completions), …/responses (OpenAI Responses) or …/messages (Anthropic
+// Messages) leaves the app, the middleware reads the body's history into
+// abridge's message model, runs the chain over it (typically the trimmer
+// and the window that config.Build returns) and sends the body with the
+// processed history in its place and every other byte (model, tools,
+// instructions or system prompt where unchanged, stream, fields it does
+// not know) as the app wrote it; what abridge does not model (encrypted
+// reasoning, thinking signatures, item types it does not know) goes back
+// byte for byte. The API's own rules are checked after the chain: a
+// result the provider would refuse is not sent, the request goes as the
+// app wrote it. Streaming and non-streaming requests alike; every other
+// request passes untouched, and so does a Responses request naming
+// previous_response_id (its history is on the server). The app keeps its
+// full history as it always did: the window finds what it summarized by
+// content, so each message is summarized about once even though the
+// middleware sees the history decoded afresh every time.
 //
 // When the provider answers a processed request with a context overflow
-// (400, code context_length_exceeded), the middleware compacts the history
-// once more with [Options.Compactor] and retries once, as abridge's agent
-// does. A request whose body abridge cannot read (not JSON, no messages, a
-// message it cannot decode, a history no provider accepts) is answered
-// with an OpenAI-shaped 400 naming what is wrong, and sent nowhere.
+// (OpenAI: 400, code context_length_exceeded; Anthropic: 400, "prompt is
+// too long"), the middleware compacts the history once more with
+// [Options.Compactor] and retries once, as abridge's agent does. A request
+// whose body abridge cannot read (not JSON, no history, a message it
+// cannot decode, a history no provider accepts) is answered with a 400 in
+// the shape of the request's API naming what is wrong, and sent nowhere.
 //
-// The middleware does not import openai-go: [Middleware] and [Next] are the
-// same types as openai-go's option.Middleware and option.MiddlewareNext, so
-// the value New returns goes straight into option.WithMiddleware. The proxy
-// (package proxy, abridge serve) is this middleware in front of an upstream.
+// The middleware does not import the SDKs: [Middleware] and [Next] are the
+// same types as their option.Middleware and option.MiddlewareNext, so the
+// value New returns goes straight into option.WithMiddleware. The proxy
+// (package proxy, abridge serve) is this middleware in front of an
+// upstream. The wire formats live in one codec each (internal/wire); this
+// package picks one by the request's path and holds no API of its own.
 package openaimw
 
 import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,7 +58,6 @@ import (
 
 	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/internal/wire"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 )
@@ -110,8 +120,8 @@ const (
 	// and was sent on (sizes before and after, Duration).
 	EventProcessed EventType = iota + 1
 	// EventRejected: the request's body could not be read or its history
-	// is not one a provider accepts; it was answered with a 400 (Code,
-	// Err) and sent nowhere.
+	// is not one a provider accepts; it was answered with a 400, or a 415
+	// for a compressed body (Code, Err), and sent nowhere.
 	EventRejected
 	// EventChainFailed: the processors failed on a valid history (Err);
 	// the request was sent with its messages as the app wrote them.
@@ -120,10 +130,14 @@ const (
 	// processed request; the history was compacted again (sizes before
 	// and after) and, when that made it smaller, sent once more (Retried).
 	EventOverflow
+	// EventStored: the request's history is held by the provider (a
+	// Responses request naming previous_response_id); it was sent on
+	// unprocessed.
+	EventStored
 )
 
-// String returns "processed", "rejected", "chain failed", "overflow" or
-// "event(N)".
+// String returns "processed", "rejected", "chain failed", "overflow",
+// "stored" or "event(N)".
 func (t EventType) String() string {
 	switch t {
 	case EventProcessed:
@@ -134,6 +148,8 @@ func (t EventType) String() string {
 		return "chain failed"
 	case EventOverflow:
 		return "overflow"
+	case EventStored:
+		return "stored"
 	}
 	return "event(" + strconv.Itoa(int(t)) + ")"
 }
@@ -145,6 +161,8 @@ func (t EventType) String() string {
 type Event struct {
 	// Type is what happened.
 	Type EventType
+	// API is the request's wire API: "chat", "responses" or "messages".
+	API string
 	// Model is the request's model, Stream whether it asked for a stream.
 	Model  string
 	Stream bool
@@ -179,7 +197,15 @@ const (
 	// CodeInvalidHistory: the messages are not a history a provider
 	// accepts (processor.Validate names the rule and the message).
 	CodeInvalidHistory = "invalid_history"
+	// CodeUnsupportedEncoding: the body is compressed (a Content-Encoding
+	// such as gzip); it is answered 415.
+	CodeUnsupportedEncoding = "unsupported_encoding"
 )
+
+// ErrContentEncoding is why a compressed request body is refused: abridge
+// reads chat completions bodies only as sent, uncompressed (a client
+// compresses them only when told to).
+var ErrContentEncoding = errors.New("request body is compressed")
 
 // New returns the middleware: chain runs over the messages of every
 // POST …/chat/completions request before it is sent on. A nil chain
@@ -192,9 +218,11 @@ func New(chain processor.Processor, opts Options) Middleware {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent}
+	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent, caches: map[string]*wire.Cache{}}
 	if opts.CacheBytes >= 0 {
-		m.cache = wire.NewCache(opts.CacheBytes)
+		for _, c := range wire.Codecs() {
+			m.caches[c.API()] = wire.NewCache(opts.CacheBytes)
+		}
 	}
 	return m.handle
 }
@@ -204,17 +232,37 @@ type mw struct {
 	compactor Compactor
 	log       *zap.Logger
 	onEvent   func(context.Context, Event)
-	cache     *wire.Cache // nil: none
+	caches    map[string]*wire.Cache // by API; none when empty
 }
 
-// IsChatCompletions reports whether req is one the middleware processes:
-// a POST to a path ending in /chat/completions.
+// IsChatCompletions reports whether req is a POST to a path ending in
+// /chat/completions.
 func IsChatCompletions(req *http.Request) bool {
-	return req.Method == http.MethodPost && strings.HasSuffix(strings.TrimSuffix(req.URL.Path, "/"), "/chat/completions")
+	return API(req) == "chat"
+}
+
+// API names the wire API of a request the middleware processes: "chat"
+// for a POST to a path ending in /chat/completions, "responses" for one
+// ending in /responses, "messages" for one ending in /messages; "" for
+// every other request, which passes untouched.
+func API(req *http.Request) string {
+	if c := codecOf(req); c != nil {
+		return c.API()
+	}
+	return ""
+}
+
+// codecOf returns the codec of the requests the middleware processes.
+func codecOf(req *http.Request) wire.Codec {
+	if req.Method != http.MethodPost {
+		return nil
+	}
+	return wire.ForPath(req.URL.Path)
 }
 
 func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
-	if !IsChatCompletions(req) {
+	codec := codecOf(req)
+	if codec == nil {
 		return next(req)
 	}
 	start := time.Now()
@@ -225,21 +273,39 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		header = req.Header.Clone()
 		header.Del(ConversationHeader)
 	}
+	if err := checkEncoding(req); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return m.reject(ctx, req, codec, nil, err), nil
+	}
 	data, err := readBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("abridge: read request body: %w", err)
 	}
-	body, err := m.cache.Parse(data)
+	body, err := codec.Parse(data, m.caches[codec.API()])
 	if err != nil {
-		return m.reject(ctx, req, body, err), nil
+		return m.reject(ctx, req, codec, body, err), nil
 	}
-	in := body.Messages
+	if body.Stored {
+		// The history is on the provider's side: nothing to process.
+		m.emit(ctx, Event{Type: EventStored, API: codec.API(), Model: body.Model, Stream: body.Stream,
+			MessagesBefore: len(body.Messages), Duration: time.Since(start)})
+		return m.send(ctx, req, header, codec, net.Buffers{data}, next)
+	}
+	in, prefill := splitPrefill(body.Messages)
 	if err := processor.Validate(in); err != nil {
-		return m.reject(ctx, req, body, err), nil
+		return m.reject(ctx, req, codec, body, err), nil
 	}
-	ev := Event{Type: EventProcessed, Model: body.Model, Stream: body.Stream,
-		MessagesBefore: len(in), TokensBefore: processor.EstimateTokens(in)}
+	if err := codec.Validate(in, in); err != nil {
+		return m.reject(ctx, req, codec, body, err), nil
+	}
+	ev := Event{Type: EventProcessed, API: codec.API(), Model: body.Model, Stream: body.Stream,
+		MessagesBefore: len(body.Messages), TokensBefore: processor.EstimateTokens(body.Messages)}
 	out, err := m.chain.Process(ctx, in)
+	if err == nil {
+		err = codec.Validate(in, out)
+	}
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, fmt.Errorf("abridge: process messages: %w", err)
@@ -251,11 +317,11 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		m.emit(ctx, failed)
 		out = in
 	}
-	sent, err := body.Buffers(out)
+	sent, err := body.Buffers(withPrefill(out, prefill))
 	if err != nil {
 		return nil, fmt.Errorf("abridge: write request body: %w", err)
 	}
-	ev.MessagesAfter, ev.TokensAfter = len(out), processor.EstimateTokens(out)
+	ev.MessagesAfter, ev.TokensAfter = len(out)+len(prefill), processor.EstimateTokens(out)+processor.EstimateTokens(prefill)
 	ev.Duration = time.Since(start)
 	if ce := m.log.Check(zap.DebugLevel, "openaimw: processed"); ce != nil {
 		ce.Write(zap.String("model", body.Model), zap.Bool("stream", body.Stream),
@@ -265,25 +331,36 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	}
 	m.emit(ctx, ev)
 
-	resp, err := next(withBody(ctx, req, header, sent))
+	resp, err := m.send(ctx, req, header, codec, sent, next)
 	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
 		return resp, err
 	}
-	overflow, err := isOverflow(resp)
+	overflow, err := isOverflow(resp, codec)
 	if err != nil || !overflow {
 		return resp, err
 	}
-	return m.retry(ctx, req, header, body, out, resp, next)
+	return m.retry(ctx, req, header, body, out, prefill, resp, next)
+}
+
+// send sends the request with body on.
+func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, body net.Buffers, next Next) (*http.Response, error) {
+	return next(withBody(ctx, req, header, body))
 }
 
 // retry compacts out after the provider answered resp, a context
-// overflow, and sends the request once more when that made it smaller;
-// otherwise it returns resp.
-func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out []processor.Message, resp *http.Response, next Next) (*http.Response, error) {
-	ev := Event{Type: EventOverflow, Model: body.Model, Stream: body.Stream,
+// overflow, and sends the request (out, then prefill) once more when that
+// made it smaller; otherwise it returns resp.
+func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out, prefill []processor.Message, resp *http.Response, next Next) (*http.Response, error) {
+	codec := body.Codec()
+	ev := Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
 		MessagesBefore: len(out), TokensBefore: processor.EstimateTokens(out)}
 	start := time.Now()
 	smaller, err := m.compactor.Compact(ctx, out)
+	if err == nil {
+		if verr := codec.Validate(out, smaller); verr != nil {
+			err = fmt.Errorf("the compacted history is not one the %s API accepts: %w", codec.API(), verr)
+		}
+	}
 	ev.Duration = time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -301,7 +378,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		m.emit(ctx, ev)
 		return resp, nil
 	}
-	sent, err := body.Buffers(smaller)
+	sent, err := body.Buffers(withPrefill(smaller, prefill))
 	if err != nil {
 		_ = resp.Body.Close()
 		return nil, fmt.Errorf("abridge: write request body: %w", err)
@@ -312,7 +389,29 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
-	return next(withBody(ctx, req, header, sent))
+	return m.send(ctx, req, header, codec, sent, next)
+}
+
+// splitPrefill parts a history that ends with an assistant prefill (a
+// response with no tool call, which the model is to continue: Anthropic
+// and several OpenAI-compatible servers take one) into the history before
+// it, which the processors see, and the prefill, sent after it as it came.
+// Any other history is returned whole, with no prefill.
+func splitPrefill(history []processor.Message) (before, prefill []processor.Message) {
+	n := len(history)
+	if n < 2 || history[n-1].Kind != processor.Response || history[n-1].HasToolCalls() {
+		return history, nil
+	}
+	return history[: n-1 : n-1], history[n-1:]
+}
+
+// withPrefill returns out followed by prefill, in a new slice when there
+// is a prefill.
+func withPrefill(out, prefill []processor.Message) []processor.Message {
+	if len(prefill) == 0 {
+		return out
+	}
+	return slices.Concat(out, prefill)
 }
 
 func (m *mw) emit(ctx context.Context, e Event) {
@@ -321,19 +420,20 @@ func (m *mw) emit(ctx context.Context, e Event) {
 	}
 }
 
-// reject answers the request with a 400 naming what is wrong with it.
-func (m *mw) reject(ctx context.Context, req *http.Request, body *wire.Body, err error) *http.Response {
+// reject answers the request with a 400 (415 for a compressed body)
+// naming what is wrong with it.
+func (m *mw) reject(ctx context.Context, req *http.Request, codec wire.Codec, body *wire.Body, err error) *http.Response {
 	e := Rejection(err)
-	ev := Event{Type: EventRejected, Code: e.Code, Err: err}
+	ev := Event{Type: EventRejected, API: codec.API(), Code: e.Code, Err: err}
 	if body != nil {
 		ev.Model, ev.Stream, ev.MessagesBefore = body.Model, body.Stream, len(body.Messages)
 	}
 	m.log.Debug("openaimw: request rejected", zap.String("code", e.Code), zap.Error(err))
 	m.emit(ctx, ev)
-	data := e.Body()
+	data := codec.Refuse(e.Status, e.Code, e.Message)
 	return &http.Response{
-		Status:        "400 Bad Request",
-		StatusCode:    http.StatusBadRequest,
+		Status:        strconv.Itoa(e.Status) + " " + http.StatusText(e.Status),
+		StatusCode:    e.Status,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
@@ -344,15 +444,18 @@ func (m *mw) reject(ctx context.Context, req *http.Request, body *wire.Body, err
 	}
 }
 
-// Rejection returns the OpenAI-shaped 400 error abridge answers a request
-// with when it cannot process it: err is what wire.Parse or
-// processor.Validate returned.
+// Rejection returns the error abridge answers a request with when it
+// cannot process it (status, code and message; the middleware writes it in
+// the shape of the request's API): err is what reading the body or
+// validating its history returned (a 400), or ErrContentEncoding (a 415).
 func Rejection(err error) apierror.Error {
-	e := apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest, Param: "messages",
+	e := apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest,
 		Message: "abridge: " + err.Error()}
 	switch {
+	case errors.Is(err, ErrContentEncoding):
+		e.Status, e.Code = http.StatusUnsupportedMediaType, CodeUnsupportedEncoding
 	case errors.Is(err, wire.ErrNotJSON):
-		e.Code, e.Param = CodeInvalidJSON, ""
+		e.Code = CodeInvalidJSON
 	case errors.Is(err, wire.ErrNoMessages):
 		e.Code = CodeMissingMessages
 	case errors.Is(err, wire.ErrBadMessage):
@@ -363,25 +466,69 @@ func Rejection(err error) apierror.Error {
 	return e
 }
 
-// readBody reads and closes the request's body.
+// checkEncoding returns ErrContentEncoding, naming the encoding, when the
+// request's body is compressed.
+func checkEncoding(req *http.Request) error {
+	enc := strings.TrimSpace(req.Header.Get("Content-Encoding"))
+	if enc == "" || strings.EqualFold(enc, "identity") {
+		return nil
+	}
+	return fmt.Errorf("%w (Content-Encoding: %s): send request bodies uncompressed", ErrContentEncoding, enc)
+}
+
+// readBody reads and closes the request's body. The buffer grows as the
+// bytes arrive, never past the declared length: a client that announces a
+// large body and sends nothing makes the middleware hold nothing.
 func readBody(req *http.Request) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, nil
 	}
 	defer req.Body.Close()
-	if req.ContentLength > 0 {
-		data := make([]byte, req.ContentLength)
-		if _, err := io.ReadFull(req.Body, data); err != nil {
-			return nil, err
+	declared := req.ContentLength
+	data := make([]byte, 0, initialBuffer(declared))
+	for {
+		if len(data) == cap(data) {
+			data = slices.Grow(data, nextGrowth(len(data), declared))
 		}
-		// Nothing may follow what the length announced.
-		var one [1]byte
-		if n, _ := req.Body.Read(one[:]); n > 0 {
+		n, err := req.Body.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if declared >= 0 && int64(len(data)) > declared {
 			return nil, errors.New("body longer than its Content-Length")
 		}
-		return data, nil
+		switch {
+		case err == io.EOF:
+			if declared >= 0 && int64(len(data)) < declared {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return data, nil
+		case err != nil:
+			return nil, err
+		}
 	}
-	return io.ReadAll(req.Body)
+}
+
+// firstBuffer is the most a body's buffer holds before its first bytes
+// arrive.
+const firstBuffer = 16 << 10
+
+func initialBuffer(declared int64) int {
+	if declared >= 0 && declared < firstBuffer {
+		return int(declared) + 1 // room to see a byte past the length
+	}
+	return firstBuffer
+}
+
+// nextGrowth is how many bytes to add to a full buffer of n: as many
+// again, but no more than the declared length needs (one byte past it, to
+// see a body that runs over).
+func nextGrowth(n int, declared int64) int {
+	grow := max(n, 512)
+	if declared >= 0 {
+		if room := declared + 1 - int64(n); room > 0 && room < int64(grow) {
+			grow = int(room)
+		}
+	}
+	return grow
 }
 
 // withBody returns a shallow copy of req with ctx, header and a body
@@ -408,9 +555,9 @@ func withBody(ctx context.Context, req *http.Request, header http.Header, body n
 // a context overflow.
 const maxErrorBody = 1 << 20
 
-// isOverflow reports whether resp, a 400, reports a context overflow. It
-// reads the body and puts it back.
-func isOverflow(resp *http.Response) (bool, error) {
+// isOverflow reports whether resp, a 400, reports a context overflow, as
+// codec reads it. It reads the body and puts it back.
+func isOverflow(resp *http.Response, codec wire.Codec) (bool, error) {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil {
 		_ = resp.Body.Close()
@@ -429,14 +576,23 @@ func isOverflow(resp *http.Response) (bool, error) {
 			return false, nil
 		}
 	}
-	var e struct {
-		Error struct {
-			Code any `json:"code"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(data, &e) != nil {
-		return false, nil
-	}
-	code, _ := e.Error.Code.(string)
-	return (&model.Error{Code: code}).IsContextOverflow(), nil
+	return codec.Overflow(resp.StatusCode, data), nil
 }
+
+// Transport returns an http.RoundTripper that sends each request through
+// mw, then with base (nil means http.DefaultTransport): any Go HTTP client
+// gets abridge by setting its Transport, whatever library builds its
+// requests (go-openai, langchaingo, an Anthropic or OpenAI-compatible
+// client of its own).
+func Transport(mw Middleware, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		return mw(req, base.RoundTrip)
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,16 +234,28 @@ func send(t *testing.T, mw openaimw.Middleware, method, url string, header http.
 func TestRejected(t *testing.T) {
 	tests := []struct {
 		name, body, code, says string
+		header                 http.Header
+		status                 int // 0: 400
 	}{
-		{"not JSON", `{"model": "m", "messages": [`, openaimw.CodeInvalidJSON, "not a JSON object"},
-		{"array", `[1, 2]`, openaimw.CodeInvalidJSON, "not a JSON object"},
-		{"no messages", `{"model": "m"}`, openaimw.CodeMissingMessages, `no "messages"`},
-		{"empty messages", `{"model": "m", "messages": []}`, openaimw.CodeMissingMessages, `no "messages"`},
-		{"bad role", `{"model": "m", "messages": [{"role": "wizard", "content": "hi"}]}`, openaimw.CodeInvalidMessage, "wizard"},
-		{"orphan tool return", `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c1", "content": "out"}]}`,
-			openaimw.CodeInvalidHistory, "without a matching tool call"},
-		{"unanswered call", `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "user", "content": "go on"}]}`,
-			openaimw.CodeInvalidHistory, "c1"},
+		{name: "not JSON", body: `{"model": "m", "messages": [`, code: openaimw.CodeInvalidJSON, says: "not a JSON object"},
+		{name: "brace after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]}}`, code: openaimw.CodeInvalidJSON, says: "after the object"},
+		{name: "bracket after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]}]`, code: openaimw.CodeInvalidJSON, says: "after the object"},
+		{name: "letter after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]} x`, code: openaimw.CodeInvalidJSON, says: "after the object"},
+		{name: "NUL after the object", body: "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\x00", code: openaimw.CodeInvalidJSON, says: "after the object"},
+		{name: "gzip", body: "\x1f\x8b\x08\x00", header: http.Header{"Content-Encoding": {"gzip"}},
+			code: openaimw.CodeUnsupportedEncoding, says: "Content-Encoding: gzip", status: http.StatusUnsupportedMediaType},
+		{name: "array", body: `[1, 2]`, code: openaimw.CodeInvalidJSON, says: "not a JSON object"},
+		{name: "no messages", body: `{"model": "m"}`, code: openaimw.CodeMissingMessages, says: `no "messages" field`},
+		{name: "empty messages", body: `{"model": "m", "messages": []}`, code: openaimw.CodeMissingMessages, says: `"messages" is empty`},
+		{name: "bad role", body: `{"model": "m", "messages": [{"role": "wizard", "content": "hi"}]}`, code: openaimw.CodeInvalidMessage, says: "wizard"},
+		{name: "orphan tool return", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c1", "content": "out"}]}`,
+			code: openaimw.CodeInvalidHistory, says: "without a matching tool call"},
+		{name: "unanswered call", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "user", "content": "go on"}]}`,
+			code: openaimw.CodeInvalidHistory, says: "c1"},
+		{name: "unanswered call last", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]}`,
+			code: openaimw.CodeInvalidHistory, says: "without a tool return"},
+		{name: "two answers last", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]}`,
+			code: openaimw.CodeInvalidHistory, says: "does not end with a request"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -251,9 +264,13 @@ func TestRejected(t *testing.T) {
 			defer srv.Close()
 			ev := &events{}
 			mw := openaimw.New(nil, openaimw.Options{OnEvent: ev.onMiddleware})
-			resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", nil, tt.body)
-			if resp.StatusCode != http.StatusBadRequest {
-				t.Fatalf("status %d, want 400", resp.StatusCode)
+			resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", tt.header, tt.body)
+			wantStatus := tt.status
+			if wantStatus == 0 {
+				wantStatus = http.StatusBadRequest
+			}
+			if resp.StatusCode != wantStatus {
+				t.Fatalf("status %d (%s), want %d", resp.StatusCode, data, wantStatus)
 			}
 			var got struct {
 				Error struct{ Message, Type, Code string }
@@ -498,5 +515,95 @@ func TestEventTypeString(t *testing.T) {
 	want := []string{"processed", "rejected", "chain failed", "overflow", "event(9)"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Error(diff)
+	}
+}
+
+// TestPrefill checks that a history ending with an assistant message
+// without tool calls (a prefill the model is to continue) is forwarded,
+// the part before it compacted and the prefill sent last, byte for byte.
+func TestPrefill(t *testing.T) {
+	const prefill = `{"role":"assistant","content":"The build fails because"}`
+	long := overflowBody()
+	body := strings.Replace(long, `{"role":"user","content":"And now?"}]`, `{"role":"user","content":"And now?"},`+prefill+`]`, 1)
+	if body == long {
+		t.Fatal("the prefill was not added to the body")
+	}
+	up := &openaitest.Upstream{}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	s := &countingSummarizer{}
+	ev := &events{}
+	mw := openaimw.New(window.New(window.Options{Summarizer: s}), openaimw.Options{OnEvent: ev.onMiddleware})
+	resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", nil, body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d (%s), want 200", resp.StatusCode, data)
+	}
+	chats := up.Chats()
+	if len(chats) != 1 {
+		t.Fatalf("upstream got %d requests, want 1", len(chats))
+	}
+	raw, _, err := openaitest.SplitBody(chats[0].Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(msgs[len(msgs)-1]); got != prefill {
+		t.Errorf("last message sent %s, want the prefill %s", got, prefill)
+	}
+	if got := string(msgs[len(msgs)-2]); got != `{"role":"user","content":"And now?"}` {
+		t.Errorf("message before the prefill %s, want the user's last", got)
+	}
+	if s.calls.Load() != 1 || len(msgs) >= 62 {
+		t.Errorf("%d summarizer calls, %d messages sent: want the 62 compacted with one summary", s.calls.Load(), len(msgs))
+	}
+	if ev.count(openaimw.EventProcessed) != 1 || ev.mw[0].MessagesBefore != 62 || ev.mw[0].MessagesAfter != len(msgs) {
+		t.Errorf("events %+v, want one processed, 62 messages before and %d after", ev.mw, len(msgs))
+	}
+}
+
+// TestBodyGrowsAsItArrives checks that the middleware allocates for the
+// bytes of a body that arrive, not for the length it declares: a request
+// announcing 256 MiB and ending after a few bytes costs kilobytes, and is
+// refused as short; one that sends more than it declared is refused too.
+func TestBodyGrowsAsItArrives(t *testing.T) {
+	const body = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	tests := []struct {
+		name     string
+		declared int64
+		wantErr  string
+	}{
+		{"declared 256 MiB", 256 << 20, "unexpected EOF"},
+		{"declared less", int64(len(body)) - 5, "longer than its Content-Length"},
+		{"declared exactly", int64(len(body)), ""},
+		{"unknown length", -1, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mw := openaimw.New(nil, openaimw.Options{CacheBytes: -1})
+			req, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Body = io.NopCloser(strings.NewReader(body))
+			req.ContentLength = tt.declared
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err = mw(req, func(*http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
+			})
+			runtime.ReadMemStats(&after)
+			if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+				t.Errorf("allocated %d bytes for a %d-byte body, want under 1 MiB", got, len(body))
+			}
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("error %v, want one saying %q", err, tt.wantErr)
+			}
+		})
 	}
 }

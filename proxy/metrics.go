@@ -47,14 +47,19 @@ type Metrics struct {
 //   - abridge_prompt_tokens{stage}: estimated prompt tokens of each chat
 //     completions request as received ("received") and as sent upstream
 //     ("forwarded");
-//   - abridge_rejected_requests_total{code}: requests answered 400 and
-//     sent nowhere, by error code;
+//   - abridge_rejected_requests_total{error}: requests the proxy answered
+//     itself and sent nowhere, by the error code answered (400
+//     invalid_json, missing_messages, invalid_message, invalid_history,
+//     invalid_path; 404 unknown_path; 408 request_timeout; 413
+//     request_too_large; 415 unsupported_encoding; 503 server_busy);
 //   - abridge_chain_failures_total: requests sent unprocessed because the
 //     processors failed;
 //   - abridge_context_overflows_total{retried}: context overflows the
 //     upstream reported, and whether the compacted request was retried;
 //   - abridge_upstream_errors_total{reason}: "connection" (no answer),
-//     "timeout" (no complete answer in time), "status_5xx";
+//     "timeout" (no complete answer in time, a stream cut off included),
+//     "reset" (the answer broke off: the connection reset, or fewer bytes
+//     than announced), "status_5xx";
 //   - abridge_compactions_total{result}: compactions by the window:
 //     "summarized", "fallback" (the digest stood in), "shared" (a
 //     concurrent request's summary reused), "skipped" (no smaller summary),
@@ -69,7 +74,9 @@ type Metrics struct {
 //   - abridge_summary_store_errors_total{op}: summary store failures, by
 //     method ("spans", "save", "summary").
 //
-// It fails when reg already holds a metric of the same name.
+// The counters of errors and outcomes exist at zero from the start, every
+// label value listed here, so that rates and alerts work before the first
+// one. It fails when reg already holds a metric of the same name.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	tokenBuckets := prometheus.ExponentialBuckets(256, 2, 12) // 256 … 524,288
 	m := &Metrics{
@@ -89,8 +96,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: tokenBuckets,
 		}, []string{"stage"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "abridge_rejected_requests_total", Help: "Requests answered 400 and sent nowhere, by error code.",
-		}, []string{"code"}),
+			Name: "abridge_rejected_requests_total", Help: "Requests the proxy answered itself and sent nowhere, by error code.",
+		}, []string{"error"}),
 		chainFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "abridge_chain_failures_total", Help: "Requests sent unprocessed because the processors failed.",
 		}),
@@ -98,7 +105,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "abridge_context_overflows_total", Help: "Context overflows reported by the upstream, by whether the compacted request was retried.",
 		}, []string{"retried"}),
 		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "abridge_upstream_errors_total", Help: "Upstream failures: connection, timeout, status_5xx.",
+			Name: "abridge_upstream_errors_total", Help: "Upstream failures: connection, timeout, reset, status_5xx.",
 		}, []string{"reason"}),
 		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "abridge_compactions_total", Help: "Window compactions, by result: summarized, fallback, shared, skipped, canceled.",
@@ -128,7 +135,27 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			return nil, fmt.Errorf("register proxy metrics: %w", err)
 		}
 	}
+	for vec, values := range map[*prometheus.CounterVec][]string{
+		m.rejected:         refusals,
+		m.upstreamErrors:   {"connection", "timeout", "reset", "status_5xx"},
+		m.overflows:        {"true", "false"},
+		m.compactions:      {"summarized", "fallback", "shared", "skipped", "canceled"},
+		m.summarizerCalls:  {"ok", "error", "timeout"},
+		m.summarizerTokens: {"input", "cached_input", "output"},
+		m.storeErrors:      {"spans", "save", "summary"},
+	} {
+		for _, v := range values {
+			vec.WithLabelValues(v)
+		}
+	}
 	return m, nil
+}
+
+func (m *Metrics) rejectedRequest(code string) {
+	if m == nil {
+		return
+	}
+	m.rejected.WithLabelValues(code).Inc()
 }
 
 func (m *Metrics) request(route string, status int, d time.Duration) {
@@ -156,7 +183,7 @@ func (m *Metrics) middlewareEvent(e openaimw.Event) {
 		m.promptTokens.WithLabelValues("received").Observe(float64(e.TokensBefore))
 		m.promptTokens.WithLabelValues("forwarded").Observe(float64(e.TokensAfter))
 	case openaimw.EventRejected:
-		m.rejected.WithLabelValues(e.Code).Inc()
+		m.rejectedRequest(e.Code)
 	case openaimw.EventChainFailed:
 		m.chainFailures.Inc()
 	case openaimw.EventOverflow:

@@ -20,9 +20,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,6 +45,12 @@ const (
 	// DefaultTimeout bounds one proxied request, from its arrival to the
 	// end of the upstream's answer.
 	DefaultTimeout = 10 * time.Minute
+	// DefaultBodyMemory bounds the bytes of the chat completions bodies
+	// held at once: 256 MiB.
+	DefaultBodyMemory = 256 << 20
+	// DefaultBodyTimeout bounds the arrival of a chat completions body,
+	// from the request's arrival.
+	DefaultBodyTimeout = time.Minute
 )
 
 // Prefix is the path the proxy serves: the client's base URL ends with it
@@ -69,6 +77,19 @@ type Options struct {
 	// one is answered 413. 0 means DefaultMaxBodyBytes. Other requests
 	// stream through without a limit.
 	MaxBodyBytes int64
+	// BodyMemory bounds the bytes of the chat completions bodies held at
+	// once, counted as they arrive (a body is held until its request is
+	// served). A body that needs more waits for others to finish, until
+	// its deadline (BodyTimeout), and is then answered 503. 0 means
+	// DefaultBodyMemory, -1 no bound; a bound below MaxBodyBytes is
+	// raised to it.
+	BodyMemory int64
+	// BodyTimeout bounds the arrival of a chat completions body, from the
+	// request's arrival: a body still arriving after it is answered 408,
+	// and the connection stops reading (where the server allows: an
+	// http.Server's does). 0 means DefaultBodyTimeout; never more than
+	// Timeout.
+	BodyTimeout time.Duration
 	// Timeout bounds one proxied request, summaries and the upstream's
 	// answer included; 0 means DefaultTimeout.
 	Timeout time.Duration
@@ -89,12 +110,14 @@ type Options struct {
 
 // Proxy is the proxy's http.Handler. It is safe for concurrent use.
 type Proxy struct {
-	rp      *httputil.ReverseProxy
-	maxBody int64
-	timeout time.Duration
-	log     *zap.Logger
-	metrics *Metrics
-	onEvent func(context.Context, openaimw.Event)
+	rp          *httputil.ReverseProxy
+	maxBody     int64
+	bodies      *budget
+	bodyTimeout time.Duration
+	timeout     time.Duration
+	log         *zap.Logger
+	metrics     *Metrics
+	onEvent     func(context.Context, openaimw.Event)
 }
 
 var _ http.Handler = (*Proxy)(nil)
@@ -107,6 +130,17 @@ func New(opts Options) *Proxy {
 	}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout
+	}
+	p.bodyTimeout = opts.BodyTimeout
+	if p.bodyTimeout <= 0 {
+		p.bodyTimeout = DefaultBodyTimeout
+	}
+	p.bodyTimeout = min(p.bodyTimeout, p.timeout)
+	switch memory := opts.BodyMemory; {
+	case memory == 0:
+		p.bodies = newBudget(max(DefaultBodyMemory, p.maxBody))
+	case memory > 0:
+		p.bodies = newBudget(max(memory, p.maxBody))
 	}
 	if p.log == nil {
 		p.log = zap.NewNop()
@@ -171,6 +205,10 @@ type exchange struct {
 	event    *openaimw.Event
 	overflow *openaimw.Event
 	failure  string
+	// cut is set when the upstream's answer broke off after its status
+	// was sent on: its reason ("upstream_reset", "upstream_timeout",
+	// "client gone").
+	cut string
 }
 
 type exchangeKey struct{}
@@ -188,28 +226,79 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() { p.finish(r, rec, ex, route, start) }()
 
 	if r.URL.Path != Prefix && !strings.HasPrefix(r.URL.Path, Prefix+"/") {
-		ex.failure = "unknown path"
-		apierror.Error{Status: http.StatusNotFound, Type: apierror.TypeInvalidRequest, Code: "unknown_path",
-			Message: fmt.Sprintf("abridge: no route for %s: the proxy serves %s/ (set the client's base URL to this server's %s)", r.URL.Path, Prefix, Prefix)}.Write(rec)
+		p.refuse(rec, ex, apierror.Error{Status: http.StatusNotFound, Type: apierror.TypeInvalidRequest, Code: CodeUnknownPath,
+			Message: fmt.Sprintf("abridge: no route for %s: the proxy serves %s/ (set the client's base URL to this server's %s)", r.URL.Path, Prefix, Prefix)})
+		return
+	}
+	if err := checkPath(r.URL); err != nil {
+		p.refuse(rec, ex, apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest, Code: CodeInvalidPath,
+			Message: "abridge: " + err.Error()})
 		return
 	}
 	if chat {
 		if r.ContentLength > p.maxBody {
-			ex.failure = "too large"
-			tooLarge(p.maxBody).Write(rec)
+			p.refuse(rec, ex, tooLarge(p.maxBody))
 			return
 		}
-		r.Body = http.MaxBytesReader(rec, r.Body, p.maxBody)
+		body := limitBody(rec, r, p.maxBody, p.bodies, start.Add(p.bodyTimeout))
+		defer body.free()
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
 	defer cancel()
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
+	ctx = context.WithValue(ctx, clientKey{}, r.Context())
 	ctx = context.WithValue(ctx, authKey{}, r.Header.Get("Authorization"))
 	p.rp.ServeHTTP(rec, r.WithContext(ctx))
 }
 
+// checkPath refuses a path that a server decoding it (nginx does) would
+// resolve outside the upstream's base, or to another path than the one
+// forwarded: a segment that is "." or ".." once decoded, an encoded slash
+// or a backslash.
+func checkPath(u *url.URL) error {
+	for seg := range strings.SplitSeq(u.EscapedPath(), "/") {
+		dec, err := url.PathUnescape(seg)
+		if err != nil {
+			return fmt.Errorf("path %q: %w", u.EscapedPath(), err)
+		}
+		switch {
+		case dec == "." || dec == "..":
+			return fmt.Errorf("path %q has a dot segment (%s): the proxy forwards only paths under its base", u.EscapedPath(), seg)
+		case strings.ContainsAny(dec, "/\\"):
+			return fmt.Errorf("path %q has an encoded slash or a backslash (%s): the proxy forwards only plain paths", u.EscapedPath(), seg)
+		}
+	}
+	return nil
+}
+
+// Codes of the errors the proxy answers itself, besides the middleware's
+// (openaimw.CodeInvalidJSON and the others).
+const (
+	CodeUnknownPath     = "unknown_path"         // 404: a path outside Prefix
+	CodeInvalidPath     = "invalid_path"         // 400: see checkPath
+	CodeTooLarge        = "request_too_large"    // 413: a body over MaxBodyBytes
+	CodeRequestTimeout  = "request_timeout"      // 408: a body not received before BodyTimeout
+	CodeBusy            = "server_busy"          // 503: no room under BodyMemory before the body's deadline
+	CodeUpstreamTimeout = "upstream_timeout"     // 504: no complete answer within Timeout
+	CodeProcessTimeout  = "processing_timeout"   // 504: Timeout passed before abridge had sent the request
+	CodeUnreachable     = "upstream_unreachable" // 502: no answer from the upstream
+)
+
+// refusals are the codes of the requests the proxy answers itself and
+// sends nowhere: abridge_rejected_requests_total counts them from zero.
+var refusals = []string{openaimw.CodeInvalidJSON, openaimw.CodeMissingMessages, openaimw.CodeInvalidMessage,
+	openaimw.CodeInvalidHistory, openaimw.CodeUnsupportedEncoding, CodeUnknownPath, CodeInvalidPath, CodeTooLarge,
+	CodeRequestTimeout, CodeBusy}
+
+// refuse answers e to a request the proxy sends nowhere, and counts it.
+func (p *Proxy) refuse(w http.ResponseWriter, ex *exchange, e apierror.Error) {
+	ex.failure = e.Code
+	p.metrics.rejectedRequest(e.Code)
+	e.Write(w)
+}
+
 func tooLarge(limit int64) apierror.Error {
-	return apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: apierror.TypeInvalidRequest, Code: "request_too_large",
+	return apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: apierror.TypeInvalidRequest, Code: CodeTooLarge,
 		Message: fmt.Sprintf("abridge: request body larger than %d bytes, the proxy's limit", limit)}
 }
 
@@ -234,12 +323,50 @@ func (p *Proxy) event(ctx context.Context, e openaimw.Event) {
 	}
 }
 
-// response counts the upstream's error statuses.
+// response counts the upstream's error statuses, and watches its body for
+// an answer that breaks off.
 func (p *Proxy) response(resp *http.Response) error {
 	if resp.StatusCode >= 500 {
 		p.metrics.upstreamError("status_5xx")
 	}
+	ctx := resp.Request.Context()
+	if ex, _ := ctx.Value(exchangeKey{}).(*exchange); ex != nil {
+		client, _ := ctx.Value(clientKey{}).(context.Context)
+		resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, client: client, ex: ex, p: p}
+	}
 	return nil
+}
+
+type clientKey struct{}
+
+// watchedBody is an upstream answer's body that notes why it broke off,
+// when it does: the upstream reset the connection or sent less than it
+// announced, the proxy's Timeout cut it, or the client went away.
+type watchedBody struct {
+	io.ReadCloser
+	ctx    context.Context // the request's, with the proxy's Timeout
+	client context.Context // the client's request's
+	ex     *exchange
+	p      *Proxy
+}
+
+func (b *watchedBody) Read(buf []byte) (int, error) {
+	n, err := b.ReadCloser.Read(buf)
+	if err == nil || err == io.EOF || b.ex.cut != "" {
+		return n, err
+	}
+	switch {
+	case b.client != nil && b.client.Err() != nil:
+		b.ex.cut = "client gone"
+	case errors.Is(b.ctx.Err(), context.DeadlineExceeded):
+		b.ex.cut = CodeUpstreamTimeout
+		b.p.metrics.upstreamError("timeout")
+	default:
+		b.ex.cut = "upstream_reset"
+		b.p.metrics.upstreamError("reset")
+	}
+	b.p.log.Warn("proxy: answer cut off", zap.String("error", b.ex.cut), zap.Error(err))
+	return n, err
 }
 
 // error answers a request that got no response from upstream.
@@ -250,9 +377,21 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &tooBig):
 		e = tooLarge(tooBig.Limit)
+	case errors.Is(err, errBodyTimeout):
+		e = apierror.Error{Status: http.StatusRequestTimeout, Type: apierror.TypeInvalidRequest, Code: CodeRequestTimeout,
+			Message: fmt.Sprintf("abridge: request body not received within %s", p.bodyTimeout)}
+	case errors.Is(err, errBusy):
+		w.Header().Set("Retry-After", "1")
+		e = apierror.Error{Status: http.StatusServiceUnavailable, Type: apierror.TypeServer, Code: CodeBusy,
+			Message: fmt.Sprintf("abridge: %s; try again (waited %s)", errBusy, p.bodyTimeout)}
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil && openaimw.IsChatCompletions(r) && ex != nil && ex.event == nil:
+		// The time ran out in abridge's processing (a summary): nothing
+		// reached the upstream.
+		e = apierror.Error{Status: http.StatusGatewayTimeout, Type: apierror.TypeServer, Code: CodeProcessTimeout,
+			Message: fmt.Sprintf("abridge: request not processed within %s, so not sent upstream", p.timeout)}
 	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil:
 		p.metrics.upstreamError("timeout")
-		e = apierror.Error{Status: http.StatusGatewayTimeout, Type: apierror.TypeUpstream, Code: "upstream_timeout",
+		e = apierror.Error{Status: http.StatusGatewayTimeout, Type: apierror.TypeUpstream, Code: CodeUpstreamTimeout,
 			Message: fmt.Sprintf("abridge: no complete answer from upstream within %s", p.timeout)}
 	case r.Context().Err() != nil:
 		// The client went away: nobody to answer.
@@ -263,13 +402,18 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	default:
 		p.metrics.upstreamError("connection")
-		e = apierror.Error{Status: http.StatusBadGateway, Type: apierror.TypeUpstream, Code: "upstream_unreachable",
+		e = apierror.Error{Status: http.StatusBadGateway, Type: apierror.TypeUpstream, Code: CodeUnreachable,
 			Message: "abridge: upstream unreachable: " + err.Error()}
 	}
 	if ex != nil {
 		ex.failure = e.Code
 	}
-	p.log.Warn("proxy: no answer from upstream", zap.String("path", r.URL.Path), zap.String("code", e.Code), zap.Error(err))
+	if slices.Contains(refusals, e.Code) {
+		p.metrics.rejectedRequest(e.Code)
+		p.log.Info("proxy: request refused", zap.String("path", r.URL.Path), zap.String("code", e.Code), zap.Error(err))
+	} else {
+		p.log.Warn("proxy: no answer from upstream", zap.String("path", r.URL.Path), zap.String("code", e.Code), zap.Error(err))
+	}
 	e.Write(w)
 }
 
@@ -282,7 +426,7 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 	}
 	p.metrics.request(route, status, d)
 	level := zap.InfoLevel
-	if status >= 500 {
+	if status >= 500 || (ex.cut != "" && ex.cut != "client gone") {
 		level = zap.WarnLevel
 	}
 	ce := p.log.Check(level, "proxy: request")
@@ -302,6 +446,9 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 	}
 	if ex.failure != "" {
 		fields = append(fields, zap.String("error", ex.failure))
+	}
+	if ex.cut != "" {
+		fields = append(fields, zap.String("answer_cut_off", ex.cut))
 	}
 	ce.Write(fields...)
 }

@@ -257,8 +257,10 @@ func TestRejected(t *testing.T) {
 		{"no messages", `{"model":"m","prompt":"hi"}`, false, 400, openaimw.CodeMissingMessages, `no "messages"`},
 		{"messages not an array", `{"model":"m","messages":{"role":"user"}}`, false, 400, openaimw.CodeMissingMessages, "not an array"},
 		{"message without role", `{"model":"m","messages":[{"content":"hi"}]}`, false, 400, openaimw.CodeInvalidMessage, "message 0"},
-		{"ends with an answer", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yes"}]}`, false, 400,
-			openaimw.CodeInvalidHistory, "message 1"},
+		{"bytes after the object", `{"model":"m","messages":[{"role":"user","content":"hi"}]}}`, false, 400, openaimw.CodeInvalidJSON, "after the object"},
+		{"empty messages", `{"model":"m","messages":[]}`, false, 400, openaimw.CodeMissingMessages, `"messages" is empty`},
+		{"ends with two answers", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yes"},{"role":"assistant","content":"no"}]}`, false, 400,
+			openaimw.CodeInvalidHistory, "does not end with a request"},
 		{"too large", big, false, 413, "request_too_large", "1024 bytes"},
 		{"too large, chunked", big, true, 413, "request_too_large", "1024 bytes"},
 	}
@@ -294,6 +296,9 @@ func TestRejected(t *testing.T) {
 			}
 			if n := counter(t, f.reg, "abridge_requests_total", "code", fmt.Sprint(tt.status)); n != 1 {
 				t.Errorf("abridge_requests_total{code=%d} = %v, want 1", tt.status, n)
+			}
+			if n := counter(t, f.reg, "abridge_rejected_requests_total", "error", tt.code); n != 1 {
+				t.Errorf("abridge_rejected_requests_total{error=%s} = %v, want 1", tt.code, n)
 			}
 			f.noSecrets(t)
 		})
@@ -350,6 +355,53 @@ func TestRoutes(t *testing.T) {
 				got.Header.Get("Authorization") != "Bearer "+secret || got.Header.Get("OpenAI-Organization") != "org-1" {
 				t.Errorf("upstream got %s %q with Authorization %q, organization %q; want %s %q, the client's headers",
 					got.Path, got.Body, got.Header.Get("Authorization"), got.Header.Get("OpenAI-Organization"), tt.wantPath, tt.body)
+			}
+		})
+	}
+}
+
+// TestUnsafePaths checks that a path an upstream or a front server would
+// resolve elsewhere once decoded (dot segments, encoded slashes,
+// backslashes) is answered 400 and forwarded nowhere, and that plain
+// escapes pass.
+func TestUnsafePaths(t *testing.T) {
+	tests := []struct {
+		path   string
+		status int
+	}{
+		{"/v1/%2e%2e/%2e%2e/metrics", 400},
+		{"/v1/%2E%2E/admin", 400},
+		{"/v1/models/%2e", 400},
+		{"/v1/files/a%2Fb", 400},
+		{"/v1/files/a%2f..%2fb", 400},
+		{"/v1/files/a%5Cb", 400},
+		{"/v1/models/my%20model", 200},
+		{"/v1/models", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			f := newFixture(t, &openaitest.Upstream{}, nil)
+			req, err := http.NewRequest(http.MethodGet, f.srv.URL+tt.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if tt.status == 400 {
+				if resp.StatusCode != 400 || !strings.Contains(string(data), `"invalid_path"`) {
+					t.Errorf("status %d (%s), want 400 invalid_path", resp.StatusCode, data)
+				}
+				if n := len(f.up.Requests()); n != 0 {
+					t.Errorf("upstream got %d requests, want none", n)
+				}
+				return
+			}
+			if n := len(f.up.Requests()); n != 1 {
+				t.Errorf("upstream got %d requests, want 1 (status %d: %s)", n, resp.StatusCode, data)
 			}
 		})
 	}
@@ -535,6 +587,49 @@ func TestMetrics(t *testing.T) {
 	}
 	if !(sums["forwarded"] > 0 && sums["forwarded"] < sums["received"]) {
 		t.Errorf("prompt tokens received %v, forwarded %v: want fewer forwarded", sums["received"], sums["forwarded"])
+	}
+}
+
+// TestMetricsAtZero checks that the error and outcome counters exist, at
+// zero, before anything happened, so that rates and alerts work from the
+// start; and that the HTTP status and the error code have labels of their
+// own names.
+func TestMetricsAtZero(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := proxy.NewMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, fam := range families {
+		got[fam.GetName()] = nil
+		for _, m := range fam.GetMetric() {
+			if m.GetCounter().GetValue() != 0 {
+				t.Errorf("%s %v = %v at the start", fam.GetName(), m.GetLabel(), m.GetCounter().GetValue())
+			}
+			for _, l := range m.GetLabel() {
+				got[fam.GetName()] = append(got[fam.GetName()], l.GetName()+"="+l.GetValue())
+			}
+		}
+	}
+	want := map[string][]string{
+		"abridge_rejected_requests_total": {"error=invalid_history", "error=invalid_json", "error=invalid_message", "error=invalid_path",
+			"error=missing_messages", "error=request_timeout", "error=request_too_large", "error=server_busy", "error=unknown_path", "error=unsupported_encoding"},
+		"abridge_upstream_errors_total":       {"reason=connection", "reason=reset", "reason=status_5xx", "reason=timeout"},
+		"abridge_context_overflows_total":     {"retried=false", "retried=true"},
+		"abridge_compactions_total":           {"result=canceled", "result=fallback", "result=shared", "result=skipped", "result=summarized"},
+		"abridge_summarizer_calls_total":      {"result=error", "result=ok", "result=timeout"},
+		"abridge_summarizer_tokens_total":     {"type=cached_input", "type=input", "type=output"},
+		"abridge_summary_store_errors_total":  {"op=save", "op=spans", "op=summary"},
+		"abridge_chain_failures_total":        nil,
+		"abridge_processing_duration_seconds": nil,
+		"abridge_summarizer_duration_seconds": nil,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics at the start (-want +got):\n%s", diff)
 	}
 }
 

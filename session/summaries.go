@@ -71,6 +71,7 @@ func (s summaries) Save(ctx context.Context, key window.Key, span window.Span) e
 	ref := ""
 	if span.Summary != "" {
 		ref = summary.Ref(span.Summary)
+		span.Summary = storableText(span.Summary) // NUL and invalid UTF-8 as the marker carries them
 	}
 	return s.st.write(ctx, "save summary", func(t tx) error {
 		now := time.Now().UnixNano()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -101,6 +102,62 @@ func TestSummariesShared(t *testing.T) {
 		}
 		if sum.count() != 2 || sum.prev[1] != "Summary 1 of 15 messages." {
 			t.Errorf("%d calls, previous summaries %q: want the second to merge the first", sum.count(), sum.prev)
+		}
+	})
+}
+
+// nulSummarizer writes a summary holding a NUL, as one that quotes a
+// message holding one may.
+type nulSummarizer struct{ countingSummarizer }
+
+func (n *nulSummarizer) Summarize(ctx context.Context, ms []processor.Message, previous string) (string, error) {
+	s, err := n.countingSummarizer.Summarize(ctx, ms, previous)
+	return s + " The file began with \x00 and \xff.", err
+}
+
+// TestSummaryWithNUL checks that a summary holding a NUL (or invalid
+// UTF-8) is saved on every backend (PostgreSQL refuses NUL in text), sent
+// as it was saved, and found again by another window on the database.
+func TestSummaryWithNUL(t *testing.T) {
+	backends(t, func(t *testing.T, newDSN newDSN) {
+		dsn := newDSN(t)
+		ctx := context.Background()
+		sum := &nulSummarizer{}
+		var failures []string
+		var mu sync.Mutex
+		win := func(st Store) *window.Window {
+			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries(),
+				OnEvent: func(_ context.Context, e window.Event) {
+					if e.Type == window.EventStoreFailed {
+						mu.Lock()
+						failures = append(failures, e.Err.Error())
+						mu.Unlock()
+					}
+				}})
+		}
+		outA, err := win(openStore(t, dsn)).Process(ctx, conversation(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outB, err := win(openStore(t, dsn)).Process(ctx, conversation(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(failures) != 0 {
+			t.Errorf("store failures: %q", failures)
+		}
+		if sum.count() != 1 {
+			t.Errorf("%d summarizer calls, want 1: the summary was not saved", sum.count())
+		}
+		if err := processortest.Diff(outA, outB); err != nil {
+			t.Errorf("the second window sends another history: %v", err)
+		}
+		for _, m := range outA {
+			if text := m.Text(); strings.ContainsRune(text, 0) || !utf8.ValidString(text) {
+				t.Errorf("sent a message holding NUL or invalid UTF-8: %q", text)
+			}
 		}
 	})
 }

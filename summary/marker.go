@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -25,7 +26,8 @@ const refPrefix = "sum-"
 // Marker returns the request that stands in for compacted messages: one
 // user prompt made of [Prefix], a hand-off sentence, a line naming the
 // summary's reference (see [Ref]), a blank line and the summary (white
-// space trimmed, line ends made "\n").
+// space trimmed, line ends made "\n", NUL bytes and invalid UTF-8 made
+// U+FFFD).
 func Marker(summary string) processor.Message {
 	s := normalize(summary)
 	return processor.UserMessage(Prefix + "\n" + handoff + "\n" + refLabel + Ref(s) + "\n\n" + s)
@@ -41,8 +43,16 @@ func Ref(summary string) string {
 	return refPrefix + hex.EncodeToString(sum[:10])
 }
 
-// normalize trims white space and makes line ends "\n".
+// normalize trims white space, makes line ends "\n", and makes NUL bytes
+// and invalid UTF-8 U+FFFD, byte by byte: as JSON carries the text and as
+// every database stores it (PostgreSQL refuses NUL in text).
 func normalize(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == 0 {
+			return utf8.RuneError
+		}
+		return r
+	}, s)
 	return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n"))
 }
 

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/abridge-go/abridge/config"
+	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
@@ -46,14 +47,19 @@ Abridge-Conversation request header. They are written by the summarizer's
 model on the upstream (unless ABRIDGE_SUMMARIZER=digest) and paid with the
 proxy's key (ABRIDGE_SUMMARY_API_KEY or OPENAI_API_KEY) or, when it has
 none, with the Authorization of the client whose conversation is summarized
-(sent to the upstream only, never to another ABRIDGE_SUMMARY_BASE_URL).
+(sent to the upstream only: with another ABRIDGE_SUMMARY_BASE_URL and no
+key, summaries are the offline digest).
 A summarizer that fails never fails a request: the offline digest stands in.
 
 GET /healthz answers 200 while the proxy serves; GET /metrics gives the
-Prometheus metrics. SIGTERM or Ctrl-C stops it after the requests in flight
+Prometheus metrics (OpenMetrics when the client asks for it); other methods
+get 405. A chat body must arrive within a minute (else 408), and the bodies
+held at once take at most ABRIDGE_SERVE_BODY_MEMORY_MB (past it a body
+waits, then gets 503). ABRIDGE_SUMMARY_TIMEOUT must be shorter than
+ABRIDGE_SERVE_TIMEOUT. SIGTERM or Ctrl-C stops it after the requests in flight
 have finished (ABRIDGE_SERVE_SHUTDOWN_TIMEOUT at most). Logs go to stderr at
 ABRIDGE_LOG_LEVEL (info unless set); no header is ever logged.`,
-	env: vars([]string{config.Prefix + "SERVE_ADDR", config.Prefix + "SERVE_MAX_BODY_MB", config.Prefix + "SERVE_TIMEOUT",
+	env: vars([]string{config.Prefix + "SERVE_ADDR", config.Prefix + "SERVE_MAX_BODY_MB", config.Prefix + "SERVE_BODY_MEMORY_MB", config.Prefix + "SERVE_TIMEOUT",
 		config.Prefix + "SERVE_SHUTDOWN_TIMEOUT", envSession}, envModel, envWindow, envLog),
 	flags: serveFlags,
 }
@@ -73,6 +79,9 @@ func serveFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []strin
 		// otherwise: its log is the record of what it did.
 		cfg, err := config.LoadFrom(c.environ)
 		if err != nil {
+			return fmt.Errorf("configuration: %w", err)
+		}
+		if err := fitsServeTimeout(cfg); err != nil {
 			return fmt.Errorf("configuration: %w", err)
 		}
 		if *addr != "" {
@@ -117,6 +126,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		Chain:        cfg.NewChain(win),
 		Compactor:    win,
 		MaxBodyBytes: int64(cfg.ServeMaxBodyMB) << 20,
+		BodyMemory:   int64(cfg.ServeBodyMemoryMB) << 20,
 		Timeout:      cfg.ServeTimeout,
 		Logger:       logger,
 		Metrics:      metrics,
@@ -124,11 +134,11 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 
 	mux := http.NewServeMux()
 	mux.Handle("/", p)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.Handle("/healthz", getOnly(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	})))
+	mux.Handle("/metrics", getOnly(promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true})))
 
 	ln, err := net.Listen("tcp", cfg.ServeAddr)
 	if err != nil {
@@ -179,6 +189,12 @@ func serveSummarizer(cfg *config.Config, upstream *url.URL, logger *zap.Logger, 
 	if cfg.Summarizer == config.SummarizerDigest {
 		return metrics.Summarizer(summary.NewDigest(summary.DigestOptions{})), config.SummarizerDigest, "nobody (no model calls)"
 	}
+	if cfg.SummaryBaseURL != "" && !sameOrigin(cfg.SummaryBaseURL, upstream) && !cfg.SummaryKeySet() {
+		// A client's key goes to the upstream only, and the proxy has none:
+		// no request goes to that endpoint without a key of its own.
+		return metrics.Summarizer(summary.NewDigest(summary.DigestOptions{})), config.SummarizerDigest,
+			"nobody: no API key for " + config.Prefix + "SUMMARY_BASE_URL (set " + config.Prefix + "SUMMARY_API_KEY to use it; a client's key is only sent to the upstream)"
+	}
 	// The proxy always has an endpoint, the upstream: auto means llm.
 	// Without a key of its own, the summarizer's requests to the upstream
 	// carry the client's Authorization; to another endpoint, nothing.
@@ -186,13 +202,36 @@ func serveSummarizer(cfg *config.Config, upstream *url.URL, logger *zap.Logger, 
 	m := model.NewOpenAI(append(cfg.SummaryModelOptions(logger), model.WithHTTPClient(client))...)
 	s := summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{Timeout: cfg.SummaryTimeout, Logger: logger})
 	payer := "each client's Authorization (no API key configured)"
-	switch {
-	case cfg.SummaryKeySet():
+	if cfg.SummaryKeySet() {
 		payer = "the proxy's API key"
-	case cfg.SummaryBaseURL != "" && !sameOrigin(cfg.SummaryBaseURL, upstream):
-		payer = "nobody: no API key for " + config.Prefix + "SUMMARY_BASE_URL, and a client's is only sent to the upstream"
 	}
 	return metrics.Summarizer(s), config.SummarizerLLM, payer
+}
+
+// fitsServeTimeout refuses a summary timeout that does not leave the
+// request it is written for time to reach the upstream: a summarizer that
+// hangs would then end every request it compacts in a 504, where it should
+// fall back to the digest.
+func fitsServeTimeout(cfg *config.Config) error {
+	if cfg.Summarizer == config.SummarizerDigest || cfg.SummaryTimeout < cfg.ServeTimeout {
+		return nil
+	}
+	return fmt.Errorf("%sSUMMARY_TIMEOUT (%s) must be shorter than %sSERVE_TIMEOUT (%s): a summary is written inside the request it compacts, which must then still reach the upstream",
+		config.Prefix, cfg.SummaryTimeout, config.Prefix, cfg.ServeTimeout)
+}
+
+// getOnly answers a request other than GET or HEAD with 405 and the
+// methods allowed.
+func getOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			apierror.Error{Status: http.StatusMethodNotAllowed, Type: apierror.TypeInvalidRequest, Code: "method_not_allowed",
+				Message: fmt.Sprintf("abridge: %s %s: only GET and HEAD are allowed", r.Method, r.URL.Path)}.Write(w)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // loopsBack reports whether upstream names the address the proxy listens

@@ -214,6 +214,85 @@ func get(t *testing.T, url string) string {
 	return string(data)
 }
 
+// TestServeEndpoints checks /healthz and /metrics: another method than
+// GET or HEAD is answered 405 with Allow, and /metrics answers in the
+// OpenMetrics format when asked for it, its error counters at zero.
+func TestServeEndpoints(t *testing.T) {
+	upSrv := httptest.NewServer(&openaitest.Upstream{})
+	defer upSrv.Close()
+	srv := startServe(t, serveEnv(t, upSrv.URL))
+	root := strings.TrimSuffix(srv.base, "/v1")
+	for _, path := range []string{"/healthz", "/metrics"} {
+		resp, err := http.Post(root+path, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" || !strings.Contains(string(data), "method_not_allowed") {
+			t.Errorf("POST %s: %d, Allow %q, %s; want 405 with Allow: GET, HEAD", path, resp.StatusCode, resp.Header.Get("Allow"), data)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, root+"/metrics", nil)
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text") || !strings.HasSuffix(string(data), "# EOF\n") {
+		t.Errorf("GET /metrics asking for OpenMetrics: Content-Type %q, want OpenMetrics text ending in # EOF", ct)
+	}
+	for _, want := range []string{`abridge_rejected_requests_total{error="invalid_json"} 0`, `abridge_upstream_errors_total{reason="reset"} 0`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// TestServeSummaryEndpointWithoutKey checks that a summary endpoint of its
+// own, with no key anywhere, is not called: the client's key goes to the
+// upstream only, so summaries are the offline digest, and the start line
+// says so.
+func TestServeSummaryEndpointWithoutKey(t *testing.T) {
+	up := &openaitest.Upstream{}
+	upSrv := httptest.NewServer(up)
+	defer upSrv.Close()
+	other := &openaitest.Upstream{}
+	otherSrv := httptest.NewServer(other)
+	defer otherSrv.Close()
+	env := serveEnv(t, upSrv.URL)
+	env["ABRIDGE_SUMMARY_BASE_URL"] = otherSrv.URL + "/v1"
+	srv := startServe(t, env)
+	if line := srv.stderr.String(); !strings.Contains(line, "summaries: digest") || !strings.Contains(line, "paid by nobody: no API key for ABRIDGE_SUMMARY_BASE_URL") {
+		t.Errorf("start line does not say summaries are the digest for want of a key:\n%s", line)
+	}
+	body, _ := json.Marshal(map[string]any{"model": "gpt-test", "messages": openaitest.ToolConversation(60, "summary endpoint")})
+	req, _ := http.NewRequest(http.MethodPost, srv.base+"/chat/completions", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", "Bearer "+clientKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	if n := len(other.Requests()); n != 0 {
+		t.Errorf("the summary endpoint got %d requests without a key, want none", n)
+	}
+	chats := up.Chats()
+	if len(chats) != 1 {
+		t.Fatalf("upstream got %d chat requests, want 1", len(chats))
+	}
+	f, err := openaitest.CheckForwarded(body, chats[0].Body, trimtools.New(trimtools.Options{}))
+	if err != nil || !f.Compacted {
+		t.Errorf("forwarded %+v, %v: want a history compacted by the digest", f, err)
+	}
+}
+
 // TestServeShutdown stops abridge serve (as SIGTERM does) while a request
 // is in flight: the server stops accepting connections, the request in
 // flight finishes with its whole answer, and serve exits 0.
@@ -310,6 +389,8 @@ func TestServeUsage(t *testing.T) {
 		{"arguments", nil, []string{"serve", "now"}, 2, "serve: unexpected arguments: now"},
 		{"bad variable", map[string]string{"ABRIDGE_SERVE_TIMEOUT": "soon"}, []string{"serve"}, 1, `ABRIDGE_SERVE_TIMEOUT="soon": not a duration`},
 		{"bad database", map[string]string{"ABRIDGE_SESSION_DB": "mysql://db/x"}, []string{"serve", "--addr", "127.0.0.1:0"}, 1, "serve: ABRIDGE_SESSION_DB:"},
+		{"summary timeout past the serve timeout", map[string]string{"ABRIDGE_SERVE_TIMEOUT": "60s"}, []string{"serve", "--addr", "127.0.0.1:0"}, 1,
+			"ABRIDGE_SUMMARY_TIMEOUT (1m30s) must be shorter than ABRIDGE_SERVE_TIMEOUT (1m0s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

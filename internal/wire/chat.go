@@ -56,20 +56,29 @@ func (chat) Usage(data []byte) (processor.Usage, bool) {
 	return processor.Usage{InputTokens: u.PromptTokens, CachedInputTokens: u.PromptTokensDetails.CachedTokens, OutputTokens: u.CompletionTokens}, true
 }
 
-// Refuse answers in OpenAI's error shape.
+// Refuse answers in OpenAI's error shape, naming "messages" as the field
+// at fault when the body was JSON.
 func (chat) Refuse(status int, code, message string) []byte {
-	return openAIError(status, code, message)
+	return openAIError(status, code, message, "messages")
 }
 
 // openAIError is OpenAI's error body, {"error": {message, type, param,
-// code}}.
-func openAIError(status int, code, message string) []byte {
+// code}}: param names the history's field when a 400 is about the
+// history (the body was JSON).
+func openAIError(status int, code, message, history string) []byte {
 	typ := apierror.TypeInvalidRequest
 	if status >= 500 {
 		typ = apierror.TypeUpstream
 	}
-	return apierror.Error{Status: status, Type: typ, Code: code, Message: message}.Body()
+	e := apierror.Error{Status: status, Type: typ, Code: code, Message: message}
+	if status == http.StatusBadRequest && code != codeInvalidJSON {
+		e.Param = history
+	}
+	return e.Body()
 }
+
+// codeInvalidJSON is the code of a body that is not JSON (about no field).
+const codeInvalidJSON = "invalid_json"
 
 // openAIOverflow reports whether an OpenAI answer (Chat Completions or
 // Responses) is a context overflow: a 400 with one of the codes package
@@ -168,11 +177,19 @@ func (b *Body) split() error {
 	if _, err := dec.Token(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotJSON, err)
 	}
-	if _, err := dec.Token(); err == nil {
-		return fmt.Errorf("%w: data after the object", ErrNotJSON)
+	// Only white space may follow the object (Token skips what it cannot
+	// read as one, so it cannot say).
+	if rest := bytes.TrimLeft(b.data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return fmt.Errorf("%w: %d bytes after the object", ErrNotJSON, len(rest))
 	}
-	if !found || len(b.raws) == 0 {
-		return fmt.Errorf(`%w: no "messages", or an empty one`, ErrNoMessages)
+	switch {
+	case !found:
+		return fmt.Errorf(`%w: no "messages" field`, ErrNoMessages)
+	case len(b.raws) == 0:
+		return fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
 	}
 	return nil
 }
+
+// fit returns out: every history the processors make is one the API takes.
+func (chatHistory) fit(out []processor.Message) []processor.Message { return out }

@@ -47,8 +47,10 @@ func topFields(data []byte, want ...string) (map[string]span, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotJSON, err)
 	}
-	if _, err := dec.Token(); err == nil {
-		return nil, fmt.Errorf("%w: data after the object", ErrNotJSON)
+	// Only white space may follow the object (Token skips what it cannot
+	// read as one, so it cannot say).
+	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the object", ErrNotJSON, len(rest))
 	}
 	return found, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
@@ -266,6 +267,30 @@ func (h *msgHistory) encodeLead(m processor.Message) ([]byte, error) {
 	return appendJSON(nil, blocks)
 }
 
+// fit joins each run of requests in a row into one.
+func (h *msgHistory) fit(out []processor.Message) []processor.Message {
+	var fitted []processor.Message
+	for i, m := range out {
+		joins := i > 0 && m.Kind == processor.Request && out[i-1].Kind == processor.Request && !systemOnly(out[i-1])
+		if fitted == nil {
+			if !joins {
+				continue
+			}
+			fitted = append(make([]processor.Message, 0, len(out)), out[:i]...)
+		}
+		if joins {
+			last := &fitted[len(fitted)-1]
+			last.Parts = append(slices.Clip(last.Parts), m.Parts...)
+			continue
+		}
+		fitted = append(fitted, m)
+	}
+	if fitted == nil {
+		return out
+	}
+	return fitted
+}
+
 func (h *msgHistory) encode(out []processor.Message, fresh []int, raws [][]byte) error {
 	for _, j := range fresh {
 		raw, err := h.message(out[j])
@@ -397,7 +422,8 @@ type toolResult struct {
 var (
 	// ErrFirstNotUser: the first message is not the user's.
 	ErrFirstNotUser = errors.New("first message not from the user")
-	// ErrRolesNotAlternating: two messages of the same role in a row.
+	// ErrRolesNotAlternating: two assistant messages in a row (requests
+	// in a row are written as one user message).
 	ErrRolesNotAlternating = errors.New("user and assistant messages do not alternate")
 	// ErrToolResultNotFirst: a tool_result block after other content in
 	// its user message.
@@ -408,7 +434,8 @@ var (
 )
 
 // Validate checks the Messages rules: the first message (after the
-// system prompt) is the user's, user and assistant messages alternate,
+// system prompt) is the user's, user and assistant messages alternate
+// (requests in a row are written as one),
 // tool_result blocks come first in their user message, and the thinking
 // blocks of the last assistant turn, when the history ends in its tool
 // loop, are the ones it sent, signatures included.
@@ -422,7 +449,7 @@ func (messages) Validate(in, out []processor.Message) error {
 		switch {
 		case i == start && m.Kind != processor.Request:
 			return fmt.Errorf("message %d: %w", i, ErrFirstNotUser)
-		case i > start && m.Kind == out[i-1].Kind:
+		case i > start && m.Kind == processor.Response && out[i-1].Kind == processor.Response:
 			return fmt.Errorf("message %d: %w", i, ErrRolesNotAlternating)
 		}
 		other := false

@@ -554,7 +554,11 @@ func (responses) Usage(data []byte) (processor.Usage, bool) {
 	return processor.Usage{InputTokens: u.InputTokens, CachedInputTokens: u.InputTokensDetails.CachedTokens, OutputTokens: u.OutputTokens}, true
 }
 
-// Refuse answers in OpenAI's error shape.
+// Refuse answers in OpenAI's error shape, naming "input" as the field at
+// fault when the body was JSON.
 func (responses) Refuse(status int, code, message string) []byte {
-	return openAIError(status, code, message)
+	return openAIError(status, code, message, "input")
 }
+
+// fit returns out: every history the processors make is one the API takes.
+func (*respHistory) fit(out []processor.Message) []processor.Message { return out }

@@ -33,7 +33,8 @@ func TestValidate(t *testing.T) {
 		{"responses lone reasoning", Responses, nil, []processor.Message{user, processor.NewResponse(reasoning), user}, ErrLoneReasoning, "message 1 part 0"},
 		{"messages valid", Messages, loop, loop, nil, ""},
 		{"messages first from assistant", Messages, nil, []processor.Message{processor.SystemMessage("s"), processor.TextMessage("hi"), user}, ErrFirstNotUser, "message 1"},
-		{"messages two user turns", Messages, nil, []processor.Message{user, user}, ErrRolesNotAlternating, "message 1"},
+		{"messages two user turns are one", Messages, nil, []processor.Message{user, user}, nil, ""},
+		{"messages two assistant turns", Messages, nil, []processor.Message{user, processor.TextMessage("a"), processor.TextMessage("b"), user}, ErrRolesNotAlternating, "message 2"},
 		{"messages result after text", Messages, nil, []processor.Message{user, call("a"), processor.NewRequest(processor.UserPrompt{Content: "x"}, processor.ToolReturn{ToolCallID: "a"})}, ErrToolResultNotFirst, "message 2 part 1"},
 		{"messages thinking resigned", Messages, loop, []processor.Message{loop[0], user, call("a", resigned), ret("a")}, ErrThinkingChanged, "message 2"},
 		{"messages thinking dropped", Messages, loop, []processor.Message{loop[0], user, call("a"), ret("a")}, ErrThinkingChanged, "message 2"},
@@ -105,8 +106,8 @@ func TestRefuse(t *testing.T) {
 		codec Codec
 		want  string
 	}{
-		{Chat, `{"error":{"message":"abridge: bad","type":"invalid_request_error","code":"invalid_history"}}` + "\n"},
-		{Responses, `{"error":{"message":"abridge: bad","type":"invalid_request_error","code":"invalid_history"}}` + "\n"},
+		{Chat, `{"error":{"message":"abridge: bad","type":"invalid_request_error","param":"messages","code":"invalid_history"}}` + "\n"},
+		{Responses, `{"error":{"message":"abridge: bad","type":"invalid_request_error","param":"input","code":"invalid_history"}}` + "\n"},
 		{Messages, `{"type":"error","error":{"type":"invalid_request_error","message":"invalid_history: abridge: bad"}}` + "\n"},
 	} {
 		if got := string(tc.codec.Refuse(400, "invalid_history", "abridge: bad")); got != tc.want {

@@ -37,7 +37,7 @@ var (
 	ErrNotJSON = errors.New("request body is not a JSON object")
 	// ErrNoMessages: the body has no history (Chat "messages", Responses
 	// "input", Messages "messages"), or an empty one.
-	ErrNoMessages = errors.New("request body has no history")
+	ErrNoMessages = errors.New("request body has no messages")
 	// ErrBadMessage: a message cannot be read (its index is in the
 	// error).
 	ErrBadMessage = errors.New("invalid message")
@@ -79,6 +79,15 @@ var codecs = []struct {
 	{"/chat/completions", Chat},
 	{"/responses", Responses},
 	{"/messages", Messages},
+}
+
+// Codecs returns the package's codecs.
+func Codecs() []Codec {
+	out := make([]Codec, len(codecs))
+	for i, c := range codecs {
+		out[i] = c.codec
+	}
+	return out
 }
 
 // ForPath returns the codec of POST requests to path (a path ending in
@@ -130,6 +139,9 @@ type history interface {
 	// encodeLead returns the value of the system prompt's own field for
 	// m, a request of system prompts.
 	encodeLead(m processor.Message) ([]byte, error)
+	// fit returns a changed history in the shape the API takes (a new
+	// slice when it changes it).
+	fit(out []processor.Message) []processor.Message
 }
 
 // Codec returns the codec that read the body.
@@ -163,6 +175,9 @@ func (b *Body) With(out []processor.Message) ([]byte, error) {
 // it can), most of them slices of the body as received, which must not
 // change while they are in use.
 func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
+	if !b.same(out) {
+		out = b.hist.fit(out)
+	}
 	var lead []byte
 	if b.lead == 1 {
 		if len(out) == 0 || !systemOnly(out[0]) {
@@ -220,6 +235,19 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 		bufs = append(bufs, b.data[b.end:b.leadStart], lead, b.data[b.leadEnd:])
 	}
 	return bufs, nil
+}
+
+// same reports whether out is the body's messages, unchanged and in order.
+func (b *Body) same(out []processor.Message) bool {
+	if len(out) != len(b.Messages) {
+		return false
+	}
+	for i := range out {
+		if !processor.Equal(out[i], b.Messages[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // systemOnly reports whether m is a request of system prompts alone.

@@ -63,6 +63,10 @@ func TestParseErrors(t *testing.T) {
 		{`[]`, ErrNotJSON},
 		{`{"model":"x"`, ErrNotJSON},
 		{`{"model":"x"} {}`, ErrNotJSON},
+		{`{"messages":[{"role":"user","content":"x"}]}}`, ErrNotJSON},
+		{`{"messages":[{"role":"user","content":"x"}]}]`, ErrNotJSON},
+		{`{"messages":[{"role":"user","content":"x"}]} x`, ErrNotJSON},
+		{"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}\x00", ErrNotJSON},
 		{`{"model":"x"}`, ErrNoMessages},
 		{`{"messages":[]}`, ErrNoMessages},
 		{`{"messages":{}}`, ErrNoMessages},
@@ -72,5 +76,9 @@ func TestParseErrors(t *testing.T) {
 		if _, err := Parse([]byte(tc.body)); !errors.Is(err, tc.want) {
 			t.Errorf("Parse(%q) error %v, want %v", tc.body, err, tc.want)
 		}
+	}
+	// An empty array says it is empty, not missing.
+	if _, err := Parse([]byte(`{"messages": []}`)); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf(`Parse of "messages": [] error %v, want one saying it is empty`, err)
 	}
 }
