@@ -81,7 +81,9 @@ func CheckForwarded(sent, got []byte, trim processor.Processor) (Forwarded, erro
 
 // CheckForwardedAPI is CheckForwarded for a request of codec's API, whose
 // history is its "messages" or, for the Responses API, its "input"; the
-// upstream's history must also be one codec accepts.
+// upstream's history must also be one codec accepts. A marker the codec
+// wrote into one message with the requests beside it counts as a message
+// of its own.
 func CheckForwardedAPI(codec wire.Codec, sent, got []byte, trim processor.Processor) (Forwarded, error) {
 	key := "messages"
 	if codec.API() == "responses" {
@@ -120,10 +122,11 @@ func CheckForwardedAPI(codec wire.Codec, sent, got []byte, trim processor.Proces
 			return Forwarded{}, fmt.Errorf("trim the client's messages: %w", err)
 		}
 	}
-	f := Forwarded{Sent: len(want), Got: len(gotMsgs)}
 	if err := processor.Validate(gotMsgs); err != nil {
-		return f, fmt.Errorf("upstream's messages are not a valid history: %w", err)
+		return Forwarded{Sent: len(want), Got: len(gotMsgs)}, fmt.Errorf("upstream's messages are not a valid history: %w", err)
 	}
+	gotMsgs = splitMarkers(gotMsgs)
+	f := Forwarded{Sent: len(want), Got: len(gotMsgs)}
 	marker := -1
 	for i, m := range gotMsgs {
 		if s, _, ok := summary.ParseMarker(m); ok {
@@ -149,16 +152,104 @@ func CheckForwardedAPI(codec wire.Codec, sent, got []byte, trim processor.Proces
 		return f, fmt.Errorf("marker at %d replaces nothing: %d messages kept of %d", marker, f.Head+f.Tail, len(want))
 	}
 	for i := 0; i < f.Head; i++ {
-		if !processor.Equal(want[i], gotMsgs[i]) {
+		if !sameMessage(want[i], gotMsgs[i]) {
 			return f, fmt.Errorf("head message %d differs from the client's", i)
 		}
 	}
 	for i := 1; i <= f.Tail; i++ {
-		if !processor.Equal(want[len(want)-i], gotMsgs[len(gotMsgs)-i]) {
+		if !sameMessage(want[len(want)-i], gotMsgs[len(gotMsgs)-i]) {
 			return f, fmt.Errorf("tail message %d from the end differs from the client's", i)
 		}
 	}
 	return f, nil
+}
+
+// splitMarkers returns msgs with each request that holds a summary
+// marker among other parts or prompt contents (Anthropic Messages sends
+// requests in a row as one message) split into what came before it, the
+// marker and what came after it, as the window wrote them.
+func splitMarkers(msgs []processor.Message) []processor.Message {
+	var out []processor.Message
+	add := func(m processor.Message, parts ...processor.Part) {
+		if len(parts) > 0 {
+			out = append(out, processor.Message{Kind: m.Kind, Parts: parts, Meta: m.Meta})
+		}
+	}
+	for _, m := range msgs {
+		split := false
+		for i, p := range m.Parts {
+			u, ok := p.(processor.UserPrompt)
+			if m.Kind != processor.Request || !ok || (len(m.Parts) == 1 && len(u.Contents) < 2) {
+				continue
+			}
+			if summary.IsMarker(processor.Message{Kind: m.Kind, Parts: []processor.Part{u}}) {
+				add(m, m.Parts[:i]...)
+				add(processor.Message{Kind: m.Kind}, u)
+				add(m, m.Parts[i+1:]...)
+				split = true
+				break
+			}
+			for k, c := range u.Contents {
+				marker := processor.UserPrompt{Contents: []processor.UserContent{c}}
+				if !summary.IsMarker(processor.Message{Kind: m.Kind, Parts: []processor.Part{marker}}) {
+					continue
+				}
+				before, after := u, u
+				before.Contents, after.Contents = u.Contents[:k], u.Contents[k+1:]
+				parts := append([]processor.Part{}, m.Parts[:i]...)
+				if len(before.Contents) > 0 {
+					parts = append(parts, before)
+				}
+				add(m, parts...)
+				add(processor.Message{Kind: m.Kind}, marker)
+				parts = nil
+				if len(after.Contents) > 0 {
+					parts = append(parts, after)
+				}
+				add(m, append(parts, m.Parts[i+1:]...)...)
+				split = true
+				break
+			}
+			if split {
+				break
+			}
+		}
+		if !split {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// sameMessage reports whether got is want as forwarded: equal
+// (processor.Equal), or, for a user prompt, the same text as a plain
+// prompt or as one text part (a codec may write one as the other when it
+// joins requests in a row).
+func sameMessage(want, got processor.Message) bool {
+	if processor.Equal(want, got) {
+		return true
+	}
+	tw, okw := promptText(want)
+	tg, okg := promptText(got)
+	return okw && okg && tw == tg
+}
+
+// promptText returns the text of a request holding one user prompt of
+// plain text or of one text part.
+func promptText(m processor.Message) (string, bool) {
+	if m.Kind != processor.Request || len(m.Parts) != 1 {
+		return "", false
+	}
+	u, ok := m.Parts[0].(processor.UserPrompt)
+	switch {
+	case !ok:
+		return "", false
+	case u.Contents == nil:
+		return u.Content, true
+	case len(u.Contents) == 1 && u.Contents[0].Type == "text":
+		return u.Contents[0].Text, true
+	}
+	return "", false
 }
 
 func around(b []byte, i int) string {
