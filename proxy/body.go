@@ -27,16 +27,17 @@ const readChunk = 64 << 10
 // budget bounds the bytes of the chat completions bodies the proxy holds
 // at once. A nil *budget bounds nothing.
 type budget struct {
-	mu   sync.Mutex
-	free int64
-	wake chan struct{} // closed, and replaced, whenever bytes are released
+	limit int64
+	mu    sync.Mutex
+	free  int64
+	wake  chan struct{} // closed, and replaced, whenever bytes are released
 }
 
 func newBudget(limit int64) *budget {
 	if limit <= 0 {
 		return nil
 	}
-	return &budget{free: limit, wake: make(chan struct{})}
+	return &budget{limit: limit, free: limit, wake: make(chan struct{})}
 }
 
 // acquire takes n bytes of the budget, waiting until they are free, ctx
@@ -99,6 +100,9 @@ type bodyReader struct {
 func (r *bodyReader) Read(p []byte) (int, error) {
 	if len(p) > readChunk {
 		p = p[:readChunk]
+	}
+	if b := r.budget; b != nil && int64(len(p)) > b.limit {
+		p = p[:b.limit] // a read never waits for more than there is
 	}
 	if err := r.budget.acquire(r.ctx, int64(len(p)), r.deadline); err != nil {
 		return 0, err

@@ -439,7 +439,7 @@ func TestAgentsThroughServe(t *testing.T) {
 			suffix, base := "/responses", root+"/v1"
 			if tc.api == "messages" {
 				needMessagesRoute(t, root, openai)
-				up, suffix, base = anthropic, "/messages", root
+				up, suffix, base = anthropic, "/v1/messages", root
 			}
 			before := len(up.Requests()) // the probe's
 			h := newHop(t, root, suffix)
