@@ -165,6 +165,23 @@ func TestResponsesNew(t *testing.T) {
 	if ev.count(openaimw.EventProcessed) != 1 {
 		t.Errorf("events %+v", ev.mw)
 	}
+	checkUsage(t, ev, processor.Usage{InputTokens: 900, CachedInputTokens: 512, OutputTokens: 3})
+}
+
+// checkUsage checks the one usage the middleware reported.
+func checkUsage(t *testing.T, ev *events, want processor.Usage) {
+	t.Helper()
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	var got []processor.Usage
+	for _, e := range ev.mw {
+		if e.Type == openaimw.EventUsage {
+			got = append(got, e.Usage)
+		}
+	}
+	if diff := cmp.Diff([]processor.Usage{want}, got); diff != "" {
+		t.Errorf("usage reported (-want +got):\n%s", diff)
+	}
 }
 
 // TestResponsesStored: a request naming previous_response_id passes
@@ -245,6 +262,9 @@ func TestAnthropicMessages(t *testing.T) {
 			if tc.want == 2 && ev.count(openaimw.EventOverflow) != 1 {
 				t.Errorf("events %+v", ev.mw)
 			}
+			// Anthropic's input_tokens leaves out the cache's reads and
+			// writes: the input is the three summed.
+			checkUsage(t, ev, processor.Usage{InputTokens: 12 + 800 + 40, CachedInputTokens: 800, OutputTokens: 2})
 		})
 	}
 }

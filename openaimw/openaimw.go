@@ -130,6 +130,11 @@ const (
 	// processed request; the history was compacted again (sizes before
 	// and after) and, when that made it smaller, sent once more (Retried).
 	EventOverflow
+	// EventUsage: the provider's answer to a request reported its usage
+	// (Usage), read as the answer passed to the app (a whole answer, or
+	// the events of a stream); sent when the app has read it to its end
+	// or closed it.
+	EventUsage
 	// EventStored: the request's history is held by the provider (a
 	// Responses request naming previous_response_id); it was sent on
 	// unprocessed.
@@ -137,7 +142,7 @@ const (
 )
 
 // String returns "processed", "rejected", "chain failed", "overflow",
-// "stored" or "event(N)".
+// "stored", "usage" or "event(N)".
 func (t EventType) String() string {
 	switch t {
 	case EventProcessed:
@@ -150,6 +155,8 @@ func (t EventType) String() string {
 		return "overflow"
 	case EventStored:
 		return "stored"
+	case EventUsage:
+		return "usage"
 	}
 	return "event(" + strconv.Itoa(int(t)) + ")"
 }
@@ -175,6 +182,11 @@ type Event struct {
 	// reading the body, the processors (summaries included) and writing
 	// the body back.
 	Duration time.Duration
+	// Usage is what the provider reported (EventUsage): the input tokens
+	// of the request as it was sent, those read from its cache, and the
+	// output tokens. Anthropic's cache reads and writes are counted in
+	// InputTokens.
+	Usage processor.Usage
 	// Retried is set on EventOverflow when the compacted request was sent
 	// again.
 	Retried bool
@@ -191,12 +203,12 @@ const (
 	CodeInvalidJSON = "invalid_json"
 	// CodeMissingMessages: the body has no "messages" array, or an empty
 	// one.
-	CodeMissingMessages = "missing_messages"
+	CodeMissingMessages = wire.CodeMissingMessages
 	// CodeInvalidMessage: a message cannot be decoded.
-	CodeInvalidMessage = "invalid_message"
+	CodeInvalidMessage = wire.CodeInvalidMessage
 	// CodeInvalidHistory: the messages are not a history a provider
 	// accepts (processor.Validate names the rule and the message).
-	CodeInvalidHistory = "invalid_history"
+	CodeInvalidHistory = wire.CodeInvalidHistory
 	// CodeUnsupportedEncoding: the body is compressed (a Content-Encoding
 	// such as gzip); it is answered 415.
 	CodeUnsupportedEncoding = "unsupported_encoding"
@@ -291,7 +303,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		// The history is on the provider's side: nothing to process.
 		m.emit(ctx, Event{Type: EventStored, API: codec.API(), Model: body.Model, Stream: body.Stream,
 			MessagesBefore: len(body.Messages), Duration: time.Since(start)})
-		return m.send(ctx, req, header, codec, net.Buffers{data}, next)
+		return m.send(ctx, req, header, codec, body.Model, net.Buffers{data}, next)
 	}
 	in, prefill := splitPrefill(body.Messages)
 	if err := processor.Validate(in); err != nil {
@@ -331,7 +343,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	}
 	m.emit(ctx, ev)
 
-	resp, err := m.send(ctx, req, header, codec, sent, next)
+	resp, err := m.send(ctx, req, header, codec, body.Model, sent, next)
 	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
 		return resp, err
 	}
@@ -342,9 +354,14 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	return m.retry(ctx, req, header, body, out, prefill, resp, next)
 }
 
-// send sends the request with body on.
-func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, body net.Buffers, next Next) (*http.Response, error) {
-	return next(withBody(ctx, req, header, body))
+// send sends the request with body on, and watches the answer for the
+// usage the provider reports.
+func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, model string, body net.Buffers, next Next) (*http.Response, error) {
+	resp, err := next(withBody(ctx, req, header, body))
+	if err == nil {
+		m.watchUsage(ctx, codec, model, resp)
+	}
+	return resp, err
 }
 
 // retry compacts out after the provider answered resp, a context
@@ -389,7 +406,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
-	return m.send(ctx, req, header, codec, sent, next)
+	return m.send(ctx, req, header, codec, body.Model, sent, next)
 }
 
 // splitPrefill parts a history that ends with an assistant prefill (a

@@ -23,6 +23,8 @@ type Metrics struct {
 	requestSeconds    *prometheus.HistogramVec
 	processingSeconds prometheus.Histogram
 	promptTokens      *prometheus.HistogramVec
+	apiTokens         *prometheus.CounterVec
+	providerTokens    *prometheus.CounterVec
 	rejected          *prometheus.CounterVec
 	chainFailures     prometheus.Counter
 	overflows         *prometheus.CounterVec
@@ -38,7 +40,8 @@ type Metrics struct {
 // NewMetrics registers the proxy's metrics with reg and returns them:
 //
 //   - abridge_requests_total{route, code}: requests served, by route
-//     ("chat_completions" or "other") and HTTP status;
+//     (the wire API: "chat", "responses", "messages", or "other") and
+//     HTTP status;
 //   - abridge_request_duration_seconds{route}: time to serve a request,
 //     the upstream's answer included;
 //   - abridge_processing_duration_seconds: abridge's own time on a chat
@@ -95,6 +98,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "abridge_prompt_tokens", Help: "Estimated prompt tokens of chat completions requests as received and as forwarded.",
 			Buckets: tokenBuckets,
 		}, []string{"stage"}),
+		apiTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_tokens_total", Help: "Estimated prompt tokens of processed requests, by wire API, as the client sent them and as forwarded.",
+		}, []string{"api", "stage"}),
+		providerTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_provider_tokens_total", Help: "Tokens the upstream reported for the requests it answered, by wire API: input, cached_input, output.",
+		}, []string{"api", "type"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "abridge_rejected_requests_total", Help: "Requests the proxy answered itself and sent nowhere, by error code.",
 		}, []string{"error"}),
@@ -129,7 +138,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"op"}),
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.requestSeconds, m.processingSeconds, m.promptTokens,
-		m.rejected, m.chainFailures, m.overflows, m.upstreamErrors, m.compactions, m.compactionTokens,
+		m.apiTokens, m.providerTokens, m.rejected, m.chainFailures, m.overflows, m.upstreamErrors, m.compactions, m.compactionTokens,
 		m.summarizerCalls, m.summarizerSeconds, m.summarizerTokens, m.storeErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register proxy metrics: %w", err)
@@ -182,6 +191,12 @@ func (m *Metrics) middlewareEvent(e openaimw.Event) {
 		m.processingSeconds.Observe(e.Duration.Seconds())
 		m.promptTokens.WithLabelValues("received").Observe(float64(e.TokensBefore))
 		m.promptTokens.WithLabelValues("forwarded").Observe(float64(e.TokensAfter))
+		m.apiTokens.WithLabelValues(e.API, "sent").Add(float64(e.TokensBefore))
+		m.apiTokens.WithLabelValues(e.API, "forwarded").Add(float64(e.TokensAfter))
+	case openaimw.EventUsage:
+		m.providerTokens.WithLabelValues(e.API, "input").Add(float64(e.Usage.InputTokens))
+		m.providerTokens.WithLabelValues(e.API, "cached_input").Add(float64(e.Usage.CachedInputTokens))
+		m.providerTokens.WithLabelValues(e.API, "output").Add(float64(e.Usage.OutputTokens))
 	case openaimw.EventRejected:
 		m.rejectedRequest(e.Code)
 	case openaimw.EventChainFailed:

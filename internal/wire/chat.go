@@ -57,28 +57,26 @@ func (chat) Usage(data []byte) (processor.Usage, bool) {
 }
 
 // Refuse answers in OpenAI's error shape, naming "messages" as the field
-// at fault when the body was JSON.
+// at fault when the error is about the history.
 func (chat) Refuse(status int, code, message string) []byte {
 	return openAIError(status, code, message, "messages")
 }
 
 // openAIError is OpenAI's error body, {"error": {message, type, param,
-// code}}: param names the history's field when a 400 is about the
-// history (the body was JSON).
+// code}}: param names the history's field when the code is about the
+// history.
 func openAIError(status int, code, message, history string) []byte {
 	typ := apierror.TypeInvalidRequest
 	if status >= 500 {
 		typ = apierror.TypeUpstream
 	}
 	e := apierror.Error{Status: status, Type: typ, Code: code, Message: message}
-	if status == http.StatusBadRequest && code != codeInvalidJSON {
+	switch code {
+	case CodeMissingMessages, CodeInvalidMessage, CodeInvalidHistory:
 		e.Param = history
 	}
 	return e.Body()
 }
-
-// codeInvalidJSON is the code of a body that is not JSON (about no field).
-const codeInvalidJSON = "invalid_json"
 
 // openAIOverflow reports whether an OpenAI answer (Chat Completions or
 // Responses) is a context overflow: a 400 with one of the codes package

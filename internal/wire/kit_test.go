@@ -16,8 +16,7 @@ import (
 // The wire kit: the rules every codec keeps, each checked on every body of
 // its testdata directory (testdata/API/*.json, the bodies it must take,
 // and testdata/API/refused/*.json, bodies its API refuses), and on the
-// bodies recorded from real clients (testdata/recorded/API/*.json) when
-// there are any.
+// bodies recorded from real agents (testdata/recorded/AGENT/*.json).
 
 // kitRule is one rule of the kit, checked on one body.
 type kitRule struct {
@@ -32,11 +31,19 @@ var kitRules = []kitRule{
 	{"kept and rewritten paths agree", kitPathsAgree},
 }
 
+// recorded names the directories of testdata/recorded holding each API's
+// bodies, by the agent that sent them.
+var recorded = map[string]string{"responses": "codex", "messages": "claude"}
+
 // kitBodies returns the bodies of the codec's testdata.
 func kitBodies(t *testing.T, c Codec, sub string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, dir := range []string{filepath.Join("testdata", c.API(), sub), filepath.Join("testdata", "recorded", c.API(), sub)} {
+	dirs := []string{filepath.Join("testdata", c.API(), sub)}
+	if agent, ok := recorded[c.API()]; ok {
+		dirs = append(dirs, filepath.Join("testdata", "recorded", agent, sub))
+	}
+	for _, dir := range dirs {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 		for _, f := range files {
 			data, err := os.ReadFile(f)

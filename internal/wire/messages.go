@@ -16,7 +16,9 @@ import (
 // The history is the body's "messages" after "system", which, when
 // present, is the history's first message, a request of system prompts
 // (one per text block). Each message of the body is one message of the
-// model: a user message a request, an assistant message a response.
+// model: a user message a request, an assistant message a response, a
+// message of the role system (Claude Code sends one, its environment,
+// among the messages) a request of system prompts.
 //
 // Blocks: text, image, document and blocks of types abridge does not know
 // in a user message are [processor.UserPrompt] content (all but plain text
@@ -152,6 +154,12 @@ func (h *msgHistory) read(raw []byte) (processor.Message, error) {
 			return processor.TextMessage(s), nil
 		}
 		return h.assistant(raws)
+	case roleSystem:
+		// Claude Code sends one among the messages (its environment).
+		if sys, ok := systemValue(m.Content); ok {
+			return sys, nil
+		}
+		return processor.Message{}, fmt.Errorf("a system message that is neither text nor text blocks")
 	}
 	return processor.Message{}, fmt.Errorf("role %q", m.Role)
 }
@@ -271,7 +279,7 @@ func (h *msgHistory) encodeLead(m processor.Message) ([]byte, error) {
 func (h *msgHistory) fit(out []processor.Message) []processor.Message {
 	var fitted []processor.Message
 	for i, m := range out {
-		joins := i > 0 && m.Kind == processor.Request && out[i-1].Kind == processor.Request && !systemOnly(out[i-1])
+		joins := i > 0 && m.Kind == processor.Request && out[i-1].Kind == processor.Request && !systemOnly(m) && !systemOnly(out[i-1])
 		if fitted == nil {
 			if !joins {
 				continue
@@ -313,6 +321,13 @@ func (h *msgHistory) message(m processor.Message) ([]byte, error) {
 		b, err := appendJSON(nil, v)
 		blocks = append(blocks, b)
 		return err
+	}
+	if systemOnly(m) {
+		lead, err := h.encodeLead(m)
+		if err != nil {
+			return nil, err
+		}
+		return append(append([]byte(`{"role":"system","content":`), lead...), '}'), nil
 	}
 	role := roleAssistant
 	if m.Kind == processor.Request {
@@ -393,7 +408,7 @@ func (h *msgHistory) message(m processor.Message) ([]byte, error) {
 			}
 			blocks = append(blocks, []byte(p.Raw))
 		case processor.SystemPrompt:
-			return nil, fmt.Errorf("a system prompt among the messages: the Messages API takes it in \"system\" alone")
+			return nil, fmt.Errorf("a system prompt among other parts of a message")
 		}
 		if err != nil {
 			return nil, err

@@ -555,7 +555,7 @@ func (responses) Usage(data []byte) (processor.Usage, bool) {
 }
 
 // Refuse answers in OpenAI's error shape, naming "input" as the field at
-// fault when the body was JSON.
+// fault when the error is about the history.
 func (responses) Refuse(status int, code, message string) []byte {
 	return openAIError(status, code, message, "input")
 }

@@ -31,6 +31,17 @@ import (
 	"github.com/abridge-go/abridge/processor"
 )
 
+// Codes of the refusals about a body's history (the OpenAI codecs name
+// the history's field as the one at fault with them).
+const (
+	// CodeMissingMessages: the body has no history.
+	CodeMissingMessages = "missing_messages"
+	// CodeInvalidMessage: a message cannot be decoded.
+	CodeInvalidMessage = "invalid_message"
+	// CodeInvalidHistory: the history is not one the API accepts.
+	CodeInvalidHistory = "invalid_history"
+)
+
 // Errors a body is refused with. Each is wrapped with details.
 var (
 	// ErrNotJSON: the body is not a JSON object.
@@ -79,6 +90,22 @@ var codecs = []struct {
 	{"/chat/completions", Chat},
 	{"/responses", Responses},
 	{"/messages", Messages},
+}
+
+// Family returns the codec of the API a path belongs to: the codec of
+// ForPath, or the one whose endpoint the path is under (…/messages/
+// count_tokens is Anthropic's, …/responses/ID OpenAI's), or nil. A proxy
+// chooses its upstream by it.
+func Family(path string) Codec {
+	if c := ForPath(path); c != nil {
+		return c
+	}
+	for _, c := range codecs {
+		if strings.Contains(path, c.suffix+"/") {
+			return c.codec
+		}
+	}
+	return nil
 }
 
 // Codecs returns the package's codecs.
