@@ -16,42 +16,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/agent"
+	"github.com/abridge-go/abridge/internal/openaitest"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
 
-// wireMessage is a chat message as the fake server reads it.
-type wireMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	ToolCallID string          `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-}
-
-// text returns the message's content as text (a string, or text parts).
-func (m wireMessage) text() string {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return s
-	}
-	var parts []struct{ Text string }
-	_ = json.Unmarshal(m.Content, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
-
 type wireRequest struct {
-	Messages []wireMessage `json:"messages"`
-	Stream   bool          `json:"stream"`
+	Messages []openaitest.ChatMessage `json:"messages"`
+	Stream   bool                     `json:"stream"`
 	Tools    []struct {
 		Function struct {
 			Name string `json:"name"`
@@ -99,10 +71,10 @@ func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch last.Role {
 	case "user":
 		callID = fmt.Sprintf("call_%d", f.next.Add(1))
-		b, _ := json.Marshal(map[string]string{"text": last.text()})
+		b, _ := json.Marshal(map[string]string{"text": last.Text()})
 		args = string(b)
 	case "tool":
-		text = "echoed " + last.text()
+		text = "echoed " + last.Text()
 	default:
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "bad_request", "last message is "+last.Role)
 		return
@@ -216,7 +188,7 @@ func TestOpenAIToolLoop(t *testing.T) {
 	type sent struct{ Role, Text, ToolCallID string }
 	var got []sent
 	for _, m := range reqs[1].Messages {
-		got = append(got, sent{m.Role, m.text(), m.ToolCallID})
+		got = append(got, sent{m.Role, m.Text(), m.ToolCallID})
 	}
 	wantSent := []sent{{"system", "be brief", ""}, {"user", "hi", ""}, {"assistant", "", ""}, {"tool", `{"text":"hi"}`, "call_1"}}
 	if diff := cmp.Diff(wantSent, got); diff != "" {

@@ -31,6 +31,9 @@ const Prefix = "ABRIDGE_"
 const (
 	EnvOpenAIKey     = "OPENAI_API_KEY"
 	EnvOpenAIBaseURL = "OPENAI_BASE_URL"
+	// EnvAnthropicBaseURL names the Anthropic Messages upstream of
+	// abridge serve.
+	EnvAnthropicBaseURL = "ANTHROPIC_BASE_URL"
 )
 
 // Summarizer kinds: the values of Config.Summarizer and what
@@ -150,8 +153,9 @@ type Config struct {
 
 	// openAIKey and openAIBaseURL are OPENAI_API_KEY and OPENAI_BASE_URL
 	// as read by Load or LoadFrom.
-	openAIKey     string
-	openAIBaseURL string
+	openAIKey        string
+	openAIBaseURL    string
+	anthropicBaseURL string
 }
 
 // ErrInvalid is matched (with errors.Is) by every error [Load], [LoadFrom]
@@ -223,6 +227,7 @@ func LoadFrom(environ map[string]string) (*Config, error) {
 	var c Config
 	c.openAIKey = m[EnvOpenAIKey]
 	c.openAIBaseURL = strings.TrimSpace(m[EnvOpenAIBaseURL])
+	c.anthropicBaseURL = strings.TrimSpace(m[EnvAnthropicBaseURL])
 
 	var errs []error
 	failed := map[string]bool{}

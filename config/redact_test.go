@@ -77,6 +77,7 @@ func TestRedacted(t *testing.T) {
 		"ABRIDGE_LOG_FORMAT":             "console",
 		"OPENAI_API_KEY":                 "[REDACTED]",
 		"OPENAI_BASE_URL":                "https://gw.example/v1?key=[REDACTED]",
+		"ANTHROPIC_BASE_URL":             "",
 	}
 	if diff := cmp.Diff(want, c.Redacted()); diff != "" {
 		t.Errorf("Redacted (-want +got):\n%s", diff)
@@ -126,7 +127,7 @@ func TestString(t *testing.T) {
 		`ABRIDGE_REQUEST_TIMEOUT=5m0s ABRIDGE_STREAM_IDLE_TIMEOUT=2m0s ` +
 		`ABRIDGE_SESSION_DB="host=db password=[REDACTED]" ABRIDGE_SERVE_ADDR=127.0.0.1:8787 ABRIDGE_SERVE_MAX_BODY_MB=32 ABRIDGE_SERVE_BODY_MEMORY_MB=256 ` +
 		`ABRIDGE_SERVE_TIMEOUT=10m0s ABRIDGE_SERVE_SHUTDOWN_TIMEOUT=30s ABRIDGE_SERVE_SUMMARIZE_FOR=accepted ABRIDGE_LOG_LEVEL=info ABRIDGE_LOG_FORMAT=console ` +
-		`OPENAI_API_KEY=[REDACTED] OPENAI_BASE_URL=""`
+		`OPENAI_API_KEY=[REDACTED] OPENAI_BASE_URL="" ANTHROPIC_BASE_URL=""`
 	if diff := cmp.Diff(want, c.String()); diff != "" {
 		t.Errorf("String (-want +got):\n%s", diff)
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"net"
 	"strconv"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -24,6 +25,25 @@ const (
 // DefaultUpstream is the base URL abridge serve forwards to when
 // OPENAI_BASE_URL is unset: the OpenAI API.
 const DefaultUpstream = "https://api.openai.com/v1"
+
+// DefaultAnthropicUpstream is the base URL abridge serve forwards
+// Anthropic Messages requests to when ANTHROPIC_BASE_URL is unset.
+const DefaultAnthropicUpstream = "https://api.anthropic.com/v1"
+
+// AnthropicUpstream returns the base URL abridge serve forwards Anthropic
+// Messages requests to: ANTHROPIC_BASE_URL with /v1 added (Anthropic's
+// clients name the server, and put /v1 in each path), else
+// DefaultAnthropicUpstream.
+func (c *Config) AnthropicUpstream() string {
+	if c.anthropicBaseURL == "" {
+		return DefaultAnthropicUpstream
+	}
+	base := strings.TrimSuffix(c.anthropicBaseURL, "/")
+	if strings.HasSuffix(base, "/v1") {
+		return base
+	}
+	return base + "/v1"
+}
 
 // Upstream returns the base URL abridge serve forwards requests to:
 // OPENAI_BASE_URL, else DefaultUpstream.

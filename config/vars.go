@@ -390,6 +390,15 @@ var variables = []variable{
 		valid: func(c *Config) bool { return c.openAIBaseURL == "" || validURL(c.openAIBaseURL) },
 		show:  func(c *Config) string { return c.openAIBaseURL },
 	},
+	{
+		Variable: Variable{
+			Group: GroupServe, Name: EnvAnthropicBaseURL, Default: "(the Anthropic API)", Accepted: "an http or https URL",
+			Description: "The upstream abridge serve forwards Anthropic Messages requests (/v1/messages and the paths under it) to, as Anthropic's clients name it: without /v1.",
+		},
+		problem: "not an http or https URL", dsn: true,
+		valid: func(c *Config) bool { return c.anthropicBaseURL == "" || validURL(c.anthropicBaseURL) },
+		show:  func(c *Config) string { return c.anthropicBaseURL },
+	},
 }
 
 // byField returns the variable that sets a Config field, or nil.

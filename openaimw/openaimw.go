@@ -1,42 +1,49 @@
-// Package openaimw adds abridge to an app built on openai-go v3 with one
-// client option:
+// Package openaimw adds abridge to an app built on openai-go v3 or
+// anthropic-sdk-go with one client option:
 //
 //	client := openai.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{Compactor: win})))
+//	client := anthropic.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{Compactor: win})))
 //
-// Before every POST …/chat/completions request leaves the app, the
-// middleware reads the body's "messages" into abridge's message model, runs
-// the chain over them (typically the trimmer and the window that
-// config.Build returns) and sends the body with the processed messages in
-// their place and every other byte (model, tools, tool_choice,
-// response_format, stream, fields it does not know) as the app wrote it.
-// Streaming and non-streaming requests alike; every other request passes
-// untouched. The app keeps its full history as it always did: the window
-// finds what it summarized by content, so each message is summarized about
-// once even though the middleware sees the history decoded afresh every
-// time.
+// and to any other Go HTTP client through [Transport].
+//
+// Before every POST request to …/chat/completions (OpenAI Chat
+// Completions), …/responses (OpenAI Responses) or …/messages (Anthropic
+// Messages) leaves the app, the middleware reads the body's history into
+// abridge's message model, runs the chain over it (typically the trimmer
+// and the window that config.Build returns) and sends the body with the
+// processed history in its place and every other byte (model, tools,
+// instructions or system prompt where unchanged, stream, fields it does
+// not know) as the app wrote it; what abridge does not model (encrypted
+// reasoning, thinking signatures, item types it does not know) goes back
+// byte for byte. The API's own rules are checked after the chain: a
+// result the provider would refuse is not sent, the request goes as the
+// app wrote it. Streaming and non-streaming requests alike; every other
+// request passes untouched, and so does a Responses request naming
+// previous_response_id (its history is on the server). The app keeps its
+// full history as it always did: the window finds what it summarized by
+// content, so each message is summarized about once even though the
+// middleware sees the history decoded afresh every time.
 //
 // When the provider answers a processed request with a context overflow
-// (400, code context_length_exceeded), the middleware compacts the history
-// once more with [Options.Compactor] and retries once, as abridge's agent
-// does. A history that ends with an assistant message without tool calls
-// (a prefill, for the model to continue) is sent with that message last,
-// as it came, and the part before it processed. A request whose body
-// abridge cannot read (not JSON, trailing bytes after the object, no
-// messages, a message it cannot decode, a history no provider accepts) is
-// answered with an OpenAI-shaped 400 naming what is wrong, a compressed
-// body with a 415, and sent nowhere.
+// (OpenAI: 400, code context_length_exceeded; Anthropic: 400, "prompt is
+// too long"), the middleware compacts the history once more with
+// [Options.Compactor] and retries once, as abridge's agent does. A request
+// whose body abridge cannot read (not JSON, no history, a message it
+// cannot decode, a history no provider accepts) is answered with a 400 in
+// the shape of the request's API naming what is wrong, and sent nowhere.
 //
-// The middleware does not import openai-go: [Middleware] and [Next] are the
-// same types as openai-go's option.Middleware and option.MiddlewareNext, so
-// the value New returns goes straight into option.WithMiddleware. The proxy
-// (package proxy, abridge serve) is this middleware in front of an upstream.
+// The middleware does not import the SDKs: [Middleware] and [Next] are the
+// same types as their option.Middleware and option.MiddlewareNext, so the
+// value New returns goes straight into option.WithMiddleware. The proxy
+// (package proxy, abridge serve) is this middleware in front of an
+// upstream. The wire formats live in one codec each (internal/wire); this
+// package picks one by the request's path and holds no API of its own.
 package openaimw
 
 import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +58,6 @@ import (
 
 	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/internal/wire"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 )
@@ -124,10 +130,19 @@ const (
 	// processed request; the history was compacted again (sizes before
 	// and after) and, when that made it smaller, sent once more (Retried).
 	EventOverflow
+	// EventUsage: the provider's answer to a request reported its usage
+	// (Usage), read as the answer passed to the app (a whole answer, or
+	// the events of a stream); sent when the app has read it to its end
+	// or closed it.
+	EventUsage
+	// EventStored: the request's history is held by the provider (a
+	// Responses request naming previous_response_id); it was sent on
+	// unprocessed.
+	EventStored
 )
 
-// String returns "processed", "rejected", "chain failed", "overflow" or
-// "event(N)".
+// String returns "processed", "rejected", "chain failed", "overflow",
+// "stored", "usage" or "event(N)".
 func (t EventType) String() string {
 	switch t {
 	case EventProcessed:
@@ -138,6 +153,10 @@ func (t EventType) String() string {
 		return "chain failed"
 	case EventOverflow:
 		return "overflow"
+	case EventStored:
+		return "stored"
+	case EventUsage:
+		return "usage"
 	}
 	return "event(" + strconv.Itoa(int(t)) + ")"
 }
@@ -149,6 +168,8 @@ func (t EventType) String() string {
 type Event struct {
 	// Type is what happened.
 	Type EventType
+	// API is the request's wire API: "chat", "responses" or "messages".
+	API string
 	// Model is the request's model, Stream whether it asked for a stream.
 	Model  string
 	Stream bool
@@ -161,6 +182,11 @@ type Event struct {
 	// reading the body, the processors (summaries included) and writing
 	// the body back.
 	Duration time.Duration
+	// Usage is what the provider reported (EventUsage): the input tokens
+	// of the request as it was sent, those read from its cache, and the
+	// output tokens. Anthropic's cache reads and writes are counted in
+	// InputTokens.
+	Usage processor.Usage
 	// Retried is set on EventOverflow when the compacted request was sent
 	// again.
 	Retried bool
@@ -177,12 +203,12 @@ const (
 	CodeInvalidJSON = "invalid_json"
 	// CodeMissingMessages: the body has no "messages" array, or an empty
 	// one.
-	CodeMissingMessages = "missing_messages"
+	CodeMissingMessages = wire.CodeMissingMessages
 	// CodeInvalidMessage: a message cannot be decoded.
-	CodeInvalidMessage = "invalid_message"
+	CodeInvalidMessage = wire.CodeInvalidMessage
 	// CodeInvalidHistory: the messages are not a history a provider
 	// accepts (processor.Validate names the rule and the message).
-	CodeInvalidHistory = "invalid_history"
+	CodeInvalidHistory = wire.CodeInvalidHistory
 	// CodeUnsupportedEncoding: the body is compressed (a Content-Encoding
 	// such as gzip); it is answered 415.
 	CodeUnsupportedEncoding = "unsupported_encoding"
@@ -204,9 +230,11 @@ func New(chain processor.Processor, opts Options) Middleware {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent}
+	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent, caches: map[string]*wire.Cache{}}
 	if opts.CacheBytes >= 0 {
-		m.cache = wire.NewCache(opts.CacheBytes)
+		for _, c := range wire.Codecs() {
+			m.caches[c.API()] = wire.NewCache(opts.CacheBytes)
+		}
 	}
 	return m.handle
 }
@@ -216,17 +244,37 @@ type mw struct {
 	compactor Compactor
 	log       *zap.Logger
 	onEvent   func(context.Context, Event)
-	cache     *wire.Cache // nil: none
+	caches    map[string]*wire.Cache // by API; none when empty
 }
 
-// IsChatCompletions reports whether req is one the middleware processes:
-// a POST to a path ending in /chat/completions.
+// IsChatCompletions reports whether req is a POST to a path ending in
+// /chat/completions.
 func IsChatCompletions(req *http.Request) bool {
-	return req.Method == http.MethodPost && strings.HasSuffix(strings.TrimSuffix(req.URL.Path, "/"), "/chat/completions")
+	return API(req) == "chat"
+}
+
+// API names the wire API of a request the middleware processes: "chat"
+// for a POST to a path ending in /chat/completions, "responses" for one
+// ending in /responses, "messages" for one ending in /messages; "" for
+// every other request, which passes untouched.
+func API(req *http.Request) string {
+	if c := codecOf(req); c != nil {
+		return c.API()
+	}
+	return ""
+}
+
+// codecOf returns the codec of the requests the middleware processes.
+func codecOf(req *http.Request) wire.Codec {
+	if req.Method != http.MethodPost {
+		return nil
+	}
+	return wire.ForPath(req.URL.Path)
 }
 
 func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
-	if !IsChatCompletions(req) {
+	codec := codecOf(req)
+	if codec == nil {
 		return next(req)
 	}
 	start := time.Now()
@@ -241,23 +289,35 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
-		return m.reject(ctx, req, nil, err), nil
+		return m.reject(ctx, req, codec, nil, err), nil
 	}
 	data, err := readBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("abridge: read request body: %w", err)
 	}
-	body, err := m.cache.Parse(data)
+	body, err := codec.Parse(data, m.caches[codec.API()])
 	if err != nil {
-		return m.reject(ctx, req, body, err), nil
+		return m.reject(ctx, req, codec, body, err), nil
+	}
+	if body.Stored {
+		// The history is on the provider's side: nothing to process.
+		m.emit(ctx, Event{Type: EventStored, API: codec.API(), Model: body.Model, Stream: body.Stream,
+			MessagesBefore: len(body.Messages), Duration: time.Since(start)})
+		return m.send(ctx, req, header, codec, body.Model, net.Buffers{data}, next)
 	}
 	in, prefill := splitPrefill(body.Messages)
 	if err := processor.Validate(in); err != nil {
-		return m.reject(ctx, req, body, err), nil
+		return m.reject(ctx, req, codec, body, err), nil
 	}
-	ev := Event{Type: EventProcessed, Model: body.Model, Stream: body.Stream,
+	if err := codec.Validate(in, in); err != nil {
+		return m.reject(ctx, req, codec, body, err), nil
+	}
+	ev := Event{Type: EventProcessed, API: codec.API(), Model: body.Model, Stream: body.Stream,
 		MessagesBefore: len(body.Messages), TokensBefore: processor.EstimateTokens(body.Messages)}
 	out, err := m.chain.Process(ctx, in)
+	if err == nil {
+		err = codec.Validate(in, out)
+	}
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, fmt.Errorf("abridge: process messages: %w", err)
@@ -283,25 +343,41 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	}
 	m.emit(ctx, ev)
 
-	resp, err := next(withBody(ctx, req, header, sent))
+	resp, err := m.send(ctx, req, header, codec, body.Model, sent, next)
 	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
 		return resp, err
 	}
-	overflow, err := isOverflow(resp)
+	overflow, err := isOverflow(resp, codec)
 	if err != nil || !overflow {
 		return resp, err
 	}
 	return m.retry(ctx, req, header, body, out, prefill, resp, next)
 }
 
+// send sends the request with body on, and watches the answer for the
+// usage the provider reports.
+func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, model string, body net.Buffers, next Next) (*http.Response, error) {
+	resp, err := next(withBody(ctx, req, header, body))
+	if err == nil {
+		m.watchUsage(ctx, codec, model, resp)
+	}
+	return resp, err
+}
+
 // retry compacts out after the provider answered resp, a context
 // overflow, and sends the request (out, then prefill) once more when that
 // made it smaller; otherwise it returns resp.
 func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out, prefill []processor.Message, resp *http.Response, next Next) (*http.Response, error) {
-	ev := Event{Type: EventOverflow, Model: body.Model, Stream: body.Stream,
+	codec := body.Codec()
+	ev := Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
 		MessagesBefore: len(out), TokensBefore: processor.EstimateTokens(out)}
 	start := time.Now()
 	smaller, err := m.compactor.Compact(ctx, out)
+	if err == nil {
+		if verr := codec.Validate(out, smaller); verr != nil {
+			err = fmt.Errorf("the compacted history is not one the %s API accepts: %w", codec.API(), verr)
+		}
+	}
 	ev.Duration = time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -330,7 +406,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
-	return next(withBody(ctx, req, header, sent))
+	return m.send(ctx, req, header, codec, body.Model, sent, next)
 }
 
 // splitPrefill parts a history that ends with an assistant prefill (a
@@ -363,15 +439,15 @@ func (m *mw) emit(ctx context.Context, e Event) {
 
 // reject answers the request with a 400 (415 for a compressed body)
 // naming what is wrong with it.
-func (m *mw) reject(ctx context.Context, req *http.Request, body *wire.Body, err error) *http.Response {
+func (m *mw) reject(ctx context.Context, req *http.Request, codec wire.Codec, body *wire.Body, err error) *http.Response {
 	e := Rejection(err)
-	ev := Event{Type: EventRejected, Code: e.Code, Err: err}
+	ev := Event{Type: EventRejected, API: codec.API(), Code: e.Code, Err: err}
 	if body != nil {
 		ev.Model, ev.Stream, ev.MessagesBefore = body.Model, body.Stream, len(body.Messages)
 	}
 	m.log.Debug("openaimw: request rejected", zap.String("code", e.Code), zap.Error(err))
 	m.emit(ctx, ev)
-	data := e.Body()
+	data := codec.Refuse(e.Status, e.Code, e.Message)
 	return &http.Response{
 		Status:        strconv.Itoa(e.Status) + " " + http.StatusText(e.Status),
 		StatusCode:    e.Status,
@@ -385,17 +461,18 @@ func (m *mw) reject(ctx context.Context, req *http.Request, body *wire.Body, err
 	}
 }
 
-// Rejection returns the OpenAI-shaped error abridge answers a request
-// with when it cannot process it: err is what wire.Parse or
-// processor.Validate returned (a 400), or ErrContentEncoding (a 415).
+// Rejection returns the error abridge answers a request with when it
+// cannot process it (status, code and message; the middleware writes it in
+// the shape of the request's API): err is what reading the body or
+// validating its history returned (a 400), or ErrContentEncoding (a 415).
 func Rejection(err error) apierror.Error {
-	e := apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest, Param: "messages",
+	e := apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest,
 		Message: "abridge: " + err.Error()}
 	switch {
 	case errors.Is(err, ErrContentEncoding):
-		e.Status, e.Code, e.Param = http.StatusUnsupportedMediaType, CodeUnsupportedEncoding, ""
+		e.Status, e.Code = http.StatusUnsupportedMediaType, CodeUnsupportedEncoding
 	case errors.Is(err, wire.ErrNotJSON):
-		e.Code, e.Param = CodeInvalidJSON, ""
+		e.Code = CodeInvalidJSON
 	case errors.Is(err, wire.ErrNoMessages):
 		e.Code = CodeMissingMessages
 	case errors.Is(err, wire.ErrBadMessage):
@@ -413,7 +490,7 @@ func checkEncoding(req *http.Request) error {
 	if enc == "" || strings.EqualFold(enc, "identity") {
 		return nil
 	}
-	return fmt.Errorf("%w (Content-Encoding: %s): send chat completions bodies uncompressed", ErrContentEncoding, enc)
+	return fmt.Errorf("%w (Content-Encoding: %s): send request bodies uncompressed", ErrContentEncoding, enc)
 }
 
 // readBody reads and closes the request's body. A body an app built
@@ -508,9 +585,9 @@ func withBody(ctx context.Context, req *http.Request, header http.Header, body n
 // a context overflow.
 const maxErrorBody = 1 << 20
 
-// isOverflow reports whether resp, a 400, reports a context overflow. It
-// reads the body and puts it back.
-func isOverflow(resp *http.Response) (bool, error) {
+// isOverflow reports whether resp, a 400, reports a context overflow, as
+// codec reads it. It reads the body and puts it back.
+func isOverflow(resp *http.Response, codec wire.Codec) (bool, error) {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil {
 		_ = resp.Body.Close()
@@ -529,14 +606,23 @@ func isOverflow(resp *http.Response) (bool, error) {
 			return false, nil
 		}
 	}
-	var e struct {
-		Error struct {
-			Code any `json:"code"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(data, &e) != nil {
-		return false, nil
-	}
-	code, _ := e.Error.Code.(string)
-	return (&model.Error{Code: code}).IsContextOverflow(), nil
+	return codec.Overflow(resp.StatusCode, data), nil
 }
+
+// Transport returns an http.RoundTripper that sends each request through
+// mw, then with base (nil means http.DefaultTransport): any Go HTTP client
+// gets abridge by setting its Transport, whatever library builds its
+// requests (go-openai, langchaingo, an Anthropic or OpenAI-compatible
+// client of its own).
+func Transport(mw Middleware, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		return mw(req, base.RoundTrip)
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

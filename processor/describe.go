@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -9,7 +10,8 @@ import (
 // session transcript): a label, then its content with white space folded and
 // cut to width characters followed by "…" (width <= 0: no cut). The labels
 // are "system:", "user:", "tool NAME:", "retry NAME:", "assistant:",
-// "assistant calls NAME(ARGS)" and "thinking:".
+// "assistant calls NAME(ARGS)" and "thinking:"; an [Opaque] part is
+// "API TYPE (N bytes)", its content never shown.
 func Describe(p Part, width int) string {
 	clip := func(s string) string { return Clip(s, width) }
 	switch p := p.(type) {
@@ -27,6 +29,8 @@ func Describe(p Part, width int) string {
 		return "assistant calls " + p.ToolName + "(" + clip(p.Args) + ")"
 	case Thinking:
 		return "thinking: " + clip(p.Content)
+	case Opaque:
+		return p.API + " " + p.Type + " (" + strconv.Itoa(len(p.Raw)) + " bytes)"
 	}
 	return partKind(p)
 }

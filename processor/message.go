@@ -141,8 +141,9 @@ func (u Usage) Add(v Usage) Usage {
 }
 
 // Part is one piece of a message's content. The concrete types are
-// [SystemPrompt], [UserPrompt], [ToolReturn] and [RetryPrompt] (request parts)
-// and [Text], [ToolCall] and [Thinking] (response parts). The set is closed.
+// [SystemPrompt], [UserPrompt], [ToolReturn] and [RetryPrompt] (request parts),
+// [Text], [ToolCall] and [Thinking] (response parts), and [Opaque], which
+// either may hold. The set is closed.
 type Part interface {
 	// PartKind returns the part's kind name, e.g. "tool-return".
 	PartKind() string
@@ -233,10 +234,37 @@ type ToolCall struct {
 // Thinking is reasoning the model exposed. It is kept in the history but not
 // sent back to providers that cannot take it.
 type Thinking struct {
-	// Content is the reasoning text.
+	// Content is the reasoning text (for encrypted reasoning, the summary
+	// the provider gave of it, if any).
 	Content string
 	// Signature is a provider's opaque signature for the reasoning, if any.
 	Signature string
+	// API names the wire format Raw is written in: "chat", "responses"
+	// or "messages" (see [Opaque.API]); empty when Raw is.
+	API string
+	// Raw is the reasoning item or thinking block exactly as the provider
+	// sent it (encrypted content and signatures included), when it came
+	// from a wire format that sends it back whole. A codec of that API
+	// writes Raw instead of Content; processors never change it.
+	Raw string
+}
+
+// Opaque is an item or block of a wire format that abridge does not model:
+// an item type newer than abridge, a reference to a stored item, redacted
+// thinking, a provider's compaction item. It is carried whole and written
+// back byte for byte by the codec of its API; processors count its bytes
+// and may drop the message holding it, but never open or change it. It may
+// stand in a request or in a response.
+type Opaque struct {
+	// API names the wire format Raw is written in, e.g. "responses" or
+	// "messages" (the format, not the vendor: one format serves several
+	// providers).
+	API string
+	// Type is the item's or block's type as the wire format names it,
+	// e.g. "item_reference" or "redacted_thinking".
+	Type string
+	// Raw is the item or block as received.
+	Raw string
 }
 
 // PartKind returns "system-prompt".
@@ -260,6 +288,9 @@ func (ToolCall) PartKind() string { return "tool-call" }
 // PartKind returns "thinking".
 func (Thinking) PartKind() string { return "thinking" }
 
+// PartKind returns "opaque".
+func (Opaque) PartKind() string { return "opaque" }
+
 func (SystemPrompt) isPart() {}
 func (UserPrompt) isPart()   {}
 func (ToolReturn) isPart()   {}
@@ -267,8 +298,10 @@ func (RetryPrompt) isPart()  {}
 func (Text) isPart()         {}
 func (ToolCall) isPart()     {}
 func (Thinking) isPart()     {}
+func (Opaque) isPart()       {}
 
-// IsRequestPart reports whether p belongs in a request.
+// IsRequestPart reports whether p belongs in a request ([Opaque], which
+// belongs in either, is not counted as one).
 func IsRequestPart(p Part) bool {
 	switch p.(type) {
 	case SystemPrompt, UserPrompt, ToolReturn, RetryPrompt:

@@ -91,7 +91,11 @@ func RepairHistory(history []Message) ([]Message, []Fix) {
 		for j, p := range m.Parts {
 			id, isAnswer := answerID(p)
 			keep := true
+			_, opaque := p.(Opaque)
 			switch {
+			case opaque:
+				// Neither an answer nor the end of the answers (as
+				// Validate reads it).
 			case !isAnswer:
 				closeOpen()
 				answering = false

@@ -10,15 +10,16 @@ const MessageOverheadTokens = 4
 
 // Chars returns the number of characters (bytes of UTF-8) of a message's
 // content that a provider would see: text, prompts, tool returns (JSON when
-// structured), tool names and arguments, and the Thinking of a response
-// with tool calls (which compatible servers want back in a tool loop; other
-// Thinking is not sent, and [PartChars] counts none).
+// structured), tool names and arguments, the raw bytes of [Opaque] parts,
+// and the Thinking of a response with tool calls (which compatible servers
+// want back in a tool loop; other Thinking is not sent, and [PartChars]
+// counts none). Thinking is counted by its Raw bytes when it has them.
 func Chars(m Message) int {
 	n := len(m.Refusal())
 	calls := m.HasToolCalls()
 	for _, p := range m.Parts {
 		if t, ok := p.(Thinking); ok && calls {
-			n += len(t.Content)
+			n += max(len(t.Content), len(t.Raw))
 			continue
 		}
 		n += PartChars(p)
@@ -58,6 +59,8 @@ func PartChars(p Part) int {
 		return len(p.Content)
 	case ToolCall:
 		return len(p.ToolName) + len(p.Args) + len(p.ToolCallID)
+	case Opaque:
+		return len(p.Raw)
 	}
 	return 0
 }
@@ -147,6 +150,12 @@ func WalkContent(m Message, num func(int), str func(string)) {
 			str(p.Args)
 		case Thinking:
 			str(p.Content)
+			str(p.Signature)
+			str(p.Raw)
+		case Opaque:
+			str(p.API)
+			str(p.Type)
+			str(p.Raw)
 		}
 	}
 }

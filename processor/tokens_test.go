@@ -28,6 +28,8 @@ func TestChars(t *testing.T) {
 		{"text and call", processor.NewResponse(processor.Text{Content: "ok"}, processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: `{}`}), 2 + 2 + 4 + 2},
 		{"thinking of a text answer not counted", processor.NewResponse(processor.Thinking{Content: "long thoughts"}, processor.Text{Content: "x"}), 1},
 		{"thinking of a tool call counted", processor.NewResponse(processor.Thinking{Content: "long thoughts"}, processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: `{}`}), 13 + 2 + 2 + 2},
+		{"opaque counted by its bytes", processor.NewRequest(processor.Opaque{API: "responses", Type: "item_reference", Raw: `{"id":"x"}`}), 10},
+		{"raw thinking of a tool call counted by its bytes", processor.NewResponse(processor.Thinking{Content: "ab", Raw: `{"t":"ab"}`}, processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: `{}`}), 10 + 2 + 2 + 2},
 		{"refusal", processor.Message{Kind: processor.Response, Meta: &processor.Meta{Refusal: "no way"}}, 6},
 	}
 	for _, tt := range tests {

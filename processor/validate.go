@@ -9,7 +9,8 @@ import (
 // Validate checks that history is one a provider accepts:
 //   - it is non-empty and ends with a request;
 //   - every message is a request holding only request parts or a response
-//     holding only response parts, and every tool call, tool return and
+//     holding only response parts ([Opaque] parts stand in either, and
+//     neither answer a call nor end the answers), and every tool call, tool return and
 //     call-answering retry prompt has a call ID;
 //   - the tool calls of a response are all answered, each exactly once, by
 //     tool returns (or retry prompts with the call's ID) in the requests
@@ -53,7 +54,7 @@ func Validate(history []Message) error {
 					open = append(open, p.ToolCallID)
 					answering = true
 					openAt = i
-				case Text, Thinking:
+				case Text, Thinking, Opaque:
 				default:
 					return fmt.Errorf("message %d part %d: %s part in a response: %w", i, j, partKind(p), ErrMalformed)
 				}
@@ -73,6 +74,11 @@ func Validate(history []Message) error {
 				case RetryPrompt:
 					id = p.ToolCallID
 				case SystemPrompt, UserPrompt:
+				case Opaque:
+					// An item abridge does not model (a tool output of
+					// a kind it does not know among them) neither answers
+					// a call nor ends the answers.
+					continue
 				default:
 					return fmt.Errorf("message %d part %d: %s part in a request: %w", i, j, partKind(p), ErrMalformed)
 				}
@@ -177,7 +183,7 @@ func partEqual(a, b Part) bool {
 		return ok && a.ToolName == b.ToolName && a.ToolCallID == b.ToolCallID &&
 			a.Content == b.Content && bytes.Equal(a.JSON, b.JSON) && (a.JSON == nil) == (b.JSON == nil) &&
 			slices.Equal(a.Contents, b.Contents) && (a.Contents == nil) == (b.Contents == nil)
-	case SystemPrompt, RetryPrompt, Text, ToolCall, Thinking:
+	case SystemPrompt, RetryPrompt, Text, ToolCall, Thinking, Opaque:
 		return a == b
 	}
 	return a == nil && b == nil

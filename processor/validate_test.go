@@ -14,8 +14,9 @@ import (
 )
 
 var (
-	user = processor.UserMessage("hi")
-	text = processor.TextMessage("hello")
+	user   = processor.UserMessage("hi")
+	opaque = processor.Opaque{API: "responses", Type: "item_reference", Raw: `{"type":"item_reference","id":"msg_1"}`}
+	text   = processor.TextMessage("hello")
 )
 
 func call(ids ...string) processor.Message {
@@ -87,6 +88,7 @@ func TestValidate(t *testing.T) {
 		{"retry prompt without call", []processor.Message{user, text, processor.NewRequest(processor.RetryPrompt{Content: "wrong format"})}, ok},
 		{"returns then user content in one request", []processor.Message{user, call("a"), processor.NewRequest(ret("a"), processor.UserPrompt{Content: "and now?"})}, ok},
 		{"response with thinking and text", []processor.Message{user, processor.NewResponse(processor.Thinking{Content: "hm"}, processor.Text{Content: "t"}), user}, ok},
+		{"opaque items among calls and returns", []processor.Message{processor.NewRequest(opaque), user, processor.NewResponse(opaque, processor.ToolCall{ToolCallID: "a", ToolName: "t"}), processor.NewRequest(opaque, ret("a")), processor.NewRequest(opaque)}, ok},
 		{"same call ID in two responses", []processor.Message{user, call("a"), rets("a"), call("a"), rets("a")}, ok},
 
 		{"nil", nil, verdict{"ErrEmptyHistory", -1}},
@@ -168,6 +170,9 @@ func TestEqual(t *testing.T) {
 		{"nil part", processor.NewRequest(nil), processor.NewRequest(nil), true},
 		{"nil part vs text", processor.NewRequest(nil), req(processor.Text{}), false},
 		{"tool call args", processor.NewResponse(processor.ToolCall{ToolCallID: "a", Args: "{}"}), processor.NewResponse(processor.ToolCall{ToolCallID: "a", Args: "{ }"}), false},
+		{"opaque bytes", processor.NewRequest(processor.Opaque{API: "responses", Type: "x", Raw: "{}"}), processor.NewRequest(processor.Opaque{API: "responses", Type: "x", Raw: "{ }"}), false},
+		{"opaque API", processor.NewRequest(processor.Opaque{API: "responses", Type: "x", Raw: "{}"}), processor.NewRequest(processor.Opaque{API: "messages", Type: "x", Raw: "{}"}), false},
+		{"thinking raw", processor.NewResponse(processor.Thinking{Raw: "{}"}), processor.NewResponse(processor.Thinking{}), false},
 		{"thinking signature", processor.NewResponse(processor.Thinking{Signature: "s"}), processor.NewResponse(processor.Thinking{}), false},
 		{"system developer", req(processor.SystemPrompt{Content: "s"}), req(processor.SystemPrompt{Content: "s", Developer: true}), false},
 		{"retry call", req(processor.RetryPrompt{Content: "r"}), req(processor.RetryPrompt{Content: "r", ToolCallID: "a"}), false},

@@ -64,6 +64,7 @@ func TestDescribe(t *testing.T) {
 		{processor.Text{Content: "héllo wörld"}, 4, "assistant: héll…"},
 		{processor.ToolCall{ToolName: "ls", Args: `{"d":"."}`}, 0, `assistant calls ls({"d":"."})`},
 		{processor.Thinking{Content: "hmm"}, 0, "thinking: hmm"},
+		{processor.Opaque{API: "messages", Type: "redacted_thinking", Raw: `{"data":"x"}`}, 0, "messages redacted_thinking (12 bytes)"},
 		{processor.Text{Content: "exactly"}, 7, "assistant: exactly"},
 	}
 	for _, tt := range tests {

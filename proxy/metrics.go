@@ -23,6 +23,9 @@ type Metrics struct {
 	requestSeconds    *prometheus.HistogramVec
 	processingSeconds prometheus.Histogram
 	promptTokens      *prometheus.HistogramVec
+	apiTokens         *prometheus.CounterVec
+	providerTokens    *prometheus.CounterVec
+	stored            *prometheus.CounterVec
 	rejected          *prometheus.CounterVec
 	chainFailures     prometheus.Counter
 	overflows         *prometheus.CounterVec
@@ -38,7 +41,8 @@ type Metrics struct {
 // NewMetrics registers the proxy's metrics with reg and returns them:
 //
 //   - abridge_requests_total{route, code}: requests served, by route
-//     ("chat_completions" or "other") and HTTP status;
+//     (the wire API: "chat", "responses", "messages", or "other") and
+//     HTTP status;
 //   - abridge_request_duration_seconds{route}: time to serve a request,
 //     the upstream's answer included;
 //   - abridge_processing_duration_seconds: abridge's own time on a chat
@@ -96,6 +100,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "abridge_prompt_tokens", Help: "Estimated prompt tokens of chat completions requests as received and as forwarded.",
 			Buckets: tokenBuckets,
 		}, []string{"stage"}),
+		apiTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_tokens_total", Help: "Estimated prompt tokens of processed requests, by wire API, as the client sent them and as forwarded.",
+		}, []string{"api", "stage"}),
+		providerTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_provider_tokens_total", Help: "Tokens the upstream reported for the requests it answered, by wire API: input, cached_input, output.",
+		}, []string{"api", "type"}),
+		stored: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_stored_history_requests_total", Help: "Requests whose history the provider holds (previous_response_id), sent on unprocessed, by wire API.",
+		}, []string{"api"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "abridge_rejected_requests_total", Help: "Requests the proxy answered itself and sent nowhere, by error code.",
 		}, []string{"error"}),
@@ -130,7 +143,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"op"}),
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.requestSeconds, m.processingSeconds, m.promptTokens,
-		m.rejected, m.chainFailures, m.overflows, m.upstreamErrors, m.compactions, m.compactionTokens,
+		m.apiTokens, m.providerTokens, m.stored, m.rejected, m.chainFailures, m.overflows, m.upstreamErrors, m.compactions, m.compactionTokens,
 		m.summarizerCalls, m.summarizerSeconds, m.summarizerTokens, m.storeErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register proxy metrics: %w", err)
@@ -182,6 +195,13 @@ func (m *Metrics) middlewareEvent(e openaimw.Event) {
 	case openaimw.EventProcessed:
 		m.processingSeconds.Observe(e.Duration.Seconds())
 		m.promptTokens.WithLabelValues("received").Observe(float64(e.TokensBefore))
+		m.apiTokens.WithLabelValues(e.API, "sent").Add(float64(e.TokensBefore))
+	case openaimw.EventStored:
+		m.stored.WithLabelValues(e.API).Inc()
+	case openaimw.EventUsage:
+		m.providerTokens.WithLabelValues(e.API, "input").Add(float64(e.Usage.InputTokens))
+		m.providerTokens.WithLabelValues(e.API, "cached_input").Add(float64(e.Usage.CachedInputTokens))
+		m.providerTokens.WithLabelValues(e.API, "output").Add(float64(e.Usage.OutputTokens))
 	case openaimw.EventRejected:
 		m.rejectedRequest(e.Code)
 	case openaimw.EventChainFailed:
@@ -191,14 +211,15 @@ func (m *Metrics) middlewareEvent(e openaimw.Event) {
 	}
 }
 
-// forwarded records the estimated prompt tokens of the chat request last
-// sent upstream for a client's request: the compacted retry's after a
-// context overflow.
-func (m *Metrics) forwarded(tokens int) {
+// forwarded records the estimated prompt tokens of the request last sent
+// upstream for a client's request (the compacted retry's after a context
+// overflow), of the wire API api.
+func (m *Metrics) forwarded(api string, tokens int) {
 	if m == nil {
 		return
 	}
 	m.promptTokens.WithLabelValues("forwarded").Observe(float64(tokens))
+	m.apiTokens.WithLabelValues(api, "forwarded").Add(float64(tokens))
 }
 
 // WindowEvent counts a window's event: give it to the window as its

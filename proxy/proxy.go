@@ -27,12 +27,14 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/abridge-go/abridge/internal/apierror"
+	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/openaimw"
 	"github.com/abridge-go/abridge/processor"
 )
@@ -67,6 +69,11 @@ type Options struct {
 	// Upstream is the base URL requests are forwarded to: a request for
 	// /v1/PATH goes to Upstream/PATH. Nil means DefaultUpstream.
 	Upstream *url.URL
+	// Upstreams names another base URL for the requests of one wire API,
+	// by its name: "chat" (…/chat/completions), "responses"
+	// (…/responses and under it), "messages" (…/messages and under it,
+	// Anthropic's). An API without one goes to Upstream.
+	Upstreams map[string]*url.URL
 	// Chain processes the messages of every chat completions request.
 	// Nil means none.
 	Chain processor.Processor
@@ -155,6 +162,14 @@ func New(opts Options) *Proxy {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	upstreamOf := func(path string) *url.URL {
+		if c := wire.Family(path); c != nil {
+			if u := opts.Upstreams[c.API()]; u != nil {
+				return u
+			}
+		}
+		return upstream
+	}
 	mw := openaimw.New(opts.Chain, openaimw.Options{
 		Compactor:  opts.Compactor,
 		Logger:     p.log,
@@ -163,9 +178,9 @@ func New(opts Options) *Proxy {
 	})
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL = target(upstream, pr.In.URL)
+			pr.Out.URL = target(upstreamOf(pr.In.URL.Path), pr.In.URL)
 			pr.Out.Host = ""
-			if !openaimw.IsChatCompletions(pr.In) {
+			if openaimw.API(pr.In) == "" {
 				// The middleware takes it off the requests it processes.
 				pr.Out.Header.Del(openaimw.ConversationHeader)
 			}
@@ -220,26 +235,26 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
 	ex := &exchange{}
-	route := "other"
-	chat := openaimw.IsChatCompletions(r)
-	if chat {
-		route = "chat_completions"
+	route := openaimw.API(r)
+	processed := route != ""
+	if !processed {
+		route = "other"
 	}
 	defer func() { p.finish(r, rec, ex, route, start) }()
 
 	if r.URL.Path != Prefix && !strings.HasPrefix(r.URL.Path, Prefix+"/") {
-		p.refuse(rec, ex, apierror.Error{Status: http.StatusNotFound, Type: apierror.TypeInvalidRequest, Code: CodeUnknownPath,
+		p.refuse(rec, r, ex, apierror.Error{Status: http.StatusNotFound, Type: apierror.TypeInvalidRequest, Code: CodeUnknownPath,
 			Message: fmt.Sprintf("abridge: no route for %s: the proxy serves %s/ (set the client's base URL to this server's %s)", r.URL.Path, Prefix, Prefix)})
 		return
 	}
 	if err := checkPath(r.URL); err != nil {
-		p.refuse(rec, ex, apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest, Code: CodeInvalidPath,
+		p.refuse(rec, r, ex, apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest, Code: CodeInvalidPath,
 			Message: "abridge: " + err.Error()})
 		return
 	}
-	if chat {
+	if processed {
 		if r.ContentLength > p.maxBody {
-			p.refuse(rec, ex, tooLarge(p.maxBody))
+			p.refuse(rec, r, ex, tooLarge(p.maxBody))
 			return
 		}
 		body := limitBody(rec, r, p.maxBody, p.bodies, start.Add(p.bodyTimeout))
@@ -293,10 +308,26 @@ var refusals = []string{openaimw.CodeInvalidJSON, openaimw.CodeMissingMessages, 
 	CodeRequestTimeout, CodeBusy}
 
 // refuse answers e to a request the proxy sends nowhere, and counts it.
-func (p *Proxy) refuse(w http.ResponseWriter, ex *exchange, e apierror.Error) {
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ex *exchange, e apierror.Error) {
 	ex.failure = e.Code
 	p.metrics.rejectedRequest(e.Code)
-	e.Write(w)
+	writeError(w, r, e)
+}
+
+// writeError answers e in the shape of the API the request is for (the
+// OpenAI shape for requests of no API abridge knows).
+func writeError(w http.ResponseWriter, r *http.Request, e apierror.Error) {
+	c := wire.Family(r.URL.Path)
+	if c == nil {
+		e.Write(w)
+		return
+	}
+	body := c.Refuse(e.Status, e.Code, e.Message)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(body)
 }
 
 func tooLarge(limit int64) apierror.Error {
@@ -386,7 +417,7 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", "1")
 		e = apierror.Error{Status: http.StatusServiceUnavailable, Type: apierror.TypeServer, Code: CodeBusy,
 			Message: fmt.Sprintf("abridge: %s; try again (waited %s)", errBusy, p.bodyTimeout)}
-	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil && openaimw.IsChatCompletions(r) && ex != nil && ex.event == nil:
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil && openaimw.API(r) != "" && ex != nil && ex.event == nil:
 		// The time ran out in abridge's processing (a summary): nothing
 		// reached the upstream.
 		e = apierror.Error{Status: http.StatusGatewayTimeout, Type: apierror.TypeServer, Code: CodeProcessTimeout,
@@ -416,7 +447,7 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 	} else {
 		p.log.Warn("proxy: no answer from upstream", zap.String("path", r.URL.Path), zap.String("code", e.Code), zap.Error(err))
 	}
-	e.Write(w)
+	writeError(w, r, e)
 }
 
 // finish logs the request and counts it.
@@ -437,7 +468,7 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 		sent = ex.event
 	}
 	if sent != nil {
-		p.metrics.forwarded(sent.TokensAfter)
+		p.metrics.forwarded(sent.API, sent.TokensAfter)
 	}
 	level := zap.InfoLevel
 	if status >= 500 || (ex.cut != "" && ex.cut != "client gone") {

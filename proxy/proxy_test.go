@@ -558,15 +558,23 @@ func TestMetrics(t *testing.T) {
 	}
 	resp.Body.Close()
 	got := map[string]float64{
-		"chat 200":    counter(t, f.reg, "abridge_requests_total", "route", "chat_completions", "code", "200"),
+		"chat 200":    counter(t, f.reg, "abridge_requests_total", "route", "chat", "code", "200"),
 		"other 200":   counter(t, f.reg, "abridge_requests_total", "route", "other", "code", "200"),
 		"summarized":  counter(t, f.reg, "abridge_compactions_total", "result", "summarized"),
 		"summary ok":  counter(t, f.reg, "abridge_summarizer_calls_total", "result", "ok"),
 		"summary in>": boolFloat(counter(t, f.reg, "abridge_summarizer_tokens_total", "type", "input") > 0),
+		"sent>fwd":    boolFloat(counter(t, f.reg, "abridge_tokens_total", "api", "chat", "stage", "sent") > counter(t, f.reg, "abridge_tokens_total", "api", "chat", "stage", "forwarded")),
+		"provider in": counter(t, f.reg, "abridge_provider_tokens_total", "api", "chat", "type", "input"),
 	}
-	want := map[string]float64{"chat 200": 1, "other 200": 1, "summarized": 1, "summary ok": 1, "summary in>": 1}
+	want := map[string]float64{"chat 200": 1, "other 200": 1, "summarized": 1, "summary ok": 1, "summary in>": 1, "sent>fwd": 1, "provider in": float64(usageIn(events))}
 	mu.Lock()
-	if len(events) != 1 || events[0].Type != openaimw.EventProcessed || events[0].MessagesAfter >= events[0].MessagesBefore {
+	var processed []openaimw.Event
+	for _, e := range events {
+		if e.Type == openaimw.EventProcessed {
+			processed = append(processed, e)
+		}
+	}
+	if len(processed) != 1 || processed[0].MessagesAfter >= processed[0].MessagesBefore {
 		t.Errorf("events %+v, want one processed request, compacted", events)
 	}
 	mu.Unlock()
@@ -632,6 +640,17 @@ func TestMetricsAtZero(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics at the start (-want +got):\n%s", diff)
 	}
+}
+
+// usageIn returns the input tokens of the usage events.
+func usageIn(events []openaimw.Event) int64 {
+	var n int64
+	for _, e := range events {
+		if e.Type == openaimw.EventUsage {
+			n += e.Usage.InputTokens
+		}
+	}
+	return n
 }
 
 func boolFloat(b bool) float64 {

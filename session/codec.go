@@ -51,6 +51,9 @@ type wirePart struct {
 	JSON       *string            `json:"json,omitempty"`
 	Args       string             `json:"args,omitempty"`
 	Signature  string             `json:"signature,omitempty"`
+	API        string             `json:"api,omitempty"`
+	Type       string             `json:"type,omitempty"`
+	Raw        string             `json:"raw,omitempty"`
 }
 
 type wireUserContent struct {
@@ -160,7 +163,9 @@ func partToWire(p processor.Part) (wirePart, error) {
 	case processor.ToolCall:
 		return wirePart{Kind: p.PartKind(), ToolCallID: p.ToolCallID, ToolName: p.ToolName, Args: p.Args}, nil
 	case processor.Thinking:
-		return wirePart{Kind: p.PartKind(), Content: p.Content, Signature: p.Signature}, nil
+		return wirePart{Kind: p.PartKind(), Content: p.Content, Signature: p.Signature, API: p.API, Raw: p.Raw}, nil
+	case processor.Opaque:
+		return wirePart{Kind: p.PartKind(), API: p.API, Type: p.Type, Raw: p.Raw}, nil
 	case nil:
 		return wirePart{}, fmt.Errorf("%w: nil part", ErrCodec)
 	}
@@ -235,7 +240,9 @@ func partFromWire(w wirePart) (processor.Part, error) {
 	case processor.ToolCall{}.PartKind():
 		return processor.ToolCall{ToolCallID: w.ToolCallID, ToolName: w.ToolName, Args: w.Args}, nil
 	case processor.Thinking{}.PartKind():
-		return processor.Thinking{Content: w.Content, Signature: w.Signature}, nil
+		return processor.Thinking{Content: w.Content, Signature: w.Signature, API: w.API, Raw: w.Raw}, nil
+	case processor.Opaque{}.PartKind():
+		return processor.Opaque{API: w.API, Type: w.Type, Raw: w.Raw}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown part kind %q", ErrCodec, w.Kind)
 }

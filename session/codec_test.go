@@ -37,6 +37,8 @@ func everyField() []processor.Message {
 			Kind: processor.Response,
 			Parts: []processor.Part{
 				processor.Thinking{Content: "hmm", Signature: "sig=="},
+				processor.Thinking{Content: "kept whole", Signature: "s2", API: "messages", Raw: `{"type":"thinking","thinking":"kept whole","signature":"s2"}`},
+				processor.Opaque{API: "messages", Type: "redacted_thinking", Raw: `{"type":"redacted_thinking","data":"x"}`},
 				processor.Text{Content: "calling"},
 				processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: `{"dir": "."}`},
 				processor.ToolCall{ToolCallID: "c2", ToolName: "cat", Args: `not json {`},

@@ -29,16 +29,23 @@ import (
 
 var serveCommand = &command{
 	name:    "serve",
-	summary: "run an OpenAI-compatible proxy that compacts every chat request",
+	summary: "run a proxy that compacts every chat, responses and messages request",
 	usage:   "abridge serve [--addr HOST:PORT]",
 	about: `Serve runs an OpenAI-compatible proxy. Point any OpenAI client at it
 (OPENAI_BASE_URL=http://127.0.0.1:8787/v1) and it forwards every request
 under /v1/ to the upstream named by OPENAI_BASE_URL (the OpenAI API when
 unset), headers and Authorization included, answers streamed through as
-they arrive. Before a POST /v1/chat/completions goes on, abridge's
-processors (trimmer, window) rewrite its "messages"; every other byte of
-the body is sent as the client wrote it. A body that is not JSON, has no
-messages or holds an invalid history is answered 400 and sent nowhere.
+they arrive. Anthropic clients point ANTHROPIC_BASE_URL at it
+(http://127.0.0.1:8787); their requests (/v1/messages and the paths under
+it) go to the upstream named by ANTHROPIC_BASE_URL (the Anthropic API when
+unset), x-api-key and anthropic-version included. Before a POST
+/v1/chat/completions, /v1/responses or /v1/messages goes on, abridge's
+processors (trimmer, window) rewrite its history; every other byte of the
+body, and what abridge does not model in the history (encrypted
+reasoning, thinking signatures), is sent as the client wrote it. A
+Responses request naming previous_response_id passes untouched. A body
+that is not JSON, has no history or holds an invalid one is answered 400,
+in its API's error shape, and sent nowhere.
 
 Summaries are kept in the session database (ABRIDGE_SESSION_DB: a SQLite
 file by default, or a PostgreSQL URL that several replicas share) and found
@@ -108,6 +115,10 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err != nil {
 		return fmt.Errorf("serve: %s: %w", config.EnvOpenAIBaseURL, err)
 	}
+	anthropicUpstream, err := url.Parse(cfg.AnthropicUpstream())
+	if err != nil {
+		return fmt.Errorf("serve: %s: %w", config.EnvAnthropicBaseURL, err)
+	}
 	store, err := session.Open(ctx, cfg.SessionDB, logger)
 	if err != nil {
 		return fmt.Errorf("serve: %s: %w", envSession, err) // "open session store: …"
@@ -130,6 +141,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	p := proxy.New(proxy.Options{
 		Upstream:     upstream,
 		Transport:    tenants.Transport(nil),
+		Upstreams:    map[string]*url.URL{"messages": anthropicUpstream},
 		Chain:        cfg.NewChain(win),
 		Compactor:    win,
 		MaxBodyBytes: int64(cfg.ServeMaxBodyMB) << 20,

@@ -5,16 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -67,27 +62,13 @@ func TestServeNodeClient(t *testing.T) {
 
 	// A recording hop between the client and serve keeps the bodies as
 	// the Node client wrote them.
-	target, _ := url.Parse(strings.TrimSuffix(srv.base, "/v1"))
-	var mu sync.Mutex
-	var sent [][]byte
-	rp := httputil.NewSingleHostReverseProxy(target)
-	tap := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions") {
-			data, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(data))
-			mu.Lock()
-			sent = append(sent, data)
-			mu.Unlock()
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	defer tap.Close()
+	tap := newHop(t, strings.TrimSuffix(srv.base, "/v1"), "/chat/completions")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "replay.mjs")
 	cmd.Dir = nodeClientDir
-	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+tap.URL+"/v1", "OPENAI_API_KEY="+clientKey,
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+tap.url+"/v1", "OPENAI_API_KEY="+clientKey,
 		"TRANSCRIPT="+path, "MESSAGES=120")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -114,8 +95,7 @@ func TestServeNodeClient(t *testing.T) {
 	}
 
 	chats := up.Chats()
-	mu.Lock()
-	defer mu.Unlock()
+	sent := tap.Bodies()
 	// The tap saw the broken request too; the upstream did not.
 	if len(chats) != len(lengths) || len(sent) != len(lengths)+1 {
 		t.Fatalf("upstream got %d requests, the client sent %d; want %d and %d", len(chats), len(sent), len(lengths), len(lengths)+1)

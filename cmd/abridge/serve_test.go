@@ -178,7 +178,7 @@ func TestServeOpenAIGo(t *testing.T) {
 	}
 	metrics := get(t, base+"/metrics")
 	for _, want := range []string{
-		`abridge_requests_total{code="200",route="chat_completions"} ` + strconv.Itoa(len(lengths)),
+		`abridge_requests_total{code="200",route="chat"} ` + strconv.Itoa(len(lengths)),
 		`abridge_summarizer_calls_total{result="ok"} ` + strconv.Itoa(summaries),
 		`abridge_compactions_total{result="summarized"} ` + strconv.Itoa(summaries),
 		`abridge_prompt_tokens_count{stage="forwarded"} ` + strconv.Itoa(len(lengths)),

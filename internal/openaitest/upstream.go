@@ -1,6 +1,7 @@
-// Package openaitest is a fake OpenAI Chat Completions server for the tests
-// and the load command of the middleware and the proxy: it speaks the real
-// wire format (JSON answers, SSE streams with usage, OpenAI-shaped errors),
+// Package openaitest is a fake model API server for the tests and the load
+// command of the middleware and the proxy: it speaks the real wire format
+// of OpenAI Chat Completions, of the OpenAI Responses API and of Anthropic
+// Messages (JSON answers, SSE streams with usage, each API's errors),
 // records every request as it arrived, tells the summarizer's requests from
 // the client's, and can answer a context overflow. It also holds the
 // checks those tests share: a body's "messages" split from the rest, and a
@@ -84,8 +85,8 @@ func (u *Upstream) Chats() []Request {
 	return out
 }
 
-// Counts returns how many chat completions requests came from clients and
-// how many from summarizers.
+// Counts returns how many requests (Chat Completions, Responses or
+// Messages) came from clients and how many from summarizers.
 func (u *Upstream) Counts() (chats, summaries int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -93,7 +94,7 @@ func (u *Upstream) Counts() (chats, summaries int) {
 }
 
 // DurationHeader is the response header in which the Upstream says how
-// long it took over a chat completions request, in nanoseconds.
+// long it took over a request, in nanoseconds.
 const DurationHeader = "Abridge-Test-Upstream-Ns"
 
 // chatBody is what the Upstream reads of a chat completions body.
@@ -104,6 +105,22 @@ type chatBody struct {
 		Usage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	Messages []json.RawMessage `json:"messages"`
+	// Input is a Responses body's history.
+	Input json.RawMessage `json:"input"`
+}
+
+// apiOf names the API of a POST to path: "chat", "responses" or
+// "messages"; "" for none of them.
+func apiOf(path string) string {
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		return "chat"
+	case strings.HasSuffix(path, "/responses"):
+		return "responses"
+	case strings.HasSuffix(path, "/messages"):
+		return "messages"
+	}
+	return ""
 }
 
 // ServeHTTP answers POST …/chat/completions and GET …/models; anything
@@ -112,7 +129,7 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "read body: "+err.Error(), "")
+		WriteError(w, http.StatusBadRequest, "invalid_request_error", "read body: "+err.Error(), "")
 		return
 	}
 	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: data}
@@ -122,19 +139,20 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"object":"list","data":[{"id":"gpt-test","object":"model","created":1700000000,"owned_by":"openaitest"}]}`)
 		return
-	case r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions"):
+	case r.Method != http.MethodPost || apiOf(r.URL.Path) == "":
 		u.record(req)
-		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown path "+r.URL.Path, "unknown_url")
+		WriteError(w, http.StatusNotFound, "invalid_request_error", "unknown path "+r.URL.Path, "unknown_url")
 		return
 	}
 	var body chatBody
 	if err := json.Unmarshal(data, &body); err != nil {
 		u.record(req)
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON: "+err.Error(), "")
+		WriteError(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON: "+err.Error(), "")
 		return
 	}
+	api := apiOf(r.URL.Path)
 	req.Stream = body.Stream
-	req.Summary = isSummary(body.Messages)
+	req.Summary = isSummary(body.Messages) || (api != "chat" && IsSummaryBody(data))
 	u.record(req)
 	if u.Hook != nil && u.Hook(w, r, req) {
 		return
@@ -155,28 +173,49 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.Write(data)
 			text = fmt.Sprintf("Goal: the user's task. Status: in progress (summary %016x). Next step: carry on.", h.Sum64())
 		}
-	} else if u.MaxPromptChars > 0 {
-		n := 0
-		for _, m := range body.Messages {
-			n += len(m)
-		}
-		if n > u.MaxPromptChars {
-			writeError(w, http.StatusBadRequest, "invalid_request_error",
-				fmt.Sprintf("This model's maximum context length is exceeded: %d characters of messages, at most %d.", n, u.MaxPromptChars),
-				"context_length_exceeded")
+	}
+	chars := len(body.Input)
+	for _, m := range body.Messages {
+		chars += len(m)
+	}
+	if !req.Summary && u.MaxPromptChars > 0 && chars > u.MaxPromptChars {
+		if api == "messages" {
+			WriteAnthropicError(w, http.StatusBadRequest, "invalid_request_error",
+				fmt.Sprintf("prompt is too long: %d tokens > %d maximum", chars/4, u.MaxPromptChars/4))
 			return
 		}
+		WriteError(w, http.StatusBadRequest, "invalid_request_error",
+			fmt.Sprintf("This model's maximum context length is exceeded: %d characters of messages, at most %d.", chars, u.MaxPromptChars),
+			"context_length_exceeded")
+		return
 	}
-	prompt := 0
-	for _, m := range body.Messages {
-		prompt += len(m) / 4
-	}
+	prompt := chars / 4
 	usage := fmt.Sprintf(`{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}`, prompt, len(text)/4+1, prompt+len(text)/4+1)
 	model := body.Model
 	if model == "" {
 		model = "gpt-test"
 	}
 	w.Header().Set(DurationHeader, strconv.FormatInt(int64(time.Since(start)), 10))
+	out := len(text)/4 + 1
+	switch api {
+	case "responses":
+		WriteResponse(w, map[string]any{
+			"id": "resp-test", "object": "response", "created_at": 1700000000, "status": "completed", "model": model,
+			"output": []map[string]any{{"type": "message", "id": "msg-test", "status": "completed", "role": "assistant",
+				"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}},
+			"usage": map[string]any{"input_tokens": prompt, "input_tokens_details": map[string]any{"cached_tokens": 0},
+				"output_tokens": out, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": prompt + out},
+		}, body.Stream)
+		return
+	case "messages":
+		WriteMessage(w, map[string]any{
+			"id": "msg-test", "type": "message", "role": "assistant", "model": model,
+			"content":     []map[string]any{{"type": "text", "text": text}},
+			"stop_reason": "end_turn", "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": prompt, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": out},
+		}, body.Stream)
+		return
+	}
 	if !body.Stream {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":"chatcmpl-test","object":"chat.completion","created":1700000000,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s,"refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":%s}`,
@@ -211,7 +250,7 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (u *Upstream) record(req Request) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if strings.HasSuffix(req.Path, "/chat/completions") {
+	if apiOf(req.Path) != "" {
 		if req.Summary {
 			u.summaries++
 		} else {
@@ -262,7 +301,7 @@ func quote(s string) string {
 }
 
 // writeError answers an error in OpenAI's shape.
-func writeError(w http.ResponseWriter, status int, typ, msg, code string) {
+func WriteError(w http.ResponseWriter, status int, typ, msg, code string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	c := "null"

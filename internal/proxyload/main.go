@@ -30,7 +30,13 @@
 // The conversations are the shared transcripts (../shared/transcripts,
 // each made distinct by a first system message naming the conversation),
 // their first -messages messages, or made-up tool conversations when the
-// shared set is absent. Every second request is streamed.
+// shared set is absent. Every second request is streamed. -api sends them
+// as Chat Completions (the default), as OpenAI Responses API requests
+// (input items, function calls and their outputs) or as Anthropic Messages
+// requests (tool_use and tool_result blocks):
+//
+//	go run ./internal/proxyload -latency 1s -api responses
+//	go run ./internal/proxyload -latency 1s -api messages -bare
 package main
 
 import (
@@ -57,6 +63,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/internal/openaitest"
@@ -83,6 +90,7 @@ type options struct {
 	ramp          time.Duration
 	db            string
 	bare          bool
+	api           string
 	runs          int
 }
 
@@ -95,6 +103,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.DurationVar(&o.ramp, "ramp", 0, "the conversations start spread evenly over this time (when not given: -latency)")
 	fs.BoolVar(&o.bare, "bare", false, "a plain reverse proxy without abridge in place of abridge's (the cost of the hop alone)")
 	fs.StringVar(&o.db, "db", "", "summary store: empty for memory, else a session database DSN (a SQLite path or a postgres:// URL)")
+	fs.StringVar(&o.api, "api", openaitest.APIChat, "the API of the requests: chat, responses or messages")
 	fs.IntVar(&o.runs, "runs", 1, "replay the conversations this many times through the same proxy, reporting the memory after each run")
 	stalled := fs.Int("stalled", 0, "instead of the load, the stalled-body attack: `N` connections each announce a -stalled-mb body, send all of it but 1 MiB and stall")
 	stalledMB := fs.Int("stalled-mb", 32, "the body each stalled connection announces, in MiB")
@@ -123,6 +132,9 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if o.ramp < 0 || o.latency < 0 {
 		return errors.New("-ramp and -latency must be ≥ 0")
+	}
+	if _, err := openaitest.RequestBody(o.api, nil, false); err != nil {
+		return fmt.Errorf("-api: %w", err)
 	}
 	convs, source, err := conversations(o)
 	if err != nil {
@@ -201,7 +213,7 @@ func run(args []string, stdout io.Writer) error {
 	})}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
-	proxyURL := "http://" + ln.Addr().String() + "/v1/chat/completions"
+	proxyURL := "http://" + ln.Addr().String() + proxy.Prefix + openaitest.APIPath(o.api)
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024}}
 	var (
@@ -229,9 +241,12 @@ func run(args []string, stdout io.Writer) error {
 				defer wg.Done()
 				time.Sleep(time.Duration(c) * o.ramp / time.Duration(len(convs)))
 				for i, n := range openaitest.RequestLengths(msgs) {
-					body := requestBody(msgs[:n], i%2 == 1)
 					id := fmt.Sprintf("%d/%d/%d", run, c, i)
-					s, err := send(client, proxyURL, body, c, id)
+					body, err := openaitest.RequestBody(o.api, msgs[:n], i%2 == 1)
+					var s sample
+					if err == nil {
+						s, err = send(client, proxyURL, body, c, id)
+					}
 					mu.Lock()
 					if err != nil {
 						errs = append(errs, fmt.Errorf("run %d, conversation %d, request %d: %w", run, c, i, err))
@@ -254,22 +269,28 @@ func run(args []string, stdout io.Writer) error {
 	}
 
 	// encoding/json over the same bodies, one at a time: into a generic
-	// value, and into openai-go's request type.
+	// value, and into openai-go's request type (none for Messages).
 	var decode, decodeParams []time.Duration
+	params, paramsName := typedParams(o.api)
 	for _, msgs := range convs {
 		for i, n := range openaitest.RequestLengths(msgs) {
-			body := requestBody(msgs[:n], i%2 == 1)
+			body, err := openaitest.RequestBody(o.api, msgs[:n], i%2 == 1)
+			if err != nil {
+				return err
+			}
 			t0 := time.Now()
 			var v any
 			if err := json.Unmarshal(body, &v); err != nil {
 				return err
 			}
+			decode = append(decode, time.Since(t0))
+			if params == nil {
+				continue
+			}
 			t1 := time.Now()
-			var params openai.ChatCompletionNewParams
-			if err := json.Unmarshal(body, &params); err != nil {
+			if err := json.Unmarshal(body, params()); err != nil {
 				return err
 			}
-			decode = append(decode, t1.Sub(t0))
 			decodeParams = append(decodeParams, time.Since(t1))
 		}
 	}
@@ -287,8 +308,8 @@ func run(args []string, stdout io.Writer) error {
 	if o.bare {
 		through = "a reverse proxy without abridge (-bare)"
 	}
-	fmt.Fprintf(stdout, "%d conversations of up to %d messages (%s) through %s, summaries in %s, upstream latency %s, started over %s\n",
-		len(convs), o.messages, source, through, storeName(o.db), o.latency, o.ramp)
+	fmt.Fprintf(stdout, "%d conversations of up to %d messages (%s) as %s requests through %s, summaries in %s, upstream latency %s, started over %s\n",
+		len(convs), o.messages, source, apiName[o.api], through, storeName(o.db), o.latency, o.ramp)
 	if o.runs > 1 {
 		fmt.Fprintf(stdout, "%d runs, the figures below over all of them\n", o.runs)
 		for _, line := range memory {
@@ -310,14 +331,21 @@ func run(args []string, stdout io.Writer) error {
 	row("added, requests that wrote no summary", addedPlain)
 	row("  of which abridge's processing", processingPlain)
 	row("encoding/json decode of the same bodies", decode)
-	row("  into openai.ChatCompletionNewParams", decodeParams)
-	for _, d := range []struct {
+	row("  into "+paramsName, decodeParams)
+	decodes := []struct {
 		name string
 		p99  time.Duration
-	}{{"decode", percentile(decode, 99)}, {"openai-go decode", percentile(decodeParams, 99)}} {
+	}{{"decode", percentile(decode, 99)}}
+	if params != nil {
+		decodes = append(decodes, struct {
+			name string
+			p99  time.Duration
+		}{"openai-go decode", percentile(decodeParams, 99)})
+	}
+	for _, d := range decodes {
 		fmt.Fprintf(stdout, "p99 ÷ p99 %s: added %.2f, without summaries %.2f", d.name,
 			ratio(percentile(added, 99), d.p99), ratio(percentile(addedPlain, 99), d.p99))
-		if !o.bare {
+		if len(processingPlain) > 0 {
 			fmt.Fprintf(stdout, ", abridge's processing without summaries %.2f", ratio(percentile(processingPlain, 99), d.p99))
 		}
 		fmt.Fprintln(stdout, " (target < 0.10)")
@@ -354,12 +382,18 @@ type sample struct {
 
 // send posts one request and reads the whole answer.
 func send(client *http.Client, url string, body []byte, conv int, id string) (s sample, err error) {
+	anthropic := strings.HasSuffix(url, openaitest.APIPath(openaitest.APIMessages))
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return s, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer sk-load")
+	if anthropic {
+		req.Header.Set("X-Api-Key", "sk-ant-load")
+		req.Header.Set("Anthropic-Version", "2023-06-01")
+	} else {
+		req.Header.Set("Authorization", "Bearer sk-load")
+	}
 	req.Header.Set(openaimw.ConversationHeader, strconv.Itoa(conv))
 	req.Header.Set(requestHeader, id)
 	t0 := time.Now()
@@ -384,23 +418,23 @@ func send(client *http.Client, url string, body []byte, conv int, id string) (s 
 	return s, nil
 }
 
-// requestBody is a chat completions body with msgs and the fields an
-// agent sends.
-func requestBody(msgs []json.RawMessage, stream bool) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"model":"gpt-test","messages":[`)
-	for i, m := range msgs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(m)
+// apiName names each -api in the report.
+var apiName = map[string]string{
+	openaitest.APIChat:      "Chat Completions",
+	openaitest.APIResponses: "Responses API",
+	openaitest.APIMessages:  "Anthropic Messages",
+}
+
+// typedParams returns a function making a new value of openai-go's request
+// type of api, and its name; nil for Messages (openai-go has none).
+func typedParams(api string) (func() any, string) {
+	switch api {
+	case openaitest.APIChat:
+		return func() any { return &openai.ChatCompletionNewParams{} }, "openai.ChatCompletionNewParams"
+	case openaitest.APIResponses:
+		return func() any { return &responses.ResponseNewParams{} }, "responses.ResponseNewParams"
 	}
-	b.WriteString(`],"tools":[{"type":"function","function":{"name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}}],"tool_choice":"auto","temperature":0`)
-	if stream {
-		b.WriteString(`,"stream":true,"stream_options":{"include_usage":true}`)
-	}
-	b.WriteString("}")
-	return b.Bytes()
+	return nil, ""
 }
 
 // conversations returns the replayed conversations and where they come

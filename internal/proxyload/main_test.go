@@ -52,8 +52,39 @@ func TestRunBare(t *testing.T) {
 	}
 }
 
+// TestRunAPIs runs a small load of each API through abridge's proxy and
+// through a bare one: no errors, every request forwarded, the report
+// naming the API and, where openai-go has a request type, its decode.
+func TestRunAPIs(t *testing.T) {
+	for _, tc := range []struct {
+		api, name, params string
+	}{
+		{"responses", "Responses API", "responses.ResponseNewParams"},
+		{"messages", "Anthropic Messages", ""},
+	} {
+		for _, bare := range []bool{false, true} {
+			args := []string{"-conversations", "2", "-messages", "40", "-api", tc.api}
+			if bare {
+				args = append(args, "-bare")
+			}
+			var out bytes.Buffer
+			if err := run(args, &out); err != nil {
+				t.Fatalf("run(%q): %v\n%s", args, err, out.String())
+			}
+			report := out.String()
+			m := regexp.MustCompile(`(?m)^(\d+) requests in .*, 0 errors, (\d+) forwarded`).FindStringSubmatch(report)
+			if !strings.Contains(report, " as "+tc.name+" requests through ") || m == nil || m[1] != m[2] {
+				t.Errorf("run(%q): want %s requests, no errors, all forwarded:\n%s", args, tc.name, report)
+			}
+			if typed := strings.Contains(report, "  into "); typed != (tc.params != "") || !strings.Contains(report, tc.params) {
+				t.Errorf("run(%q): want a decode row into %q:\n%s", args, tc.params, report)
+			}
+		}
+	}
+}
+
 func TestRunUsage(t *testing.T) {
-	tests := [][]string{{"-conversations", "0"}, {"-messages", "2"}, {"-ramp", "-1s"}, {"-bogus"}}
+	tests := [][]string{{"-conversations", "0"}, {"-messages", "2"}, {"-ramp", "-1s"}, {"-bogus"}, {"-api", "completions"}}
 	for _, args := range tests {
 		var out bytes.Buffer
 		if err := run(args, &out); err == nil {

@@ -137,5 +137,5 @@ func named(msg processor.Message, names map[string]string) processor.Message {
 // from the cache and remembering those it decodes. A nil Cache keeps
 // nothing: its Parse is the package's.
 func (c *Cache) Parse(data []byte) (*Body, error) {
-	return parse(data, c)
+	return Chat.Parse(data, c)
 }

@@ -1,11 +1,23 @@
-// Package wire reads and rewrites the body of an OpenAI Chat Completions
-// request: it finds the "messages" array, decodes it into abridge's
+// Package wire reads and rewrites the request bodies of the LLM wire APIs
+// abridge sits in front of: OpenAI Chat Completions ([Chat]), OpenAI
+// Responses ([Responses]) and Anthropic Messages ([Messages]). Each is a
+// [Codec]: it finds the history in a body (and the system prompt, where
+// the API keeps it in a field of its own), decodes it into abridge's
 // message model, and writes the body back with other messages in its place
-// and every other byte as the client sent it. The openai-go middleware and
-// the proxy (abridge serve) use it on every request, so it is fast where
-// requests are alike: messages of the common shapes are decoded by a
-// scanner of its own, anything else through package model's decoder, and
-// messages sent back unchanged are written as their original bytes.
+// and every other byte as the client sent it; it knows its API's validity
+// rules, its context-overflow answer, its usage report and its error shape.
+// The openai-go middleware and the proxy (abridge serve) pick a codec by
+// the request's path ([ForPath]) and know nothing else of the API.
+//
+// What the message model does not express (encrypted reasoning, thinking
+// signatures, item and block types abridge does not know) is carried on
+// the message it belongs to as [processor.Thinking] with its raw bytes or
+// as [processor.Opaque], and written back byte for byte. Messages sent
+// back unchanged are written as their original bytes, so a body whose
+// history the processors left alone is sent as it came. Chat Completions
+// is fast where requests are alike: messages of the common shapes are
+// decoded by a scanner of its own, anything else through package model's
+// decoder.
 package wire
 
 import (
@@ -14,122 +26,167 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+)
+
+// Codes of the refusals about a body's history (the OpenAI codecs name
+// the history's field as the one at fault with them).
+const (
+	// CodeMissingMessages: the body has no history.
+	CodeMissingMessages = "missing_messages"
+	// CodeInvalidMessage: a message cannot be decoded.
+	CodeInvalidMessage = "invalid_message"
+	// CodeInvalidHistory: the history is not one the API accepts.
+	CodeInvalidHistory = "invalid_history"
 )
 
 // Errors a body is refused with. Each is wrapped with details.
 var (
 	// ErrNotJSON: the body is not a JSON object.
 	ErrNotJSON = errors.New("request body is not a JSON object")
-	// ErrNoMessages: the body has no "messages" array, or an empty one
-	// (the error says which).
+	// ErrNoMessages: the body has no history (Chat "messages", Responses
+	// "input", Messages "messages"), or an empty one.
 	ErrNoMessages = errors.New("request body has no messages")
 	// ErrBadMessage: a message cannot be read (its index is in the
-	// error, as model.MessageError).
+	// error).
 	ErrBadMessage = errors.New("invalid message")
 )
 
-// Body is a Chat Completions request body, parsed.
+// Codec is one wire API: how its request bodies hold a history, which
+// histories it accepts, and how it reports usage, overflows and errors.
+// The codecs of this package are [Chat], [Responses] and [Messages]; a
+// Codec is safe for concurrent use.
+type Codec interface {
+	// API names the wire format: "chat", "responses" or "messages".
+	API() string
+	// Parse reads a request body. data must not change while the Body is
+	// in use: the Body refers to it. cache, which may be nil, gives
+	// messages decoded before (a cache serves one codec).
+	Parse(data []byte, cache *Cache) (*Body, error)
+	// Validate checks, after the processors ran, that out (what in, the
+	// history as received, became) is one this API accepts, beyond
+	// processor.Validate; the error names the index of the message at
+	// fault.
+	Validate(in, out []processor.Message) error
+	// Overflow reports whether an answer with this status and body (its
+	// first bytes, decoded) reports a context overflow.
+	Overflow(status int, body []byte) bool
+	// Usage reads the usage an answer reports: a whole JSON response, or
+	// the data of one event of a stream. ok is false when it holds none.
+	Usage(data []byte) (u processor.Usage, ok bool)
+	// Refuse returns the body of an error answer in this API's shape:
+	// status, a machine-readable code (abridge's, e.g.
+	// "invalid_history") and what is wrong.
+	Refuse(status int, code, message string) []byte
+}
+
+// The codecs, by the path suffix of the requests they serve.
+var codecs = []struct {
+	suffix string
+	codec  Codec
+}{
+	{"/chat/completions", Chat},
+	{"/responses", Responses},
+	// Anthropic's version in the path tells it from other APIs' message
+	// lists (OpenAI's /v1/threads/ID/messages).
+	{"/v1/messages", Messages},
+}
+
+// Family returns the codec of the API a path belongs to: the codec of
+// ForPath, or the one whose endpoint the path is under (…/messages/
+// count_tokens is Anthropic's, …/responses/ID OpenAI's), or nil. A proxy
+// chooses its upstream by it.
+func Family(path string) Codec {
+	if c := ForPath(path); c != nil {
+		return c
+	}
+	for _, c := range codecs {
+		if strings.Contains(path, c.suffix+"/") {
+			return c.codec
+		}
+	}
+	return nil
+}
+
+// Codecs returns the package's codecs.
+func Codecs() []Codec {
+	out := make([]Codec, len(codecs))
+	for i, c := range codecs {
+		out[i] = c.codec
+	}
+	return out
+}
+
+// ForPath returns the codec of POST requests to path (a path ending in
+// /chat/completions, /responses or /v1/messages), or nil: other requests
+// are not ones abridge processes.
+func ForPath(path string) Codec {
+	path = strings.TrimSuffix(path, "/")
+	for _, c := range codecs {
+		if strings.HasSuffix(path, c.suffix) {
+			return c.codec
+		}
+	}
+	return nil
+}
+
+// Body is a request body, parsed.
 type Body struct {
-	// Messages is the request's history in abridge's message model, one
-	// message per message of the body.
+	// Messages is the request's history in abridge's message model: the
+	// system prompt first when the API keeps it in a field of its own
+	// (Messages "system", Responses "instructions"), then the history's
+	// messages, grouped as the codec's documentation says.
 	Messages []processor.Message
 	// Model is the body's "model", when it is a string.
 	Model string
 	// Stream is the body's "stream", when it is true.
 	Stream bool
+	// Stored is set when the body names a history held by the provider
+	// (Responses "previous_response_id"): what it sends is only the
+	// history's end, and it is to be sent unprocessed.
+	Stored bool
 
+	codec      Codec
+	hist       history
 	data       []byte            // the body as received
-	start, end int               // the byte range of the "messages" value in data
+	start, end int               // the byte range of the history's array in data
 	raws       []json.RawMessage // each message's bytes, in data
+	// lead is 1 when Messages[0] is the system prompt of its own field,
+	// whose value is data[leadStart:leadEnd].
+	lead               int
+	leadStart, leadEnd int
 }
 
-// Parse reads a Chat Completions request body. data must not change while
-// the Body is in use: the Body refers to it.
+// history writes what a codec's messages became.
+type history interface {
+	// encode sets raws[j], for each j of fresh, to the bytes of out[j]
+	// in the history's array (several items, comma-separated, where
+	// one message is several).
+	encode(out []processor.Message, fresh []int, raws [][]byte) error
+	// encodeLead returns the value of the system prompt's own field for
+	// m, a request of system prompts.
+	encodeLead(m processor.Message) ([]byte, error)
+	// fit returns a changed history in the shape the API takes (a new
+	// slice when it changes it).
+	fit(out []processor.Message) []processor.Message
+}
+
+// Codec returns the codec that read the body.
+func (b *Body) Codec() Codec { return b.codec }
+
+// Parse reads a Chat Completions request body (Chat.Parse without a
+// cache).
 func Parse(data []byte) (*Body, error) {
-	return parse(data, nil)
-}
-
-func parse(data []byte, cache *Cache) (*Body, error) {
-	b := &Body{data: data}
-	if b.fastSplit(cache) && b.Messages != nil {
-		return b, nil
-	}
-	if b.raws == nil {
-		if err := b.split(); err != nil {
-			return nil, err
-		}
-	}
-	msgs, err := model.FromRawMessages(b.raws)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadMessage, err)
-	}
-	b.Messages = msgs
-	return b, nil
-}
-
-// split finds the messages array and the fields the Body reports.
-func (b *Body) split() error {
-	dec := json.NewDecoder(bytes.NewReader(b.data))
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return ErrNotJSON
-	}
-	found := false
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrNotJSON, err)
-		}
-		key, _ := t.(string)
-		start := int(dec.InputOffset())
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return fmt.Errorf("%w: %w", ErrNotJSON, err)
-		}
-		end := int(dec.InputOffset())
-		switch key {
-		case "messages":
-			// InputOffset stands before the ':' and any space: find the
-			// value itself.
-			i := bytes.IndexByte(b.data[start:end], '[')
-			if i < 0 {
-				return fmt.Errorf(`%w: "messages" is not an array`, ErrNoMessages)
-			}
-			b.start, b.end = start+i, end
-			if err := json.Unmarshal(raw, &b.raws); err != nil {
-				return fmt.Errorf(`%w: "messages" is not an array of messages: %w`, ErrNoMessages, err)
-			}
-			found = true
-		case "model":
-			_ = json.Unmarshal(raw, &b.Model)
-		case "stream":
-			_ = json.Unmarshal(raw, &b.Stream)
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("%w: %w", ErrNotJSON, err)
-	}
-	// Only white space may follow the object (Token skips what it cannot
-	// read as one, so it cannot say).
-	if rest := bytes.TrimLeft(b.data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
-		return fmt.Errorf("%w: %d bytes after the object", ErrNotJSON, len(rest))
-	}
-	switch {
-	case !found:
-		return fmt.Errorf(`%w: no "messages" field`, ErrNoMessages)
-	case len(b.raws) == 0:
-		return fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
-	}
-	return nil
+	return Chat.Parse(data, nil)
 }
 
 // With returns the body with out in place of its messages: each message of
 // out equal to one of the body's (processor.Equal) is written as the bytes
-// the client sent, the others encoded anew; every byte outside "messages"
-// is kept. When out is the body's messages, unchanged and in order, the
+// the client sent, the others encoded anew by the codec; every byte outside
+// the history (and the system prompt's field, where the API has one) is
+// kept. When out is the body's messages, unchanged and in order, the
 // body itself is returned. out is read-only.
 func (b *Body) With(out []processor.Message) ([]byte, error) {
 	bufs, err := b.Buffers(out)
@@ -147,55 +204,92 @@ func (b *Body) With(out []processor.Message) ([]byte, error) {
 // it can), most of them slices of the body as received, which must not
 // change while they are in use.
 func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
+	if !b.same(out) {
+		out = b.hist.fit(out)
+	}
+	var lead []byte
+	if b.lead == 1 {
+		if len(out) == 0 || !systemOnly(out[0]) {
+			return nil, fmt.Errorf("encode messages: the history lost its system prompt, which the body keeps in a field of its own")
+		}
+		if processor.Equal(out[0], b.Messages[0]) {
+			lead = b.data[b.leadStart:b.leadEnd]
+		} else {
+			var err error
+			if lead, err = b.hist.encodeLead(out[0]); err != nil {
+				return nil, fmt.Errorf("encode system prompt: %w", err)
+			}
+		}
+	}
 	raws := make([][]byte, len(out))
 	var fresh []int
-	same := len(out) == len(b.raws)
-	for j := range out {
-		if i := b.original(out, j); i >= 0 {
-			raws[j] = b.raws[i]
+	same := len(out) == len(b.Messages)
+	for j := b.lead; j < len(out); j++ {
+		if i := b.original(out, j); i >= b.lead {
+			raws[j] = b.raws[i-b.lead]
 			same = same && i == j
 			continue
 		}
 		fresh = append(fresh, j)
 		same = false
 	}
-	if same {
+	if same && (b.lead == 0 || processor.Equal(out[0], b.Messages[0])) {
 		// Nothing changed: the body as the client sent it.
 		return net.Buffers{b.data}, nil
 	}
-	var slow []int
-	var enc []byte
-	for _, j := range fresh {
-		start := len(enc)
-		var ok bool
-		if enc, ok = appendMessage(enc, out[j]); ok {
-			raws[j] = enc[start:len(enc):len(enc)]
-			continue
-		}
-		enc = enc[:start]
-		slow = append(slow, j)
-	}
-	if len(slow) > 0 {
-		// Encode the others in the context of the whole history (a tool
-		// return's call is looked up in it).
-		all, err := model.ToRawMessages(out)
-		if err != nil {
+	if len(fresh) > 0 {
+		if err := b.hist.encode(out, fresh, raws); err != nil {
 			return nil, fmt.Errorf("encode messages: %w", err)
-		}
-		for _, j := range slow {
-			raws[j] = all[j]
 		}
 	}
 	punct := []byte("[,]") // the bytes around and between messages
-	bufs := make(net.Buffers, 0, 2*len(raws)+3)
-	bufs = append(bufs, b.data[:b.start], punct[0:1:1])
-	for i, r := range raws {
+	array := make(net.Buffers, 0, 2*len(raws)+2)
+	array = append(array, punct[0:1:1])
+	for i, r := range raws[b.lead:] {
 		if i > 0 {
-			bufs = append(bufs, punct[1:2:2])
+			array = append(array, punct[1:2:2])
 		}
-		bufs = append(bufs, r)
+		array = append(array, r)
 	}
-	return append(bufs, punct[2:3:3], b.data[b.end:]), nil
+	array = append(array, punct[2:3:3])
+	bufs := make(net.Buffers, 0, len(array)+5)
+	switch {
+	case b.lead == 0:
+		bufs = append(append(append(bufs, b.data[:b.start]), array...), b.data[b.end:])
+	case b.leadStart < b.start:
+		bufs = append(bufs, b.data[:b.leadStart], lead, b.data[b.leadEnd:b.start])
+		bufs = append(append(bufs, array...), b.data[b.end:])
+	default:
+		bufs = append(append(bufs, b.data[:b.start]), array...)
+		bufs = append(bufs, b.data[b.end:b.leadStart], lead, b.data[b.leadEnd:])
+	}
+	return bufs, nil
+}
+
+// same reports whether out is the body's messages, unchanged and in order.
+func (b *Body) same(out []processor.Message) bool {
+	if len(out) != len(b.Messages) {
+		return false
+	}
+	for i := range out {
+		if !processor.Equal(out[i], b.Messages[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// systemOnly reports whether m is a request of system prompts alone.
+func systemOnly(m processor.Message) bool {
+	if m.Kind != processor.Request || len(m.Parts) == 0 {
+		return false
+	}
+	for _, p := range m.Parts {
+		if _, ok := p.(processor.SystemPrompt); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // original returns the index of the body's message out[j] is, or -1: the

@@ -32,6 +32,7 @@ func Fixtures() []Fixture {
 		{"json-tool-returns", jsonReturns()},
 		{"multi-part", multiPart()},
 		{"unicode", unicode()},
+		{"opaque-items", opaqueItems()},
 	}
 	for i, n := range []int{12, 60, 200} {
 		r := rand.New(rand.NewPCG(uint64(i)+1, 0xab1d9e))
@@ -165,5 +166,29 @@ func unicode() []processor.Message {
 		processor.NewRequest(ret("u1", "read_file", long)),
 		response(processor.Text{Content: "Le fichier contient du japonais, de l'hébreu et des émojis 😀."}),
 		processor.UserMessage("Привет! Ωμέγα? 한국어 ok."),
+	}
+}
+
+// opaqueItems is a tool loop as the Responses and Messages wire formats
+// give it: reasoning and thinking kept whole, and items abridge does not
+// model (a compaction item, redacted thinking, a hosted tool's call and
+// output) carried as they came.
+func opaqueItems() []processor.Message {
+	out := lines("out", 150)
+	reasoning := processor.Thinking{Content: "List first.", API: "responses",
+		Raw: `{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"List first."}],"encrypted_content":"gAAAAB..."}`}
+	thinking := processor.Thinking{Content: "Read it.", Signature: "EqQBCkYIBx==", API: "messages",
+		Raw: `{"type":"thinking","thinking":"Read it.","signature":"EqQBCkYIBx=="}`}
+	return []processor.Message{
+		processor.NewRequest(processor.Opaque{API: "responses", Type: "compaction", Raw: `{"type":"compaction","encrypted_content":"gAAAAC..."}`}),
+		processor.UserMessage("Tidy the repository."),
+		response(reasoning, call("o1", "shell", `{"cmd":"ls"}`)),
+		processor.NewRequest(ret("o1", "shell", out)),
+		response(processor.Opaque{API: "messages", Type: "redacted_thinking", Raw: `{"type":"redacted_thinking","data":"EmwKAhgB"}`}, thinking, call("o2", "read_file", `{"path":"go.mod"}`)),
+		processor.NewRequest(ret("o2", "read_file", out)),
+		response(processor.Opaque{API: "responses", Type: "web_search_call", Raw: `{"type":"web_search_call","id":"ws_1","status":"completed"}`}, call("o3", "shell", `{"cmd":"git status"}`)),
+		processor.NewRequest(processor.Opaque{API: "responses", Type: "local_shell_call_output", Raw: `{"type":"local_shell_call_output","call_id":"ls_9","output":"ok"}`}, ret("o3", "shell", out)),
+		response(processor.Text{Content: "Done."}),
+		processor.UserMessage("Thanks. Anything else?"),
 	}
 }

@@ -100,6 +100,7 @@ const (
 	tagToolCall
 	tagThinking
 	tagOther
+	tagOpaque
 )
 
 // message feeds the content of m: its kind, the participant name and
@@ -175,6 +176,17 @@ func (h *hasher) message(m *processor.Message) {
 			h.num(tagThinking)
 			h.text(p.Content)
 			h.text(p.Signature)
+			if p.API != "" || p.Raw != "" {
+				// Thinking held whole (digests of thinking without
+				// stay what they were).
+				h.text(p.API)
+				h.text(p.Raw)
+			}
+		case processor.Opaque:
+			h.num(tagOpaque)
+			h.text(p.API)
+			h.text(p.Type)
+			h.text(p.Raw)
 		default:
 			h.num(tagOther)
 		}
@@ -309,6 +321,9 @@ func samePart(a, b processor.Part) bool {
 		return ok && x == y
 	case processor.Thinking:
 		y, ok := b.(processor.Thinking)
+		return ok && x == y
+	case processor.Opaque:
+		y, ok := b.(processor.Opaque)
 		return ok && x == y
 	}
 	return false

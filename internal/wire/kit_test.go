@@ -1,0 +1,259 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processor/processortest"
+)
+
+// The wire kit: the rules every codec keeps, each checked on every body of
+// its testdata directory (testdata/API/*.json, the bodies it must take,
+// and testdata/API/refused/*.json, bodies its API refuses), and on the
+// bodies recorded from real agents (testdata/recorded/AGENT/*.json).
+
+// kitRule is one rule of the kit, checked on one body.
+type kitRule struct {
+	name  string
+	check func(c Codec, data []byte) error
+}
+
+var kitRules = []kitRule{
+	{"unchanged history gives the body byte for byte", kitUnchanged},
+	{"every message written anew reads back the same", kitRoundTrip},
+	{"unmodelled items survive edits around them", kitOpaqueSurvive},
+	{"kept and rewritten paths agree", kitPathsAgree},
+}
+
+// recorded names the directories of testdata/recorded holding each API's
+// bodies, by the agent that sent them.
+var recorded = map[string]string{"responses": "codex", "messages": "claude"}
+
+// kitBodies returns the bodies of the codec's testdata.
+func kitBodies(t *testing.T, c Codec, sub string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	dirs := []string{filepath.Join("testdata", c.API(), sub)}
+	if agent, ok := recorded[c.API()]; ok {
+		dirs = append(dirs, filepath.Join("testdata", "recorded", agent, sub))
+	}
+	for _, dir := range dirs {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[f] = data
+		}
+	}
+	return out
+}
+
+// runKit checks every rule of the kit on the codec's bodies.
+func runKit(t *testing.T, c Codec) {
+	bodies := kitBodies(t, c, "")
+	if len(bodies) == 0 {
+		t.Fatalf("no testdata bodies for %s", c.API())
+	}
+	for name, data := range bodies {
+		for _, r := range kitRules {
+			t.Run(filepath.Base(name)+"/"+r.name, func(t *testing.T) {
+				if err := r.check(c, data); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	for name, data := range kitBodies(t, c, "refused") {
+		t.Run(filepath.Base(name)+"/refused", func(t *testing.T) {
+			if err := kitRefused(c, data); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestKit(t *testing.T) {
+	for _, c := range []Codec{Chat, Responses, Messages} {
+		t.Run(c.API(), func(t *testing.T) { runKit(t, c) })
+	}
+}
+
+// parseValid parses data and checks its history is valid.
+func parseValid(c Codec, data []byte) (*Body, error) {
+	b, err := c.Parse(data, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := processor.Validate(b.Messages); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(b.Messages, b.Messages); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func kitUnchanged(c Codec, data []byte) error {
+	b, err := parseValid(c, data)
+	if err != nil {
+		return err
+	}
+	got, err := b.With(b.Messages)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, data) {
+		return errors.New("the body changed:\n" + string(got))
+	}
+	return nil
+}
+
+// rewriteAll returns the body with every message written anew by the
+// codec.
+func rewriteAll(b *Body) ([]byte, error) {
+	fresh := make([]int, 0, len(b.Messages))
+	for j := b.lead; j < len(b.Messages); j++ {
+		fresh = append(fresh, j)
+	}
+	raws := make([][]byte, len(b.Messages))
+	if err := b.hist.encode(b.Messages, fresh, raws); err != nil {
+		return nil, err
+	}
+	saved := b.raws
+	b.raws = make([]json.RawMessage, len(raws)-b.lead)
+	for i := range b.raws {
+		b.raws[i] = raws[i+b.lead]
+	}
+	defer func() { b.raws = saved }()
+	// A new message in the middle makes With write the pieces.
+	out := append([]processor.Message(nil), b.Messages...)
+	return b.With(out)
+}
+
+func kitRoundTrip(c Codec, data []byte) error {
+	b, err := parseValid(c, data)
+	if err != nil {
+		return err
+	}
+	again, err := rewriteAll(b)
+	if err != nil {
+		return err
+	}
+	back, err := parseValid(c, again)
+	if err != nil {
+		return errors.New("rewritten body refused: " + err.Error() + "\n" + string(again))
+	}
+	return processortest.Diff(b.Messages, back.Messages)
+}
+
+// kitOpaqueSurvive replaces each user prompt in turn with another and
+// checks every opaque part and raw thinking is still in the body, byte
+// for byte, and that it reads back as the edited history.
+func kitOpaqueSurvive(c Codec, data []byte) error {
+	b, err := parseValid(c, data)
+	if err != nil {
+		return err
+	}
+	var raws []string
+	for _, m := range b.Messages {
+		for _, p := range m.Parts {
+			switch p := p.(type) {
+			case processor.Opaque:
+				raws = append(raws, p.Raw)
+			case processor.Thinking:
+				if p.Raw != "" {
+					raws = append(raws, p.Raw)
+				}
+			}
+		}
+	}
+	for i, m := range b.Messages {
+		if len(m.Parts) != 1 {
+			continue
+		}
+		if _, ok := m.Parts[0].(processor.UserPrompt); !ok {
+			continue
+		}
+		out := append([]processor.Message(nil), b.Messages...)
+		out[i] = processor.UserMessage("Edited <prompt> & more.")
+		got, err := b.With(out)
+		if err != nil {
+			return err
+		}
+		for _, r := range raws {
+			if !bytes.Contains(got, []byte(r)) {
+				return errors.New("lost after editing message " + strconv.Itoa(i) + ": " + r)
+			}
+		}
+		back, err := c.Parse(got, nil)
+		if err != nil {
+			return err
+		}
+		if err := processortest.Diff(out, back.Messages); err != nil {
+			return errors.New("message " + strconv.Itoa(i) + " edited: " + err.Error())
+		}
+	}
+	return nil
+}
+
+// kitPathsAgree checks that a body read through a cache reads as without
+// it, and that the messages written as they came and written anew read
+// the same.
+func kitPathsAgree(c Codec, data []byte) error {
+	b, err := parseValid(c, data)
+	if err != nil {
+		return err
+	}
+	cache := NewCache(0)
+	for range 2 {
+		cb, err := c.Parse(data, cache)
+		if err != nil {
+			return err
+		}
+		if err := processortest.Diff(b.Messages, cb.Messages); err != nil {
+			return errors.New("through a cache: " + err.Error())
+		}
+	}
+	return nil
+}
+
+func kitRefused(c Codec, data []byte) error {
+	if _, err := parseValid(c, data); err == nil {
+		return errors.New("accepted a body the API refuses")
+	}
+	return nil
+}
+
+// FuzzCodecs holds every codec to the kit's rules on mutated bodies: a
+// body a codec takes is written back unchanged byte for byte, and written
+// anew it reads back as the same history.
+func FuzzCodecs(f *testing.F) {
+	for _, c := range []Codec{Chat, Responses, Messages} {
+		for _, data := range kitBodies(&testing.T{}, c, "") {
+			if len(data) < 32<<10 {
+				f.Add(data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, c := range []Codec{Chat, Responses, Messages} {
+			if _, err := parseValid(c, data); err != nil {
+				continue
+			}
+			if err := kitUnchanged(c, data); err != nil {
+				t.Fatalf("%s: %v", c.API(), err)
+			}
+			if err := kitRoundTrip(c, data); err != nil {
+				t.Fatalf("%s: %v", c.API(), err)
+			}
+		}
+	})
+}

@@ -1,0 +1,586 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// Messages is the codec of the Anthropic Messages API (POST …/messages).
+// The history is the body's "messages" after "system", which, when
+// present, is the history's first message, a request of system prompts
+// (one per text block). Each message of the body is one message of the
+// model: a user message a request, an assistant message a response, a
+// message of the role system (Claude Code sends one, its environment,
+// among the messages) a request of system prompts.
+//
+// Blocks: text, image, document and blocks of types abridge does not know
+// in a user message are [processor.UserPrompt] content (all but plain text
+// kept whole, cache_control included); tool_result a
+// [processor.ToolReturn] (is_error and cache_control remembered and
+// written back); tool_use a [processor.ToolCall]; thinking a
+// [processor.Thinking] holding the block whole, signature included; and
+// redacted_thinking and other assistant blocks [processor.Opaque]. Calls
+// and results the processors did not change are written as they came.
+var Messages Codec = messages{}
+
+type messages struct{}
+
+const apiMessages = "messages"
+
+// API returns "messages".
+func (messages) API() string { return apiMessages }
+
+// msgBlock is what the codec reads of a content block.
+type msgBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	Cache     json.RawMessage `json:"cache_control"`
+}
+
+// msgHistory remembers the tool_use and tool_result blocks as received,
+// by ID.
+type msgHistory struct {
+	uses    map[string]msgKept
+	results map[string]msgKept
+}
+
+type msgKept struct {
+	part    processor.Part
+	raw     []byte
+	isError bool
+	cache   json.RawMessage
+}
+
+// Parse reads a Messages request body.
+func (messages) Parse(data []byte, _ *Cache) (*Body, error) {
+	fs, err := topFields(data, "messages", "system", "model", "stream")
+	if err != nil {
+		return nil, err
+	}
+	h := &msgHistory{uses: map[string]msgKept{}, results: map[string]msgKept{}}
+	b := &Body{data: data, codec: Messages, hist: h}
+	b.header(fs)
+	if v, ok := fs["system"]; ok {
+		if m, ok := systemValue(data[v.start:v.end]); ok {
+			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
+			b.Messages = append(b.Messages, m)
+		}
+	}
+	v, ok := fs["messages"]
+	if !ok {
+		return nil, fmt.Errorf(`%w: no "messages"`, ErrNoMessages)
+	}
+	b.start, b.end = v.start, v.end
+	items, err := elements(data, v)
+	if err != nil {
+		return nil, fmt.Errorf(`%w: "messages" is not an array: %w`, ErrNoMessages, err)
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
+	}
+	for i, it := range items {
+		raw := data[it.start:it.end]
+		m, err := h.read(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: message %d: %w", ErrBadMessage, i, err)
+		}
+		b.Messages = append(b.Messages, m)
+		b.raws = append(b.raws, raw)
+	}
+	nameCalls(b.Messages[b.lead:])
+	return b, nil
+}
+
+// systemValue reads "system": a string, or text blocks. Anything else
+// (null, an empty string) is no system prompt of the history's, and is
+// left where it is.
+func systemValue(raw []byte) (processor.Message, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return processor.SystemMessage(s), s != ""
+	}
+	var blocks []msgBlock
+	if json.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 {
+		return processor.Message{}, false
+	}
+	parts := make([]processor.Part, len(blocks))
+	for i, bl := range blocks {
+		if bl.Type != "text" {
+			return processor.Message{}, false
+		}
+		parts[i] = processor.SystemPrompt{Content: bl.Text}
+	}
+	return processor.NewRequest(parts...), true
+}
+
+// read decodes one message.
+func (h *msgHistory) read(raw []byte) (processor.Message, error) {
+	var m struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return processor.Message{}, err
+	}
+	var s string
+	stringContent := json.Unmarshal(m.Content, &s) == nil
+	var raws []json.RawMessage
+	if !stringContent && json.Unmarshal(m.Content, &raws) != nil {
+		return processor.Message{}, fmt.Errorf("content is neither a string nor blocks")
+	}
+	switch m.Role {
+	case roleUser:
+		if stringContent {
+			return processor.UserMessage(s), nil
+		}
+		return h.user(raws)
+	case roleAssistant:
+		if stringContent {
+			return processor.TextMessage(s), nil
+		}
+		return h.assistant(raws)
+	case roleSystem:
+		// Claude Code sends one among the messages (its environment).
+		if sys, ok := systemValue(m.Content); ok {
+			return sys, nil
+		}
+		return processor.Message{}, fmt.Errorf("a system message that is neither text nor text blocks")
+	}
+	return processor.Message{}, fmt.Errorf("role %q", m.Role)
+}
+
+// user reads a user message's blocks: tool results as tool returns, each
+// run of other blocks as one user prompt.
+func (h *msgHistory) user(raws []json.RawMessage) (processor.Message, error) {
+	var parts []processor.Part
+	var cs []processor.UserContent
+	flush := func() {
+		if cs != nil {
+			parts = append(parts, processor.UserPrompt{Contents: cs})
+			cs = nil
+		}
+	}
+	for k, raw := range raws {
+		var bl msgBlock
+		if err := json.Unmarshal(raw, &bl); err != nil {
+			return processor.Message{}, fmt.Errorf("block %d: %w", k, err)
+		}
+		if bl.Type != "tool_result" {
+			c, _ := plainText(raw, "text")
+			cs = append(cs, c)
+			continue
+		}
+		flush()
+		if bl.ToolUseID == "" {
+			return processor.Message{}, fmt.Errorf("block %d: tool_result without a tool_use_id", k)
+		}
+		r := processor.ToolReturn{ToolCallID: bl.ToolUseID}
+		var s string
+		switch {
+		case len(bl.Content) == 0:
+		case json.Unmarshal(bl.Content, &s) == nil:
+			r.Content = s
+		default:
+			r.Contents, r.JSON = textBlocks(bl.Content)
+		}
+		h.results[r.ToolCallID] = msgKept{part: r, raw: raw, isError: bl.IsError, cache: bl.Cache}
+		parts = append(parts, r)
+	}
+	flush()
+	if len(parts) == 0 {
+		return processor.Message{}, fmt.Errorf("no content")
+	}
+	return processor.NewRequest(parts...), nil
+}
+
+// textBlocks reads a tool result's blocks: their texts when all are plain
+// text blocks, else the blocks whole.
+func textBlocks(raw json.RawMessage) ([]string, json.RawMessage) {
+	var blocks []json.RawMessage
+	if json.Unmarshal(raw, &blocks) == nil {
+		texts := make([]string, 0, len(blocks))
+		for _, b := range blocks {
+			c, plain := plainText(b, "text")
+			if !plain {
+				texts = nil
+				break
+			}
+			texts = append(texts, c.Text)
+		}
+		if texts != nil {
+			return texts, nil
+		}
+	}
+	return nil, append(json.RawMessage(nil), raw...)
+}
+
+// assistant reads an assistant message's blocks.
+func (h *msgHistory) assistant(raws []json.RawMessage) (processor.Message, error) {
+	m := processor.Message{Kind: processor.Response}
+	for k, raw := range raws {
+		var bl msgBlock
+		if err := json.Unmarshal(raw, &bl); err != nil {
+			return m, fmt.Errorf("block %d: %w", k, err)
+		}
+		switch bl.Type {
+		case "text":
+			// Keys beyond the text (citations, cache_control) go back
+			// with the message unchanged only.
+			m.Parts = append(m.Parts, processor.Text{Content: bl.Text})
+			continue
+		case "tool_use":
+			if bl.ID == "" {
+				return m, fmt.Errorf("block %d: tool_use without an id", k)
+			}
+			c := processor.ToolCall{ToolCallID: bl.ID, ToolName: bl.Name, Args: string(bl.Input)}
+			h.uses[bl.ID] = msgKept{part: c, raw: raw}
+			m.Parts = append(m.Parts, c)
+			continue
+		case "thinking":
+			m.Parts = append(m.Parts, processor.Thinking{Content: bl.Thinking, Signature: bl.Signature, API: apiMessages, Raw: string(raw)})
+			continue
+		}
+		m.Parts = append(m.Parts, processor.Opaque{API: apiMessages, Type: bl.Type, Raw: string(raw)})
+	}
+	return m, nil
+}
+
+func (h *msgHistory) encodeLead(m processor.Message) ([]byte, error) {
+	if len(m.Parts) == 1 {
+		return appendJSON(nil, m.Parts[0].(processor.SystemPrompt).Content)
+	}
+	type text struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	blocks := make([]text, len(m.Parts))
+	for i, p := range m.Parts {
+		blocks[i] = text{"text", p.(processor.SystemPrompt).Content}
+	}
+	return appendJSON(nil, blocks)
+}
+
+// fit joins each run of requests in a row into one.
+func (h *msgHistory) fit(out []processor.Message) []processor.Message {
+	var fitted []processor.Message
+	for i, m := range out {
+		joins := i > 0 && m.Kind == processor.Request && out[i-1].Kind == processor.Request && !systemOnly(m) && !systemOnly(out[i-1])
+		if fitted == nil {
+			if !joins {
+				continue
+			}
+			fitted = append(make([]processor.Message, 0, len(out)), out[:i]...)
+		}
+		if joins {
+			last := &fitted[len(fitted)-1]
+			last.Parts = append(slices.Clip(last.Parts), m.Parts...)
+			continue
+		}
+		fitted = append(fitted, m)
+	}
+	if fitted == nil {
+		return out
+	}
+	return fitted
+}
+
+func (h *msgHistory) encode(out []processor.Message, fresh []int, raws [][]byte) error {
+	for _, j := range fresh {
+		raw, err := h.message(out[j])
+		if err != nil {
+			return fmt.Errorf("message %d: %w", j, err)
+		}
+		raws[j] = raw
+	}
+	return nil
+}
+
+// message writes one message.
+func (h *msgHistory) message(m processor.Message) ([]byte, error) {
+	type text struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	var blocks [][]byte
+	add := func(v any) error {
+		b, err := appendJSON(nil, v)
+		blocks = append(blocks, b)
+		return err
+	}
+	if systemOnly(m) {
+		lead, err := h.encodeLead(m)
+		if err != nil {
+			return nil, err
+		}
+		return append(append([]byte(`{"role":"system","content":`), lead...), '}'), nil
+	}
+	role := roleAssistant
+	if m.Kind == processor.Request {
+		role = roleUser
+		if len(m.Parts) == 1 {
+			if p, ok := m.Parts[0].(processor.UserPrompt); ok && p.Contents == nil {
+				return appendJSON(nil, struct {
+					Role    string `json:"role"`
+					Content string `json:"content"`
+				}{role, p.Content})
+			}
+		}
+	}
+	for _, p := range m.Parts {
+		var err error
+		switch p := p.(type) {
+		case processor.UserPrompt:
+			if p.Contents == nil {
+				err = add(text{"text", p.Content})
+				break
+			}
+			for _, c := range p.Contents {
+				if c.Data != nil {
+					blocks = append(blocks, c.Data)
+					continue
+				}
+				if err = add(text{"text", c.Text}); err != nil {
+					break
+				}
+			}
+		case processor.ToolReturn:
+			kept, ok := h.results[p.ToolCallID]
+			if ok && samePart(kept.part, p) {
+				blocks = append(blocks, kept.raw)
+				continue
+			}
+			var content any = p.Content
+			switch {
+			case len(p.JSON) > 0 && p.JSON[0] == '[':
+				content = p.JSON
+			case p.JSON != nil:
+				content = p.ToolReturnContent()
+			case p.Contents != nil:
+				texts := make([]text, len(p.Contents))
+				for i, c := range p.Contents {
+					texts[i] = text{"text", c}
+				}
+				content = texts
+			}
+			err = add(toolResult{Type: "tool_result", ToolUseID: p.ToolCallID, Content: content, IsError: kept.isError, Cache: kept.cache})
+		case processor.RetryPrompt:
+			if p.ToolCallID == "" {
+				err = add(text{"text", p.Content})
+				break
+			}
+			err = add(toolResult{Type: "tool_result", ToolUseID: p.ToolCallID, Content: p.Content, IsError: true})
+		case processor.Text:
+			err = add(text{"text", p.Content})
+		case processor.ToolCall:
+			if kept, ok := h.uses[p.ToolCallID]; ok && samePart(kept.part, p) {
+				blocks = append(blocks, kept.raw)
+				continue
+			}
+			err = add(struct {
+				Type  string          `json:"type"`
+				ID    string          `json:"id"`
+				Name  string          `json:"name"`
+				Input json.RawMessage `json:"input"`
+			}{"tool_use", p.ToolCallID, p.ToolName, validJSON(p.Args)})
+		case processor.Thinking:
+			// Thinking goes back only as the block it came in.
+			if p.API == apiMessages && p.Raw != "" {
+				blocks = append(blocks, []byte(p.Raw))
+			}
+		case processor.Opaque:
+			if p.API != apiMessages {
+				return nil, fmt.Errorf("%w: %s %s", errForeign, p.API, p.Type)
+			}
+			blocks = append(blocks, []byte(p.Raw))
+		case processor.SystemPrompt:
+			return nil, fmt.Errorf("a system prompt among other parts of a message")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("a %s with nothing to send", m.Kind)
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"role":"` + role + `","content":[`)
+	b.Write(bytes.Join(blocks, []byte(",")))
+	b.WriteString("]}")
+	return b.Bytes(), nil
+}
+
+type toolResult struct {
+	Type      string          `json:"type"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   any             `json:"content"`
+	IsError   bool            `json:"is_error,omitempty"`
+	Cache     json.RawMessage `json:"cache_control,omitempty"`
+}
+
+// Errors of the Messages rules, each wrapped with the index of the
+// message at fault.
+var (
+	// ErrFirstNotUser: the first message is not the user's.
+	ErrFirstNotUser = errors.New("first message not from the user")
+	// ErrRolesNotAlternating: two assistant messages in a row (requests
+	// in a row are written as one user message).
+	ErrRolesNotAlternating = errors.New("user and assistant messages do not alternate")
+	// ErrToolResultNotFirst: a tool_result block after other content in
+	// its user message.
+	ErrToolResultNotFirst = errors.New("tool_result block after other content")
+	// ErrThinkingChanged: the thinking of the assistant turn in a tool
+	// loop is no longer the one it sent.
+	ErrThinkingChanged = errors.New("thinking of the turn in a tool loop changed")
+)
+
+// Validate checks the Messages rules: the first message (after the
+// system prompt) is the user's, user and assistant messages alternate
+// (requests in a row are written as one),
+// tool_result blocks come first in their user message, and the thinking
+// blocks of the last assistant turn, when the history ends in its tool
+// loop, are the ones it sent, signatures included.
+func (messages) Validate(in, out []processor.Message) error {
+	start := 0
+	if len(out) > 0 && systemOnly(out[0]) {
+		start = 1
+	}
+	for i := start; i < len(out); i++ {
+		m := out[i]
+		switch {
+		case i == start && m.Kind != processor.Request:
+			return fmt.Errorf("message %d: %w", i, ErrFirstNotUser)
+		case i > start && m.Kind == processor.Response && out[i-1].Kind == processor.Response:
+			return fmt.Errorf("message %d: %w", i, ErrRolesNotAlternating)
+		}
+		other := false
+		for j, p := range m.Parts {
+			if _, ok := p.(processor.ToolReturn); ok && other {
+				return fmt.Errorf("message %d part %d: %w", i, j, ErrToolResultNotFirst)
+			}
+			if _, ok := p.(processor.ToolReturn); !ok {
+				other = true
+			}
+		}
+	}
+	return thinkingKept(in, out)
+}
+
+// thinkingKept checks that when in ends in the tool loop of its last
+// response, the thinking of that response is in out unchanged.
+func thinkingKept(in, out []processor.Message) error {
+	last := -1
+	for i := len(in) - 1; i >= 0; i-- {
+		if in[i].Kind == processor.Response {
+			last = i
+			break
+		}
+	}
+	if last < 0 || !in[last].HasToolCalls() {
+		return nil
+	}
+	want := thinkingOf(in[last])
+	if len(want) == 0 {
+		return nil
+	}
+	id := in[last].ToolCalls()[0].ToolCallID
+	for i := len(out) - 1; i >= 0; i-- {
+		calls := out[i].ToolCalls()
+		if len(calls) == 0 || calls[0].ToolCallID != id {
+			continue
+		}
+		got := thinkingOf(out[i])
+		if len(got) != len(want) {
+			return fmt.Errorf("message %d: %w", i, ErrThinkingChanged)
+		}
+		for k := range got {
+			if got[k] != want[k] {
+				return fmt.Errorf("message %d: %w", i, ErrThinkingChanged)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("message %d of the history received: %w", last, ErrThinkingChanged)
+}
+
+// thinkingOf returns the thinking parts of m, redacted thinking included.
+func thinkingOf(m processor.Message) []processor.Part {
+	var out []processor.Part
+	for _, p := range m.Parts {
+		switch p := p.(type) {
+		case processor.Thinking:
+			out = append(out, p)
+		case processor.Opaque:
+			if p.Type == "redacted_thinking" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// Overflow reports Anthropic's answer to a prompt over the context
+// window: a 400 invalid_request_error saying the prompt is too long.
+func (messages) Overflow(status int, body []byte) bool {
+	if status != http.StatusBadRequest {
+		return false
+	}
+	var e struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	return json.Unmarshal(body, &e) == nil && e.Error.Type == "invalid_request_error" &&
+		strings.Contains(strings.ToLower(e.Error.Message), "prompt is too long")
+}
+
+// Usage reads "usage" of a message, or of a stream's message_start (its
+// message's) or message_delta event. Anthropic's input_tokens leaves out
+// the cache's reads and writes: InputTokens is the three summed,
+// CachedInputTokens the reads.
+func (messages) Usage(data []byte) (processor.Usage, bool) {
+	u := readUsage(data)
+	if u == nil {
+		return processor.Usage{}, false
+	}
+	return processor.Usage{InputTokens: u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
+		CachedInputTokens: u.CacheReadInputTokens, OutputTokens: u.OutputTokens}, true
+}
+
+// Refuse answers in Anthropic's error shape, {"type": "error", "error":
+// {"type", "message"}}; the code leads the message.
+func (messages) Refuse(status int, code, message string) []byte {
+	typ := "invalid_request_error"
+	switch {
+	case status == http.StatusRequestEntityTooLarge:
+		typ = "request_too_large"
+	case status == http.StatusNotFound:
+		typ = "not_found_error"
+	case status >= 500:
+		typ = "api_error"
+	}
+	type inner struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	b, _ := appendJSON(nil, struct {
+		Type  string `json:"type"`
+		Error inner  `json:"error"`
+	}{"error", inner{typ, code + ": " + message}})
+	return append(b, '\n')
+}

@@ -1,0 +1,564 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// Responses is the codec of the OpenAI Responses API (POST …/responses).
+// The history is the body's "input" (a string is one user prompt) after
+// "instructions", which, when it is a non-empty string, is the history's
+// first message, a system prompt. Items are grouped into messages so that
+// the processors' rules hold for them:
+//   - a run of items the model wrote (reasoning, assistant messages,
+//     function_call and custom_tool_call, and items of types abridge does
+//     not model that are not outputs) is one response, so a reasoning item
+//     never loses the item after it;
+//   - each user, system or developer message is one request, and so is
+//     each function_call_output and custom_tool_call_output (a tool
+//     return), and each item of an unmodelled type ending in "_output" or
+//     "_response" (an [processor.Opaque] request).
+//
+// Reasoning items become [processor.Thinking] holding the item whole
+// (encrypted_content included), other unmodelled items (item_reference,
+// compaction, hosted tools' calls) [processor.Opaque] parts: both are
+// written back as they came. A body with "previous_response_id" is
+// [Body.Stored]: its history is on the server.
+var Responses Codec = responses{}
+
+type responses struct{}
+
+// API returns "responses".
+func (responses) API() string { return "responses" }
+
+// Item types and roles of the Responses input.
+const (
+	respMessage          = "message"
+	respFunctionCall     = "function_call"
+	respFunctionOutput   = "function_call_output"
+	respCustomCall       = "custom_tool_call"
+	respCustomOutput     = "custom_tool_call_output"
+	respReasoning        = "reasoning"
+	apiResponses         = "responses"
+	roleUser, roleSystem = "user", "system"
+	roleDeveloper        = "developer"
+	roleAssistant        = "assistant"
+)
+
+// respItem is what the codec reads of an input item.
+type respItem struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"`
+	Output    json.RawMessage `json:"output"`
+	Summary   []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+}
+
+// respContent is one part of a message item's content.
+type respContent struct {
+	Type    string `json:"type"`
+	Text    string `json:"text"`
+	Refusal string `json:"refusal"`
+}
+
+// respHistory remembers the calls and outputs as received, by call ID, to
+// write an unchanged one as it came and a changed one as its kind.
+type respHistory struct {
+	calls   map[string]respKept
+	outputs map[string]respKept
+}
+
+type respKept struct {
+	part   processor.Part
+	raw    []byte
+	custom bool
+}
+
+// Parse reads a Responses request body.
+func (responses) Parse(data []byte, _ *Cache) (*Body, error) {
+	fs, err := topFields(data, "input", "instructions", "model", "stream", "previous_response_id")
+	if err != nil {
+		return nil, err
+	}
+	h := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
+	b := &Body{data: data, codec: Responses, hist: h}
+	b.header(fs)
+	if v, ok := fs["previous_response_id"]; ok {
+		id, _ := stringValue(data, v)
+		b.Stored = id != ""
+	}
+	if v, ok := fs["instructions"]; ok {
+		if s, _ := stringValue(data, v); s != "" {
+			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
+			b.Messages = append(b.Messages, processor.NewRequest(processor.SystemPrompt{Content: s}))
+		}
+	}
+	in, ok := fs["input"]
+	if !ok {
+		return nil, fmt.Errorf(`%w: no "input"`, ErrNoMessages)
+	}
+	b.start, b.end = in.start, in.end
+	if s, isString := stringValue(data, in); isString {
+		m := processor.UserMessage(s)
+		raw, err := h.message(nil, m)
+		if err != nil {
+			return nil, err
+		}
+		b.Messages = append(b.Messages, m)
+		b.raws = append(b.raws, raw)
+		return b, nil
+	}
+	items, err := elements(data, in)
+	if err != nil {
+		return nil, fmt.Errorf(`%w: "input" is neither a string nor an array: %w`, ErrNoMessages, err)
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf(`%w: "input" is empty`, ErrNoMessages)
+	}
+	var run *processor.Message // the response being read
+	runStart := 0
+	closeRun := func(end int) {
+		if run != nil {
+			b.Messages = append(b.Messages, *run)
+			b.raws = append(b.raws, data[runStart:end])
+			run = nil
+		}
+	}
+	prevEnd := 0
+	for i, it := range items {
+		raw := data[it.start:it.end]
+		part, request, err := h.read(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: input item %d: %w", ErrBadMessage, i, err)
+		}
+		if request {
+			closeRun(prevEnd)
+			b.Messages = append(b.Messages, part)
+			b.raws = append(b.raws, raw)
+		} else {
+			if run == nil {
+				run, runStart = &processor.Message{Kind: processor.Response}, it.start
+			}
+			run.Parts = append(run.Parts, part.Parts...)
+			if part.Meta != nil {
+				*run = run.WithMeta(part.Info())
+			}
+		}
+		prevEnd = it.end
+	}
+	closeRun(prevEnd)
+	nameCalls(b.Messages[b.lead:])
+	return b, nil
+}
+
+// read decodes one input item: a request message, or the parts (and
+// metadata) it adds to a response, with request false.
+func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err error) {
+	var it respItem
+	if err := json.Unmarshal(raw, &it); err != nil {
+		return m, false, err
+	}
+	opaque := func(req bool) (processor.Message, bool, error) {
+		o := processor.Opaque{API: apiResponses, Type: it.Type, Raw: string(raw)}
+		if req {
+			return processor.NewRequest(o), true, nil
+		}
+		return processor.NewResponse(o), false, nil
+	}
+	switch it.Type {
+	case "", respMessage:
+		switch it.Role {
+		case roleUser, roleSystem, roleDeveloper:
+			p, ok := requestContent(it.Role, it.Content)
+			if !ok {
+				return opaque(true)
+			}
+			return processor.NewRequest(p...), true, nil
+		case roleAssistant:
+			resp, ok := assistantContent(it.Content)
+			if !ok {
+				return opaque(false)
+			}
+			return resp, false, nil
+		}
+		return m, false, fmt.Errorf("message of role %q", it.Role)
+	case respFunctionCall, respCustomCall:
+		if it.CallID == "" {
+			return m, false, fmt.Errorf("%s without a call_id", it.Type)
+		}
+		args := it.Arguments
+		if it.Type == respCustomCall {
+			args = it.Input
+		}
+		c := processor.ToolCall{ToolCallID: it.CallID, ToolName: it.Name, Args: args}
+		h.calls[it.CallID] = respKept{part: c, raw: raw, custom: it.Type == respCustomCall}
+		return processor.NewResponse(c), false, nil
+	case respFunctionOutput, respCustomOutput:
+		if it.CallID == "" {
+			return m, false, fmt.Errorf("%s without a call_id", it.Type)
+		}
+		r := processor.ToolReturn{ToolCallID: it.CallID}
+		var s string
+		switch {
+		case len(it.Output) == 0:
+		case json.Unmarshal(it.Output, &s) == nil:
+			r.Content = s
+		default:
+			r.JSON = append(json.RawMessage(nil), it.Output...)
+		}
+		h.outputs[it.CallID] = respKept{part: r, raw: raw, custom: it.Type == respCustomOutput}
+		return processor.NewRequest(r), true, nil
+	case respReasoning:
+		texts := make([]string, len(it.Summary))
+		for i, s := range it.Summary {
+			texts[i] = s.Text
+		}
+		return processor.NewResponse(processor.Thinking{Content: strings.Join(texts, "\n"), API: apiResponses, Raw: string(raw)}), false, nil
+	}
+	return opaque(strings.HasSuffix(it.Type, "_output") || strings.HasSuffix(it.Type, "_response"))
+}
+
+// requestContent reads the content of a user, system or developer message:
+// a string, or input parts (input_text plain; any other part, or one with
+// more keys, kept whole in UserContent.Data). System and developer
+// messages take text alone.
+func requestContent(role string, content json.RawMessage) ([]processor.Part, bool) {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		if role == roleUser {
+			return []processor.Part{processor.UserPrompt{Content: s}}, true
+		}
+		return []processor.Part{processor.SystemPrompt{Content: s, Developer: role == roleDeveloper}}, true
+	}
+	var raws []json.RawMessage
+	if json.Unmarshal(content, &raws) != nil || len(raws) == 0 {
+		return nil, false
+	}
+	var parts []processor.Part
+	var cs []processor.UserContent
+	for _, raw := range raws {
+		c, plain := plainText(raw, "input_text")
+		if role != roleUser {
+			if !plain {
+				return nil, false
+			}
+			parts = append(parts, processor.SystemPrompt{Content: c.Text, Developer: role == roleDeveloper})
+			continue
+		}
+		cs = append(cs, c)
+	}
+	if role == roleUser {
+		return []processor.Part{processor.UserPrompt{Contents: cs}}, true
+	}
+	return parts, true
+}
+
+// plainText reads a content part: a text part of type typ with no other
+// key is plain, a UserContent of type "text" (as processors read text,
+// whatever the API calls it); any other is kept whole in Data, with its
+// type.
+func plainText(raw json.RawMessage, typ string) (processor.UserContent, bool) {
+	var keys map[string]json.RawMessage
+	var c respContent
+	if json.Unmarshal(raw, &keys) != nil || json.Unmarshal(raw, &c) != nil {
+		return processor.UserContent{Data: append(json.RawMessage(nil), raw...)}, false
+	}
+	_, hasText := keys["text"]
+	if c.Type == typ && len(keys) == 2 && hasText {
+		return processor.UserContent{Type: "text", Text: c.Text}, true
+	}
+	return processor.UserContent{Type: c.Type, Data: append(json.RawMessage(nil), raw...)}, false
+}
+
+// assistantContent reads an assistant message: a string, or output_text
+// and refusal parts.
+func assistantContent(content json.RawMessage) (processor.Message, bool) {
+	m := processor.Message{Kind: processor.Response}
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		m.Parts = []processor.Part{processor.Text{Content: s}}
+		return m, true
+	}
+	var raws []json.RawMessage
+	if json.Unmarshal(content, &raws) != nil {
+		return m, false
+	}
+	for _, raw := range raws {
+		var keys map[string]json.RawMessage
+		var c respContent
+		if json.Unmarshal(raw, &keys) != nil || json.Unmarshal(raw, &c) != nil {
+			return m, false
+		}
+		_, hasText := keys["text"]
+		switch {
+		case c.Type == "output_text" && hasText:
+			// Keys beyond the text (annotations, logprobs) go back with
+			// the message unchanged only.
+			m.Parts = append(m.Parts, processor.Text{Content: c.Text})
+		case c.Type == "refusal" && len(keys) == 2 && m.Meta == nil:
+			m = m.WithMeta(processor.Meta{Refusal: c.Refusal})
+		default:
+			return m, false
+		}
+	}
+	return m, len(m.Parts) > 0 || m.Meta != nil
+}
+
+func (h *respHistory) encodeLead(m processor.Message) ([]byte, error) {
+	texts := make([]string, len(m.Parts))
+	for i, p := range m.Parts {
+		texts[i] = p.(processor.SystemPrompt).Content
+	}
+	return appendJSON(nil, strings.Join(texts, "\n\n"))
+}
+
+func (h *respHistory) encode(out []processor.Message, fresh []int, raws [][]byte) error {
+	for _, j := range fresh {
+		raw, err := h.message(nil, out[j])
+		if err != nil {
+			return fmt.Errorf("message %d: %w", j, err)
+		}
+		raws[j] = raw
+	}
+	return nil
+}
+
+// errForeign: a part carried for another wire format.
+var errForeign = errors.New("item of another wire format")
+
+// message appends the items of m, comma-separated.
+func (h *respHistory) message(dst []byte, m processor.Message) ([]byte, error) {
+	n := len(dst)
+	item := func(v any) error {
+		if len(dst) > n {
+			dst = append(dst, ',')
+		}
+		var err error
+		dst, err = appendJSON(dst, v)
+		return err
+	}
+	rawItem := func(raw []byte) {
+		if len(dst) > n {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, raw...)
+	}
+	type content struct {
+		Type    string `json:"type"`
+		Text    string `json:"text,omitempty"`
+		Refusal string `json:"refusal,omitempty"`
+	}
+	type msg struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Content any    `json:"content"`
+	}
+	var system []content
+	var role string
+	flushSystem := func() error {
+		if len(system) == 0 {
+			return nil
+		}
+		var c any = system
+		if len(system) == 1 {
+			c = system[0].Text
+		}
+		system = nil
+		return item(msg{respMessage, role, c})
+	}
+	for _, p := range m.Parts {
+		if sp, ok := p.(processor.SystemPrompt); ok {
+			r := roleSystem
+			if sp.Developer {
+				r = roleDeveloper
+			}
+			if r != role {
+				if err := flushSystem(); err != nil {
+					return dst, err
+				}
+			}
+			role = r
+			system = append(system, content{Type: "input_text", Text: sp.Content})
+			continue
+		}
+		if err := flushSystem(); err != nil {
+			return dst, err
+		}
+		var err error
+		switch p := p.(type) {
+		case processor.UserPrompt:
+			var c any = p.Content
+			if p.Contents != nil {
+				parts := make([]json.RawMessage, len(p.Contents))
+				for i, uc := range p.Contents {
+					if uc.Data != nil {
+						parts[i] = uc.Data
+						continue
+					}
+					t := uc.Type
+					if t == "text" || t == "" {
+						t = "input_text"
+					}
+					if parts[i], err = appendJSON(nil, content{Type: t, Text: uc.Text}); err != nil {
+						return dst, err
+					}
+				}
+				c = parts
+			}
+			err = item(msg{respMessage, roleUser, c})
+		case processor.ToolReturn:
+			kept, ok := h.outputs[p.ToolCallID]
+			if ok && samePart(kept.part, p) {
+				rawItem(kept.raw)
+				continue
+			}
+			typ := respFunctionOutput
+			if ok && kept.custom || !ok && h.calls[p.ToolCallID].custom {
+				typ = respCustomOutput
+			}
+			var output any = p.ToolReturnContent()
+			if len(p.JSON) > 0 && p.JSON[0] == '[' {
+				output = p.JSON
+			}
+			err = item(struct {
+				Type   string `json:"type"`
+				CallID string `json:"call_id"`
+				Output any    `json:"output"`
+			}{typ, p.ToolCallID, output})
+		case processor.RetryPrompt:
+			if p.ToolCallID == "" {
+				err = item(msg{respMessage, roleUser, p.Content})
+				break
+			}
+			err = item(struct {
+				Type   string `json:"type"`
+				CallID string `json:"call_id"`
+				Output string `json:"output"`
+			}{respFunctionOutput, p.ToolCallID, p.Content})
+		case processor.Text:
+			err = item(msg{respMessage, roleAssistant, []content{{Type: "output_text", Text: p.Content}}})
+		case processor.ToolCall:
+			kept, ok := h.calls[p.ToolCallID]
+			switch {
+			case ok && samePart(kept.part, p):
+				rawItem(kept.raw)
+			case ok && kept.custom:
+				err = item(struct {
+					Type   string `json:"type"`
+					CallID string `json:"call_id"`
+					Name   string `json:"name"`
+					Input  string `json:"input"`
+				}{respCustomCall, p.ToolCallID, p.ToolName, p.Args})
+			default:
+				err = item(struct {
+					Type      string `json:"type"`
+					CallID    string `json:"call_id"`
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				}{respFunctionCall, p.ToolCallID, p.ToolName, p.Args})
+			}
+		case processor.Thinking:
+			// Reasoning goes back only as the item it came in.
+			if p.API == apiResponses && p.Raw != "" {
+				rawItem([]byte(p.Raw))
+			}
+		case processor.Opaque:
+			if p.API != apiResponses {
+				return dst, fmt.Errorf("%w: %s %s", errForeign, p.API, p.Type)
+			}
+			rawItem([]byte(p.Raw))
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+	if err := flushSystem(); err != nil {
+		return dst, err
+	}
+	if r := m.Refusal(); r != "" {
+		if err := item(msg{respMessage, roleAssistant, []content{{Type: "refusal", Refusal: r}}}); err != nil {
+			return dst, err
+		}
+	}
+	if len(dst) == n {
+		return dst, fmt.Errorf("a %s with nothing to send", m.Kind)
+	}
+	return dst, nil
+}
+
+// Errors of the Responses rules, each wrapped with the index of the
+// message at fault.
+var (
+	// ErrOrphanOutput: a tool output whose call_id no earlier call has.
+	ErrOrphanOutput = errors.New("tool output without its call")
+	// ErrLoneReasoning: a reasoning item with no item after it in its
+	// response.
+	ErrLoneReasoning = errors.New("reasoning item without the item it precedes")
+)
+
+// Validate checks the Responses rules: every tool output has its call
+// (by call_id) earlier in the history, and a reasoning item is followed,
+// in its response, by the item it belongs with.
+func (responses) Validate(_, out []processor.Message) error {
+	calls := map[string]bool{}
+	for i, m := range out {
+		for j, p := range m.Parts {
+			switch p := p.(type) {
+			case processor.ToolCall:
+				calls[p.ToolCallID] = true
+			case processor.ToolReturn:
+				if !calls[p.ToolCallID] {
+					return fmt.Errorf("message %d: output for call %q: %w", i, p.ToolCallID, ErrOrphanOutput)
+				}
+			case processor.Thinking:
+				if p.API == apiResponses && !followed(m.Parts[j+1:]) {
+					return fmt.Errorf("message %d part %d: %w", i, j, ErrLoneReasoning)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// followed reports whether parts hold something other than thinking.
+func followed(parts []processor.Part) bool {
+	for _, p := range parts {
+		if _, ok := p.(processor.Thinking); !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Overflow reports a 400 whose error code is one of a context overflow.
+func (responses) Overflow(status int, body []byte) bool { return openAIOverflow(status, body) }
+
+// Usage reads "usage" (input_tokens, input_tokens_details.cached_tokens,
+// output_tokens) of a response, or of the response a stream's
+// response.completed event carries.
+func (responses) Usage(data []byte) (processor.Usage, bool) {
+	u := readUsage(data)
+	if u == nil {
+		return processor.Usage{}, false
+	}
+	return processor.Usage{InputTokens: u.InputTokens, CachedInputTokens: u.InputTokensDetails.CachedTokens, OutputTokens: u.OutputTokens}, true
+}
+
+// Refuse answers in OpenAI's error shape, naming "input" as the field at
+// fault when the error is about the history.
+func (responses) Refuse(status int, code, message string) []byte {
+	return openAIError(status, code, message, "input")
+}
+
+// fit returns out: every history the processors make is one the API takes.
+func (*respHistory) fit(out []processor.Message) []processor.Message { return out }

@@ -1,0 +1,126 @@
+package openaimw
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+
+	"github.com/abridge-go/abridge/internal/wire"
+	"github.com/abridge-go/abridge/processor"
+)
+
+// maxUsageBody is the most of a whole (not streamed) answer kept to read
+// its usage from; a larger answer passes with its usage unread.
+const maxUsageBody = 8 << 20
+
+// watchUsage makes resp's body report, once read to its end or closed,
+// the usage the provider put in it (EventUsage): in a JSON answer, or in
+// the events of a stream as they pass, each read by codec. The body
+// reaches the app as it comes, byte for byte and with no delay.
+func (m *mw) watchUsage(ctx context.Context, codec wire.Codec, model string, resp *http.Response) {
+	if m.onEvent == nil || resp.StatusCode != http.StatusOK || resp.Body == nil {
+		return
+	}
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.Header.Get("Content-Encoding") != "" || (media != "application/json" && media != "text/event-stream") {
+		return
+	}
+	w := &usageWatch{ReadCloser: resp.Body, stream: media == "text/event-stream", report: func(u processor.Usage) {
+		m.emit(ctx, Event{Type: EventUsage, API: codec.API(), Model: model, Usage: u})
+	}, read: codec.Usage}
+	resp.Body = w
+}
+
+// usageWatch reads the usage of a body as it passes.
+type usageWatch struct {
+	io.ReadCloser
+	stream bool
+	read   func([]byte) (processor.Usage, bool)
+	report func(processor.Usage)
+
+	buf   []byte // a whole answer, or the stream's unfinished line
+	over  bool   // the whole answer was too large to keep
+	found bool
+	usage processor.Usage
+	once  sync.Once
+}
+
+func (w *usageWatch) Read(p []byte) (int, error) {
+	n, err := w.ReadCloser.Read(p)
+	w.take(p[:n])
+	if err == io.EOF {
+		w.finish()
+	}
+	return n, err
+}
+
+func (w *usageWatch) Close() error {
+	w.finish()
+	return w.ReadCloser.Close()
+}
+
+// take notes the bytes that passed.
+func (w *usageWatch) take(b []byte) {
+	if !w.stream {
+		if !w.over && len(w.buf)+len(b) > maxUsageBody {
+			w.over, w.buf = true, nil
+		}
+		if !w.over {
+			w.buf = append(w.buf, b...)
+		}
+		return
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if len(w.buf)+len(b) <= maxUsageBody {
+				w.buf = append(w.buf, b...)
+			}
+			return
+		}
+		line := b[:i]
+		if len(w.buf) > 0 {
+			line = append(w.buf, line...)
+			w.buf = w.buf[:0]
+		}
+		w.line(line)
+		b = b[i+1:]
+	}
+}
+
+// line reads one line of a stream: a data line holding usage adds to it.
+func (w *usageWatch) line(line []byte) {
+	data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:"))
+	if !ok || !bytes.Contains(data, []byte(`"usage"`)) {
+		return
+	}
+	if u, ok := w.read(bytes.TrimSpace(data)); ok {
+		w.add(u)
+	}
+}
+
+// add merges a usage report: a stream may report its input first and its
+// output at the end, so each figure is the largest seen.
+func (w *usageWatch) add(u processor.Usage) {
+	w.found = true
+	w.usage.InputTokens = max(w.usage.InputTokens, u.InputTokens)
+	w.usage.CachedInputTokens = max(w.usage.CachedInputTokens, u.CachedInputTokens)
+	w.usage.OutputTokens = max(w.usage.OutputTokens, u.OutputTokens)
+}
+
+func (w *usageWatch) finish() {
+	w.once.Do(func() {
+		if !w.stream && !w.over {
+			if u, ok := w.read(w.buf); ok {
+				w.add(u)
+			}
+		}
+		w.buf = nil
+		if w.found {
+			w.report(w.usage)
+		}
+	})
+}
