@@ -403,8 +403,11 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 	}
 	sent, err := body.Buffers(withPrefill(smaller, prefill))
 	if err != nil {
-		_ = resp.Body.Close()
-		return nil, fmt.Errorf("abridge: write request body: %w", err)
+		// Not writable in the request's API: the provider's answer stands.
+		ev.Err = fmt.Errorf("write request body: %w", err)
+		m.log.Warn("openaimw: compacted history not writable; no retry", zap.Error(err))
+		m.emit(ctx, ev)
+		return resp, nil
 	}
 	_ = resp.Body.Close()
 	ev.Retried = true
