@@ -331,7 +331,13 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	}
 	sent, err := body.Buffers(withPrefill(out, prefill))
 	if err != nil {
-		return nil, fmt.Errorf("abridge: write request body: %w", err)
+		// A history the codec cannot write (an item of another API):
+		// abridge's failure, the request goes as the app wrote it.
+		failed := ev
+		failed.Type, failed.Err = EventChainFailed, fmt.Errorf("write request body: %w", err)
+		m.log.Warn("openaimw: processed history not writable; request sent unprocessed", zap.Error(err), zap.String("model", body.Model))
+		m.emit(ctx, failed)
+		out, sent = in, net.Buffers{data}
 	}
 	ev.MessagesAfter, ev.TokensAfter = len(out)+len(prefill), processor.EstimateTokens(out)+processor.EstimateTokens(prefill)
 	ev.Duration = time.Since(start)
@@ -397,8 +403,11 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 	}
 	sent, err := body.Buffers(withPrefill(smaller, prefill))
 	if err != nil {
-		_ = resp.Body.Close()
-		return nil, fmt.Errorf("abridge: write request body: %w", err)
+		// Not writable in the request's API: the provider's answer stands.
+		ev.Err = fmt.Errorf("write request body: %w", err)
+		m.log.Warn("openaimw: compacted history not writable; no retry", zap.Error(err))
+		m.emit(ctx, ev)
+		return resp, nil
 	}
 	_ = resp.Body.Close()
 	ev.Retried = true

@@ -74,7 +74,9 @@ func BenchmarkParse(b *testing.B) {
 }
 
 // BenchmarkCodecs reads the last request recorded from each agent (Codex:
-// Responses, Claude Code: Messages, 16 tool rounds) with its codec, writes
+// Responses, Claude Code: Messages, 16 tool rounds) with its codec (and
+// through a cache holding every message, as when a conversation's next
+// request comes), writes
 // it back unchanged and with one message replaced, and decodes it with
 // encoding/json into generic values, the baseline a decoder of the whole
 // body costs.
@@ -94,6 +96,18 @@ func BenchmarkCodecs(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
 				if _, err := c.Parse(data, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.API()+"/Parse-cached", func(b *testing.B) {
+			cache := NewCache(0)
+			if _, err := c.Parse(data, cache); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := c.Parse(data, cache); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -149,6 +149,9 @@ func scanElements(data []byte, v span) ([]span, bool) {
 // stringValue returns the text of the JSON string at v, or ok false when
 // the value is not a string.
 func stringValue(data []byte, v span) (string, bool) {
+	if v.start >= v.end || data[v.start] != '"' {
+		return "", false // not a string, told without reading it through
+	}
 	var s string
 	if json.Unmarshal(data[v.start:v.end], &s) != nil {
 		return "", false
