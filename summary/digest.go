@@ -3,6 +3,7 @@ package summary
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -156,8 +157,21 @@ func mergePaths(a, b []string) []string {
 	return out
 }
 
-// collapse replaces runs of white space with one space.
+// collapse replaces runs of white space with one space, and trims it.
 func collapse(s string) string {
+	// Most texts need nothing done: check before building.
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		switch c := s[i]; {
+		case c == ' ':
+			clean = i > 0 && i < len(s)-1 && s[i+1] != ' '
+		case c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= 0x80:
+			clean = false
+		}
+	}
+	if clean {
+		return s
+	}
 	return strings.Join(strings.Fields(s), " ")
 }
 
@@ -262,22 +276,44 @@ var errorMarkers = []string{"error:", "Error:", "ERROR", "Error ", "Exception", 
 // exitPrefixes start lines that report a command's exit status.
 var exitPrefixes = []string{"Exit code ", "exit status ", "<returncode>"}
 
+// markersAt lists, by first byte, the error markers and exit prefixes
+// starting with it, and markerPairs holds the first two bytes of each
+// (a bit per pair), so that errorLine reads an output once and looks
+// closer only where two bytes begin a marker.
+var markersAt, markerPairs = func() (t [256][]string, pairs [1 << 16 / 64]uint64) {
+	for _, m := range append(append([]string(nil), errorMarkers...), exitPrefixes...) {
+		t[m[0]] = append(t[m[0]], m)
+		p := uint16(m[0])<<8 | uint16(m[1])
+		pairs[p/64] |= 1 << (p % 64)
+	}
+	return t, pairs
+}()
+
 // errorLine returns the first line of s that reads like an error, or "".
 // A bare exit status is completed with the last line of the output.
 func errorLine(s string) string {
-	// The first line holding a marker, found without splitting s: most
-	// outputs hold none, and their lines are never visited.
+	// One pass finds the first marker, and the lines starting with an exit
+	// prefix before it; most outputs hold neither.
 	mark := len(s)
-	for _, mk := range errorMarkers {
-		if i := strings.Index(s[:mark], mk); i >= 0 {
+	exits := false
+scan:
+	for i := 0; i+1 < len(s); i++ {
+		if p := uint16(s[i])<<8 | uint16(s[i+1]); markerPairs[p/64]&(1<<(p%64)) == 0 {
+			continue
+		}
+		for _, m := range markersAt[s[i]] {
+			if !strings.HasPrefix(s[i:], m) {
+				continue
+			}
+			if slices.Contains(exitPrefixes, m) {
+				exits = true
+				continue
+			}
 			mark = i
+			break scan
 		}
 	}
 	// An exit status line before it wins.
-	exits := false
-	for _, pre := range exitPrefixes {
-		exits = exits || strings.Contains(s[:min(len(s), mark+len(pre))], pre)
-	}
 	for start := 0; exits && start < len(s) && start <= mark; {
 		end := strings.IndexByte(s[start:], '\n')
 		if end < 0 {

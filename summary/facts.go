@@ -200,11 +200,20 @@ func (s *factSet) add(n factSet) {
 // of its last occurrence.
 func appendNewest(old, new []string) []string {
 	all := append(append(make([]string, 0, len(old)+len(new)), old...), new...)
+	out := all[:0]
+	if len(all) <= 32 {
+		// Few entries: comparing them beats building a map.
+		for i, e := range all {
+			if e != "" && !slices.Contains(all[i+1:], e) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
 	last := make(map[string]int, len(all))
 	for i, e := range all {
 		last[e] = i
 	}
-	out := all[:0]
 	for i, e := range all {
 		if e != "" && last[e] == i {
 			out = append(out, e)
@@ -323,14 +332,17 @@ func extractFacts(messages []processor.Message) factSet {
 				if json.Unmarshal([]byte(p.Args), &args) != nil {
 					args = nil
 				}
-				s.commands = append(s.commands, callLine(p, args))
+				keys := sortedKeys(args)
+				s.commands = append(s.commands, callLine(p, args, keys))
 				edited = append(edited, writtenByArgs(p, args)...)
 				if args == nil {
 					files, s.names = appendTokens(files, s.names, p.Args)
 				}
-				walkStrings(args, func(v string) {
-					files, s.names = appendTokens(files, s.names, v)
-				})
+				for _, k := range keys {
+					walkStrings(args[k], func(v string) {
+						files, s.names = appendTokens(files, s.names, v)
+					})
+				}
 			case processor.ToolReturn:
 				if line := errorLine(p.ToolReturnContent()); line != "" {
 					if p.ToolName != "" {
@@ -375,15 +387,20 @@ func walkStrings(v any, fn func(string)) {
 			walkStrings(e, fn)
 		}
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(x) {
 			walkStrings(x[k], fn)
 		}
 	}
+}
+
+// sortedKeys returns the keys of m, sorted.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Bounds of a call's line in the facts.
@@ -393,21 +410,18 @@ const (
 )
 
 // callLine renders a tool call as "name: value; value", its string,
-// number and boolean arguments (args, decoded; nil when they are not a
-// JSON object: the raw text is shown) in the order of their names, the
+// number and boolean arguments (args, decoded, with its keys sorted; nil
+// when they are not a JSON object: the raw text is shown) in the order of
+// their names, the
 // telling one (a command, a path) first, whitespace collapsed, a value
 // over maxArgChars shown as its size (as file contents written are); the
 // line is cut at maxCallChars.
-func callLine(c processor.ToolCall, args map[string]any) string {
+func callLine(c processor.ToolCall, args map[string]any, sorted []string) string {
 	var line string
 	if args == nil {
 		line = c.ToolName + ": " + collapse(c.Args)
 	} else {
-		keys := make([]string, 0, len(args))
-		for k := range args {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Clone(sorted)
 		for _, want := range argKeys {
 			if i := slices.Index(keys, want); i >= 0 {
 				keys[0], keys[i] = keys[i], keys[0]
@@ -456,17 +470,15 @@ func appendTokens(files, names []string, text string) ([]string, []string) {
 		// One pass over the run notes what the rules need: most words
 		// have no dot, slash, underscore or capital, and are left at once.
 		j := i
-		var dot, slash, mark bool
-		for ; j < len(text) && isPathByte(text[j]); j++ {
-			switch c := text[j]; {
-			case c == '.':
-				dot = true
-			case c == '/':
-				slash = true
-			case c == '_' || 'A' <= c && c <= 'Z':
-				mark = true
+		var class uint8
+		for ; j < len(text); j++ {
+			c := byteClass[text[j]]
+			if c&classPath == 0 {
+				break
 			}
+			class |= c
 		}
+		dot, slash, mark := class&classDot != 0, class&classSlash != 0, class&classMark != 0
 		run := text[i:j]
 		i = j
 		if dot || slash {

@@ -47,6 +47,9 @@ func Ref(summary string) string {
 // and invalid UTF-8 U+FFFD, byte by byte: as JSON carries the text and as
 // every database stores it (PostgreSQL refuses NUL in text).
 func normalize(s string) string {
+	if strings.IndexByte(s, 0) < 0 && !strings.Contains(s, "\r\n") && utf8.ValidString(s) {
+		return strings.TrimSpace(s) // most texts: nothing else to do, nothing copied
+	}
 	s = strings.Map(func(r rune) rune {
 		if r == 0 {
 			return utf8.RuneError

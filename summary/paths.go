@@ -412,22 +412,32 @@ func isPathByte(c byte) bool { return byteClass[c]&classPath != 0 }
 // or digit or an underscore.
 func isNameByte(c byte) bool { return byteClass[c]&className != 0 }
 
-// Byte classes, looked up in byteClass.
+// Byte classes, looked up in byteClass: a byte may be in a path, in a
+// name, and be a dot, a slash, or a mark of a code name (an underscore or
+// a capital).
 const (
 	classPath = 1 << iota
 	className
+	classDot
+	classSlash
+	classMark
 )
 
 var byteClass = func() (t [256]uint8) {
 	for c := range 256 {
 		b := byte(c)
-		if 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '_' {
+		switch {
+		case 'a' <= b && b <= 'z' || '0' <= b && b <= '9':
 			t[c] = classPath | className
+		case 'A' <= b && b <= 'Z' || b == '_':
+			t[c] = classPath | className | classMark
 		}
 	}
-	for _, b := range []byte("~./@+-") {
+	for _, b := range []byte("~@+-") {
 		t[b] = classPath
 	}
+	t['.'] = classPath | classDot
+	t['/'] = classPath | classSlash
 	return t
 }()
 
