@@ -84,7 +84,7 @@ func (f *Facts) Section(messages []processor.Message, previous string, max int) 
 		max = f.maxChars
 	}
 	s := parseFacts(previous)
-	s.add(extractFacts(messages))
+	s.add(extractFacts(messages, s, max))
 	return s.render(max)
 }
 
@@ -309,51 +309,39 @@ func fitNewest(label string, items []string, list bool, budget int) (string, int
 	return label + strings.Join(kept, ", "), used
 }
 
-// extractFacts returns the facts of messages, oldest first.
-func extractFacts(messages []processor.Message) factSet {
+// extractFacts returns the facts of messages, oldest first. The files
+// read or named, the names and the errors are kept newest first up to
+// about limit characters each (what any section within limit can show,
+// previous leaving out the files it lists as edited), so those are read
+// from the newest message back, and the reading stops once they are full:
+// the result renders as the whole extraction would.
+func extractFacts(messages []processor.Message, previous factSet, limit int) factSet {
 	var s factSet
-	var edited, files []string // as found, before cleaning
-	for _, m := range messages {
+	var edited []string // as found, before cleaning
+	type call struct {
+		args map[string]any
+		keys []string
+	}
+	calls := map[[2]int]call{} // by message and part index
+	for i, m := range messages {
 		if IsMarker(m) {
 			continue
 		}
-		for _, part := range m.Parts {
+		for j, part := range m.Parts {
 			switch p := part.(type) {
 			case processor.UserPrompt:
-				t := UserText(p)
-				if c := collapse(Clip(t, 1200)); c != "" {
+				if c := collapse(Clip(UserText(p), 1200)); c != "" {
 					s.user = append(s.user, Clip(c, 300))
 				}
-				files, _ = appendTokens(files, nil, t)
-			case processor.Text:
-				files, s.names = appendTokens(files, s.names, p.Content)
 			case processor.ToolCall:
 				var args map[string]any
 				if json.Unmarshal([]byte(p.Args), &args) != nil {
 					args = nil
 				}
 				keys := sortedKeys(args)
+				calls[[2]int{i, j}] = call{args, keys}
 				s.commands = append(s.commands, callLine(p, args, keys))
 				edited = append(edited, writtenByArgs(p, args)...)
-				if args == nil {
-					files, s.names = appendTokens(files, s.names, p.Args)
-				}
-				for _, k := range keys {
-					walkStrings(args[k], func(v string) {
-						files, s.names = appendTokens(files, s.names, v)
-					})
-				}
-			case processor.ToolReturn:
-				if line := errorLine(p.ToolReturnContent()); line != "" {
-					if p.ToolName != "" {
-						line = p.ToolName + ": " + line
-					}
-					s.errors = append(s.errors, line)
-				}
-			case processor.RetryPrompt:
-				if t := collapse(p.Content); t != "" {
-					s.errors = append(s.errors, Clip(t, 200))
-				}
 			}
 		}
 	}
@@ -363,17 +351,122 @@ func extractFacts(messages []processor.Message) factSet {
 		}
 	}
 	s.edited = appendNewest(nil, s.edited)
-	for _, p := range files {
-		if p = cleanPath(p); p != "" && !slices.Contains(s.edited, p) && !suffixOf(p, s.edited) {
-			s.files = append(s.files, p)
-		}
-	}
-	s.files = appendNewest(nil, s.files)
 	s.user = appendNewest(nil, s.user)
 	s.commands = appendNewest(nil, s.commands)
-	s.errors = appendNewest(nil, s.errors)
-	s.names = appendNewest(nil, s.names)
+
+	allEdited := append(slices.Clone(previous.edited), s.edited...)
+	files := newestFirst{limit: limit, keep: func(p string) (string, bool) {
+		p = cleanPath(p)
+		return p, p != "" && !slices.Contains(allEdited, p) && !suffixOf(p, allEdited)
+	}}
+	names := newestFirst{limit: limit}
+	errs := newestFirst{limit: limit}
+	var fs, ns []string // one text's tokens, in order
+	tokens := func(text string, withNames bool) {
+		fs, ns = fs[:0], ns[:0]
+		fs, ns = appendTokens(fs, ns, text)
+		files.addAll(fs)
+		if withNames {
+			names.addAll(ns)
+		}
+	}
+	for i := len(messages) - 1; i >= 0 && !(files.full() && names.full() && errs.full()); i-- {
+		m := messages[i]
+		if IsMarker(m) {
+			continue
+		}
+		for j := len(m.Parts) - 1; j >= 0; j-- {
+			switch p := m.Parts[j].(type) {
+			case processor.UserPrompt:
+				if !files.full() {
+					tokens(UserText(p), false)
+				}
+			case processor.Text:
+				if !files.full() || !names.full() {
+					tokens(p.Content, true)
+				}
+			case processor.ToolCall:
+				if files.full() && names.full() {
+					continue
+				}
+				c := calls[[2]int{i, j}]
+				if c.args == nil {
+					tokens(p.Args, true)
+					continue
+				}
+				// The values' tokens in order, then taken newest first.
+				fs, ns = fs[:0], ns[:0]
+				for _, k := range c.keys {
+					walkStrings(c.args[k], func(v string) {
+						fs, ns = appendTokens(fs, ns, v)
+					})
+				}
+				files.addAll(fs)
+				names.addAll(ns)
+			case processor.ToolReturn:
+				if errs.full() {
+					continue
+				}
+				if line := errorLine(p.ToolReturnContent()); line != "" {
+					if p.ToolName != "" {
+						line = p.ToolName + ": " + line
+					}
+					errs.add(line)
+				}
+			case processor.RetryPrompt:
+				if t := collapse(p.Content); t != "" && !errs.full() {
+					errs.add(Clip(t, 200))
+				}
+			}
+		}
+	}
+	s.files, s.names, s.errors = files.oldestFirst(), names.oldestFirst(), errs.oldestFirst()
 	return s
+}
+
+// newestFirst collects distinct entries, newest first (each at its last
+// occurrence), until they take limit characters.
+type newestFirst struct {
+	limit int
+	keep  func(string) (string, bool) // nil: every entry, as it is
+	seen  map[string]bool
+	items []string
+	chars int
+}
+
+func (c *newestFirst) full() bool { return c.chars >= c.limit }
+
+// add adds e, older than the entries added before it.
+func (c *newestFirst) add(e string) {
+	if c.keep != nil {
+		var ok bool
+		if e, ok = c.keep(e); !ok {
+			return
+		}
+	}
+	if e == "" || c.seen[e] {
+		return
+	}
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	c.seen[e] = true
+	c.items = append(c.items, e)
+	c.chars += len(e) + 3 // its separator, or "\n- "
+}
+
+// addAll adds es, in their order (so the last is the newest), older than
+// the entries added before them.
+func (c *newestFirst) addAll(es []string) {
+	for k := len(es) - 1; k >= 0 && !c.full(); k-- {
+		c.add(es[k])
+	}
+}
+
+// oldestFirst returns the entries, oldest first.
+func (c *newestFirst) oldestFirst() []string {
+	slices.Reverse(c.items)
+	return c.items
 }
 
 // walkStrings calls fn with every string value in v, in the order of the

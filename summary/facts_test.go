@@ -69,7 +69,7 @@ func TestFactsKinds(t *testing.T) {
 			factSet{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := extractFacts(tc.msgs)
+			got := extractFacts(tc.msgs, factSet{}, DefaultFactsChars)
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(factSet{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("extractFacts (-want +got):\n%s", diff)
 			}
@@ -232,3 +232,4 @@ func TestClipTexts(t *testing.T) {
 		t.Error("n = 0 clipped")
 	}
 }
+
