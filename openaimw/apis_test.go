@@ -288,3 +288,32 @@ func TestTransport(t *testing.T) {
 	}
 	checkForwarded(t, wire.Messages, sent, up.bodies[0], []string{"messages"}, nil)
 }
+
+// TestUnwritableSentAsWritten: a chain whose result the request's codec
+// cannot write (here a part of another API) fails no request: it goes as
+// the app wrote it, and the failure is reported.
+func TestUnwritableSentAsWritten(t *testing.T) {
+	sent := readFixture(t, "../internal/wire/testdata/messages/sdk-simple.json")
+	up := &recorder{answers: []answer{{200, anthropicAnswer}}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	foreign := processor.Func(func(_ context.Context, h []processor.Message) ([]processor.Message, error) {
+		out := append([]processor.Message(nil), h...)
+		last := out[len(out)-1]
+		out[len(out)-1] = processor.NewRequest(append(append([]processor.Part(nil), last.Parts...),
+			processor.Opaque{API: "responses", Type: "item_reference", Raw: `{"type":"item_reference","id":"x"}`})...)
+		return out, nil
+	})
+	ev := &events{}
+	client := anthropic.NewClient(aoption.WithBaseURL(srv.URL), aoption.WithAPIKey(secret), aoption.WithMaxRetries(0),
+		aoption.WithMiddleware(openaimw.New(foreign, openaimw.Options{OnEvent: ev.onMiddleware})))
+	if _, err := client.Messages.New(context.Background(), anthropic.MessageNewParams{}, aoption.WithRequestBody("application/json", sent)); err != nil {
+		t.Fatal(err)
+	}
+	if len(up.bodies) != 1 || !bytes.Equal(up.bodies[0], sent) {
+		t.Errorf("upstream got %q, want the body as sent", up.bodies)
+	}
+	if ev.count(openaimw.EventChainFailed) != 1 {
+		t.Errorf("events %+v", ev.mw)
+	}
+}

@@ -331,7 +331,13 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	}
 	sent, err := body.Buffers(withPrefill(out, prefill))
 	if err != nil {
-		return nil, fmt.Errorf("abridge: write request body: %w", err)
+		// A history the codec cannot write (an item of another API):
+		// abridge's failure, the request goes as the app wrote it.
+		failed := ev
+		failed.Type, failed.Err = EventChainFailed, fmt.Errorf("write request body: %w", err)
+		m.log.Warn("openaimw: processed history not writable; request sent unprocessed", zap.Error(err), zap.String("model", body.Model))
+		m.emit(ctx, failed)
+		out, sent = in, net.Buffers{data}
 	}
 	ev.MessagesAfter, ev.TokensAfter = len(out)+len(prefill), processor.EstimateTokens(out)+processor.EstimateTokens(prefill)
 	ev.Duration = time.Since(start)
@@ -397,8 +403,11 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 	}
 	sent, err := body.Buffers(withPrefill(smaller, prefill))
 	if err != nil {
-		_ = resp.Body.Close()
-		return nil, fmt.Errorf("abridge: write request body: %w", err)
+		// Not writable in the request's API: the provider's answer stands.
+		ev.Err = fmt.Errorf("write request body: %w", err)
+		m.log.Warn("openaimw: compacted history not writable; no retry", zap.Error(err))
+		m.emit(ctx, ev)
+		return resp, nil
 	}
 	_ = resp.Body.Close()
 	ev.Retried = true
@@ -493,59 +502,72 @@ func checkEncoding(req *http.Request) error {
 	return fmt.Errorf("%w (Content-Encoding: %s): send request bodies uncompressed", ErrContentEncoding, enc)
 }
 
-// readBody reads and closes the request's body. The buffer grows as the
-// bytes arrive, never past the declared length: a client that announces a
-// large body and sends nothing makes the middleware hold nothing.
+// readBody reads and closes the request's body. A body an app built
+// (GetBody set, its length known) is read into one buffer of that length.
+// Any other, a request a server received, is read in pieces allocated as
+// its bytes arrive, never for the length it declares, and joined at the
+// end: a client that announces a large body and sends little makes the
+// middleware hold little.
 func readBody(req *http.Request) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, nil
 	}
 	defer req.Body.Close()
 	declared := req.ContentLength
-	data := make([]byte, 0, initialBuffer(declared))
+	if req.GetBody != nil && declared >= 0 {
+		return readKnown(req.Body, declared)
+	}
+	var pieces [][]byte
+	total := 0
 	for {
-		if len(data) == cap(data) {
-			data = slices.Grow(data, nextGrowth(len(data), declared))
+		size := readPiece
+		if declared >= 0 {
+			// Room for one byte past the declared length, to see a body
+			// that runs over.
+			size = int(min(int64(size), declared+1-int64(total)))
 		}
-		n, err := req.Body.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if declared >= 0 && int64(len(data)) > declared {
-			return nil, errors.New("body longer than its Content-Length")
+		piece := make([]byte, size)
+		n, err := io.ReadFull(req.Body, piece)
+		if n > 0 {
+			pieces = append(pieces, piece[:n:n])
+			total += n
 		}
-		switch {
-		case err == io.EOF:
-			if declared >= 0 && int64(len(data)) < declared {
-				return nil, io.ErrUnexpectedEOF
-			}
-			return data, nil
-		case err != nil:
+		if declared >= 0 && int64(total) > declared {
+			return nil, errTooLong
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
+	if declared >= 0 && int64(total) < declared {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if len(pieces) == 1 {
+		return pieces[0], nil
+	}
+	return bytes.Join(pieces, nil), nil
 }
 
-// firstBuffer is the most a body's buffer holds before its first bytes
-// arrive.
-const firstBuffer = 16 << 10
+// readPiece is the size of the pieces a received body is read in.
+const readPiece = 64 << 10
 
-func initialBuffer(declared int64) int {
-	if declared >= 0 && declared < firstBuffer {
-		return int(declared) + 1 // room to see a byte past the length
-	}
-	return firstBuffer
-}
+var errTooLong = errors.New("body longer than its Content-Length")
 
-// nextGrowth is how many bytes to add to a full buffer of n: as many
-// again, but no more than the declared length needs (one byte past it, to
-// see a body that runs over).
-func nextGrowth(n int, declared int64) int {
-	grow := max(n, 512)
-	if declared >= 0 {
-		if room := declared + 1 - int64(n); room > 0 && room < int64(grow) {
-			grow = int(room)
-		}
+// readKnown reads a body of n bytes, an app's own.
+func readKnown(body io.Reader, n int64) ([]byte, error) {
+	data := make([]byte, n)
+	if _, err := io.ReadFull(body, data); err != nil {
+		return nil, err
 	}
-	return grow
+	// Nothing may follow what the length announced.
+	var one [1]byte
+	if k, _ := body.Read(one[:]); k > 0 {
+		return nil, errTooLong
+	}
+	return data, nil
 }
 
 // withBody returns a shallow copy of req with ctx, header and a body

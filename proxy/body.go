@@ -39,19 +39,21 @@ func newBudget(limit int64) *budget {
 	return &budget{free: limit, wake: make(chan struct{})}
 }
 
-// acquire takes n bytes of the budget, waiting until they are free, ctx
-// ends (its error) or deadline passes (errBusy).
-func (b *budget) acquire(ctx context.Context, n int64, deadline time.Time) error {
+// acquire takes up to n bytes of the budget, as many as are free, waiting
+// while none is, until ctx ends (its error) or deadline passes (errBusy).
+// It returns how many it took.
+func (b *budget) acquire(ctx context.Context, n int64, deadline time.Time) (int64, error) {
 	if b == nil {
-		return nil
+		return n, nil
 	}
 	var timeout <-chan time.Time
 	for {
 		b.mu.Lock()
-		if b.free >= n {
-			b.free -= n
+		if b.free > 0 {
+			got := min(n, b.free)
+			b.free -= got
 			b.mu.Unlock()
-			return nil
+			return got, nil
 		}
 		wake := b.wake
 		b.mu.Unlock()
@@ -63,9 +65,9 @@ func (b *budget) acquire(ctx context.Context, n int64, deadline time.Time) error
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		case <-timeout:
-			return errBusy
+			return 0, errBusy
 		}
 	}
 }
@@ -84,9 +86,10 @@ func (b *budget) release(n int64) {
 
 // bodyReader reads a chat completions body within the proxy's budget and
 // before its deadline: each read takes from the budget what it may fill
-// (at most readChunk) and gives back what it did not, so the bytes a
-// request holds are what arrived; they are released by close, once the
-// request is served. A read past the deadline fails with errBodyTimeout.
+// (at most readChunk, and no more than is free; it waits while nothing
+// is) and gives back what it did not fill, so the bytes a request holds
+// are what arrived; they are released by free, once the request is
+// served. A read past the deadline fails with errBodyTimeout.
 type bodyReader struct {
 	body     io.ReadCloser
 	ctx      context.Context
@@ -97,12 +100,17 @@ type bodyReader struct {
 }
 
 func (r *bodyReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return r.body.Read(p)
+	}
 	if len(p) > readChunk {
 		p = p[:readChunk]
 	}
-	if err := r.budget.acquire(r.ctx, int64(len(p)), r.deadline); err != nil {
+	got, err := r.budget.acquire(r.ctx, int64(len(p)), r.deadline)
+	if err != nil {
 		return 0, err
 	}
+	p = p[:got]
 	n, err := r.body.Read(p)
 	r.budget.release(int64(len(p) - n))
 	r.held += int64(n)

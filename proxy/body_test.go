@@ -236,3 +236,21 @@ func TestAnswerCutOff(t *testing.T) {
 		})
 	}
 }
+
+// TestSmallBodyMemory checks that a bound smaller than one read still
+// lets a body through: a chunked body (its length unknown) under a
+// 1 KiB bound.
+func TestSmallBodyMemory(t *testing.T) {
+	base := bodyProxy(t, &openaitest.Upstream{}, proxy.Options{MaxBodyBytes: 1 << 10, BodyMemory: 1 << 10, BodyTimeout: time.Second})
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", io.NopCloser(strings.NewReader(body))) // no length: chunked
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("status %d (%s), want 200", resp.StatusCode, data)
+	}
+}

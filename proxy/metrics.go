@@ -25,6 +25,7 @@ type Metrics struct {
 	promptTokens      *prometheus.HistogramVec
 	apiTokens         *prometheus.CounterVec
 	providerTokens    *prometheus.CounterVec
+	stored            *prometheus.CounterVec
 	rejected          *prometheus.CounterVec
 	chainFailures     prometheus.Counter
 	overflows         *prometheus.CounterVec
@@ -104,6 +105,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		providerTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "abridge_provider_tokens_total", Help: "Tokens the upstream reported for the requests it answered, by wire API: input, cached_input, output.",
 		}, []string{"api", "type"}),
+		stored: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_stored_history_requests_total", Help: "Requests whose history the provider holds (previous_response_id), sent on unprocessed, by wire API.",
+		}, []string{"api"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "abridge_rejected_requests_total", Help: "Requests the proxy answered itself and sent nowhere, by error code.",
 		}, []string{"error"}),
@@ -138,7 +142,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"op"}),
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.requestSeconds, m.processingSeconds, m.promptTokens,
-		m.apiTokens, m.providerTokens, m.rejected, m.chainFailures, m.overflows, m.upstreamErrors, m.compactions, m.compactionTokens,
+		m.apiTokens, m.providerTokens, m.stored, m.rejected, m.chainFailures, m.overflows, m.upstreamErrors, m.compactions, m.compactionTokens,
 		m.summarizerCalls, m.summarizerSeconds, m.summarizerTokens, m.storeErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register proxy metrics: %w", err)
@@ -193,6 +197,8 @@ func (m *Metrics) middlewareEvent(e openaimw.Event) {
 		m.promptTokens.WithLabelValues("forwarded").Observe(float64(e.TokensAfter))
 		m.apiTokens.WithLabelValues(e.API, "sent").Add(float64(e.TokensBefore))
 		m.apiTokens.WithLabelValues(e.API, "forwarded").Add(float64(e.TokensAfter))
+	case openaimw.EventStored:
+		m.stored.WithLabelValues(e.API).Inc()
 	case openaimw.EventUsage:
 		m.providerTokens.WithLabelValues(e.API, "input").Add(float64(e.Usage.InputTokens))
 		m.providerTokens.WithLabelValues(e.API, "cached_input").Add(float64(e.Usage.CachedInputTokens))

@@ -420,7 +420,7 @@ func TestAgentsThroughServe(t *testing.T) {
 			var up fakeUpstream = openai
 			suffix, base := "/responses", root+"/v1"
 			if tc.api == "messages" {
-				up, suffix, base = anthropic, "/messages", root
+				up, suffix, base = anthropic, "/v1/messages", root
 			}
 			h := newHop(t, root, suffix)
 			run := tc.run(t, strings.Replace(base, root, h.url, 1))

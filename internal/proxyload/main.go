@@ -23,6 +23,9 @@
 //	go run ./internal/proxyload                      # an upstream that answers at once: the proxy saturated
 //	go run ./internal/proxyload -conversations 1     # one at a time: no queueing
 //	go run ./internal/proxyload -db postgres://…     # summaries in PostgreSQL, as replicas keep them
+//	go run ./internal/proxyload -conversations 500 -runs 2   # twice through one proxy: the memory after each run
+//	go run ./internal/proxyload -stalled 40          # the stalled-body attack: 40 bodies of 32 MiB, all but 1 MiB sent
+//	go run ./internal/proxyload -stalled 60 -stalled-sent 0  # 60 connections announcing 32 MiB, the headers alone
 //
 // The conversations are the shared transcripts (../shared/transcripts,
 // each made distinct by a first system message naming the conversation),
@@ -88,6 +91,7 @@ type options struct {
 	db            string
 	bare          bool
 	api           string
+	runs          int
 }
 
 func run(args []string, stdout io.Writer) error {
@@ -100,12 +104,26 @@ func run(args []string, stdout io.Writer) error {
 	fs.BoolVar(&o.bare, "bare", false, "a plain reverse proxy without abridge in place of abridge's (the cost of the hop alone)")
 	fs.StringVar(&o.db, "db", "", "summary store: empty for memory, else a session database DSN (a SQLite path or a postgres:// URL)")
 	fs.StringVar(&o.api, "api", openaitest.APIChat, "the API of the requests: chat, responses or messages")
+	fs.IntVar(&o.runs, "runs", 1, "replay the conversations this many times through the same proxy, reporting the memory after each run")
+	stalled := fs.Int("stalled", 0, "instead of the load, the stalled-body attack: `N` connections each announce a -stalled-mb body, send all of it but 1 MiB and stall")
+	stalledMB := fs.Int("stalled-mb", 32, "the body each stalled connection announces, in MiB")
+	stalledTimeout := fs.Duration("stalled-timeout", proxy.DefaultBodyTimeout, "the proxy's body timeout under the attack")
+	stalledSent := fs.Int("stalled-sent", -1, "how much of it each stalled connection sends, in MiB (-1: all but the last MiB; 0: the headers alone)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.conversations < 1 || o.messages < 3 {
-		return errors.New("-conversations must be ≥ 1 and -messages ≥ 3")
+	if *stalled > 0 {
+		if *stalledSent < 0 {
+			*stalledSent = *stalledMB - 1
+		}
+		if *stalledMB < 1 || *stalledSent >= *stalledMB {
+			return errors.New("-stalled-mb must be ≥ 1 and -stalled-sent less than it")
+		}
+		return stalledAttack(*stalled, int64(*stalledMB)<<20, int64(*stalledSent)<<20, *stalledTimeout, stdout)
+	}
+	if o.conversations < 1 || o.messages < 3 || o.runs < 1 {
+		return errors.New("-conversations and -runs must be ≥ 1 and -messages ≥ 3")
 	}
 	rampSet := false
 	fs.Visit(func(f *flag.Flag) { rampSet = rampSet || f.Name == "ramp" })
@@ -221,28 +239,35 @@ func run(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	start := time.Now()
-	for c, msgs := range convs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			time.Sleep(time.Duration(c) * o.ramp / time.Duration(len(convs)))
-			for i, n := range openaitest.RequestLengths(msgs) {
-				id := fmt.Sprintf("%d/%d", c, i)
-				s, err := send(client, proxyURL, bodies[c].Body(n, i%2 == 1), c, id)
-				mu.Lock()
-				if err != nil {
-					errs = append(errs, fmt.Errorf("conversation %d, request %d: %w", c, i, err))
-				} else {
-					s.summarized = summarized[id]
-					samples = append(samples, s)
+	var elapsed time.Duration
+	var memory []string
+	for run := 1; run <= o.runs; run++ {
+		start := time.Now()
+		for c, msgs := range convs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(time.Duration(c) * o.ramp / time.Duration(len(convs)))
+				for i, n := range openaitest.RequestLengths(msgs) {
+					id := fmt.Sprintf("%d/%d/%d", run, c, i)
+					s, err := send(client, proxyURL, bodies[c].Body(n, i%2 == 1), c, id)
+					mu.Lock()
+					if err != nil {
+						errs = append(errs, fmt.Errorf("run %d, conversation %d, request %d: %w", run, c, i, err))
+					} else {
+						s.summarized = summarized[id]
+						samples = append(samples, s)
+					}
+					mu.Unlock()
 				}
-				mu.Unlock()
-			}
-		}()
+			}()
+		}
+		wg.Wait()
+		elapsed += time.Since(start)
+		if o.runs > 1 {
+			memory = append(memory, fmt.Sprintf("after run %d: %s", run, memoryInUse()))
+		}
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
 	if *cpuprofile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -286,6 +311,12 @@ func run(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%d conversations of up to %d messages (%s) as %s requests through %s, summaries in %s, upstream latency %s, started over %s\n",
 		len(convs), o.messages, source, apiName[o.api], through, storeName(o.db), o.latency, o.ramp)
+	if o.runs > 1 {
+		fmt.Fprintf(stdout, "%d runs, the figures below over all of them\n", o.runs)
+		for _, line := range memory {
+			fmt.Fprintln(stdout, line)
+		}
+	}
 	fmt.Fprintf(stdout, "%d requests in %.1f s (%.0f a second), %d errors, %d forwarded, %d summaries\n",
 		len(samples)+len(errs), elapsed.Seconds(), float64(len(samples))/elapsed.Seconds(), len(errs), chats, summaries)
 	fmt.Fprintf(stdout, "%-44s %9s %9s\n", "", "p50", "p99")

@@ -92,3 +92,34 @@ func TestRunUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestRuns replays the conversations twice through one proxy and reports
+// the memory after each run.
+func TestRuns(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-conversations", "2", "-messages", "30", "-runs", "2"}, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^2 runs, the figures below over all of them$`),
+		regexp.MustCompile(`(?m)^after run 1: heap in use \d+ MiB`),
+		regexp.MustCompile(`(?m)^after run 2: heap in use \d+ MiB`),
+		regexp.MustCompile(`(?m)^\d+ requests in .*, 0 errors,`),
+	} {
+		if !want.MatchString(out.String()) {
+			t.Errorf("report lacks %s:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestStalled runs a small stalled-body attack: every connection is
+// answered, 408 at the body deadline, and the report says so.
+func TestStalled(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-stalled", "3", "-stalled-mb", "2", "-stalled-timeout", "500ms"}, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if !regexp.MustCompile(`(?m)^answers: 3 × 408; the last after [\d.]+ s$`).MatchString(out.String()) {
+		t.Errorf("report:\n%s", out.String())
+	}
+}

@@ -1,6 +1,9 @@
 package wire
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
@@ -68,4 +71,62 @@ func BenchmarkParse(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCodecs reads the last request recorded from each agent (Codex:
+// Responses, Claude Code: Messages, 16 tool rounds) with its codec (and
+// through a cache holding every message, as when a conversation's next
+// request comes), writes
+// it back unchanged and with one message replaced, and decodes it with
+// encoding/json into generic values, the baseline a decoder of the whole
+// body costs.
+func BenchmarkCodecs(b *testing.B) {
+	for _, c := range []Codec{Responses, Messages} {
+		data, err := os.ReadFile(filepath.Join("testdata", "recorded", recorded[c.API()], "request_16.json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, err := c.Parse(data, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := append([]processor.Message(nil), body.Messages...)
+		out[len(out)/2] = processor.UserMessage("replaced")
+		b.Run(c.API()+"/Parse", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := c.Parse(data, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.API()+"/Parse-cached", func(b *testing.B) {
+			cache := NewCache(0)
+			if _, err := c.Parse(data, cache); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := c.Parse(data, cache); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.API()+"/Buffers", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := body.Buffers(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.API()+"/encoding-json", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				var v any
+				if err := json.Unmarshal(data, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -32,6 +32,7 @@ type Cache struct {
 type cached struct {
 	raw []byte            // a copy of the message's bytes
 	msg processor.Message // as decoded where it was first seen
+	aux any               // what the codec learnt besides (nil for Chat)
 }
 
 // NewCache returns a Cache of at most limit bytes (0 means
@@ -45,20 +46,39 @@ func NewCache(limit int) *Cache {
 
 // get returns the message decoded from raw before, if any.
 func (c *Cache) get(raw []byte) (processor.Message, bool) {
+	msg, _, ok := c.getAux(raw)
+	return msg, ok
+}
+
+// getAux is get, with what the codec put beside the message. A nil Cache
+// holds nothing.
+func (c *Cache) getAux(raw []byte) (processor.Message, any, bool) {
+	if c == nil {
+		return processor.Message{}, nil, false
+	}
 	h := maphash.Bytes(c.seed, raw)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.items[h] {
 		if bytes.Equal(e.raw, raw) {
-			return e.msg, true
+			return e.msg, e.aux, true
 		}
 	}
-	return processor.Message{}, false
+	return processor.Message{}, nil, false
 }
 
 // put remembers msg as raw's decoding (a tool return with the name its
 // call gave it there: named corrects it where another call precedes it).
 func (c *Cache) put(raw []byte, msg processor.Message) {
+	c.putAux(raw, msg, nil)
+}
+
+// putAux is put, with what the codec learnt besides the message (aux must
+// hold no slice of raw: raw is not kept). A nil Cache keeps nothing.
+func (c *Cache) putAux(raw []byte, msg processor.Message, aux any) {
+	if c == nil {
+		return
+	}
 	size := 2*len(raw) + 64
 	if size > c.limit/16 {
 		return // a message that would crowd out the others
@@ -70,7 +90,7 @@ func (c *Cache) put(raw []byte, msg processor.Message) {
 		clear(c.items)
 		c.bytes = 0
 	}
-	c.items[h] = append(c.items[h], cached{raw: bytes.Clone(raw), msg: msg})
+	c.items[h] = append(c.items[h], cached{raw: bytes.Clone(raw), msg: msg, aux: aux})
 	c.bytes += size
 }
 

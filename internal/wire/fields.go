@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
@@ -17,6 +18,10 @@ type span struct{ start, end int }
 // refused: a reader taking the first and one taking the last would see
 // different requests.
 func topFields(data []byte, want ...string) (map[string]span, error) {
+	if found, ok := scanFields(data, want); ok {
+		return found, nil
+	}
+	// encoding/json reads what the scanner did not, or says what is wrong.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil || tok != json.Delim('{') {
@@ -55,9 +60,51 @@ func topFields(data []byte, want ...string) (map[string]span, error) {
 	return found, nil
 }
 
+// scanFields is topFields on the package's scanner, which reports false
+// for any body it does not take (a key of want given twice included).
+func scanFields(data []byte, want []string) (map[string]span, bool) {
+	s := scanner{data: data}
+	if !s.eat('{') {
+		return nil, false
+	}
+	found := map[string]span{}
+	if !s.eat('}') {
+		for {
+			raw, esc, ok := s.str()
+			if !ok || !s.eat(':') {
+				return nil, false
+			}
+			key := unquote(raw, esc)
+			s.ws()
+			start := s.pos
+			if !s.skip(1) {
+				return nil, false
+			}
+			if slices.Contains(want, key) {
+				if _, dup := found[key]; dup {
+					return nil, false
+				}
+				found[key] = span{start, s.pos}
+			}
+			if s.eat(',') {
+				continue
+			}
+			if !s.eat('}') {
+				return nil, false
+			}
+			break
+		}
+	}
+	s.ws()
+	return found, s.pos == len(data)
+}
+
 // elements returns the byte ranges of the values of the JSON array at v
 // in data.
 func elements(data []byte, v span) ([]span, error) {
+	if out, ok := scanElements(data, v); ok {
+		return out, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(data[v.start:v.end]))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 		return nil, fmt.Errorf("not an array")
@@ -74,9 +121,37 @@ func elements(data []byte, v span) ([]span, error) {
 	return out, nil
 }
 
+// scanElements is elements on the package's scanner, which reports false
+// for any array it does not take.
+func scanElements(data []byte, v span) ([]span, bool) {
+	s := scanner{data: data[:v.end], pos: v.start}
+	if !s.eat('[') {
+		return nil, false
+	}
+	out := []span{}
+	if s.eat(']') {
+		return out, true
+	}
+	for {
+		s.ws()
+		start := s.pos
+		if !s.skip(1) {
+			return nil, false
+		}
+		out = append(out, span{start, s.pos})
+		if s.eat(',') {
+			continue
+		}
+		return out, s.eat(']')
+	}
+}
+
 // stringValue returns the text of the JSON string at v, or ok false when
 // the value is not a string.
 func stringValue(data []byte, v span) (string, bool) {
+	if v.start >= v.end || data[v.start] != '"' {
+		return "", false // not a string, told without reading it through
+	}
 	var s string
 	if json.Unmarshal(data[v.start:v.end], &s) != nil {
 		return "", false

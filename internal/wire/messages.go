@@ -67,7 +67,7 @@ type msgKept struct {
 }
 
 // Parse reads a Messages request body.
-func (messages) Parse(data []byte, _ *Cache) (*Body, error) {
+func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 	fs, err := topFields(data, "messages", "system", "model", "stream")
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (messages) Parse(data []byte, _ *Cache) (*Body, error) {
 	}
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		m, err := h.read(raw)
+		m, err := h.readCached(raw, cache)
 		if err != nil {
 			return nil, fmt.Errorf("%w: message %d: %w", ErrBadMessage, i, err)
 		}
@@ -126,6 +126,62 @@ func systemValue(raw []byte) (processor.Message, bool) {
 		parts[i] = processor.SystemPrompt{Content: bl.Text}
 	}
 	return processor.NewRequest(parts...), true
+}
+
+// msgAux is what the cache keeps beside a message: the tool_use and
+// tool_result blocks it holds, each with its offset in the message.
+type msgAux []msgAuxBlock
+
+type msgAuxBlock struct {
+	id         string
+	use        bool // a tool_use (else a tool_result)
+	start, end int  // the block's bytes in the message's
+	kept       msgKept
+}
+
+// readCached is read, taking a message decoded before from cache.
+func (h *msgHistory) readCached(raw []byte, cache *Cache) (processor.Message, error) {
+	if m, aux, ok := cache.getAux(raw); ok {
+		for _, a := range aux.(msgAux) {
+			k := a.kept
+			k.raw = raw[a.start:a.end]
+			if a.use {
+				h.uses[a.id] = k
+			} else {
+				h.results[a.id] = k
+			}
+		}
+		return m, nil
+	}
+	m, err := h.read(raw)
+	if err != nil || cache == nil {
+		return m, err
+	}
+	var aux msgAux
+	for _, p := range m.Parts {
+		var id string
+		var k msgKept
+		var use bool
+		switch p := p.(type) {
+		case processor.ToolCall:
+			id, use = p.ToolCallID, true
+			k = h.uses[id]
+		case processor.ToolReturn:
+			id = p.ToolCallID
+			k = h.results[id]
+		default:
+			continue
+		}
+		start := bytes.Index(raw, k.raw)
+		if start < 0 {
+			return m, nil // not found where it came from: not cached
+		}
+		end := start + len(k.raw)
+		k.raw = nil
+		aux = append(aux, msgAuxBlock{id, use, start, end, k})
+	}
+	cache.putAux(raw, m, aux)
+	return m, nil
 }
 
 // read decodes one message.

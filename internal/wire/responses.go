@@ -85,7 +85,7 @@ type respKept struct {
 }
 
 // Parse reads a Responses request body.
-func (responses) Parse(data []byte, _ *Cache) (*Body, error) {
+func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 	fs, err := topFields(data, "input", "instructions", "model", "stream", "previous_response_id")
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func (responses) Parse(data []byte, _ *Cache) (*Body, error) {
 	prevEnd := 0
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		part, request, err := h.read(raw)
+		part, request, err := h.readCached(raw, cache)
 		if err != nil {
 			return nil, fmt.Errorf("%w: input item %d: %w", ErrBadMessage, i, err)
 		}
@@ -159,6 +159,47 @@ func (responses) Parse(data []byte, _ *Cache) (*Body, error) {
 	closeRun(prevEnd)
 	nameCalls(b.Messages[b.lead:])
 	return b, nil
+}
+
+// respAux is what the cache keeps beside an item's message: whether it is
+// a request, and the call or output it holds, by ID.
+type respAux struct {
+	request bool
+	id      string
+	output  bool // id names an output (else a call)
+	part    processor.Part
+	custom  bool
+}
+
+// readCached is read, taking an item decoded before from cache.
+func (h *respHistory) readCached(raw []byte, cache *Cache) (processor.Message, bool, error) {
+	if m, aux, ok := cache.getAux(raw); ok {
+		a := aux.(respAux)
+		if a.id != "" {
+			k := respKept{part: a.part, raw: raw, custom: a.custom}
+			if a.output {
+				h.outputs[a.id] = k
+			} else {
+				h.calls[a.id] = k
+			}
+		}
+		return m, a.request, nil
+	}
+	m, request, err := h.read(raw)
+	if err != nil || cache == nil {
+		return m, request, err
+	}
+	a := respAux{request: request}
+	if len(m.Parts) == 1 {
+		switch p := m.Parts[0].(type) {
+		case processor.ToolCall:
+			a.id, a.part, a.custom = p.ToolCallID, p, h.calls[p.ToolCallID].custom
+		case processor.ToolReturn:
+			a.id, a.output, a.part, a.custom = p.ToolCallID, true, p, h.outputs[p.ToolCallID].custom
+		}
+	}
+	cache.putAux(raw, m, a)
+	return m, request, nil
 }
 
 // read decodes one input item: a request message, or the parts (and

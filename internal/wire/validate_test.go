@@ -56,10 +56,22 @@ func TestValidate(t *testing.T) {
 func TestForPath(t *testing.T) {
 	for path, want := range map[string]Codec{
 		"/v1/chat/completions": Chat, "/openai/v1/responses/": Responses, "/v1/messages": Messages,
+		"/anthropic/v1/messages": Messages, "/v1/threads/t1/messages": nil,
 		"/v1/messages/count_tokens": nil, "/v1/models": nil, "/v1/responses/resp_1": nil,
 	} {
 		if got := ForPath(path); got != want {
 			t.Errorf("ForPath(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+func TestFamily(t *testing.T) {
+	for path, want := range map[string]Codec{
+		"/v1/messages/count_tokens": Messages, "/v1/responses/resp_1": Responses, "/v1/chat/completions": Chat,
+		"/v1/threads/t1/messages": nil, "/v1/models": nil,
+	} {
+		if got := Family(path); got != want {
+			t.Errorf("Family(%q) = %v, want %v", path, got, want)
 		}
 	}
 }

@@ -89,7 +89,9 @@ var codecs = []struct {
 }{
 	{"/chat/completions", Chat},
 	{"/responses", Responses},
-	{"/messages", Messages},
+	// Anthropic's version in the path tells it from other APIs' message
+	// lists (OpenAI's /v1/threads/ID/messages).
+	{"/v1/messages", Messages},
 }
 
 // Family returns the codec of the API a path belongs to: the codec of
@@ -118,8 +120,8 @@ func Codecs() []Codec {
 }
 
 // ForPath returns the codec of POST requests to path (a path ending in
-// /chat/completions, /responses or /messages), or nil: other requests are
-// not ones abridge processes.
+// /chat/completions, /responses or /v1/messages), or nil: other requests
+// are not ones abridge processes.
 func ForPath(path string) Codec {
 	path = strings.TrimSuffix(path, "/")
 	for _, c := range codecs {
