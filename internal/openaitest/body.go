@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The APIs RequestBody writes for.
+// The APIs Bodies writes for.
 const (
 	APIChat      = "chat"      // POST /v1/chat/completions
 	APIResponses = "responses" // POST /v1/responses
@@ -52,66 +52,140 @@ func (m ChatMessage) Text() string {
 	return b.String()
 }
 
-// RequestBody is the body of a request in api (APIChat, APIResponses or
-// APIMessages) holding msgs, Chat Completions messages, with the fields an
-// agent sends: a shell tool, and "stream" when stream is set. For the
-// Responses API each message becomes its input items (function_call and
-// function_call_output for tool calls and results); for Messages the
-// system messages become "system", each tool call a tool_use block and
-// each tool result a tool_result block in a user message, and consecutive
-// messages of one role are merged into one, as that API wants.
-func RequestBody(api string, msgs []json.RawMessage, stream bool) ([]byte, error) {
-	var b bytes.Buffer
-	switch api {
-	case APIChat:
-		b.WriteString(`{"model":"gpt-test","messages":`)
-		writeList(&b, msgs)
-		b.WriteString(`,"tools":[{"type":"function","function":{"name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}}],"tool_choice":"auto","temperature":0`)
-		if stream {
-			b.WriteString(`,"stream":true,"stream_options":{"include_usage":true}`)
-		}
-	case APIResponses:
-		items, err := responsesInput(msgs)
-		if err != nil {
-			return nil, err
-		}
-		b.WriteString(`{"model":"gpt-test","input":`)
-		writeList(&b, items)
-		b.WriteString(`,"tools":[{"type":"function","name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}],"tool_choice":"auto","temperature":0,"store":false`)
-		if stream {
-			b.WriteString(`,"stream":true`)
-		}
-	case APIMessages:
-		system, out, err := anthropicMessages(msgs)
-		if err != nil {
-			return nil, err
-		}
-		b.WriteString(`{"model":"claude-test","max_tokens":4096`)
-		if system != "" {
-			b.WriteString(`,"system":` + quote(system))
-		}
-		b.WriteString(`,"messages":`)
-		writeList(&b, out)
-		b.WriteString(`,"tools":[{"name":"bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]`)
-		if stream {
-			b.WriteString(`,"stream":true`)
-		}
-	default:
-		return nil, fmt.Errorf("unknown API %q (want %s, %s or %s)", api, APIChat, APIResponses, APIMessages)
-	}
-	b.WriteString("}")
-	return b.Bytes(), nil
+// Bodies writes the request bodies of one conversation in one API, each
+// holding the conversation's first messages, with the fields an agent
+// sends: a shell tool, and "stream" when asked. For the Responses API each
+// message becomes its input items (function_call and function_call_output
+// for tool calls and results); for Messages the system messages become
+// "system", each tool call a tool_use block and each tool result a
+// tool_result block in a user message, and consecutive messages of one
+// role are merged into one, as that API wants. The messages are converted
+// once, when the Bodies is made, so that a load's client spends little on
+// each body.
+type Bodies struct {
+	api string
+	// items holds each message's items (Chat: the message itself;
+	// Responses: its input items; Messages: its content blocks).
+	items [][]json.RawMessage
+	// roles holds each message's role in Messages ("" for a system
+	// message), and systems its system text.
+	roles, systems []string
 }
 
-func writeList(b *bytes.Buffer, items []json.RawMessage) {
-	b.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it)
+// NewBodies converts msgs, Chat Completions messages, for api.
+func NewBodies(api string, msgs []json.RawMessage) (*Bodies, error) {
+	b := &Bodies{api: api, items: make([][]json.RawMessage, len(msgs)), roles: make([]string, len(msgs)), systems: make([]string, len(msgs))}
+	if api != APIChat && api != APIResponses && api != APIMessages {
+		return nil, fmt.Errorf("unknown API %q (want %s, %s or %s)", api, APIChat, APIResponses, APIMessages)
 	}
-	b.WriteByte(']')
+	for i, raw := range msgs {
+		if api == APIChat {
+			b.items[i] = []json.RawMessage{raw}
+			continue
+		}
+		var m ChatMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		if api == APIResponses {
+			b.items[i] = responsesItems(m)
+		} else {
+			b.roles[i], b.systems[i], b.items[i] = anthropicBlocks(m)
+		}
+	}
+	return b, nil
+}
+
+// Body returns the body of a request holding the first n messages,
+// streamed when stream is set.
+func (b *Bodies) Body(n int, stream bool) []byte {
+	var buf bytes.Buffer
+	switch b.api {
+	case APIChat:
+		buf.WriteString(`{"model":"gpt-test","messages":`)
+		b.writeItems(&buf, n)
+		buf.WriteString(`,"tools":[{"type":"function","function":{"name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}}],"tool_choice":"auto","temperature":0`)
+		if stream {
+			buf.WriteString(`,"stream":true,"stream_options":{"include_usage":true}`)
+		}
+	case APIResponses:
+		buf.WriteString(`{"model":"gpt-test","input":`)
+		b.writeItems(&buf, n)
+		buf.WriteString(`,"tools":[{"type":"function","name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}],"tool_choice":"auto","temperature":0,"store":false`)
+		if stream {
+			buf.WriteString(`,"stream":true`)
+		}
+	case APIMessages:
+		buf.WriteString(`{"model":"claude-test","max_tokens":4096`)
+		var systems []string
+		for _, s := range b.systems[:n] {
+			if s != "" {
+				systems = append(systems, s)
+			}
+		}
+		if len(systems) > 0 {
+			buf.WriteString(`,"system":` + quote(strings.Join(systems, "\n\n")))
+		}
+		buf.WriteString(`,"messages":`)
+		b.writeTurns(&buf, n)
+		buf.WriteString(`,"tools":[{"name":"bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]`)
+		if stream {
+			buf.WriteString(`,"stream":true`)
+		}
+	}
+	buf.WriteString("}")
+	return buf.Bytes()
+}
+
+// writeItems writes the items of the first n messages as one JSON list.
+func (b *Bodies) writeItems(buf *bytes.Buffer, n int) {
+	buf.WriteByte('[')
+	first := true
+	for _, items := range b.items[:n] {
+		for _, it := range items {
+			if !first {
+				buf.WriteByte(',')
+			}
+			first = false
+			buf.Write(it)
+		}
+	}
+	buf.WriteByte(']')
+}
+
+// writeTurns writes the first n messages as Anthropic messages: the
+// blocks of consecutive messages of one role in one message, and a user
+// message first when the conversation starts with the assistant.
+func (b *Bodies) writeTurns(buf *bytes.Buffer, n int) {
+	buf.WriteByte('[')
+	role := ""
+	for i, items := range b.items[:n] {
+		r := b.roles[i]
+		if r == "" {
+			continue
+		}
+		if r != role {
+			if role != "" {
+				buf.WriteString(`],"role":` + quote(role) + `},`)
+			} else if r == "assistant" {
+				buf.WriteString(`{"content":[{"text":"Go on.","type":"text"}],"role":"user"},`)
+			}
+			buf.WriteString(`{"content":[`)
+		} else {
+			buf.WriteByte(',')
+		}
+		role = r
+		for k, it := range items {
+			if k > 0 {
+				buf.WriteByte(',')
+			}
+			buf.Write(it)
+		}
+	}
+	if role != "" {
+		buf.WriteString(`],"role":` + quote(role) + `}`)
+	}
+	buf.WriteByte(']')
 }
 
 func marshal(v any) json.RawMessage {
@@ -119,81 +193,46 @@ func marshal(v any) json.RawMessage {
 	return b
 }
 
-// responsesInput converts Chat messages to Responses input items.
-func responsesInput(msgs []json.RawMessage) ([]json.RawMessage, error) {
-	var out []json.RawMessage
-	for i, raw := range msgs {
-		var m ChatMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, fmt.Errorf("message %d: %w", i, err)
-		}
-		switch m.Role {
-		case "tool":
-			out = append(out, marshal(map[string]any{"type": "function_call_output", "call_id": m.ToolCallID, "output": m.Text()}))
-		default:
-			if t := m.Text(); t != "" || len(m.ToolCalls) == 0 {
-				out = append(out, marshal(map[string]any{"role": m.Role, "content": t}))
-			}
-			for _, c := range m.ToolCalls {
-				out = append(out, marshal(map[string]any{"type": "function_call", "call_id": c.ID,
-					"name": c.Function.Name, "arguments": c.Function.Arguments}))
-			}
-		}
+// responsesItems converts a Chat message to Responses input items.
+func responsesItems(m ChatMessage) []json.RawMessage {
+	if m.Role == "tool" {
+		return []json.RawMessage{marshal(map[string]any{"type": "function_call_output", "call_id": m.ToolCallID, "output": m.Text()})}
 	}
-	return out, nil
+	var out []json.RawMessage
+	if t := m.Text(); t != "" || len(m.ToolCalls) == 0 {
+		out = append(out, marshal(map[string]any{"role": m.Role, "content": t}))
+	}
+	for _, c := range m.ToolCalls {
+		out = append(out, marshal(map[string]any{"type": "function_call", "call_id": c.ID,
+			"name": c.Function.Name, "arguments": c.Function.Arguments}))
+	}
+	return out
 }
 
-// anthropicMessages converts Chat messages to Anthropic's system text and
-// messages.
-func anthropicMessages(msgs []json.RawMessage) (system string, out []json.RawMessage, err error) {
-	type turn struct {
-		role   string
-		blocks []any
-	}
-	var turns []turn
-	add := func(role string, blocks ...any) {
-		if n := len(turns); n > 0 && turns[n-1].role == role {
-			turns[n-1].blocks = append(turns[n-1].blocks, blocks...)
-			return
+// anthropicBlocks converts a Chat message to its role in Anthropic
+// Messages ("" for a system message), its system text, and its content
+// blocks.
+func anthropicBlocks(m ChatMessage) (role, system string, blocks []json.RawMessage) {
+	switch m.Role {
+	case "system", "developer":
+		return "", m.Text(), nil
+	case "tool":
+		return "user", "", []json.RawMessage{marshal(map[string]any{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": m.Text()})}
+	case "assistant":
+		if t := m.Text(); t != "" {
+			blocks = append(blocks, marshal(map[string]any{"type": "text", "text": t}))
 		}
-		turns = append(turns, turn{role, blocks})
-	}
-	var systems []string
-	for i, raw := range msgs {
-		var m ChatMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return "", nil, fmt.Errorf("message %d: %w", i, err)
+		for _, c := range m.ToolCalls {
+			input := json.RawMessage(c.Function.Arguments)
+			if !json.Valid(input) || !bytes.HasPrefix(bytes.TrimSpace(input), []byte("{")) {
+				input = json.RawMessage(`{}`)
+			}
+			blocks = append(blocks, marshal(map[string]any{"type": "tool_use", "id": c.ID, "name": c.Function.Name, "input": input}))
 		}
-		switch m.Role {
-		case "system", "developer":
-			systems = append(systems, m.Text())
-		case "tool":
-			add("user", map[string]any{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": m.Text()})
-		case "assistant":
-			if len(turns) == 0 {
-				add("user", map[string]any{"type": "text", "text": "Go on."})
-			}
-			var blocks []any
-			if t := m.Text(); t != "" {
-				blocks = append(blocks, map[string]any{"type": "text", "text": t})
-			}
-			for _, c := range m.ToolCalls {
-				input := json.RawMessage(c.Function.Arguments)
-				if !json.Valid(input) || !bytes.HasPrefix(bytes.TrimSpace(input), []byte("{")) {
-					input = json.RawMessage(`{}`)
-				}
-				blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Function.Name, "input": input})
-			}
-			if len(blocks) == 0 {
-				blocks = append(blocks, map[string]any{"type": "text", "text": "…"})
-			}
-			add("assistant", blocks...)
-		default:
-			add("user", map[string]any{"type": "text", "text": m.Text()})
+		if len(blocks) == 0 {
+			blocks = append(blocks, marshal(map[string]any{"type": "text", "text": "…"}))
 		}
+		return "assistant", "", blocks
 	}
-	for _, t := range turns {
-		out = append(out, marshal(map[string]any{"role": t.role, "content": t.blocks}))
-	}
-	return strings.Join(systems, "\n\n"), out, nil
+	return "user", "", []json.RawMessage{marshal(map[string]any{"type": "text", "text": m.Text()})}
 }

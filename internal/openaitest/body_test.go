@@ -7,9 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestRequestBody converts one tool round in Chat messages to each API's
-// body.
-func TestRequestBody(t *testing.T) {
+// TestBodies converts one tool round in Chat messages to each API's body.
+func TestBodies(t *testing.T) {
 	msgs := []json.RawMessage{
 		json.RawMessage(`{"role":"system","content":"Be brief."}`),
 		json.RawMessage(`{"role":"user","content":"List the files."}`),
@@ -35,15 +34,15 @@ func TestRequestBody(t *testing.T) {
 			`"tools":[{"name":"bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}`},
 	}
 	for _, tc := range tests {
-		got, err := RequestBody(tc.api, msgs, tc.stream)
+		b, err := NewBodies(tc.api, msgs)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.api, err)
 		}
-		if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+		if diff := cmp.Diff(tc.want, string(b.Body(len(msgs), tc.stream))); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.api, diff)
 		}
 	}
-	if _, err := RequestBody("completions", msgs, false); err == nil {
+	if _, err := NewBodies("completions", msgs); err == nil {
 		t.Error("an unknown API gave no error")
 	}
 }

@@ -133,12 +133,20 @@ func run(args []string, stdout io.Writer) error {
 	if o.ramp < 0 || o.latency < 0 {
 		return errors.New("-ramp and -latency must be ≥ 0")
 	}
-	if _, err := openaitest.RequestBody(o.api, nil, false); err != nil {
+	if _, err := openaitest.NewBodies(o.api, nil); err != nil {
 		return fmt.Errorf("-api: %w", err)
 	}
 	convs, source, err := conversations(o)
 	if err != nil {
 		return err
+	}
+	// Each conversation converted to the API once, so that the clients
+	// spend little on each body.
+	bodies := make([]*openaitest.Bodies, len(convs))
+	for c, msgs := range convs {
+		if bodies[c], err = openaitest.NewBodies(o.api, msgs); err != nil {
+			return fmt.Errorf("conversation %d: %w", c, err)
+		}
 	}
 
 	up := &openaitest.Upstream{Discard: true, Latency: o.latency}
@@ -242,11 +250,7 @@ func run(args []string, stdout io.Writer) error {
 				time.Sleep(time.Duration(c) * o.ramp / time.Duration(len(convs)))
 				for i, n := range openaitest.RequestLengths(msgs) {
 					id := fmt.Sprintf("%d/%d/%d", run, c, i)
-					body, err := openaitest.RequestBody(o.api, msgs[:n], i%2 == 1)
-					var s sample
-					if err == nil {
-						s, err = send(client, proxyURL, body, c, id)
-					}
+					s, err := send(client, proxyURL, bodies[c].Body(n, i%2 == 1), c, id)
 					mu.Lock()
 					if err != nil {
 						errs = append(errs, fmt.Errorf("run %d, conversation %d, request %d: %w", run, c, i, err))
@@ -272,12 +276,9 @@ func run(args []string, stdout io.Writer) error {
 	// value, and into openai-go's request type (none for Messages).
 	var decode, decodeParams []time.Duration
 	params, paramsName := typedParams(o.api)
-	for _, msgs := range convs {
+	for c, msgs := range convs {
 		for i, n := range openaitest.RequestLengths(msgs) {
-			body, err := openaitest.RequestBody(o.api, msgs[:n], i%2 == 1)
-			if err != nil {
-				return err
-			}
+			body := bodies[c].Body(n, i%2 == 1)
 			t0 := time.Now()
 			var v any
 			if err := json.Unmarshal(body, &v); err != nil {
