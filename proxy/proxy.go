@@ -127,6 +127,7 @@ type Proxy struct {
 	log         *zap.Logger
 	metrics     *Metrics
 	onEvent     func(context.Context, openaimw.Event)
+	upstreamOf  func(path string) *url.URL // where a request for path goes
 }
 
 var _ http.Handler = (*Proxy)(nil)
@@ -170,6 +171,7 @@ func New(opts Options) *Proxy {
 		}
 		return upstream
 	}
+	p.upstreamOf = upstreamOf
 	mw := openaimw.New(opts.Chain, openaimw.Options{
 		Compactor:  opts.Compactor,
 		Logger:     p.log,
@@ -264,7 +266,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
 	ctx = context.WithValue(ctx, clientKey{}, r.Context())
-	ctx = context.WithValue(ctx, authKey{}, r.Header.Get("Authorization"))
+	ctx = context.WithValue(ctx, authKey{}, credential{header: r.Header.Get("Authorization"), to: p.upstreamOf(r.URL.Path)})
 	p.rp.ServeHTTP(rec, r.WithContext(ctx))
 }
 
@@ -531,6 +533,13 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 type authKey struct{}
 
+// credential is a client request's Authorization and the upstream it was
+// sent to: the only origin it may be given to.
+type credential struct {
+	header string
+	to     *url.URL
+}
+
 // ForwardAuthorization returns a RoundTripper that gives a request to
 // origin (the same scheme and host) without an Authorization header the
 // one of the client request the proxy is serving, when its context comes
@@ -538,6 +547,11 @@ type authKey struct{}
 // processes it), then sends it with next (nil means
 // http.DefaultTransport). Requests to any other origin go out as they are:
 // a client's key is never sent anywhere but where the client sent it.
+//
+// The client's header goes only to the origin the client's own request was
+// sent to: the Authorization of an Anthropic Messages request, forwarded to
+// ANTHROPIC_BASE_URL, is never given to a summary request for
+// OPENAI_BASE_URL.
 //
 // abridge serve builds its summarizer's HTTP client on it, with the
 // upstream as origin, so that when the proxy has no API key of its own the
@@ -550,9 +564,10 @@ func ForwardAuthorization(origin *url.URL, next http.RoundTripper) http.RoundTri
 		next = http.DefaultTransport
 	}
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		auth, _ := req.Context().Value(authKey{}).(string)
-		if auth == "" || req.Header.Get("Authorization") != "" || origin == nil ||
-			!strings.EqualFold(req.URL.Scheme, origin.Scheme) || !strings.EqualFold(req.URL.Host, origin.Host) {
+		c, _ := req.Context().Value(authKey{}).(credential)
+		auth := c.header
+		if auth == "" || req.Header.Get("Authorization") != "" || origin == nil || c.to == nil ||
+			!sameOrigin(req.URL, origin) || !sameOrigin(req.URL, c.to) {
 			return next.RoundTrip(req)
 		}
 		r := req.Clone(req.Context())
@@ -566,4 +581,9 @@ func ForwardAuthorization(origin *url.URL, next http.RoundTripper) http.RoundTri
 		}
 		return resp, nil
 	})
+}
+
+// sameOrigin reports whether u and origin have the same scheme and host.
+func sameOrigin(u, origin *url.URL) bool {
+	return strings.EqualFold(u.Scheme, origin.Scheme) && strings.EqualFold(u.Host, origin.Host)
 }

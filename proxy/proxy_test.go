@@ -705,12 +705,16 @@ func TestForwardAuthorization(t *testing.T) {
 	tests := []struct {
 		name, own, client, want string
 		proxied, elsewhere      bool
+		messages                bool // the client's request is an Anthropic Messages one, to its own upstream
 	}{
-		{"client pays", "", "Bearer client", "Bearer client", true, false},
-		{"proxy's key", "Bearer proxy", "Bearer client", "Bearer proxy", true, false},
-		{"client sent none", "", "", "", true, false},
-		{"not proxied", "", "", "", false, false},
-		{"another origin", "", "Bearer client", "", true, true},
+		{"client pays", "", "Bearer client", "Bearer client", true, false, false},
+		{"proxy's key", "Bearer proxy", "Bearer client", "Bearer proxy", true, false, false},
+		{"client sent none", "", "", "", true, false, false},
+		{"not proxied", "", "", "", false, false, false},
+		{"another origin", "", "Bearer client", "", true, true, false},
+		// An Anthropic key sent to the Messages upstream never reaches the
+		// OpenAI upstream the summarizer calls.
+		{"the client's request went to another upstream", "", "Bearer sk-ant-client", "", true, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -745,15 +749,22 @@ func TestForwardAuthorization(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
+				anthropic := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+				defer anthropic.Close()
 				p := proxy.New(proxy.Options{
-					Upstream: mustURL(t, sink.URL+"/v1"),
+					Upstream:  mustURL(t, sink.URL+"/v1"),
+					Upstreams: map[string]*url.URL{"messages": mustURL(t, anthropic.URL+"/v1")},
 					Chain: processor.Func(func(ctx context.Context, h []processor.Message) ([]processor.Message, error) {
 						return h, summarize(ctx)
 					}),
 				})
 				srv := httptest.NewServer(p)
 				defer srv.Close()
-				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+				path := "/v1/chat/completions"
+				if tt.messages {
+					path = "/v1/messages"
+				}
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
 				if tt.client != "" {
 					req.Header.Set("Authorization", tt.client)
 				}
