@@ -43,8 +43,9 @@ func stalledAttack(n int, declared, sent int64, bodyTimeout time.Duration, stdou
 	before := memoryInUse()
 	rssBefore, _ := residentBytes()
 	peak := rssBefore
-	done := make(chan struct{})
+	done, sampled := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(sampled)
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -81,6 +82,7 @@ func stalledAttack(n int, declared, sent int64, bodyTimeout time.Duration, stdou
 	}
 	wg.Wait()
 	close(done)
+	<-sampled // peak is the sampler's until it has returned
 	var answers []string
 	for s, c := range statuses {
 		answers = append(answers, fmt.Sprintf("%d × %s", c, s))
