@@ -232,4 +232,3 @@ func TestClipTexts(t *testing.T) {
 		t.Error("n = 0 clipped")
 	}
 }
-
