@@ -211,12 +211,18 @@ type keyer struct {
 // when the host named none): the first 16 bytes of the cheap hash of the
 // scope, the messages' count and each of them.
 func (k *keyer) key(scope string, ms []processor.Message) Key {
-	h, _ := k.pool.Get().(*hasher)
-	if h == nil {
-		h = newHasher(true)
-	}
+	h := k.get()
 	defer k.pool.Put(h)
 	return h.cheapKey(scope, ms)
+}
+
+// get returns a cheap hasher from the pool (a new one when it is empty);
+// the caller puts it back.
+func (k *keyer) get() *hasher {
+	if h, ok := k.pool.Get().(*hasher); ok {
+		return h
+	}
+	return newHasher(true)
 }
 
 // cheapKey is keyer.key on h, which it resets first.
@@ -336,10 +342,7 @@ func (k *keyer) lasts(history []processor.Message, from int) []Key {
 	if from >= len(history)-1 {
 		return nil
 	}
-	h, _ := k.pool.Get().(*hasher)
-	if h == nil {
-		h = newHasher(true)
-	}
+	h := k.get()
 	defer k.pool.Put(h)
 	out := make([]Key, len(history)-1-from)
 	for i := range out {
