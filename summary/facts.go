@@ -39,10 +39,10 @@ type FactsOptions struct {
 // taken from the messages deterministically and kept verbatim:
 //
 //   - the user's messages (clipped to 300 characters each);
-//   - the files edited, and the other files the conversation read or
-//     named (see [Paths]);
-//   - the commands and tool calls the assistant made (each clipped to 160
-//     characters);
+//   - the files tool calls edited, and the other files the user, the
+//     assistant's text and its calls read or named;
+//   - the commands and tool calls the assistant made (a line each, at most
+//     240 characters, an argument over 200 characters shown by its size);
 //   - the errors the tools reported (the first error line of each output);
 //   - the names the assistant used in its own words and calls: identifiers
 //     with an underscore or an inner capital, and dotted qualified names.
@@ -50,9 +50,10 @@ type FactsOptions struct {
 // The section is rolling: it merges the facts of a previous section
 // (carried by the summary being merged, see [SplitFacts]) with those of the
 // new messages, and when it would pass its bound the oldest entries of each
-// kind go first. Each kind has its share of the bound (files edited are
-// kept first of all), so one kind cannot crowd out the others. A Facts is
-// safe for concurrent use.
+// kind go first. Each kind has its share of the bound (user 10%, files
+// edited 10%, files read 10%, commands 20%, errors 10%, names 40%; what one
+// leaves unused goes to those after it), so one kind cannot crowd out the
+// others. A Facts is safe for concurrent use.
 type Facts struct {
 	maxChars int
 }
@@ -65,9 +66,6 @@ func NewFacts(opts FactsOptions) *Facts {
 	}
 	return &Facts{maxChars: n}
 }
-
-// MaxChars returns the section's size bound.
-func (f *Facts) MaxChars() int { return f.maxChars }
 
 // factSet is the content of a facts section, each list oldest first.
 type factSet struct {
