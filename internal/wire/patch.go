@@ -277,3 +277,52 @@ func rebuildArray(elems [][]byte) []byte {
 	}
 	return append(out, ']')
 }
+
+// spliceAll returns raw with the bytes of each span of spans (in order,
+// apart) replaced by the value of the same index, in a new slice.
+func spliceAll(raw []byte, spans []span, vals [][]byte) []byte {
+	n := len(raw)
+	for k, v := range spans {
+		n += len(vals[k]) - (v.end - v.start)
+	}
+	out := make([]byte, 0, n)
+	at := 0
+	for k, v := range spans {
+		out = append(append(out, raw[at:v.start]...), vals[k]...)
+		at = v.end
+	}
+	return append(out, raw[at:]...)
+}
+
+// valuesOf returns the byte ranges of the values of a comma-separated
+// run of JSON values (the items of one message of the Responses codec).
+func valuesOf(raw []byte) ([]span, error) {
+	var out []span
+	i := skipSpace(raw, 0)
+	for i < len(raw) {
+		v, err := valueSpan(raw, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		i = skipSpace(raw, v.end)
+		if i < len(raw) {
+			if raw[i] != ',' {
+				return nil, fmt.Errorf("%w: %q between values", errPatch, raw[i])
+			}
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return out, nil
+}
+
+// stringAt returns the string at path in raw, or "".
+func stringAt(raw []byte, path ...any) string {
+	v, err := lookup(raw, path...)
+	if err != nil {
+		return ""
+	}
+	var s string
+	_ = json.Unmarshal(raw[v.start:v.end], &s)
+	return s
+}
