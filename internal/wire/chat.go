@@ -23,7 +23,7 @@ func (chat) API() string { return "chat" }
 
 // Parse reads a Chat Completions request body.
 func (chat) Parse(data []byte, cache *Cache) (*Body, error) {
-	b := &Body{data: data, codec: Chat, hist: chatHistory{}}
+	b := &Body{data: data, codec: Chat, hist: chatHistory{}, cache: cache}
 	if b.fastSplit(cache) && b.Messages != nil {
 		return b, nil
 	}

@@ -73,7 +73,7 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 		return nil, err
 	}
 	h := &msgHistory{uses: map[string]msgKept{}, results: map[string]msgKept{}}
-	b := &Body{data: data, codec: Messages, hist: h}
+	b := &Body{data: data, codec: Messages, hist: h, cache: cache}
 	b.header(fs)
 	if v, ok := fs["system"]; ok {
 		if m, ok := systemValue(data[v.start:v.end]); ok {

@@ -92,7 +92,7 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		return nil, err
 	}
 	h := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
-	b := &Body{data: data, codec: Responses, hist: h}
+	b := &Body{data: data, codec: Responses, hist: h, cache: cache}
 	b.header(fs)
 	if v, ok := fs["previous_response_id"]; ok {
 		id, _ := stringValue(data, v)
