@@ -211,8 +211,8 @@ func (b *Body) With(out []processor.Message) ([]byte, error) {
 
 // Buffers is [Body.With] without the copy: the new body as pieces to send
 // one after the other (net.Buffers writes them with one system call where
-// it can), most of them slices of the body as received, which must not
-// change while they are in use.
+// it can), most of them slices of the body as received or rewrites the
+// body's cache holds, which must not change while they are in use.
 func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 	if !b.same(out) {
 		out = b.hist.fit(out)
