@@ -231,15 +231,23 @@ func valueSpan(d []byte, i int) (span, error) {
 				return span{start, i + 1}, nil
 			}
 		case '"':
-			i++
-			for i < len(d) && d[i] != '"' {
-				if d[i] == '\\' {
-					i++
+			// The closing quote: the next one not escaped (an odd run of
+			// backslashes before it escapes it).
+			from := i + 1
+			for {
+				k := bytes.IndexByte(d[from:], '"')
+				if k < 0 {
+					return span{}, fmt.Errorf("%w: a string not closed", errPatch)
 				}
-				i++
-			}
-			if i >= len(d) {
-				return span{}, fmt.Errorf("%w: a string not closed", errPatch)
+				i = from + k
+				n := 0
+				for j := i - 1; j > start && d[j] == '\\'; j-- {
+					n++
+				}
+				if n%2 == 0 {
+					break
+				}
+				from = i + 1
 			}
 			if depth == 0 {
 				return span{start, i + 1}, nil
