@@ -294,8 +294,9 @@ func FuzzCodecs(f *testing.F) {
 // holding the output ("output", "content") comes back with the value the
 // client sent, and no key is added but that one: a tool output sent
 // without it gets it, holding the new output (empty when that is empty);
-// the message holding a tool_result keeps every key but "content"; and
-// every field of the body outside the history is kept.
+// the message holding a tool_result keeps every key but "content"; every
+// field of the body outside the history is kept; and the body reads back
+// as the history written (in the shape the API reads it: see normal).
 func kitRewriteKeeps(c Codec, data []byte) error {
 	b, err := parseValid(c, data)
 	if err != nil {
@@ -322,6 +323,13 @@ func kitRewriteKeeps(c Codec, data []byte) error {
 	got, err := b.With(out)
 	if err != nil {
 		return err
+	}
+	back, err := c.Parse(got, nil)
+	if err != nil {
+		return errors.New("rewritten body refused: " + err.Error() + "\n" + string(got))
+	}
+	if err := processortest.Diff(normal(b.hist.fit(out)), normal(back.Messages)); err != nil {
+		return errors.New("rewritten body reads back otherwise: " + err.Error())
 	}
 	var before, after map[string]any
 	if err := json.Unmarshal(data, &before); err != nil {
