@@ -16,6 +16,12 @@ import (
 // errPatch: a path that does not lead to a value of the JSON text.
 var errPatch = errors.New("no such value")
 
+// errFolded: an object holds a key that is the one sought but for case.
+// encoding/json matches keys to fields without regard to case (as the
+// codecs read messages), so replacing or adding the member of the exact
+// name would leave two that read as one: the patch is refused.
+var errFolded = errors.New("a key that differs only in case")
+
 // lookup returns the byte range of the value at path in raw, a JSON value:
 // each step of path is a string (an object's key; the last member of that
 // name, as encoding/json reads it) or an int (an array's index).
@@ -171,8 +177,11 @@ func member(d []byte, v span, key string) (found span, closing int, err error) {
 		if err != nil {
 			return found, 0, err
 		}
-		if keyIs(d[k.start:k.end], key) {
+		switch is, folds := keyIs(d[k.start:k.end], key); {
+		case is:
 			found = val
+		case folds:
+			return found, 0, fmt.Errorf("%w: %s for %q", errFolded, d[k.start:k.end], key)
 		}
 		i = skipSpace(d, val.end)
 		if i >= len(d) {
@@ -189,13 +198,21 @@ func member(d []byte, v span, key string) (found span, closing int, err error) {
 	}
 }
 
-// keyIs reports whether the JSON string raw (quotes included) is key.
-func keyIs(raw []byte, key string) bool {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1:len(raw)-1]) == key
+// keyIs reports whether the JSON string raw (quotes included) is key, and
+// whether it is key but for case.
+func keyIs(raw []byte, key string) (is, folds bool) {
+	k := raw[1 : len(raw)-1]
+	if bytes.IndexByte(k, '\\') >= 0 {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return false, false
+		}
+		return s == key, s != key && strings.EqualFold(s, key)
 	}
-	var s string
-	return json.Unmarshal(raw, &s) == nil && s == key
+	if string(k) == key {
+		return true, false
+	}
+	return false, strings.EqualFold(string(k), key)
 }
 
 // skipSpace returns the offset of the first byte at or after i that is
