@@ -27,7 +27,10 @@ import (
 // written back); tool_use a [processor.ToolCall]; thinking a
 // [processor.Thinking] holding the block whole, signature included; and
 // redacted_thinking and other assistant blocks [processor.Opaque]. Calls
-// and results the processors did not change are written as they came.
+// and results the processors did not change are written as they came; a
+// message they changed is the message as it came with what changed
+// replaced (a tool_result's content, a text, a call's input; new blocks
+// beside those kept), and so is a changed "system" ([Body.With]).
 var Messages Codec = messages{}
 
 type messages struct{}

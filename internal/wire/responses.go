@@ -27,8 +27,10 @@ import (
 // Reasoning items become [processor.Thinking] holding the item whole
 // (encrypted_content included), other unmodelled items (item_reference,
 // compaction, hosted tools' calls) [processor.Opaque] parts: both are
-// written back as they came. A body with "previous_response_id" is
-// [Body.Stored]: its history is on the server.
+// written back as they came. A changed message is written as its items as
+// they came with what changed replaced (a tool output's "output", an
+// output_text's text, a call's arguments: [Body.With]). A body with
+// "previous_response_id" is [Body.Stored]: its history is on the server.
 var Responses Codec = responses{}
 
 type responses struct{}

@@ -14,7 +14,9 @@
 // the message it belongs to as [processor.Thinking] with its raw bytes or
 // as [processor.Opaque], and written back byte for byte. Messages sent
 // back unchanged are written as their original bytes, so a body whose
-// history the processors left alone is sent as it came. Chat Completions
+// history the processors left alone is sent as it came; messages they
+// changed are written as their original bytes with only what changed
+// replaced (patch.go), remembered in the [Cache]. Chat Completions
 // is fast where requests are alike: messages of the common shapes are
 // decoded by a scanner of its own, anything else through package model's
 // decoder.
