@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"github.com/abridge-go/abridge/internal/transcripts"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
 )
 
 // BenchmarkParse reads the largest transcript as a request body: with the
@@ -77,7 +79,8 @@ func BenchmarkParse(b *testing.B) {
 // Responses, Claude Code: Messages, 16 tool rounds) with its codec (and
 // through a cache holding every message, as when a conversation's next
 // request comes), writes
-// it back unchanged and with one message replaced, and decodes it with
+// it back unchanged, with one message replaced and with every old tool
+// output trimmed (without a cache and through one), and decodes it with
 // encoding/json into generic values, the baseline a decoder of the whole
 // body costs.
 func BenchmarkCodecs(b *testing.B) {
@@ -115,6 +118,35 @@ func BenchmarkCodecs(b *testing.B) {
 		b.Run(c.API()+"/Buffers", func(b *testing.B) {
 			for b.Loop() {
 				if _, err := body.Buffers(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// Every old tool output trimmed, as the trimmer does on every
+		// request: each rewritten as the client's item or block with its
+		// output replaced; through a cache, as the next request's are.
+		trimmed, err := trimtools.New(trimtools.Options{MaxChars: trimtools.MinMaxChars}).Process(context.Background(), body.Messages)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.API()+"/Buffers-trimmed", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := body.Buffers(trimmed); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.API()+"/Buffers-trimmed-cached", func(b *testing.B) {
+			cache := NewCache(0)
+			cb, err := c.Parse(data, cache)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := cb.Buffers(trimmed); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := cb.Buffers(trimmed); err != nil {
 					b.Fatal(err)
 				}
 			}

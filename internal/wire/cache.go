@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 	"sync"
 
@@ -27,6 +28,8 @@ type Cache struct {
 	mu    sync.Mutex
 	items map[uint64][]cached
 	bytes int
+
+	rw rewrites // the rewrites, apart
 }
 
 type cached struct {
@@ -158,4 +161,142 @@ func named(msg processor.Message, names map[string]string) processor.Message {
 // nothing: its Parse is the package's.
 func (c *Cache) Parse(data []byte) (*Body, error) {
 	return Chat.Parse(data, c)
+}
+
+// Rewrites: a message the processors changed is written as the bytes the
+// client sent with what changed replaced ([Body.With]), which costs more
+// than writing it anew; and the trimmer changes the same old tool outputs
+// the same way on every request of a conversation. The cache remembers
+// each rewrite by its input (the bytes of the message as received, and
+// the message it became), compared in full, and gives the same bytes back
+// until it is emptied. Rewrites are kept apart from the decoded messages,
+// in at most a quarter of the cache's bytes.
+
+type rewriteKey struct {
+	raw  []byte            // a copy of the message's bytes as received
+	msg  processor.Message // what it became (a copy)
+	lead bool
+}
+
+type rewriteEntry struct {
+	key rewriteKey
+	out []byte // the rewrite; nil when the message is written anew
+}
+
+// rewrites is the cache's part holding rewrites.
+type rewrites struct {
+	mu    sync.Mutex
+	items map[uint64][]rewriteEntry
+	bytes int
+}
+
+// rewriteHash hashes a rewrite's input.
+func (c *Cache) rewriteHash(raw []byte, m processor.Message, lead bool) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.Write(raw)
+	if lead {
+		h.WriteByte(1)
+	}
+	hashMessage(&h, m)
+	return h.Sum64()
+}
+
+// getRewrite returns the rewrite of raw as m remembered (nil when m is
+// written anew), and whether there is one. A nil Cache holds nothing.
+func (c *Cache) getRewrite(raw []byte, m processor.Message, lead bool) ([]byte, bool) {
+	if c == nil {
+		return nil, false
+	}
+	h := c.rewriteHash(raw, m, lead)
+	c.rw.mu.Lock()
+	defer c.rw.mu.Unlock()
+	for _, e := range c.rw.items[h] {
+		if e.key.lead == lead && bytes.Equal(e.key.raw, raw) && processor.Equal(e.key.msg, m) {
+			return e.out, true
+		}
+	}
+	return nil, false
+}
+
+// putRewrite remembers out as the rewrite of raw as m (nil: written
+// anew). A nil Cache keeps nothing.
+func (c *Cache) putRewrite(raw []byte, m processor.Message, lead bool, out []byte) {
+	if c == nil {
+		return
+	}
+	size := len(raw) + len(out) + 128
+	for _, p := range m.Parts {
+		size += processor.PartChars(p)
+	}
+	limit := c.limit / 4
+	if size > limit/16 {
+		return
+	}
+	h := c.rewriteHash(raw, m, lead)
+	e := rewriteEntry{key: rewriteKey{raw: bytes.Clone(raw), msg: processor.Clone([]processor.Message{m})[0], lead: lead}, out: out}
+	c.rw.mu.Lock()
+	defer c.rw.mu.Unlock()
+	if c.rw.items == nil || c.rw.bytes+size > limit {
+		c.rw.items = map[uint64][]rewriteEntry{}
+		c.rw.bytes = 0
+	}
+	c.rw.items[h] = append(c.rw.items[h], e)
+	c.rw.bytes += size
+}
+
+// hashMessage writes what tells messages apart (what processor.Equal
+// compares, but their metadata) to h.
+func hashMessage(h *maphash.Hash, m processor.Message) {
+	var n [8]byte
+	str := func(s string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.WriteString(s)
+	}
+	bin := func(b []byte) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	h.WriteByte(byte(m.Kind))
+	for _, p := range m.Parts {
+		str(p.PartKind())
+		switch p := p.(type) {
+		case processor.SystemPrompt:
+			str(p.Content)
+			str(p.Name)
+		case processor.UserPrompt:
+			str(p.Content)
+			str(p.Name)
+			for _, c := range p.Contents {
+				str(c.Type)
+				str(c.Text)
+				bin(c.Data)
+			}
+		case processor.ToolReturn:
+			str(p.ToolCallID)
+			str(p.Content)
+			bin(p.JSON)
+			for _, c := range p.Contents {
+				str(c)
+			}
+		case processor.RetryPrompt:
+			str(p.ToolCallID)
+			str(p.Content)
+		case processor.Text:
+			str(p.Content)
+		case processor.ToolCall:
+			str(p.ToolCallID)
+			str(p.ToolName)
+			str(p.Args)
+		case processor.Thinking:
+			str(p.Content)
+			str(p.Signature)
+			str(p.Raw)
+		case processor.Opaque:
+			str(p.Type)
+			str(p.Raw)
+		}
+	}
 }

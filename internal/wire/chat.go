@@ -23,7 +23,7 @@ func (chat) API() string { return "chat" }
 
 // Parse reads a Chat Completions request body.
 func (chat) Parse(data []byte, cache *Cache) (*Body, error) {
-	b := &Body{data: data, codec: Chat, hist: chatHistory{}}
+	b := &Body{data: data, codec: Chat, hist: chatHistory{}, cache: cache}
 	if b.fastSplit(cache) && b.Messages != nil {
 		return b, nil
 	}
@@ -191,3 +191,32 @@ func (b *Body) split() error {
 
 // fit returns out: every history the processors make is one the API takes.
 func (chatHistory) fit(out []processor.Message) []processor.Message { return out }
+
+// rewrite writes a tool message whose output changed to text (trimmed,
+// cleared) as the client's message with its "content" replaced: its
+// other keys (a name, keys abridge does not know) and their order are
+// kept.
+func (chatHistory) rewrite(orig processor.Message, raw []byte, m processor.Message, lead bool) ([]byte, bool) {
+	if lead || len(orig.Parts) != 1 || len(m.Parts) != 1 || !sameMeta(orig, m) {
+		return nil, false
+	}
+	o, ok := orig.Parts[0].(processor.ToolReturn)
+	if !ok {
+		return nil, false
+	}
+	var id, content string
+	switch p := m.Parts[0].(type) {
+	case processor.ToolReturn:
+		if p.JSON != nil || p.Contents != nil {
+			return nil, false
+		}
+		id, content = p.ToolCallID, p.Content
+	case processor.RetryPrompt:
+		id, content = p.ToolCallID, p.Content
+	}
+	if id == "" || id != o.ToolCallID {
+		return nil, false
+	}
+	out, err := patch(raw, appendString(nil, content), "content")
+	return out, err == nil
+}

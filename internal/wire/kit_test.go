@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/abridge-go/abridge/processor"
@@ -29,6 +31,7 @@ var kitRules = []kitRule{
 	{"every message written anew reads back the same", kitRoundTrip},
 	{"unmodelled items survive edits around them", kitOpaqueSurvive},
 	{"kept and rewritten paths agree", kitPathsAgree},
+	{"a rewrite keeps every key but the value it replaces", kitRewriteKeeps},
 }
 
 // recorded names the directories of testdata/recorded holding each API's
@@ -246,8 +249,10 @@ func kitRefused(c Codec, data []byte) error {
 }
 
 // FuzzCodecs holds every codec to the kit's rules on mutated bodies: a
-// body a codec takes is written back unchanged byte for byte, and written
-// anew it reads back as the same history.
+// body a codec takes is written back unchanged byte for byte, written
+// anew it reads back as the same history, and with its tool outputs
+// replaced every key the client sent but those outputs comes back
+// unchanged (kitRewriteKeeps).
 func FuzzCodecs(f *testing.F) {
 	for _, c := range []Codec{Chat, Responses, Messages} {
 		for _, data := range kitBodies(&testing.T{}, c, "") {
@@ -255,6 +260,14 @@ func FuzzCodecs(f *testing.F) {
 				f.Add(data)
 			}
 		}
+	}
+	// Small bodies whose tool outputs carry keys the model does not hold.
+	for _, s := range []string{
+		`{"input":[{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"call_id":"c","type":"function_call_output","id":"o","status":"completed"},{"role":"user","content":"x"}]}`,
+		`{"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"a"},{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}],"is_error":false},{"type":"text","text":"more"}],"x":1}]}`,
+		`{"messages":[{"role":"user","content":"go"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"content":[{"type":"text","text":"a"}],"role":"tool","tool_call_id":"c","name":"f"}]}`,
+	} {
+		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, c := range []Codec{Chat, Responses, Messages} {
@@ -267,6 +280,157 @@ func FuzzCodecs(f *testing.F) {
 			if err := kitRoundTrip(c, data); err != nil {
 				t.Fatalf("%s: %v", c.API(), err)
 			}
+			if err := kitRewriteKeeps(c, data); err != nil {
+				t.Fatalf("%s: %v", c.API(), err)
+			}
 		}
 	})
+}
+
+// kitRewriteKeeps replaces every tool output of the history (as the
+// clearer does) and checks what the client sent is kept around it: in
+// each tool output (a Responses *_output item, an Anthropic tool_result
+// block, a Chat tool message), found by its call ID, every key but the one
+// holding the output ("output", "content") comes back with the value the
+// client sent, and no key is added but that one: a tool output sent
+// without it gets it, holding the new output (empty when that is empty);
+// the message holding a tool_result keeps every key but "content"; every
+// field of the body outside the history is kept; and the body reads back
+// as the history written (in the shape the API reads it: see normal).
+func kitRewriteKeeps(c Codec, data []byte) error {
+	b, err := parseValid(c, data)
+	if err != nil {
+		return err
+	}
+	out := append([]processor.Message(nil), b.Messages...)
+	changed := false
+	for i, m := range out {
+		if m.Kind != processor.Request {
+			continue
+		}
+		parts := append([]processor.Part(nil), m.Parts...)
+		for k, p := range parts {
+			if r, ok := p.(processor.ToolReturn); ok {
+				parts[k] = processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: "[cleared " + r.ToolCallID + "]"}
+				changed = true
+			}
+		}
+		out[i].Parts = parts
+	}
+	if !changed {
+		return nil
+	}
+	got, err := b.With(out)
+	if err != nil {
+		return err
+	}
+	back, err := c.Parse(got, nil)
+	if err != nil {
+		return errors.New("rewritten body refused: " + err.Error() + "\n" + string(got))
+	}
+	if err := processortest.Diff(normal(b.hist.fit(out)), normal(back.Messages)); err != nil {
+		return errors.New("rewritten body reads back otherwise: " + err.Error())
+	}
+	var before, after map[string]any
+	if err := json.Unmarshal(data, &before); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(got, &after); err != nil {
+		return errors.New("rewritten body is not JSON: " + err.Error() + "\n" + string(got))
+	}
+	history := map[string]string{"chat": "messages", "responses": "input", "messages": "messages"}[c.API()]
+	lead := map[string]string{"responses": "instructions", "messages": "system"}[c.API()]
+	for k, v := range before {
+		if k != history && k != lead && !reflect.DeepEqual(v, after[k]) {
+			return errors.New("field " + strconv.Quote(k) + " outside the history changed")
+		}
+	}
+	bo, ao := map[string]toolOutput{}, map[string]toolOutput{}
+	findOutputs(before[history], nil, bo)
+	findOutputs(after[history], nil, ao)
+	for id, o := range bo {
+		a, ok := ao[id]
+		if !ok {
+			return errors.New("the output of call " + strconv.Quote(id) + " is gone")
+		}
+		if err := sameBut(o.obj, a.obj, o.key); err != nil {
+			return errors.New("the output of call " + strconv.Quote(id) + ": " + err.Error())
+		}
+		if o.msg != nil && a.msg != nil {
+			if err := sameBut(o.msg, a.msg, "content"); err != nil {
+				return errors.New("the message holding the output of call " + strconv.Quote(id) + ": " + err.Error())
+			}
+		}
+	}
+	return nil
+}
+
+// toolOutput is a tool output found in a decoded history: its object,
+// the key holding the output, and the message holding it (nil when it is
+// one).
+type toolOutput struct {
+	obj, msg map[string]any
+	key      string
+}
+
+// findOutputs records, by call ID, the tool outputs of v (the first of an
+// ID), msg the message object v is in.
+func findOutputs(v any, msg map[string]any, found map[string]toolOutput) {
+	switch v := v.(type) {
+	case []any:
+		for _, e := range v {
+			findOutputs(e, msg, found)
+		}
+	case map[string]any:
+		typ, _ := v["type"].(string)
+		role, _ := v["role"].(string)
+		var id, key string
+		switch {
+		case strings.HasSuffix(typ, "_output"):
+			id, _ = v["call_id"].(string)
+			key = "output"
+		case typ == "tool_result":
+			id, _ = v["tool_use_id"].(string)
+			key = "content"
+		case role == "tool":
+			id, _ = v["tool_call_id"].(string)
+			key = "content"
+		}
+		if id != "" {
+			if _, seen := found[id]; !seen {
+				found[id] = toolOutput{obj: v, msg: msg, key: key}
+			}
+			return
+		}
+		if role != "" {
+			msg = v
+		}
+		for _, e := range v {
+			findOutputs(e, msg, found)
+		}
+	}
+}
+
+// sameBut reports, as an error, a key of a (the object sent) that b (the
+// one written back) lost or holds otherwise, or a key b has that a has
+// not, but the key except.
+func sameBut(a, b map[string]any, except string) error {
+	for k, v := range a {
+		if k == except {
+			continue
+		}
+		w, ok := b[k]
+		if !ok {
+			return errors.New("key " + strconv.Quote(k) + " lost")
+		}
+		if !reflect.DeepEqual(v, w) {
+			return errors.New("key " + strconv.Quote(k) + " changed")
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok && k != except {
+			return errors.New("key " + strconv.Quote(k) + " added")
+		}
+	}
+	return nil
 }

@@ -27,7 +27,10 @@ import (
 // written back); tool_use a [processor.ToolCall]; thinking a
 // [processor.Thinking] holding the block whole, signature included; and
 // redacted_thinking and other assistant blocks [processor.Opaque]. Calls
-// and results the processors did not change are written as they came.
+// and results the processors did not change are written as they came; a
+// message they changed is the message as it came with what changed
+// replaced (a tool_result's content, a text, a call's input; new blocks
+// beside those kept), and so is a changed "system" ([Body.With]).
 var Messages Codec = messages{}
 
 type messages struct{}
@@ -73,7 +76,7 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 		return nil, err
 	}
 	h := &msgHistory{uses: map[string]msgKept{}, results: map[string]msgKept{}}
-	b := &Body{data: data, codec: Messages, hist: h}
+	b := &Body{data: data, codec: Messages, hist: h, cache: cache}
 	b.header(fs)
 	if v, ok := fs["system"]; ok {
 		if m, ok := systemValue(data[v.start:v.end]); ok {
@@ -264,19 +267,24 @@ func (h *msgHistory) user(raws []json.RawMessage) (processor.Message, error) {
 	return processor.NewRequest(parts...), nil
 }
 
-// textBlocks reads a tool result's blocks: their texts when all are plain
-// text blocks, else the blocks whole.
+// textBlocks reads a tool result's blocks: their texts when all are text
+// blocks, else the blocks whole.
 func textBlocks(raw json.RawMessage) ([]string, json.RawMessage) {
 	var blocks []json.RawMessage
 	if json.Unmarshal(raw, &blocks) == nil {
 		texts := make([]string, 0, len(blocks))
 		for _, b := range blocks {
-			c, plain := plainText(b, "text")
-			if !plain {
+			// A text block with more keys (cache_control, citations)
+			// is text too: a rewrite keeps its keys.
+			var bl struct {
+				Type string  `json:"type"`
+				Text *string `json:"text"`
+			}
+			if json.Unmarshal(b, &bl) != nil || bl.Type != "text" || bl.Text == nil {
 				texts = nil
 				break
 			}
-			texts = append(texts, c.Text)
+			texts = append(texts, *bl.Text)
 		}
 		if texts != nil {
 			return texts, nil
@@ -368,16 +376,6 @@ func (h *msgHistory) encode(out []processor.Message, fresh []int, raws [][]byte)
 
 // message writes one message.
 func (h *msgHistory) message(m processor.Message) ([]byte, error) {
-	type text struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	var blocks [][]byte
-	add := func(v any) error {
-		b, err := appendJSON(nil, v)
-		blocks = append(blocks, b)
-		return err
-	}
 	if systemOnly(m) {
 		lead, err := h.encodeLead(m)
 		if err != nil {
@@ -397,7 +395,37 @@ func (h *msgHistory) message(m processor.Message) ([]byte, error) {
 			}
 		}
 	}
-	for _, p := range m.Parts {
+	blocks, err := h.blocks(m.Parts)
+	if err != nil {
+		return nil, err
+	}
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("a %s with nothing to send", m.Kind)
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"role":"` + role + `","content":[`)
+	b.Write(bytes.Join(blocks, []byte(",")))
+	b.WriteString("]}")
+	return b.Bytes(), nil
+}
+
+// blockText is a text block written anew.
+type blockText struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// blocks writes the content blocks of parts: calls and results as they
+// came, or with what changed replaced, the others anew.
+func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
+	type text = blockText
+	var blocks [][]byte
+	add := func(v any) error {
+		b, err := appendJSON(nil, v)
+		blocks = append(blocks, b)
+		return err
+	}
+	for _, p := range parts {
 		var err error
 		switch p := p.(type) {
 		case processor.UserPrompt:
@@ -420,6 +448,12 @@ func (h *msgHistory) message(m processor.Message) ([]byte, error) {
 				blocks = append(blocks, kept.raw)
 				continue
 			}
+			if ok {
+				if r, ok := patchResult(kept.raw, p); ok {
+					blocks = append(blocks, r)
+					continue
+				}
+			}
 			var content any = p.Content
 			switch {
 			case len(p.JSON) > 0 && p.JSON[0] == '[':
@@ -438,6 +472,12 @@ func (h *msgHistory) message(m processor.Message) ([]byte, error) {
 			if p.ToolCallID == "" {
 				err = add(text{"text", p.Content})
 				break
+			}
+			if kept, ok := h.results[p.ToolCallID]; ok {
+				if r, ok := patchResult(kept.raw, p); ok {
+					blocks = append(blocks, r)
+					continue
+				}
 			}
 			err = add(toolResult{Type: "tool_result", ToolUseID: p.ToolCallID, Content: p.Content, IsError: true})
 		case processor.Text:
@@ -470,14 +510,7 @@ func (h *msgHistory) message(m processor.Message) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(blocks) == 0 {
-		return nil, fmt.Errorf("a %s with nothing to send", m.Kind)
-	}
-	var b bytes.Buffer
-	b.WriteString(`{"role":"` + role + `","content":[`)
-	b.Write(bytes.Join(blocks, []byte(",")))
-	b.WriteString("]}")
-	return b.Bytes(), nil
+	return blocks, nil
 }
 
 type toolResult struct {
@@ -639,4 +672,271 @@ func (messages) Refuse(status int, code, message string) []byte {
 		Error inner  `json:"error"`
 	}{"error", inner{typ, code + ": " + message}})
 	return append(b, '\n')
+}
+
+// resultValue returns the JSON value of a tool_result's "content" for r.
+func resultValue(r processor.ToolReturn) []byte {
+	switch {
+	case len(r.JSON) > 0 && r.JSON[0] == '[':
+		return r.JSON
+	case r.JSON == nil && r.Contents != nil:
+		texts := make([][]byte, len(r.Contents))
+		for i, c := range r.Contents {
+			texts[i], _ = appendJSON(nil, blockText{"text", c})
+		}
+		return rebuildArray(texts)
+	}
+	return appendString(nil, r.ToolReturnContent())
+}
+
+// patchResult returns a tool_result block, as it came, written for p (a
+// tool return or a retry prompt answering its call): its content replaced
+// and every other key (is_error, cache_control, keys abridge does not
+// know) kept. When the content was text blocks and becomes one text (a
+// trimmed or cleared output), the text goes in the last block, which
+// keeps its keys (cache_control, citations), and the blocks before it are
+// dropped; text blocks as many as before each keep theirs.
+func patchResult(block []byte, p processor.Part) ([]byte, bool) {
+	var value []byte
+	var texts []string
+	switch p := p.(type) {
+	case processor.ToolReturn:
+		value = resultValue(p)
+		switch {
+		case p.JSON != nil:
+		case p.Contents != nil:
+			texts = p.Contents
+		default:
+			texts = []string{p.Content}
+		}
+	case processor.RetryPrompt:
+		out, err := patch(block, appendString(nil, p.Content), "content")
+		if err == nil {
+			out, err = patch(out, []byte("true"), "is_error")
+		}
+		return out, err == nil
+	default:
+		return nil, false
+	}
+	c, err := lookup(block, "content")
+	if err == nil && texts != nil && block[c.start] == '[' {
+		if elems, err := elementsOf(block, c); err == nil && len(elems) > 0 && allText(block, elems) {
+			switch {
+			case len(texts) == len(elems):
+				vals := make([][]byte, len(elems))
+				for k, e := range elems {
+					if vals[k], err = patch(block[e.start:e.end], appendString(nil, texts[k]), "text"); err != nil {
+						return nil, false
+					}
+				}
+				return spliceAll(block, elems, vals), true
+			case len(texts) == 1:
+				last := elems[len(elems)-1]
+				v, err := patch(block[last.start:last.end], appendString(nil, texts[0]), "text")
+				if err != nil {
+					return nil, false
+				}
+				return spliceAll(block, []span{{elems[0].start, last.end}}, [][]byte{v}), true
+			}
+		}
+	}
+	out, err := patch(block, value, "content")
+	return out, err == nil
+}
+
+// allText reports whether the blocks at elems are all text blocks.
+func allText(raw []byte, elems []span) bool {
+	for _, e := range elems {
+		if stringAt(raw[e.start:e.end], "type") != "text" {
+			return false
+		}
+	}
+	return true
+}
+
+// pieces returns parts with each user prompt of several contents split in
+// one per content: one piece per block of a message's content.
+func pieces(parts []processor.Part) []processor.Part {
+	n := 0
+	for _, p := range parts {
+		if u, ok := p.(processor.UserPrompt); ok && u.Contents != nil {
+			n += len(u.Contents)
+		} else {
+			n++
+		}
+	}
+	if n == len(parts) {
+		return parts
+	}
+	out := make([]processor.Part, 0, n)
+	for _, p := range parts {
+		if u, ok := p.(processor.UserPrompt); ok && u.Contents != nil {
+			for _, c := range u.Contents {
+				out = append(out, processor.UserPrompt{Contents: []processor.UserContent{c}, Name: u.Name})
+			}
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// rewrite writes a changed message as the client's message object (its
+// role and other keys kept) whose content holds each block as it came, or
+// with what changed replaced (a tool_result's content, a text), and the
+// blocks of new parts (a summary marker joined to it) written anew; and a
+// changed "system" as its blocks, each as it came or with its text
+// replaced (cache_control kept).
+func (h *msgHistory) rewrite(orig processor.Message, raw []byte, m processor.Message, lead bool) ([]byte, bool) {
+	if !sameMeta(orig, m) {
+		return nil, false
+	}
+	if lead {
+		return h.rewriteContent(raw, orig, m, true)
+	}
+	c, err := lookup(raw, "content")
+	if err != nil {
+		return nil, false
+	}
+	v, ok := h.rewriteContent(raw[c.start:c.end], orig, m, false)
+	if !ok {
+		return nil, false
+	}
+	return splice(raw, c, v), true
+}
+
+// rewriteContent returns the content (or the system prompt) raw, read as
+// orig, written for m, or false when m is not orig changed: when no block
+// is kept as it was nor tied to its part by a call ID, unless anchored
+// (the system prompt is always the one it was).
+func (h *msgHistory) rewriteContent(raw []byte, orig, m processor.Message, anchored bool) ([]byte, bool) {
+	was, now := pieces(orig.Parts), pieces(m.Parts)
+	var blocks []span
+	if raw[0] == '"' {
+		if len(was) != 1 {
+			return nil, false
+		}
+		blocks = []span{{0, len(raw)}} // the string: a text block
+	} else {
+		var err error
+		if blocks, err = elementsOf(raw, span{0, len(raw)}); err != nil || len(blocks) != len(was) {
+			return nil, false
+		}
+	}
+	type out struct {
+		from int    // the block it was, or -1
+		b    []byte // its bytes
+	}
+	outs := make([]out, 0, len(now))
+	u := 0
+	for pos, q := range now {
+		// The next block kept as it was (those before it dropped).
+		if v := slices.IndexFunc(was[u:], func(p processor.Part) bool { return samePart(p, q) }); v >= 0 {
+			u += v
+			outs = append(outs, out{u, raw[blocks[u].start:blocks[u].end]})
+			u++
+			anchored = true
+			continue
+		}
+		// The next block changed, unless it comes later as it was.
+		if u < len(was) && !slices.ContainsFunc(now[pos+1:], func(p processor.Part) bool { return samePart(p, was[u]) }) {
+			if b, id, ok := patchBlock(raw[blocks[u].start:blocks[u].end], was[u], q); ok {
+				outs = append(outs, out{u, b})
+				u++
+				anchored = anchored || id
+				continue
+			}
+		}
+		if sp, ok := q.(processor.SystemPrompt); ok {
+			b, err := appendJSON(nil, blockText{"text", sp.Content})
+			if err != nil {
+				return nil, false
+			}
+			outs = append(outs, out{-1, b})
+			continue
+		}
+		bs, err := h.blocks([]processor.Part{q})
+		if err != nil || len(bs) != 1 {
+			return nil, false
+		}
+		outs = append(outs, out{-1, bs[0]})
+	}
+	if !anchored {
+		return nil, false
+	}
+	inPlace := len(outs) == len(blocks) && raw[0] == '['
+	for k, o := range outs {
+		inPlace = inPlace && o.from == k
+	}
+	if raw[0] == '"' && len(outs) == 1 && outs[0].from == 0 {
+		return outs[0].b, true
+	}
+	vals := make([][]byte, len(outs))
+	for k, o := range outs {
+		vals[k] = o.b
+		if raw[0] == '"' && o.from == 0 {
+			// The string, among other blocks: a text block.
+			vals[k] = append(append([]byte(`{"type":"text","text":`), o.b...), '}')
+		}
+	}
+	if inPlace {
+		return spliceAll(raw, blocks, vals), true
+	}
+	return rebuildArray(vals), true
+}
+
+// patchBlock returns a block, read as the piece was, written for the
+// piece now with what changed replaced, whether they are tied by a call
+// ID, and false when now is not was changed. A block that is the whole
+// string content is the string.
+func patchBlock(block []byte, was, now processor.Part) ([]byte, bool, bool) {
+	text := func(s string) ([]byte, bool, bool) {
+		if block[0] == '"' {
+			return appendString(nil, s), false, true
+		}
+		if stringAt(block, "type") != "text" {
+			return nil, false, false
+		}
+		out, err := patch(block, appendString(nil, s), "text")
+		return out, false, err == nil
+	}
+	switch w := was.(type) {
+	case processor.ToolReturn:
+		id, _, ok := outputValue(now)
+		if !ok || id != w.ToolCallID || block[0] != '{' {
+			return nil, false, false
+		}
+		out, ok := patchResult(block, now)
+		return out, true, ok
+	case processor.ToolCall:
+		c, ok := now.(processor.ToolCall)
+		if !ok || c.ToolCallID != w.ToolCallID || block[0] != '{' {
+			return nil, false, false
+		}
+		out, err := patch(block, validJSON(c.Args), "input")
+		if err == nil && c.ToolName != w.ToolName {
+			out, err = patch(out, appendString(nil, c.ToolName), "name")
+		}
+		return out, true, err == nil
+	case processor.Text:
+		if t, ok := now.(processor.Text); ok {
+			return text(t.Content)
+		}
+	case processor.SystemPrompt:
+		if s, ok := now.(processor.SystemPrompt); ok {
+			return text(s.Content)
+		}
+	case processor.UserPrompt:
+		n, ok := now.(processor.UserPrompt)
+		if !ok || n.Name != w.Name {
+			return nil, false, false
+		}
+		switch {
+		case n.Contents == nil:
+			return text(n.Content)
+		case len(n.Contents) == 1 && n.Contents[0].Data == nil:
+			return text(n.Contents[0].Text)
+		}
+	}
+	return nil, false, false
 }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,8 +27,10 @@ import (
 // Reasoning items become [processor.Thinking] holding the item whole
 // (encrypted_content included), other unmodelled items (item_reference,
 // compaction, hosted tools' calls) [processor.Opaque] parts: both are
-// written back as they came. A body with "previous_response_id" is
-// [Body.Stored]: its history is on the server.
+// written back as they came. A changed message is written as its items as
+// they came with what changed replaced (a tool output's "output", an
+// output_text's text, a call's arguments: [Body.With]). A body with
+// "previous_response_id" is [Body.Stored]: its history is on the server.
 var Responses Codec = responses{}
 
 type responses struct{}
@@ -91,7 +94,7 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		return nil, err
 	}
 	h := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
-	b := &Body{data: data, codec: Responses, hist: h}
+	b := &Body{data: data, codec: Responses, hist: h, cache: cache}
 	b.header(fs)
 	if v, ok := fs["previous_response_id"]; ok {
 		id, _ := stringValue(data, v)
@@ -463,6 +466,14 @@ func (h *respHistory) message(dst []byte, m processor.Message) ([]byte, error) {
 				rawItem(kept.raw)
 				continue
 			}
+			if ok {
+				// The item as it came, with its output replaced.
+				_, v, _ := outputValue(p)
+				if r, err := patch(kept.raw, v, "output"); err == nil {
+					rawItem(r)
+					continue
+				}
+			}
 			typ := respFunctionOutput
 			if ok && kept.custom || !ok && h.calls[p.ToolCallID].custom {
 				typ = respCustomOutput
@@ -603,3 +614,163 @@ func (responses) Refuse(status int, code, message string) []byte {
 
 // fit returns out: every history the processors make is one the API takes.
 func (*respHistory) fit(out []processor.Message) []processor.Message { return out }
+
+// outputValue returns the call ID a tool output answers and the JSON value
+// of its "output", for a tool return or a retry prompt answering a call.
+func outputValue(p processor.Part) (string, []byte, bool) {
+	switch p := p.(type) {
+	case processor.ToolReturn:
+		if len(p.JSON) > 0 && p.JSON[0] == '[' {
+			return p.ToolCallID, p.JSON, true
+		}
+		return p.ToolCallID, appendString(nil, p.ToolReturnContent()), true
+	case processor.RetryPrompt:
+		return p.ToolCallID, appendString(nil, p.Content), p.ToolCallID != ""
+	}
+	return "", nil, false
+}
+
+// rewrite writes a changed tool output as its item with "output" replaced,
+// and a changed response as its items, each as it came or with the texts,
+// arguments or name that changed replaced (ids, status, annotations and
+// unknown keys kept). The instructions are a string: nothing of theirs is
+// lost writing them anew.
+func (h *respHistory) rewrite(orig processor.Message, raw []byte, m processor.Message, lead bool) ([]byte, bool) {
+	if lead || !sameMeta(orig, m) {
+		return nil, false
+	}
+	if m.Kind == processor.Request {
+		if len(orig.Parts) != 1 || len(m.Parts) != 1 {
+			return nil, false
+		}
+		o, isReturn := orig.Parts[0].(processor.ToolReturn)
+		id, v, ok := outputValue(m.Parts[0])
+		if !isReturn || !ok || id != o.ToolCallID {
+			return nil, false
+		}
+		out, err := patch(raw, v, "output")
+		return out, err == nil
+	}
+	items, err := valuesOf(raw)
+	if err != nil {
+		return nil, false
+	}
+	scratch := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
+	vals := make([][]byte, 0, len(items))
+	kept := make([]span, 0, len(items))
+	anchored, pos := false, 0
+	for _, it := range items {
+		iraw := raw[it.start:it.end]
+		read, request, err := scratch.read(iraw)
+		if err != nil || request {
+			return nil, false
+		}
+		was := read.Parts
+		if pos+len(was) > len(m.Parts) {
+			continue // dropped
+		}
+		now := m.Parts[pos : pos+len(was)]
+		v, ok := patchItem(iraw, was, now, &anchored)
+		if !ok {
+			continue // dropped
+		}
+		kept, vals = append(kept, it), append(vals, v)
+		pos += len(was)
+	}
+	if pos != len(m.Parts) || !anchored {
+		return nil, false
+	}
+	if len(kept) == len(items) {
+		return spliceAll(raw, kept, vals), true
+	}
+	return bytes.Join(vals, []byte(",")), true
+}
+
+// patchItem returns an item of a response, read as the parts was, written
+// as the parts now (as many): as it came when they are the same, else
+// with what changed replaced; false when now is not was changed. anchored
+// is set when a part is the same or a call of the same ID.
+func patchItem(raw []byte, was, now []processor.Part, anchored *bool) ([]byte, bool) {
+	same := true
+	for k := range was {
+		if samePart(was[k], now[k]) {
+			*anchored = true
+		} else {
+			same = false
+		}
+	}
+	if same {
+		return raw, true
+	}
+	switch w := was[0].(type) {
+	case processor.ToolCall:
+		c, ok := now[0].(processor.ToolCall)
+		if !ok || c.ToolCallID != w.ToolCallID {
+			return nil, false
+		}
+		*anchored = true
+		out := raw
+		var err error
+		if c.ToolName != w.ToolName {
+			if out, err = patch(out, appendString(nil, c.ToolName), "name"); err != nil {
+				return nil, false
+			}
+		}
+		if c.Args != w.Args {
+			key := "arguments"
+			if stringAt(raw, "type") == respCustomCall {
+				key = "input"
+			}
+			if out, err = patch(out, appendString(nil, c.Args), key); err != nil {
+				return nil, false
+			}
+		}
+		return out, true
+	case processor.Text:
+		// An assistant message: its content a string, or parts whose
+		// output_text ones are the texts, in order.
+		c, err := lookup(raw, "content")
+		if err != nil {
+			return nil, false
+		}
+		if raw[c.start] == '"' {
+			t, ok := now[0].(processor.Text)
+			if !ok {
+				return nil, false
+			}
+			return splice(raw, c, appendString(nil, t.Content)), true
+		}
+		elems, err := elementsOf(raw, c)
+		if err != nil {
+			return nil, false
+		}
+		var spans []span
+		var vals [][]byte
+		k := 0
+		for _, e := range elems {
+			if stringAt(raw[e.start:e.end], "type") != "output_text" {
+				continue
+			}
+			if k >= len(now) {
+				return nil, false
+			}
+			t, ok := now[k].(processor.Text)
+			if !ok {
+				return nil, false
+			}
+			if t != was[k] {
+				v, err := patch(raw[e.start:e.end], appendString(nil, t.Content), "text")
+				if err != nil {
+					return nil, false
+				}
+				spans, vals = append(spans, e), append(vals, v)
+			}
+			k++
+		}
+		if k != len(now) {
+			return nil, false
+		}
+		return spliceAll(raw, spans, vals), true
+	}
+	return nil, false
+}

@@ -14,7 +14,9 @@
 // the message it belongs to as [processor.Thinking] with its raw bytes or
 // as [processor.Opaque], and written back byte for byte. Messages sent
 // back unchanged are written as their original bytes, so a body whose
-// history the processors left alone is sent as it came. Chat Completions
+// history the processors left alone is sent as it came; messages they
+// changed are written as their original bytes with only what changed
+// replaced (patch.go), remembered in the [Cache]. Chat Completions
 // is fast where requests are alike: messages of the common shapes are
 // decoded by a scanner of its own, anything else through package model's
 // decoder.
@@ -150,6 +152,7 @@ type Body struct {
 
 	codec      Codec
 	hist       history
+	cache      *Cache            // where rewrites are remembered (nil: nowhere)
 	data       []byte            // the body as received
 	start, end int               // the byte range of the history's array in data
 	raws       []json.RawMessage // each message's bytes, in data
@@ -171,6 +174,11 @@ type history interface {
 	// fit returns a changed history in the shape the API takes (a new
 	// slice when it changes it).
 	fit(out []processor.Message) []processor.Message
+	// rewrite returns m written as raw, the bytes orig was read from,
+	// with only what changed replaced, and false when m is not orig
+	// changed (m is then written anew). lead tells the system prompt's
+	// own field from a message of the history.
+	rewrite(orig processor.Message, raw []byte, m processor.Message, lead bool) ([]byte, bool)
 }
 
 // Codec returns the codec that read the body.
@@ -184,9 +192,13 @@ func Parse(data []byte) (*Body, error) {
 
 // With returns the body with out in place of its messages: each message of
 // out equal to one of the body's (processor.Equal) is written as the bytes
-// the client sent, the others encoded anew by the codec; every byte outside
-// the history (and the system prompt's field, where the API has one) is
-// kept. When out is the body's messages, unchanged and in order, the
+// the client sent; one that is a message of the body changed (a tool
+// output trimmed or cleared, a message joined to another) as the bytes the
+// client sent with only what changed replaced, so that what the message
+// model does not hold (ids, status, annotations, cache_control, citations,
+// keys abridge does not know, their order) is kept; the others are encoded
+// anew by the codec. Every byte outside the history (and the system
+// prompt's field, where the API has one) is kept. When out is the body's messages, unchanged and in order, the
 // body itself is returned. out is read-only.
 func (b *Body) With(out []processor.Message) ([]byte, error) {
 	bufs, err := b.Buffers(out)
@@ -201,8 +213,8 @@ func (b *Body) With(out []processor.Message) ([]byte, error) {
 
 // Buffers is [Body.With] without the copy: the new body as pieces to send
 // one after the other (net.Buffers writes them with one system call where
-// it can), most of them slices of the body as received, which must not
-// change while they are in use.
+// it can), most of them slices of the body as received or rewrites the
+// body's cache holds, which must not change while they are in use.
 func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 	if !b.same(out) {
 		out = b.hist.fit(out)
@@ -214,6 +226,8 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 		}
 		if processor.Equal(out[0], b.Messages[0]) {
 			lead = b.data[b.leadStart:b.leadEnd]
+		} else if r, ok := b.rewritten(b.Messages[0], b.data[b.leadStart:b.leadEnd], out[0], true); ok {
+			lead = r
 		} else {
 			var err error
 			if lead, err = b.hist.encodeLead(out[0]); err != nil {
@@ -237,6 +251,7 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 		// Nothing changed: the body as the client sent it.
 		return net.Buffers{b.data}, nil
 	}
+	fresh = b.rewrite(out, fresh, raws)
 	if len(fresh) > 0 {
 		if err := b.hist.encode(out, fresh, raws); err != nil {
 			return nil, fmt.Errorf("encode messages: %w", err)
@@ -264,6 +279,45 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 		bufs = append(bufs, b.data[b.end:b.leadStart], lead, b.data[b.leadEnd:])
 	}
 	return bufs, nil
+}
+
+// rewrite sets raws[j], for each j of fresh that is a message of the body
+// changed (the one at j, or the one as far from the end), to that
+// message's bytes with what changed replaced, and returns the indexes of
+// fresh left to write anew.
+func (b *Body) rewrite(out []processor.Message, fresh []int, raws [][]byte) []int {
+	left := fresh[:0:0]
+	n, m := len(b.Messages), len(out)
+	for _, j := range fresh {
+		done := false
+		for k, i := range [2]int{j, n - (m - j)} {
+			if i < b.lead || i >= n || b.Messages[i].Kind != out[j].Kind || k == 1 && i == j {
+				continue
+			}
+			if r, ok := b.rewritten(b.Messages[i], b.raws[i-b.lead], out[j], false); ok {
+				raws[j], done = r, true
+				break
+			}
+		}
+		if !done {
+			left = append(left, j)
+		}
+	}
+	return left
+}
+
+// rewritten is the codec's rewrite of orig, read from raw, as m, taken
+// from the body's cache when it was written before.
+func (b *Body) rewritten(orig processor.Message, raw []byte, m processor.Message, lead bool) ([]byte, bool) {
+	if r, ok := b.cache.getRewrite(raw, m, lead); ok {
+		return r, r != nil
+	}
+	r, ok := b.hist.rewrite(orig, raw, m, lead)
+	if !ok {
+		r = nil
+	}
+	b.cache.putRewrite(raw, m, lead, r)
+	return r, ok
 }
 
 // same reports whether out is the body's messages, unchanged and in order.
@@ -304,4 +358,10 @@ func (b *Body) original(out []processor.Message, j int) int {
 		return i
 	}
 	return -1
+}
+
+// sameMeta reports whether two messages are of one kind with the same
+// metadata.
+func sameMeta(a, b processor.Message) bool {
+	return processor.Equal(processor.Message{Kind: a.Kind, Meta: a.Meta}, processor.Message{Kind: b.Kind, Meta: b.Meta})
 }
