@@ -1,8 +1,8 @@
 package openaimw
 
 import (
-	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 	"sync"
 
 	"github.com/abridge-go/abridge/processor"
@@ -71,9 +71,7 @@ func (a *anchors) keys(scope string, history []processor.Message) conversation {
 			break
 		}
 	}
-	var h contentHash
-	h.h.SetSeed(a.seed)
-	h.seed = a.seed
+	h := contentHash{seed: a.seed}
 	h.text(scope)
 	for i := range history {
 		if i == c.last {
@@ -173,43 +171,56 @@ func anchored(history []processor.Message) bool {
 }
 
 // contentHash hashes the content of messages as a provider sees it (as
-// processor.WalkContent walks it), cheaply: a short string is fed whole, a
-// long one as its length and its own hash, computed in one call without a
-// copy.
+// processor.WalkContent walks it), cheaply: each string is hashed in one
+// call, without a copy, and its hash mixed into the state with a rotation
+// and a multiplication; so are the numbers (kinds, counts, tags).
 type contentHash struct {
-	h    maphash.Hash
 	seed maphash.Seed
-	buf  [binary.MaxVarintLen64]byte
+	h    uint64
 }
 
-// longText is the length from which a string is fed as its hash.
-const longText = 64
-
-func (h *contentHash) num(v int) {
-	_, _ = h.h.Write(binary.AppendUvarint(h.buf[:0], uint64(v)))
+// mix returns the state after v: the state xor v, rotated and multiplied
+// by an odd constant, a bijection, so that each value fed changes what
+// follows; sum mixes the end more thoroughly.
+func mix(h, v uint64) uint64 {
+	return bits.RotateLeft64(h^v, 27) * 0x9e3779b97f4a7c15
 }
 
+// finish is the finalizer of MurmurHash3 (its constants), applied to a
+// key once all is fed.
+func finish(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+func (h *contentHash) num(v int) { h.h = mix(h.h, uint64(v)) }
+
+// text feeds a string as its hash (which depends on its length too); an
+// empty one as 0, without a call.
 func (h *contentHash) text(s string) {
-	h.num(len(s))
-	if len(s) < longText {
-		_, _ = h.h.WriteString(s)
-		return
+	var v uint64
+	if s != "" {
+		v = maphash.String(h.seed, s)
 	}
-	_, _ = h.h.Write(binary.LittleEndian.AppendUint64(h.buf[:0], maphash.String(h.seed, s)))
+	h.h = mix(h.h, v)
 }
 
+// data is text for bytes.
 func (h *contentHash) data(b []byte) {
-	h.num(len(b))
-	if len(b) < longText {
-		_, _ = h.h.Write(b)
-		return
+	var v uint64
+	if len(b) > 0 {
+		v = maphash.Bytes(h.seed, b)
 	}
-	_, _ = h.h.Write(binary.LittleEndian.AppendUint64(h.buf[:0], maphash.Bytes(h.seed, b)))
+	h.h = mix(h.h, v)
 }
 
 // sum returns the key of what was fed, n messages.
 func (h *contentHash) sum(n int) uint64 {
-	return h.h.Sum64() ^ uint64(n)*0x9e3779b97f4a7c15
+	return finish(mix(h.h, uint64(n)|1<<63))
 }
 
 // Part tags, fed before each part's fields.
@@ -228,8 +239,7 @@ const (
 // message feeds m's kind, participant name and refusal, and every field
 // of its parts a provider sees; usage, model name and time are left out.
 func (h *contentHash) message(m *processor.Message) {
-	h.num(int(m.Kind))
-	h.num(len(m.Parts))
+	h.num(int(m.Kind) | len(m.Parts)<<8)
 	if m.Meta != nil {
 		h.text(m.Meta.Name)
 		h.text(m.Meta.Refusal)

@@ -239,7 +239,9 @@ func parse(t *testing.T, api string, body []byte) []processor.Message {
 // TestAnchorBasis: the second request of a conversation is estimated from
 // the input tokens the provider reported for the first plus the
 // characters of what the client added, when its history begins with the
-// first one's and the anchor is still remembered; otherwise from its
+// first one's and the anchor is still remembered, and after a compaction
+// of the first while the client keeps its full history (the window's view
+// of the second begins with what the first forwarded); otherwise from its
 // characters alone. The usage event of each request carries the estimate
 // it was sent with and its basis.
 func TestAnchorBasis(t *testing.T) {
@@ -255,10 +257,11 @@ func TestAnchorBasis(t *testing.T) {
 	}
 	edited := []byte(strings.Replace(string(two), "Make the test suite", "Make the whole test suite", 1))
 	const outTokens = 5
-	h1 := heuristic(t, openaitest.APIChat, one)
-	hist := parse(t, openaitest.APIChat, two)
-	added := processor.ContentTokens(hist[11:]) // what follows the first request's answer
-	anchoredEstimate := 3*h1 + outTokens + added
+	// What follows the first request's answer in the second.
+	added := processor.ContentTokens(parse(t, openaitest.APIChat, two)[11:])
+	compacting := func() processor.Processor {
+		return window.New(window.Options{MaxMessages: 9, KeepMessages: 4})
+	}
 
 	type sent struct {
 		body []byte
@@ -267,23 +270,21 @@ func TestAnchorBasis(t *testing.T) {
 	tests := []struct {
 		name    string
 		anchors int
+		chain   func() processor.Processor
 		sends   []sent
-		want    openaimw.Event // of the last request's usage
+		// on is the request whose reported usage anchors the last one's
+		// estimate, -1 for none: the estimate is then the last
+		// history's characters.
+		on int
 	}{
-		{"extends the first", 0, []sent{{one, ""}, {two, ""}},
-			openaimw.Event{Anchored: true, TokensAfter: anchoredEstimate}},
-		{"same conversation id", 0, []sent{{one, "a"}, {two, "a"}},
-			openaimw.Event{Anchored: true, TokensAfter: anchoredEstimate}},
-		{"another conversation id", 0, []sent{{one, "a"}, {two, "b"}},
-			openaimw.Event{TokensAfter: heuristic(t, openaitest.APIChat, two)}},
-		{"client changed its history", 0, []sent{{one, ""}, {edited, ""}},
-			openaimw.Event{TokensAfter: heuristic(t, openaitest.APIChat, edited)}},
-		{"forgotten", 1, []sent{{one, ""}, {other.Body(10, false), ""}, {two, ""}},
-			openaimw.Event{TokensAfter: heuristic(t, openaitest.APIChat, two)}},
-		{"remembered", 2, []sent{{one, ""}, {other.Body(10, false), ""}, {two, ""}},
-			openaimw.Event{Anchored: true, TokensAfter: anchoredEstimate}},
-		{"anchoring off", -1, []sent{{one, ""}, {two, ""}},
-			openaimw.Event{TokensAfter: heuristic(t, openaitest.APIChat, two)}},
+		{"extends the first", 0, nil, []sent{{one, ""}, {two, ""}}, 0},
+		{"same conversation id", 0, nil, []sent{{one, "a"}, {two, "a"}}, 0},
+		{"another conversation id", 0, nil, []sent{{one, "a"}, {two, "b"}}, -1},
+		{"client changed its history", 0, nil, []sent{{one, ""}, {edited, ""}}, -1},
+		{"forgotten", 1, nil, []sent{{one, ""}, {other.Body(10, false), ""}, {two, ""}}, -1},
+		{"remembered", 2, nil, []sent{{one, ""}, {other.Body(10, false), ""}, {two, ""}}, 0},
+		{"anchoring off", -1, nil, []sent{{one, ""}, {two, ""}}, -1},
+		{"full history after a compaction", 0, compacting, []sent{{one, ""}, {two, ""}}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -291,7 +292,11 @@ func TestAnchorBasis(t *testing.T) {
 			srv := httptest.NewServer(up)
 			defer srv.Close()
 			ev := &events{}
-			mw := openaimw.New(nil, openaimw.Options{Anchors: tt.anchors, OnEvent: ev.onMiddleware})
+			var chain processor.Processor
+			if tt.chain != nil {
+				chain = tt.chain()
+			}
+			mw := openaimw.New(chain, openaimw.Options{Anchors: tt.anchors, OnEvent: ev.onMiddleware})
 			for _, s := range tt.sends {
 				h := http.Header{"Content-Type": {"application/json"}}
 				if s.id != "" {
@@ -303,18 +308,31 @@ func TestAnchorBasis(t *testing.T) {
 			}
 			ev.mu.Lock()
 			defer ev.mu.Unlock()
-			var last openaimw.Event
+			var usages []openaimw.Event
 			for _, e := range ev.mw {
 				if e.Type == openaimw.EventUsage {
-					last = e
+					usages = append(usages, e)
 				}
 			}
+			up.mu.Lock()
+			defer up.mu.Unlock()
+			if len(usages) != len(tt.sends) || len(up.reported) != len(tt.sends) {
+				t.Fatalf("%d usage events, %d requests upstream; want %d", len(usages), len(up.reported), len(tt.sends))
+			}
+			last := usages[len(usages)-1]
+			want := openaimw.Event{TokensAfter: up.reported[len(up.reported)-1] / 3}
+			if tt.on >= 0 {
+				want = openaimw.Event{Anchored: true, TokensAfter: up.reported[tt.on] + outTokens + added}
+			}
 			got := openaimw.Event{Anchored: last.Anchored, TokensAfter: last.TokensAfter}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("last usage event's estimate (-want +got):\n%s", diff)
 			}
 			if reported := up.reported[len(up.reported)-1]; last.Usage.InputTokens != int64(reported) {
 				t.Errorf("usage event reports %d input tokens, the upstream %d", last.Usage.InputTokens, reported)
+			}
+			if tt.chain != nil && !(up.messages[0] < 10 && up.messages[1] < 12) {
+				t.Errorf("upstream got %v messages: want both requests compacted", up.messages)
 			}
 		})
 	}
