@@ -19,8 +19,8 @@ const DefaultAnchors = 4096
 // does). A conversation is found by its content: the history the client
 // sent with a request, hashed once a request; its next request holds that
 // history, the provider's answer to it (a response), and what the client
-// added since. The key covers the client's history and the conversation
-// header's id, if any. Entries are few bytes each (no message is kept),
+// added since. The key covers the client's history, the request's API and
+// model, and the conversation header's id, if any. Entries are few bytes each (no message is kept),
 // the least recently used is dropped first, and it is safe for concurrent
 // use.
 type anchors struct {
@@ -61,9 +61,10 @@ type conversation struct {
 	before, whole uint64
 }
 
-// keys hashes history once, in scope (the conversation header's id, or
-// "").
-func (a *anchors) keys(scope string, history []processor.Message) conversation {
+// keys hashes history once, with the request's wire API and model and
+// the conversation header's id (or ""): a conversation's usage anchors its
+// next request in the same API, to the same model.
+func (a *anchors) keys(api, model, id string, history []processor.Message) conversation {
 	c := conversation{last: -1}
 	for i := len(history) - 1; i > 0; i-- {
 		if history[i].Kind == processor.Response {
@@ -72,7 +73,9 @@ func (a *anchors) keys(scope string, history []processor.Message) conversation {
 		}
 	}
 	h := contentHash{seed: a.seed}
-	h.text(scope)
+	h.text(api)
+	h.text(model)
+	h.text(id)
 	for i := range history {
 		if i == c.last {
 			c.before = h.sum(i)

@@ -256,6 +256,7 @@ func TestAnchorBasis(t *testing.T) {
 		t.Fatal(err)
 	}
 	edited := []byte(strings.Replace(string(two), "Make the test suite", "Make the whole test suite", 1))
+	otherModel := []byte(strings.Replace(string(two), `"model":"gpt-test"`, `"model":"gpt-other"`, 1))
 	const outTokens = 5
 	// What follows the first request's answer in the second.
 	added := processor.ContentTokens(parse(t, openaitest.APIChat, two)[11:])
@@ -281,6 +282,7 @@ func TestAnchorBasis(t *testing.T) {
 		{"same conversation id", 0, nil, []sent{{one, "a"}, {two, "a"}}, 0},
 		{"another conversation id", 0, nil, []sent{{one, "a"}, {two, "b"}}, -1},
 		{"client changed its history", 0, nil, []sent{{one, ""}, {edited, ""}}, -1},
+		{"another model", 0, nil, []sent{{one, ""}, {otherModel, ""}}, -1},
 		{"forgotten", 1, nil, []sent{{one, ""}, {other.Body(10, false), ""}, {two, ""}}, -1},
 		{"remembered", 2, nil, []sent{{one, ""}, {other.Body(10, false), ""}, {two, ""}}, 0},
 		{"anchoring off", -1, nil, []sent{{one, ""}, {two, ""}}, -1},

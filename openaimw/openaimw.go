@@ -115,8 +115,9 @@ type Options struct {
 	// tokens for the history it was sent, plus about 4 characters a token
 	// for what the client added since, rather than the characters alone.
 	// The window's token trigger counts with that estimate. Conversations
-	// are found by content (the conversation header's id, when sent,
-	// keeps them apart); the least recently used is forgotten first, each
+	// are found by content, in one API and to one model (the conversation
+	// header's id, when sent, keeps them apart too); the least recently
+	// used is forgotten first, each
 	// costs about a hundred bytes. 0 means DefaultAnchors (4096); -1 turns
 	// anchoring off.
 	Anchors int
@@ -347,7 +348,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if m.anchors != nil {
 		// The history's last response takes the usage reported for the
 		// request it answers; the window's token trigger counts from it.
-		conv = m.anchors.keys(id, in)
+		conv = m.anchors.keys(codec.API(), body.Model, id, in)
 		m.anchors.anchor(in, conv)
 	}
 	ev := Event{Type: EventProcessed, API: codec.API(), Model: body.Model, Stream: body.Stream,
