@@ -322,11 +322,14 @@ func TestAnchorBasis(t *testing.T) {
 				t.Fatalf("%d usage events, %d requests upstream; want %d", len(usages), len(up.reported), len(tt.sends))
 			}
 			last := usages[len(usages)-1]
-			want := openaimw.Event{TokensAfter: up.reported[len(up.reported)-1] / 3}
+			// From characters, the tokens before and after compare; the
+			// estimate is anchored on the usage reported for request on.
+			chars := up.reported[len(up.reported)-1] / 3
+			want := openaimw.Event{TokensAfter: chars, Estimate: chars}
 			if tt.on >= 0 {
-				want = openaimw.Event{Anchored: true, TokensAfter: up.reported[tt.on] + outTokens + added}
+				want = openaimw.Event{TokensAfter: chars, Anchored: true, Estimate: up.reported[tt.on] + outTokens + added}
 			}
-			got := openaimw.Event{Anchored: last.Anchored, TokensAfter: last.TokensAfter}
+			got := openaimw.Event{Anchored: last.Anchored, TokensAfter: last.TokensAfter, Estimate: last.Estimate}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("last usage event's estimate (-want +got):\n%s", diff)
 			}

@@ -186,10 +186,17 @@ type Event struct {
 	Model  string
 	Stream bool
 	// MessagesBefore and TokensBefore measure the history the app sent;
-	// MessagesAfter and TokensAfter the history sent on (tokens estimated
-	// with processor.EstimateTokens).
+	// MessagesAfter and TokensAfter the history sent on. Tokens before and
+	// after are counted alike, from the messages' characters alone
+	// (processor.ContentTokens), so that the two compare; Estimate is the
+	// estimate the window's token trigger makes.
 	MessagesBefore, TokensBefore int
 	MessagesAfter, TokensAfter   int
+	// Estimate is the prompt tokens of the history sent on as
+	// processor.EstimateTokens counts them (EventProcessed, EventUsage):
+	// anchored on the usage the provider reported for the conversation's
+	// previous request when Anchored is set, else TokensAfter.
+	Estimate int
 	// Duration is the time abridge took on the request before sending it:
 	// reading the body, the processors (summaries included) and writing
 	// the body back.
@@ -197,12 +204,12 @@ type Event struct {
 	// Usage is what the provider reported (EventUsage): the input tokens
 	// of the request as it was sent, those read from its cache, those
 	// written to it (Anthropic), and the output tokens. Anthropic's cache
-	// reads and writes are counted in InputTokens. MessagesAfter and
-	// TokensAfter then measure the history of the request the usage is
-	// for, as it was sent, and Anchored tells the basis of that estimate:
-	// Usage.InputTokens ÷ TokensAfter is how far off it was.
+	// reads and writes are counted in InputTokens. MessagesAfter,
+	// TokensAfter and Estimate then measure the history of the request the
+	// usage is for, as it was sent, and Anchored tells the basis of the
+	// estimate: Usage.InputTokens ÷ Estimate is how far off it was.
 	Usage processor.Usage
-	// Anchored is set (EventProcessed, EventUsage) when TokensAfter is
+	// Anchored is set (EventProcessed, EventUsage) when Estimate is
 	// anchored on the usage the provider reported for the conversation's
 	// previous request (see Options.Anchors): the history sent began with
 	// what that request forwarded and its answer, and only what follows
@@ -352,7 +359,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		m.anchors.anchor(in, conv)
 	}
 	ev := Event{Type: EventProcessed, API: codec.API(), Model: body.Model, Stream: body.Stream,
-		MessagesBefore: len(body.Messages), TokensBefore: processor.EstimateTokens(body.Messages)}
+		MessagesBefore: len(body.Messages), TokensBefore: processor.ContentTokens(body.Messages)}
 	out, err := m.chain.Process(ctx, in)
 	if err == nil {
 		err = codec.Validate(in, out)
@@ -378,8 +385,8 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		m.emit(ctx, failed)
 		out, sent = in, net.Buffers{data}
 	}
-	ev.MessagesAfter, ev.TokensAfter = len(out)+len(prefill), processor.EstimateTokens(out)+processor.EstimateTokens(prefill)
-	ev.Anchored = anchored(out)
+	ev.MessagesAfter, ev.TokensAfter = len(out)+len(prefill), processor.ContentTokens(out)+processor.ContentTokens(prefill)
+	ev.Estimate, ev.Anchored = processor.EstimateTokens(out)+processor.ContentTokens(prefill), anchored(out)
 	ev.Duration = time.Since(start)
 	if ce := m.log.Check(zap.DebugLevel, "openaimw: processed"); ce != nil {
 		ce.Write(zap.String("model", body.Model), zap.Bool("stream", body.Stream),
@@ -389,7 +396,8 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	}
 	m.emit(ctx, ev)
 
-	track := &sentRequest{conv: conv, messages: ev.MessagesAfter, tokens: ev.TokensAfter, anchored: ev.Anchored, remember: len(prefill) == 0}
+	track := &sentRequest{conv: conv, messages: ev.MessagesAfter, tokens: ev.TokensAfter, estimate: ev.Estimate, anchored: ev.Anchored,
+		remember: len(prefill) == 0}
 	resp, err := m.send(ctx, req, header, codec, body.Model, sent, track, next)
 	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
 		return resp, err
@@ -406,8 +414,9 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 type sentRequest struct {
 	conv     conversation
 	messages int  // messages forwarded, prefill included
-	tokens   int  // their estimate
-	anchored bool // the estimate's basis (Event.Anchored)
+	tokens   int  // their tokens, from characters (Event.TokensAfter)
+	estimate int  // their estimate (Event.Estimate)
+	anchored bool // its basis (Event.Anchored)
 	// remember is set when the provider's usage is to anchor the
 	// conversation's next request: the history forwarded had no prefill,
 	// so the answer follows it as a response of its own.
@@ -431,7 +440,7 @@ func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, co
 func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out, prefill []processor.Message, first *sentRequest, resp *http.Response, next Next) (*http.Response, error) {
 	codec := body.Codec()
 	ev := Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
-		MessagesBefore: len(out), TokensBefore: processor.EstimateTokens(out)}
+		MessagesBefore: len(out), TokensBefore: processor.ContentTokens(out)}
 	start := time.Now()
 	smaller, err := m.compactor.Compact(ctx, out)
 	if err == nil {
@@ -450,7 +459,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		m.emit(ctx, ev)
 		return resp, nil
 	}
-	ev.MessagesAfter, ev.TokensAfter = len(smaller), processor.EstimateTokens(smaller)
+	ev.MessagesAfter, ev.TokensAfter = len(smaller), processor.ContentTokens(smaller)
 	if len(smaller) >= len(out) {
 		// Nothing left to compact: the provider's answer stands.
 		m.emit(ctx, ev)
@@ -470,7 +479,9 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
-	track := &sentRequest{conv: first.conv, messages: len(smaller) + len(prefill), tokens: processor.EstimateTokens(smaller) + processor.EstimateTokens(prefill),
+	track := &sentRequest{conv: first.conv, messages: len(smaller) + len(prefill),
+		tokens:   processor.ContentTokens(smaller) + processor.ContentTokens(prefill),
+		estimate: processor.EstimateTokens(smaller) + processor.ContentTokens(prefill),
 		anchored: anchored(smaller), remember: first.remember}
 	return m.send(ctx, req, header, codec, body.Model, sent, track, next)
 }

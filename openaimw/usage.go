@@ -37,7 +37,7 @@ func (m *mw) watchUsage(ctx context.Context, codec wire.Codec, model string, sen
 			if remember {
 				m.anchors.put(sent.conv.whole, sent.messages, u)
 			}
-			ev.MessagesAfter, ev.TokensAfter, ev.Anchored = sent.messages, sent.tokens, sent.anchored
+			ev.MessagesAfter, ev.TokensAfter, ev.Estimate, ev.Anchored = sent.messages, sent.tokens, sent.estimate, sent.anchored
 		}
 		m.emit(ctx, ev)
 	}, read: codec.Usage}

@@ -350,12 +350,12 @@ func (e *estimateMetrics) register(reg prometheus.Registerer) error {
 // usage observes the ratio of an EventUsage: the provider's input tokens
 // to the estimate the request was sent with.
 func (e *estimateMetrics) usage(ev openaimw.Event) {
-	if ev.TokensAfter <= 0 || ev.Usage.InputTokens <= 0 {
+	if ev.Estimate <= 0 || ev.Usage.InputTokens <= 0 {
 		return
 	}
 	basis := estimateBases[1]
 	if ev.Anchored {
 		basis = estimateBases[0]
 	}
-	e.ratio.WithLabelValues(ev.API, basis).Observe(float64(ev.Usage.InputTokens) / float64(ev.TokensAfter))
+	e.ratio.WithLabelValues(ev.API, basis).Observe(float64(ev.Usage.InputTokens) / float64(ev.Estimate))
 }
