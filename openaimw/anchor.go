@@ -20,9 +20,9 @@ const DefaultAnchors = 4096
 // sent with a request, hashed once a request; its next request holds that
 // history, the provider's answer to it (a response), and what the client
 // added since. The key covers the client's history, the request's API and
-// model, and the conversation header's id, if any. Entries are few bytes each (no message is kept),
-// the least recently used is dropped first, and it is safe for concurrent
-// use.
+// model, and the conversation header's id, if any. Entries are a few
+// bytes each (no message is kept), the least recently used is dropped
+// first, and it is safe for concurrent use.
 type anchors struct {
 	seed  maphash.Seed
 	limit int
