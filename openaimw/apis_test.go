@@ -263,8 +263,8 @@ func TestAnthropicMessages(t *testing.T) {
 				t.Errorf("events %+v", ev.mw)
 			}
 			// Anthropic's input_tokens leaves out the cache's reads and
-			// writes: the input is the three summed.
-			checkUsage(t, ev, processor.Usage{InputTokens: 12 + 800 + 40, CachedInputTokens: 800, OutputTokens: 2})
+			// writes: the input is the three summed, the writes counted apart too.
+			checkUsage(t, ev, processor.Usage{InputTokens: 12 + 800 + 40, CachedInputTokens: 800, CacheWriteInputTokens: 40, OutputTokens: 2})
 		})
 	}
 }

@@ -109,6 +109,18 @@ type Options struct {
 	// is taken from it only when its bytes are the very ones decoded).
 	// 0 means 64 MiB; -1 turns the cache off.
 	CacheBytes int
+	// Anchors bounds the number of conversations whose last reported
+	// usage the middleware remembers, to anchor their next request's
+	// token estimate on it (see [Event.Anchored]): the provider's input
+	// tokens for the history it was sent, plus about 4 characters a token
+	// for what the client added since, rather than the characters alone.
+	// The window's token trigger counts with that estimate. Conversations
+	// are found by content, in one API and to one model (the conversation
+	// header's id, when sent, keeps them apart too); the least recently
+	// used is forgotten first, each
+	// costs about a hundred bytes. 0 means DefaultAnchors (4096); -1 turns
+	// anchoring off.
+	Anchors int
 }
 
 // EventType tells what an Event reports.
@@ -174,19 +186,38 @@ type Event struct {
 	Model  string
 	Stream bool
 	// MessagesBefore and TokensBefore measure the history the app sent;
-	// MessagesAfter and TokensAfter the history sent on (tokens estimated
-	// with processor.EstimateTokens).
+	// MessagesAfter and TokensAfter the history sent on. Tokens before and
+	// after are counted alike, from the messages' characters alone
+	// (processor.ContentTokens), so that the two compare; Estimate is the
+	// estimate the window's token trigger makes.
 	MessagesBefore, TokensBefore int
 	MessagesAfter, TokensAfter   int
+	// Estimate is the prompt tokens of the history sent on as
+	// processor.EstimateTokens counts them (EventProcessed, EventUsage):
+	// anchored on the usage the provider reported for the conversation's
+	// previous request when Anchored is set, else TokensAfter.
+	Estimate int
 	// Duration is the time abridge took on the request before sending it:
 	// reading the body, the processors (summaries included) and writing
 	// the body back.
 	Duration time.Duration
 	// Usage is what the provider reported (EventUsage): the input tokens
-	// of the request as it was sent, those read from its cache, and the
-	// output tokens. Anthropic's cache reads and writes are counted in
-	// InputTokens.
+	// of the request as it was sent, those read from its cache, those
+	// written to it (Anthropic), and the output tokens. Anthropic's cache
+	// reads and writes are counted in InputTokens. MessagesAfter,
+	// TokensAfter and Estimate then measure the history of the request the
+	// usage is for, as it was sent, and Anchored tells the basis of the
+	// estimate: Usage.InputTokens ÷ Estimate is how far off it was.
 	Usage processor.Usage
+	// Anchored is set (EventProcessed, EventUsage) when Estimate is
+	// anchored on the usage the provider reported for the conversation's
+	// previous request (see Options.Anchors): the history sent began with
+	// what that request forwarded and its answer, and only what follows
+	// was estimated from its characters. Unset, the whole estimate is
+	// from characters: the conversation's first request, a history the
+	// client or the processors changed before that point, or one whose
+	// previous usage was not reported or is forgotten.
+	Anchored bool
 	// Retried is set on EventOverflow when the compacted request was sent
 	// again.
 	Retried bool
@@ -231,6 +262,12 @@ func New(chain processor.Processor, opts Options) Middleware {
 		logger = zap.NewNop()
 	}
 	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent, caches: map[string]*wire.Cache{}}
+	switch {
+	case opts.Anchors == 0:
+		m.anchors = newAnchors(DefaultAnchors)
+	case opts.Anchors > 0:
+		m.anchors = newAnchors(opts.Anchors)
+	}
 	if opts.CacheBytes >= 0 {
 		for _, c := range wire.Codecs() {
 			m.caches[c.API()] = wire.NewCache(opts.CacheBytes)
@@ -245,6 +282,7 @@ type mw struct {
 	log       *zap.Logger
 	onEvent   func(context.Context, Event)
 	caches    map[string]*wire.Cache // by API; none when empty
+	anchors   *anchors               // nil: no anchoring
 }
 
 // IsChatCompletions reports whether req is a POST to a path ending in
@@ -280,7 +318,8 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	start := time.Now()
 	ctx := req.Context()
 	header := req.Header
-	if id := req.Header.Get(ConversationHeader); id != "" {
+	id := req.Header.Get(ConversationHeader)
+	if id != "" {
 		ctx = window.WithConversation(ctx, id)
 		header = req.Header.Clone()
 		header.Del(ConversationHeader)
@@ -303,7 +342,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		// The history is on the provider's side: nothing to process.
 		m.emit(ctx, Event{Type: EventStored, API: codec.API(), Model: body.Model, Stream: body.Stream,
 			MessagesBefore: len(body.Messages), Duration: time.Since(start)})
-		return m.send(ctx, req, header, codec, body.Model, net.Buffers{data}, next)
+		return m.send(ctx, req, header, codec, body.Model, net.Buffers{data}, nil, next)
 	}
 	in, prefill := splitPrefill(body.Messages)
 	if err := processor.Validate(in); err != nil {
@@ -312,8 +351,15 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err := codec.Validate(in, in); err != nil {
 		return m.reject(ctx, req, codec, body, err), nil
 	}
+	var conv conversation
+	if m.anchors != nil {
+		// The history's last response takes the usage reported for the
+		// request it answers; the window's token trigger counts from it.
+		conv = m.anchors.keys(codec.API(), body.Model, id, in)
+		m.anchors.anchor(in, conv)
+	}
 	ev := Event{Type: EventProcessed, API: codec.API(), Model: body.Model, Stream: body.Stream,
-		MessagesBefore: len(body.Messages), TokensBefore: processor.EstimateTokens(body.Messages)}
+		MessagesBefore: len(body.Messages), TokensBefore: processor.ContentTokens(body.Messages)}
 	out, err := m.chain.Process(ctx, in)
 	if err == nil {
 		err = codec.Validate(in, out)
@@ -339,7 +385,8 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		m.emit(ctx, failed)
 		out, sent = in, net.Buffers{data}
 	}
-	ev.MessagesAfter, ev.TokensAfter = len(out)+len(prefill), processor.EstimateTokens(out)+processor.EstimateTokens(prefill)
+	ev.MessagesAfter, ev.TokensAfter = len(out)+len(prefill), processor.ContentTokens(out)+processor.ContentTokens(prefill)
+	ev.Estimate, ev.Anchored = processor.EstimateTokens(out)+processor.ContentTokens(prefill), anchored(out)
 	ev.Duration = time.Since(start)
 	if ce := m.log.Check(zap.DebugLevel, "openaimw: processed"); ce != nil {
 		ce.Write(zap.String("model", body.Model), zap.Bool("stream", body.Stream),
@@ -349,7 +396,9 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	}
 	m.emit(ctx, ev)
 
-	resp, err := m.send(ctx, req, header, codec, body.Model, sent, next)
+	track := &sentRequest{conv: conv, messages: ev.MessagesAfter, tokens: ev.TokensAfter, estimate: ev.Estimate, anchored: ev.Anchored,
+		remember: len(prefill) == 0}
+	resp, err := m.send(ctx, req, header, codec, body.Model, sent, track, next)
 	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
 		return resp, err
 	}
@@ -357,15 +406,30 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err != nil || !overflow {
 		return resp, err
 	}
-	return m.retry(ctx, req, header, body, out, prefill, resp, next)
+	return m.retry(ctx, req, header, body, out, prefill, track, resp, next)
+}
+
+// sentRequest is what the middleware sent for a request: the history's
+// keys, the size of what it forwarded and the basis of its estimate.
+type sentRequest struct {
+	conv     conversation
+	messages int  // messages forwarded, prefill included
+	tokens   int  // their tokens, from characters (Event.TokensAfter)
+	estimate int  // their estimate (Event.Estimate)
+	anchored bool // its basis (Event.Anchored)
+	// remember is set when the provider's usage is to anchor the
+	// conversation's next request: the history forwarded had no prefill,
+	// so the answer follows it as a response of its own.
+	remember bool
 }
 
 // send sends the request with body on, and watches the answer for the
-// usage the provider reports.
-func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, model string, body net.Buffers, next Next) (*http.Response, error) {
+// usage the provider reports for sent (nil for a request sent
+// unprocessed).
+func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, model string, body net.Buffers, sent *sentRequest, next Next) (*http.Response, error) {
 	resp, err := next(withBody(ctx, req, header, body))
 	if err == nil {
-		m.watchUsage(ctx, codec, model, resp)
+		m.watchUsage(ctx, codec, model, sent, resp)
 	}
 	return resp, err
 }
@@ -373,10 +437,10 @@ func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, co
 // retry compacts out after the provider answered resp, a context
 // overflow, and sends the request (out, then prefill) once more when that
 // made it smaller; otherwise it returns resp.
-func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out, prefill []processor.Message, resp *http.Response, next Next) (*http.Response, error) {
+func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out, prefill []processor.Message, first *sentRequest, resp *http.Response, next Next) (*http.Response, error) {
 	codec := body.Codec()
 	ev := Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
-		MessagesBefore: len(out), TokensBefore: processor.EstimateTokens(out)}
+		MessagesBefore: len(out), TokensBefore: processor.ContentTokens(out)}
 	start := time.Now()
 	smaller, err := m.compactor.Compact(ctx, out)
 	if err == nil {
@@ -395,7 +459,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		m.emit(ctx, ev)
 		return resp, nil
 	}
-	ev.MessagesAfter, ev.TokensAfter = len(smaller), processor.EstimateTokens(smaller)
+	ev.MessagesAfter, ev.TokensAfter = len(smaller), processor.ContentTokens(smaller)
 	if len(smaller) >= len(out) {
 		// Nothing left to compact: the provider's answer stands.
 		m.emit(ctx, ev)
@@ -415,7 +479,11 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
-	return m.send(ctx, req, header, codec, body.Model, sent, next)
+	track := &sentRequest{conv: first.conv, messages: len(smaller) + len(prefill),
+		tokens:   processor.ContentTokens(smaller) + processor.ContentTokens(prefill),
+		estimate: processor.EstimateTokens(smaller) + processor.ContentTokens(prefill),
+		anchored: anchored(smaller), remember: first.remember}
+	return m.send(ctx, req, header, codec, body.Model, sent, track, next)
 }
 
 // splitPrefill parts a history that ends with an assistant prefill (a

@@ -17,11 +17,14 @@ import (
 const maxUsageBody = 8 << 20
 
 // watchUsage makes resp's body report, once read to its end or closed,
-// the usage the provider put in it (EventUsage): in a JSON answer, or in
-// the events of a stream as they pass, each read by codec. The body
-// reaches the app as it comes, byte for byte and with no delay.
-func (m *mw) watchUsage(ctx context.Context, codec wire.Codec, model string, resp *http.Response) {
-	if m.onEvent == nil || resp.StatusCode != http.StatusOK || resp.Body == nil {
+// the usage the provider put in it (EventUsage) for sent (nil: a request
+// sent unprocessed), and remember it to anchor the conversation's next
+// request: in a JSON answer, or in the events of a stream as they pass,
+// each read by codec. The body reaches the app as it comes, byte for byte
+// and with no delay.
+func (m *mw) watchUsage(ctx context.Context, codec wire.Codec, model string, sent *sentRequest, resp *http.Response) {
+	remember := m.anchors != nil && sent != nil && sent.remember && sent.conv.whole != 0
+	if (m.onEvent == nil && !remember) || resp.StatusCode != http.StatusOK || resp.Body == nil {
 		return
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -29,7 +32,14 @@ func (m *mw) watchUsage(ctx context.Context, codec wire.Codec, model string, res
 		return
 	}
 	w := &usageWatch{ReadCloser: resp.Body, stream: media == "text/event-stream", report: func(u processor.Usage) {
-		m.emit(ctx, Event{Type: EventUsage, API: codec.API(), Model: model, Usage: u})
+		ev := Event{Type: EventUsage, API: codec.API(), Model: model, Usage: u}
+		if sent != nil {
+			if remember {
+				m.anchors.put(sent.conv.whole, sent.messages, u)
+			}
+			ev.MessagesAfter, ev.TokensAfter, ev.Estimate, ev.Anchored = sent.messages, sent.tokens, sent.estimate, sent.anchored
+		}
+		m.emit(ctx, ev)
 	}, read: codec.Usage}
 	resp.Body = w
 }
@@ -108,6 +118,7 @@ func (w *usageWatch) add(u processor.Usage) {
 	w.found = true
 	w.usage.InputTokens = max(w.usage.InputTokens, u.InputTokens)
 	w.usage.CachedInputTokens = max(w.usage.CachedInputTokens, u.CachedInputTokens)
+	w.usage.CacheWriteInputTokens = max(w.usage.CacheWriteInputTokens, u.CacheWriteInputTokens)
 	w.usage.OutputTokens = max(w.usage.OutputTokens, u.OutputTokens)
 }
 

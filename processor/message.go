@@ -120,6 +120,10 @@ type Usage struct {
 	// CachedInputTokens is how many of InputTokens were served from the
 	// provider's prompt cache.
 	CachedInputTokens int64
+	// CacheWriteInputTokens is how many of InputTokens were written to
+	// the provider's prompt cache (Anthropic's
+	// cache_creation_input_tokens); 0 where the API does not report it.
+	CacheWriteInputTokens int64
 	// OutputTokens is the number of tokens the response used.
 	OutputTokens int64
 	// PromptMessages is the number of history messages the request that
@@ -133,10 +137,11 @@ type Usage struct {
 // Add returns the sum of two usages. PromptMessages is taken from v.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{
-		InputTokens:       u.InputTokens + v.InputTokens,
-		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
-		OutputTokens:      u.OutputTokens + v.OutputTokens,
-		PromptMessages:    v.PromptMessages,
+		InputTokens:           u.InputTokens + v.InputTokens,
+		CachedInputTokens:     u.CachedInputTokens + v.CachedInputTokens,
+		CacheWriteInputTokens: u.CacheWriteInputTokens + v.CacheWriteInputTokens,
+		OutputTokens:          u.OutputTokens + v.OutputTokens,
+		PromptMessages:        v.PromptMessages,
 	}
 }
 

@@ -196,7 +196,7 @@ func TestResponsesAndMessages(t *testing.T) {
 	defer mu.Unlock()
 	if diff := cmp.Diff(map[string]processor.Usage{
 		"responses": {InputTokens: 900, CachedInputTokens: 512, OutputTokens: 3},
-		"messages":  {InputTokens: 852, CachedInputTokens: 800, OutputTokens: 2},
+		"messages":  {InputTokens: 852, CachedInputTokens: 800, CacheWriteInputTokens: 40, OutputTokens: 2},
 	}, usage); diff != "" {
 		t.Errorf("usage (-want +got):\n%s", diff)
 	}

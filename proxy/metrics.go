@@ -36,6 +36,8 @@ type Metrics struct {
 	summarizerSeconds prometheus.Histogram
 	summarizerTokens  *prometheus.CounterVec
 	storeErrors       *prometheus.CounterVec
+
+	estimates *estimateMetrics // the provider's usage against abridge's estimates
 }
 
 // NewMetrics registers the proxy's metrics with reg and returns them:
@@ -77,7 +79,24 @@ type Metrics struct {
 //   - abridge_summarizer_tokens_total{type}: tokens the summarizer's model
 //     reported: "input", "cached_input", "output";
 //   - abridge_summary_store_errors_total{op}: summary store failures, by
-//     method ("spans", "save", "summary").
+//     method ("spans", "save", "summary");
+//   - abridge_tokens_total{api, stage}: estimated prompt tokens of
+//     processed requests, by wire API, as the client sent them ("sent")
+//     and as forwarded ("forwarded");
+//   - abridge_stored_history_requests_total{api}: requests whose history
+//     the provider holds (previous_response_id), sent on unprocessed;
+//   - abridge_provider_tokens_total{api, type}: tokens the upstream
+//     reported for the requests it answered, by wire API: "input" (the
+//     whole prompt, cache reads and writes included), "cached_input" (read
+//     from the provider's prompt cache), "cache_creation_input" (written
+//     to it: Anthropic's cache_creation_input_tokens, 0 for the OpenAI
+//     APIs), "output";
+//   - abridge_token_estimate_ratio{api, basis}: for each request whose
+//     usage the upstream reported, its input tokens divided by abridge's
+//     estimate of the request as forwarded; basis "anchored" when the
+//     estimate started from the usage reported for the conversation's
+//     previous request (see openaimw.Options.Anchors), "heuristic" when
+//     it is from characters alone.
 //
 // The counters of errors and outcomes exist at zero from the start, every
 // label value listed here, so that rates and alerts work before the first
@@ -104,7 +123,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "abridge_tokens_total", Help: "Estimated prompt tokens of processed requests, by wire API, as the client sent them and as forwarded.",
 		}, []string{"api", "stage"}),
 		providerTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "abridge_provider_tokens_total", Help: "Tokens the upstream reported for the requests it answered, by wire API: input, cached_input, output.",
+			Name: "abridge_provider_tokens_total", Help: "Tokens the upstream reported for the requests it answered, by wire API: input, cached_input, cache_creation_input, output.",
 		}, []string{"api", "type"}),
 		stored: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "abridge_stored_history_requests_total", Help: "Requests whose history the provider holds (previous_response_id), sent on unprocessed, by wire API.",
@@ -141,6 +160,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "abridge_summary_store_errors_total", Help: "Summary store failures, by method.",
 		}, []string{"op"}),
+	}
+	m.estimates = newEstimateMetrics()
+	if err := m.estimates.register(reg); err != nil {
+		return nil, err
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.requestSeconds, m.processingSeconds, m.promptTokens,
 		m.apiTokens, m.providerTokens, m.stored, m.rejected, m.chainFailures, m.overflows, m.upstreamErrors, m.compactions, m.compactionTokens,
@@ -202,6 +225,8 @@ func (m *Metrics) middlewareEvent(e openaimw.Event) {
 		m.providerTokens.WithLabelValues(e.API, "input").Add(float64(e.Usage.InputTokens))
 		m.providerTokens.WithLabelValues(e.API, "cached_input").Add(float64(e.Usage.CachedInputTokens))
 		m.providerTokens.WithLabelValues(e.API, "output").Add(float64(e.Usage.OutputTokens))
+		m.providerTokens.WithLabelValues(e.API, "cache_creation_input").Add(float64(e.Usage.CacheWriteInputTokens))
+		m.estimates.usage(e)
 	case openaimw.EventRejected:
 		m.rejectedRequest(e.Code)
 	case openaimw.EventChainFailed:
@@ -290,4 +315,47 @@ func (c *countingSummarizer) Summarize(ctx context.Context, messages []processor
 	}
 	c.m.summarizerCalls.WithLabelValues(result).Inc()
 	return out, err
+}
+
+// --- The provider's usage against abridge's estimates (issue 17, item 5).
+
+// estimateMetrics measures how far abridge's token estimates are from what
+// the provider reported.
+type estimateMetrics struct {
+	ratio *prometheus.HistogramVec
+}
+
+// estimateBases are the values of the basis label.
+var estimateBases = []string{"anchored", "heuristic"}
+
+func newEstimateMetrics() *estimateMetrics {
+	return &estimateMetrics{
+		ratio: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "abridge_token_estimate_ratio",
+			Help: "Input tokens the upstream reported for a request divided by abridge's estimate of it as forwarded, by wire API and basis of the estimate: anchored on the previous request's usage, or heuristic.",
+			// 1 is exact; the heuristic's 4 characters a token is off by
+			// a factor of 2 or more for code, other languages and tools.
+			Buckets: []float64{0.25, 0.5, 0.67, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.25, 1.5, 2, 3, 4},
+		}, []string{"api", "basis"}),
+	}
+}
+
+func (e *estimateMetrics) register(reg prometheus.Registerer) error {
+	if err := reg.Register(e.ratio); err != nil {
+		return fmt.Errorf("register proxy metrics: %w", err)
+	}
+	return nil
+}
+
+// usage observes the ratio of an EventUsage: the provider's input tokens
+// to the estimate the request was sent with.
+func (e *estimateMetrics) usage(ev openaimw.Event) {
+	if ev.Estimate <= 0 || ev.Usage.InputTokens <= 0 {
+		return
+	}
+	basis := estimateBases[1]
+	if ev.Anchored {
+		basis = estimateBases[0]
+	}
+	e.ratio.WithLabelValues(ev.API, basis).Observe(float64(ev.Usage.InputTokens) / float64(ev.Estimate))
 }

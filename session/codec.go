@@ -33,6 +33,7 @@ type wireMessage struct {
 type wireUsage struct {
 	InputTokens       int64 `json:"input_tokens,omitempty"`
 	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
+	CacheWriteTokens  int64 `json:"cache_write_input_tokens,omitempty"`
 	OutputTokens      int64 `json:"output_tokens,omitempty"`
 	PromptMessages    int   `json:"prompt_messages,omitempty"`
 }
@@ -115,6 +116,7 @@ func toWire(m processor.Message) (wireMessage, error) {
 		w.Usage = &wireUsage{
 			InputTokens:       meta.Usage.InputTokens,
 			CachedInputTokens: meta.Usage.CachedInputTokens,
+			CacheWriteTokens:  meta.Usage.CacheWriteInputTokens,
 			OutputTokens:      meta.Usage.OutputTokens,
 			PromptMessages:    meta.Usage.PromptMessages,
 		}
@@ -195,10 +197,11 @@ func fromWire(w wireMessage) (processor.Message, error) {
 	var meta processor.Meta
 	if w.Usage != nil {
 		meta.Usage = processor.Usage{
-			InputTokens:       w.Usage.InputTokens,
-			CachedInputTokens: w.Usage.CachedInputTokens,
-			OutputTokens:      w.Usage.OutputTokens,
-			PromptMessages:    w.Usage.PromptMessages,
+			InputTokens:           w.Usage.InputTokens,
+			CachedInputTokens:     w.Usage.CachedInputTokens,
+			CacheWriteInputTokens: w.Usage.CacheWriteTokens,
+			OutputTokens:          w.Usage.OutputTokens,
+			PromptMessages:        w.Usage.PromptMessages,
 		}
 	}
 	meta.ModelName, meta.FinishReason, meta.Name, meta.Refusal = w.ModelName, w.FinishReason, w.Name, w.Refusal

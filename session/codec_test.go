@@ -44,7 +44,7 @@ func everyField() []processor.Message {
 				processor.ToolCall{ToolCallID: "c2", ToolName: "cat", Args: `not json {`},
 				processor.ToolCall{ToolCallID: "c3", ToolName: "now"},
 			},
-			Meta: &processor.Meta{Usage: processor.Usage{InputTokens: 1200, CachedInputTokens: 1024, OutputTokens: 55, PromptMessages: 1}, ModelName: "gpt-test", FinishReason: "tool_calls", Name: "helper", Refusal: "no", Time: at.Add(time.Second)},
+			Meta: &processor.Meta{Usage: processor.Usage{InputTokens: 1200, CachedInputTokens: 1024, CacheWriteInputTokens: 64, OutputTokens: 55, PromptMessages: 1}, ModelName: "gpt-test", FinishReason: "tool_calls", Name: "helper", Refusal: "no", Time: at.Add(time.Second)},
 		},
 		{Kind: processor.Request, Parts: []processor.Part{
 			processor.ToolReturn{ToolName: "ls", ToolCallID: "c1", Content: "a.go\nb.go"},

@@ -641,14 +641,14 @@ func (messages) Overflow(status int, body []byte) bool {
 // Usage reads "usage" of a message, or of a stream's message_start (its
 // message's) or message_delta event. Anthropic's input_tokens leaves out
 // the cache's reads and writes: InputTokens is the three summed,
-// CachedInputTokens the reads.
+// CachedInputTokens the reads, CacheWriteInputTokens the writes.
 func (messages) Usage(data []byte) (processor.Usage, bool) {
 	u := readUsage(data)
 	if u == nil {
 		return processor.Usage{}, false
 	}
 	return processor.Usage{InputTokens: u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
-		CachedInputTokens: u.CacheReadInputTokens, OutputTokens: u.OutputTokens}, true
+		CachedInputTokens: u.CacheReadInputTokens, CacheWriteInputTokens: u.CacheCreationInputTokens, OutputTokens: u.OutputTokens}, true
 }
 
 // Refuse answers in Anthropic's error shape, {"type": "error", "error":

@@ -85,7 +85,7 @@ func TestUsageAndOverflow(t *testing.T) {
 		{Chat, `{"usage":{"prompt_tokens":100,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":64}}}`, processor.Usage{InputTokens: 100, CachedInputTokens: 64, OutputTokens: 5}},
 		{Responses, `{"id":"resp_1","usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":80},"output_tokens":7}}`, processor.Usage{InputTokens: 100, CachedInputTokens: 80, OutputTokens: 7}},
 		{Responses, `{"type":"response.completed","response":{"usage":{"input_tokens":9,"output_tokens":1}}}`, processor.Usage{InputTokens: 9, OutputTokens: 1}},
-		{Messages, `{"usage":{"input_tokens":10,"cache_read_input_tokens":200,"cache_creation_input_tokens":30,"output_tokens":4}}`, processor.Usage{InputTokens: 240, CachedInputTokens: 200, OutputTokens: 4}},
+		{Messages, `{"usage":{"input_tokens":10,"cache_read_input_tokens":200,"cache_creation_input_tokens":30,"output_tokens":4}}`, processor.Usage{InputTokens: 240, CachedInputTokens: 200, CacheWriteInputTokens: 30, OutputTokens: 4}},
 		{Messages, `{"type":"message_start","message":{"usage":{"input_tokens":3,"cache_read_input_tokens":5,"output_tokens":1}}}`, processor.Usage{InputTokens: 8, CachedInputTokens: 5, OutputTokens: 1}},
 	} {
 		got, ok := tc.codec.Usage([]byte(tc.data))
