@@ -118,7 +118,9 @@ const messagesAPI = "messages"
 // request is sent as its raw block, a Thinking part from another API with
 // a signature as a thinking block, one without none (its reasoning belongs
 // to that API's model); an Opaque part from another API is an error.
-// max_tokens is Settings.MaxTokens, else [DefaultAnthropicMaxTokens].
+// max_tokens is Settings.MaxTokens, else [DefaultAnthropicMaxTokens]; a
+// tool choice is sent only with tools (Anthropic refuses one without
+// them), and "required" with no tools is an error.
 //
 // With Settings.OnText set the request streams and OnText receives each
 // text delta. Errors are as the [OpenAI] model's: an [*Error] (its Type
@@ -191,13 +193,13 @@ func (m *Anthropic) params(messages []processor.Message, s Settings) (anthropic.
 		}
 		p.Tools = append(p.Tools, param.Override[anthropic.ToolUnionParam](tool))
 	}
-	switch s.ToolChoice {
-	case "":
-	case "auto":
+	switch {
+	case s.ToolChoice == "" || len(s.Tools) == 0:
+	case s.ToolChoice == "auto":
 		p.ToolChoice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{}}
-	case "none":
+	case s.ToolChoice == "none":
 		p.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
-	case "required":
+	case s.ToolChoice == "required":
 		p.ToolChoice = anthropic.ToolChoiceUnionParam{OfAny: &anthropic.ToolChoiceAnyParam{}}
 	default:
 		p.ToolChoice = anthropic.ToolChoiceParamOfTool(s.ToolChoice)

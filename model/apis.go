@@ -61,7 +61,9 @@ func secretsOf(keys ...string) []string {
 }
 
 // checkSettings refuses the settings no API takes, and returns the set of
-// the offered tools' names.
+// the offered tools' names. The Responses and Messages models send a tool
+// choice only with tools (a choice of "auto" or "none" without any means
+// nothing, and Anthropic refuses one).
 func checkSettings(s Settings) (map[string]bool, error) {
 	names := make(map[string]bool, len(s.Tools))
 	for i, t := range s.Tools {
@@ -71,7 +73,11 @@ func checkSettings(s Settings) (map[string]bool, error) {
 		names[t.Name] = true
 	}
 	switch s.ToolChoice {
-	case "", "auto", "none", "required":
+	case "", "auto", "none":
+	case "required":
+		if len(s.Tools) == 0 {
+			return nil, errors.New(`tool choice "required" with no tools offered`)
+		}
 	default:
 		if !names[s.ToolChoice] {
 			return nil, fmt.Errorf("tool choice %q names no offered tool", s.ToolChoice)

@@ -130,9 +130,10 @@ func TestResponsesRequestBody(t *testing.T) {
 				processor.NewResponse(processor.Thinking{Content: "hm", Signature: "sig", API: "messages"}, processor.ToolCall{ToolCallID: "t1", ToolName: "bash", Args: "{}"}),
 				processor.NewRequest(processor.RetryPrompt{ToolName: "bash", ToolCallID: "t1", Content: "bad arguments"}),
 			},
+			// No tool choice goes without tools.
 			settings: Settings{ToolChoice: "none"},
 			want: map[string]any{
-				"model": "test-model", "store": false, "tool_choice": "none",
+				"model": "test-model", "store": false,
 				"input": []any{
 					map[string]any{"type": "message", "role": "user", "content": "go"},
 					map[string]any{"type": "function_call", "call_id": "t1", "name": "bash", "arguments": "{}"},
@@ -592,6 +593,44 @@ func TestModelsWithoutEnvironment(t *testing.T) {
 				}
 				if noEnv && (h.Get("Authorization") != "" || h.Get("X-Api-Key") != "") {
 					t.Errorf("a credential was sent: %v", h)
+				}
+			})
+		}
+	}
+}
+
+// TestModelInvalidRequests checks that what the Responses and Anthropic
+// models cannot send is refused before any call, with an error naming it.
+func TestModelInvalidRequests(t *testing.T) {
+	foreign := []processor.Message{processor.UserMessage("hi"),
+		processor.NewResponse(processor.Opaque{API: "chat", Type: "audio", Raw: `{"id":"a1"}`})}
+	image := []processor.Message{processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{
+		{Type: "text", Text: "look"}, {Type: "image_url", Data: json.RawMessage(`{"type":"image_url","image_url":{"url":"https://x/y.png"}}`)}}})}
+	tests := []struct {
+		name     string
+		history  []processor.Message
+		settings Settings
+		want     string
+	}{
+		{"required with no tools", testHistory(), Settings{ToolChoice: "required"}, `tool choice "required" with no tools offered`},
+		{"a choice of no offered tool", testHistory(), Settings{ToolChoice: "grep", Tools: []Tool{bashTool}}, `tool choice "grep" names no offered tool`},
+		{"negative max tokens", testHistory(), Settings{MaxTokens: -1}, "negative max tokens -1"},
+		{"bad schema", testHistory(), Settings{Tools: []Tool{{Name: "x", Parameters: json.RawMessage(`[1]`)}}}, `tool "x": parameters must be a JSON object schema`},
+		{"an item of another API", foreign, Settings{}, `message 1 part 0: chat item of type "audio" cannot be sent`},
+		{"an image", image, Settings{}, `message 0 part 0: user content part 1 has type "image_url": only text is sent`},
+	}
+	for _, tt := range tests {
+		for api, build := range map[string]func(f *apiFake, opts ...Option) Model{"responses": responsesModel, "anthropic": anthropicModel} {
+			t.Run(api+"/"+tt.name, func(t *testing.T) {
+				f := newAPIFake(t, replyJSON(200, "{}"))
+				_, err := build(f).Request(context.Background(), tt.history, tt.settings)
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("error %v, want one containing %q", err, tt.want)
+				}
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				if len(f.requests) != 0 {
+					t.Errorf("%d requests were sent, want none", len(f.requests))
 				}
 			})
 		}

@@ -64,7 +64,9 @@ func (m *Responses) Name() string { return m.model }
 // prompts that answer a call) function_call_output items. A Thinking part
 // or an Opaque part read from a Responses request is sent as its raw item;
 // a Thinking part from another API is not sent (its reasoning belongs to
-// that API's model), and an Opaque part from another API is an error.
+// that API's model), and an Opaque part from another API is an error. A
+// tool choice is sent only with tools, and "required" with no tools is an
+// error.
 //
 // With Settings.OnText set the request streams and OnText receives each
 // output text delta; a stream that goes silent for longer than the stream
@@ -132,9 +134,9 @@ func (m *Responses) params(messages []processor.Message, s Settings) (responses.
 		}
 		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &fn})
 	}
-	switch s.ToolChoice {
-	case "":
-	case "auto", "none", "required":
+	switch {
+	case s.ToolChoice == "" || len(s.Tools) == 0:
+	case s.ToolChoice == "auto" || s.ToolChoice == "none" || s.ToolChoice == "required":
 		p.ToolChoice.OfToolChoiceMode = openai.Opt(responses.ToolChoiceOptions(s.ToolChoice))
 	default:
 		p.ToolChoice.OfFunctionTool = &responses.ToolChoiceFunctionParam{Name: s.ToolChoice}
