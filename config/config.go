@@ -67,6 +67,10 @@ type Config struct {
 	Model string `env:"MODEL" envDefault:"gpt-4.1-mini"`
 	// SummaryModel is the summarizer's model; "" means Model.
 	SummaryModel string `env:"SUMMARY_MODEL"`
+	// SummaryAnthropicModel is the model abridge serve's summarizer calls
+	// on the Anthropic upstream for a Messages client, with that client's
+	// key. Default claude-haiku-4-5 (model.DefaultAnthropicModel).
+	SummaryAnthropicModel string `env:"SUMMARY_ANTHROPIC_MODEL" envDefault:"claude-haiku-4-5"`
 	// SummaryBaseURL is the summarizer's endpoint; "" means the primary
 	// one (OPENAI_BASE_URL, else the OpenAI API).
 	SummaryBaseURL string `env:"SUMMARY_BASE_URL"`

@@ -46,38 +46,39 @@ func TestRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"ABRIDGE_MODEL":                  "gpt-4.1-mini",
-		"ABRIDGE_SUMMARY_MODEL":          "model-[REDACTED]",
-		"ABRIDGE_SUMMARY_BASE_URL":       "http://127.0.0.1:8080/v1",
-		"ABRIDGE_SUMMARY_API_KEY":        "[REDACTED]",
-		"ABRIDGE_SUMMARY_TIMEOUT":        "1m30s",
-		"ABRIDGE_TRIM_CHARS":             "2000",
-		"ABRIDGE_MAX_MESSAGES":           "0",
-		"ABRIDGE_CONTEXT_WINDOW":         "0",
-		"ABRIDGE_KEEP_MESSAGES":          "0",
-		"ABRIDGE_TAIL_OUTPUTS":           "0",
-		"ABRIDGE_STRATEGY":               "default",
-		"ABRIDGE_TRIGGER_TOKENS":         "0",
-		"ABRIDGE_FACTS_CHARS":            "2000",
-		"ABRIDGE_SUMMARY_CLIP":           "300",
-		"ABRIDGE_THRESHOLD_PERCENT":      "70",
-		"ABRIDGE_KEEP_USER_TURNS":        "0",
-		"ABRIDGE_SUMMARIZER":             "auto",
-		"ABRIDGE_MAX_STEPS":              "25",
-		"ABRIDGE_REQUEST_TIMEOUT":        "5m0s",
-		"ABRIDGE_STREAM_IDLE_TIMEOUT":    "2m0s",
-		"ABRIDGE_SESSION_DB":             "postgres://u:[REDACTED]@db/abridge",
-		"ABRIDGE_SERVE_ADDR":             "127.0.0.1:8787",
-		"ABRIDGE_SERVE_MAX_BODY_MB":      "32",
-		"ABRIDGE_SERVE_BODY_MEMORY_MB":   "256",
-		"ABRIDGE_SERVE_TIMEOUT":          "10m0s",
-		"ABRIDGE_SERVE_SHUTDOWN_TIMEOUT": "30s",
-		"ABRIDGE_SERVE_SUMMARIZE_FOR":    "accepted",
-		"ABRIDGE_LOG_LEVEL":              "info",
-		"ABRIDGE_LOG_FORMAT":             "console",
-		"OPENAI_API_KEY":                 "[REDACTED]",
-		"OPENAI_BASE_URL":                "https://gw.example/v1?key=[REDACTED]",
-		"ANTHROPIC_BASE_URL":             "",
+		"ABRIDGE_MODEL":                   "gpt-4.1-mini",
+		"ABRIDGE_SUMMARY_MODEL":           "model-[REDACTED]",
+		"ABRIDGE_SUMMARY_ANTHROPIC_MODEL": "claude-haiku-4-5",
+		"ABRIDGE_SUMMARY_BASE_URL":        "http://127.0.0.1:8080/v1",
+		"ABRIDGE_SUMMARY_API_KEY":         "[REDACTED]",
+		"ABRIDGE_SUMMARY_TIMEOUT":         "1m30s",
+		"ABRIDGE_TRIM_CHARS":              "2000",
+		"ABRIDGE_MAX_MESSAGES":            "0",
+		"ABRIDGE_CONTEXT_WINDOW":          "0",
+		"ABRIDGE_KEEP_MESSAGES":           "0",
+		"ABRIDGE_TAIL_OUTPUTS":            "0",
+		"ABRIDGE_STRATEGY":                "default",
+		"ABRIDGE_TRIGGER_TOKENS":          "0",
+		"ABRIDGE_FACTS_CHARS":             "2000",
+		"ABRIDGE_SUMMARY_CLIP":            "300",
+		"ABRIDGE_THRESHOLD_PERCENT":       "70",
+		"ABRIDGE_KEEP_USER_TURNS":         "0",
+		"ABRIDGE_SUMMARIZER":              "auto",
+		"ABRIDGE_MAX_STEPS":               "25",
+		"ABRIDGE_REQUEST_TIMEOUT":         "5m0s",
+		"ABRIDGE_STREAM_IDLE_TIMEOUT":     "2m0s",
+		"ABRIDGE_SESSION_DB":              "postgres://u:[REDACTED]@db/abridge",
+		"ABRIDGE_SERVE_ADDR":              "127.0.0.1:8787",
+		"ABRIDGE_SERVE_MAX_BODY_MB":       "32",
+		"ABRIDGE_SERVE_BODY_MEMORY_MB":    "256",
+		"ABRIDGE_SERVE_TIMEOUT":           "10m0s",
+		"ABRIDGE_SERVE_SHUTDOWN_TIMEOUT":  "30s",
+		"ABRIDGE_SERVE_SUMMARIZE_FOR":     "accepted",
+		"ABRIDGE_LOG_LEVEL":               "info",
+		"ABRIDGE_LOG_FORMAT":              "console",
+		"OPENAI_API_KEY":                  "[REDACTED]",
+		"OPENAI_BASE_URL":                 "https://gw.example/v1?key=[REDACTED]",
+		"ANTHROPIC_BASE_URL":              "",
 	}
 	if diff := cmp.Diff(want, c.Redacted()); diff != "" {
 		t.Errorf("Redacted (-want +got):\n%s", diff)
@@ -119,7 +120,7 @@ func TestString(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `ABRIDGE_STRATEGY=default ABRIDGE_MODEL=gpt-4.1-mini ABRIDGE_SUMMARY_MODEL="" ABRIDGE_SUMMARY_BASE_URL="" ` +
+	want := `ABRIDGE_STRATEGY=default ABRIDGE_MODEL=gpt-4.1-mini ABRIDGE_SUMMARY_MODEL="" ABRIDGE_SUMMARY_ANTHROPIC_MODEL=claude-haiku-4-5 ABRIDGE_SUMMARY_BASE_URL="" ` +
 		`ABRIDGE_SUMMARY_API_KEY="" ABRIDGE_SUMMARY_TIMEOUT=1m30s ABRIDGE_TRIM_CHARS=2000 ` +
 		`ABRIDGE_MAX_MESSAGES=40 ABRIDGE_KEEP_MESSAGES=0 ABRIDGE_TAIL_OUTPUTS=0 ABRIDGE_CONTEXT_WINDOW=0 ABRIDGE_THRESHOLD_PERCENT=70 ABRIDGE_TRIGGER_TOKENS=0 ` +
 		`ABRIDGE_FACTS_CHARS=2000 ABRIDGE_SUMMARY_CLIP=300 ` +

@@ -69,6 +69,31 @@ func (c *Config) SummaryModelOptions(logger *zap.Logger) []model.Option {
 	return c.openAIOptions(c.summaryModel(), c.summaryBaseURL(), c.summaryKey(), logger)
 }
 
+// SummaryEndpoint returns the base URL of abridge serve's summaries in the
+// OpenAI APIs (Chat Completions, Responses): ABRIDGE_SUMMARY_BASE_URL,
+// else the upstream ([Config.Upstream]).
+func (c *Config) SummaryEndpoint() string {
+	if c.SummaryBaseURL != "" {
+		return c.SummaryBaseURL
+	}
+	return c.Upstream()
+}
+
+// AnthropicSummaryModelOptions returns the options of the model abridge
+// serve summarizes an Anthropic Messages client's conversations with, for
+// model.NewAnthropic: ABRIDGE_SUMMARY_ANTHROPIC_MODEL on the Anthropic
+// upstream ([Config.AnthropicUpstream]), with no key (the host adds the
+// client's), the stream idle timeout and logger.
+func (c *Config) AnthropicSummaryModelOptions(logger *zap.Logger) []model.Option {
+	opts := []model.Option{model.WithModel(c.SummaryAnthropicModel), model.WithStreamIdleTimeout(c.StreamIdleTimeout),
+		// The SDK puts /v1 in each path.
+		model.WithBaseURL(strings.TrimSuffix(c.AnthropicUpstream(), "/v1"))}
+	if logger != nil {
+		opts = append(opts, model.WithLogger(logger))
+	}
+	return opts
+}
+
 // validAddr reports whether s is HOST:PORT with a port from 0 to 65535.
 func validAddr(s string) bool {
 	_, port, err := net.SplitHostPort(s)

@@ -137,6 +137,15 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
+			Group: GroupModel, Name: Prefix + "SUMMARY_ANTHROPIC_MODEL", Default: "claude-haiku-4-5", Accepted: "a non-empty model name",
+			Description: "Model abridge serve's summarizer calls on the Anthropic upstream (ANTHROPIC_BASE_URL) for an Anthropic Messages client, paid with that client's key, when the proxy has no API key of its own.",
+		},
+		field: "SummaryAnthropicModel", kind: "a string", problem: "empty",
+		valid: func(c *Config) bool { return c.SummaryAnthropicModel != "" },
+		show:  func(c *Config) string { return c.SummaryAnthropicModel },
+	},
+	{
+		Variable: Variable{
 			Group: GroupModel, Name: Prefix + "SUMMARY_BASE_URL", Default: "(OPENAI_BASE_URL)", Accepted: "an http or https URL",
 			Description: "Endpoint of the summarizer's model. Setting it counts as a configured endpoint.",
 		},

@@ -1,6 +1,8 @@
 // Package model is abridge's boundary with language models: the [Model]
-// interface the agent and the summarizer call, its OpenAI Chat Completions
-// implementation on openai-go v3, lossless conversions between
+// interface the agent and the summarizer call, its implementations for
+// OpenAI Chat Completions ([OpenAI]) and OpenAI Responses ([Responses]) on
+// openai-go v3 and for Anthropic Messages ([Anthropic]) on
+// anthropic-sdk-go, lossless conversions between
 // [processor.Message] histories and openai-go message params, loading and
 // saving histories as OpenAI-format JSON, and [Recorder], a scripted model
 // for tests that records exactly what each request sent. It is the only
@@ -122,7 +124,10 @@ func (e *Error) Is(target error) bool {
 	return target == ErrContextOverflow && e.IsContextOverflow()
 }
 
-// IsContextOverflow reports whether the provider said the prompt is too long.
+// IsContextOverflow reports whether the provider said the prompt is too
+// long: by its code (OpenAI's), or in words that the model recognized and
+// wrapped ErrContextOverflow in Err for (Anthropic's "prompt is too
+// long").
 func (e *Error) IsContextOverflow() bool {
-	return e.Code == "context_length_exceeded" || e.Code == "string_above_max_length"
+	return errors.Is(e.Err, ErrContextOverflow) || e.Code == "context_length_exceeded" || e.Code == "string_above_max_length"
 }

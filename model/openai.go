@@ -11,11 +11,11 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"time"
 
+	aoption "github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/respjson"
@@ -70,6 +70,10 @@ type options struct {
 	streamIdle     *time.Duration
 	logger         *zap.Logger
 	requestOptions []option.RequestOption
+	// anthropicOptions are given to the Anthropic client only.
+	anthropicOptions []aoption.RequestOption
+	// noEnv: the client reads no key nor base URL from the environment.
+	noEnv bool
 }
 
 type optionFunc func(*options)
@@ -141,6 +145,23 @@ func WithLogger(l *zap.Logger) Option {
 	return optionFunc(func(o *options) { o.logger = l })
 }
 
+// WithAnthropicRequestOptions adds anthropic-sdk-go request options
+// (headers, middleware, ...) to an [Anthropic] model, applied after the
+// options above. The OpenAI models ignore them.
+func WithAnthropicRequestOptions(opts ...aoption.RequestOption) Option {
+	return optionFunc(func(o *options) { o.anthropicOptions = append(o.anthropicOptions, opts...) })
+}
+
+// WithoutEnvironment makes the model read no API key and no base URL from
+// the environment (OPENAI_API_KEY, OPENAI_BASE_URL, the organization and
+// project; ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL):
+// it sends the key [WithAPIKey] gives, else none, to the base URL
+// [WithBaseURL] gives, else the provider's. A proxy whose HTTP client adds
+// its client's credential builds its models so.
+func WithoutEnvironment() Option {
+	return optionFunc(func(o *options) { o.noEnv = true })
+}
+
 // WithRequestOptions adds openai-go request options (headers, middleware,
 // ...), applied after the options above.
 func WithRequestOptions(opts ...option.RequestOption) Option {
@@ -149,46 +170,10 @@ func WithRequestOptions(opts ...option.RequestOption) Option {
 
 // NewOpenAI returns an OpenAI configured by opts.
 func NewOpenAI(opts ...Option) *OpenAI {
-	o := options{model: DefaultModel}
-	for _, opt := range opts {
-		if opt != nil {
-			opt.apply(&o)
-		}
-	}
-	var ropts []option.RequestOption
-	if o.baseURL != "" {
-		ropts = append(ropts, option.WithBaseURL(o.baseURL))
-	}
-	if o.apiKey != "" {
-		ropts = append(ropts, option.WithAPIKey(o.apiKey))
-	}
-	if o.httpClient != nil {
-		ropts = append(ropts, option.WithHTTPClient(o.httpClient))
-	}
-	retries := defaultRetries
-	if o.maxRetries != nil {
-		retries = max(*o.maxRetries, 0)
-		ropts = append(ropts, option.WithMaxRetries(retries))
-	}
-	ropts = append(ropts, o.requestOptions...)
-	logger := o.logger
-	if logger == nil {
-		logger = zap.NewNop()
-	}
-	idle := DefaultStreamIdleTimeout
-	if o.streamIdle != nil {
-		idle = max(*o.streamIdle, 0)
-	}
-	key := o.apiKey
-	if key == "" {
-		key = os.Getenv("OPENAI_API_KEY") // what the client sends then
-	}
-	var secrets []string
-	if len(key) >= minSecretLen {
-		secrets = append(secrets, key)
-	}
-	return &OpenAI{client: openai.NewClient(ropts...), model: o.model, logger: logger,
-		idle: idle, retries: retries, secrets: secrets}
+	r := resolve(DefaultModel, opts)
+	client, key := newOpenAIClient(r)
+	return &OpenAI{client: client, model: r.model, logger: r.logger,
+		idle: r.idle, retries: r.retries, secrets: secretsOf(key)}
 }
 
 // defaultRetries is openai-go's default number of retries.
@@ -613,14 +598,20 @@ func (m *OpenAI) callError(ctx, callCtx context.Context, timeout time.Duration, 
 // redacted from its text: an *Error's Message, and the text of what it
 // wraps.
 func (m *OpenAI) redactError(err error) error {
+	return redactErr(err, m.redact)
+}
+
+// redactErr returns err with its text passed through redact: an *Error's
+// Message, and the text of what it wraps.
+func redactErr(err error, redact func(string) string) error {
 	var me *Error
 	if !errors.As(err, &me) {
-		return &redacted{err: err, redact: m.redact}
+		return &redacted{err: err, redact: redact}
 	}
 	out := *me
-	out.Message = m.redact(out.Message)
+	out.Message = redact(out.Message)
 	if out.Err != nil {
-		out.Err = &redacted{err: out.Err, redact: m.redact}
+		out.Err = &redacted{err: out.Err, redact: redact}
 	}
 	return &out
 }
@@ -653,7 +644,13 @@ var keyPattern = regexp.MustCompile(`\b(?:(?:sk|rk|pk|gsk|xai|hf|nvapi|pplx|fw)[
 // looks like an API key, whole or masked, so that an error never repeats
 // any part of a key.
 func (m *OpenAI) redact(s string) string {
-	for _, k := range m.secrets {
+	return redactSecrets(m.secrets, s)
+}
+
+// redactSecrets replaces each of secrets wherever it appears in s, and what
+// looks like an API key, whole or masked.
+func redactSecrets(secrets []string, s string) string {
+	for _, k := range secrets {
 		s = strings.ReplaceAll(s, k, redactedKey)
 	}
 	return keyPattern.ReplaceAllString(s, redactedKey)

@@ -38,6 +38,8 @@ type Metrics struct {
 	storeErrors       *prometheus.CounterVec
 
 	estimates *estimateMetrics // the provider's usage against abridge's estimates
+	// Summaries by API (see summaries.go).
+	digestCompactions *prometheus.CounterVec
 }
 
 // NewMetrics registers the proxy's metrics with reg and returns them:
@@ -76,8 +78,14 @@ type Metrics struct {
 //   - abridge_summarizer_calls_total{result}: summarizer calls, "ok",
 //     "error" or "timeout";
 //   - abridge_summarizer_duration_seconds: time of each summarizer call;
-//   - abridge_summarizer_tokens_total{type}: tokens the summarizer's model
-//     reported: "input", "cached_input", "output";
+//   - abridge_summarizer_tokens_total{api, type}: tokens the summarizer's
+//     model reported, by the wire API of the request whose conversation
+//     was summarized ("chat", "responses", "messages", "other"):
+//     "input", "cached_input", "cache_creation_input", "output";
+//   - abridge_digest_compactions_total{api}: summaries written by the
+//     offline digest instead of a model, by wire API (see
+//     [Metrics.Digest]: no model call could be paid for them, or the
+//     summarizer is the digest);
 //   - abridge_summary_store_errors_total{op}: summary store failures, by
 //     method ("spans", "save", "summary");
 //   - abridge_tokens_total{api, stage}: estimated prompt tokens of
@@ -155,8 +163,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
 		}),
 		summarizerTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "abridge_summarizer_tokens_total", Help: "Tokens reported by the summarizer's model: input, cached_input, output.",
-		}, []string{"type"}),
+			Name: "abridge_summarizer_tokens_total", Help: "Tokens reported by the summarizer's model, by the wire API of the conversation summarized: input, cached_input, cache_creation_input, output.",
+		}, []string{"api", "type"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "abridge_summary_store_errors_total", Help: "Summary store failures, by method.",
 		}, []string{"op"}),
@@ -172,14 +180,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			return nil, fmt.Errorf("register proxy metrics: %w", err)
 		}
 	}
+	if err := m.registerSummaries(reg); err != nil {
+		return nil, err
+	}
 	for vec, values := range map[*prometheus.CounterVec][]string{
-		m.rejected:         refusals,
-		m.upstreamErrors:   {"connection", "timeout", "reset", "status_5xx"},
-		m.overflows:        {"true", "false"},
-		m.compactions:      {"summarized", "fallback", "shared", "skipped", "canceled"},
-		m.summarizerCalls:  {"ok", "error", "timeout"},
-		m.summarizerTokens: {"input", "cached_input", "output"},
-		m.storeErrors:      {"spans", "save", "summary"},
+		m.rejected:        refusals,
+		m.upstreamErrors:  {"connection", "timeout", "reset", "status_5xx"},
+		m.overflows:       {"true", "false"},
+		m.compactions:     {"summarized", "fallback", "shared", "skipped", "canceled"},
+		m.summarizerCalls: {"ok", "error", "timeout"},
+		m.storeErrors:     {"spans", "save", "summary"},
 	} {
 		for _, v := range values {
 			vec.WithLabelValues(v)
@@ -288,13 +298,15 @@ func (m *Metrics) Summarizer(s window.Summarizer) window.Summarizer {
 
 // SummarizerRequest counts the tokens of one request of the summarizer's
 // model: give it to model.Observe around the summarizer's model.
-func (m *Metrics) SummarizerRequest(_ context.Context, o model.Observation) {
+func (m *Metrics) SummarizerRequest(ctx context.Context, o model.Observation) {
 	if m == nil || o.Err != nil {
 		return
 	}
-	m.summarizerTokens.WithLabelValues("input").Add(float64(o.Usage.InputTokens))
-	m.summarizerTokens.WithLabelValues("cached_input").Add(float64(o.Usage.CachedInputTokens))
-	m.summarizerTokens.WithLabelValues("output").Add(float64(o.Usage.OutputTokens))
+	api := summaryAPI(ctx)
+	m.summarizerTokens.WithLabelValues(api, "input").Add(float64(o.Usage.InputTokens))
+	m.summarizerTokens.WithLabelValues(api, "cached_input").Add(float64(o.Usage.CachedInputTokens))
+	m.summarizerTokens.WithLabelValues(api, "cache_creation_input").Add(float64(o.Usage.CacheWriteInputTokens))
+	m.summarizerTokens.WithLabelValues(api, "output").Add(float64(o.Usage.OutputTokens))
 }
 
 type countingSummarizer struct {
@@ -358,4 +370,61 @@ func (e *estimateMetrics) usage(ev openaimw.Event) {
 		basis = estimateBases[0]
 	}
 	e.ratio.WithLabelValues(ev.API, basis).Observe(float64(ev.Usage.InputTokens) / float64(ev.Estimate))
+}
+
+// Summaries by wire API: the digest's compactions, and the summarizer's
+// tokens, by the API of the conversation summarized.
+
+// summaryAPIs are the values of the api label of the summaries' metrics.
+var summaryAPIs = []string{"chat", "responses", "messages", "other"}
+
+// registerSummaries registers the metrics of summaries by API, each label
+// value at zero.
+func (m *Metrics) registerSummaries(reg prometheus.Registerer) error {
+	m.digestCompactions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "abridge_digest_compactions_total", Help: "Summaries written by the offline digest instead of a model, by the wire API of the conversation summarized.",
+	}, []string{"api"})
+	if err := reg.Register(m.digestCompactions); err != nil {
+		return fmt.Errorf("register proxy metrics: %w", err)
+	}
+	for _, api := range summaryAPIs {
+		m.digestCompactions.WithLabelValues(api)
+		for _, typ := range []string{"input", "cached_input", "cache_creation_input", "output"} {
+			m.summarizerTokens.WithLabelValues(api, typ)
+		}
+	}
+	return nil
+}
+
+// summaryAPI is the api label of a summary made for the request ctx comes
+// from.
+func summaryAPI(ctx context.Context) string {
+	if api := apiOf(ctx); api != "" {
+		return api
+	}
+	return "other"
+}
+
+// Digest returns s, the offline digest standing in for a summarizer's
+// model, counting each summary it writes in
+// abridge_digest_compactions_total by the wire API of the request it is
+// written for. A nil Metrics returns s itself.
+func (m *Metrics) Digest(s window.Summarizer) window.Summarizer {
+	if m == nil {
+		return s
+	}
+	return &digestSummarizer{s: s, m: m}
+}
+
+type digestSummarizer struct {
+	s window.Summarizer
+	m *Metrics
+}
+
+func (d *digestSummarizer) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
+	out, err := d.s.Summarize(ctx, messages, previous)
+	if err == nil {
+		d.m.digestCompactions.WithLabelValues(summaryAPI(ctx)).Inc()
+	}
+	return out, err
 }

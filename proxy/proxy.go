@@ -266,7 +266,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
 	ctx = context.WithValue(ctx, clientKey{}, r.Context())
-	ctx = context.WithValue(ctx, authKey{}, credential{header: r.Header.Get("Authorization"), to: p.upstreamOf(r.URL.Path)})
+	ctx = context.WithValue(ctx, authKey{}, credential{header: clientCredential(r.Header), api: route, to: p.upstreamOf(r.URL.Path)})
 	p.rp.ServeHTTP(rec, r.WithContext(ctx))
 }
 
@@ -533,31 +533,74 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 type authKey struct{}
 
-// credential is a client request's Authorization and the upstream it was
-// sent to: the only origin it may be given to.
+// credential is what a client request carries to pay with: its credential
+// headers, the wire API it is of ("chat", "responses", "messages", or
+// "other"), and the upstream it was sent to, the only origin its
+// credential may be given to.
 type credential struct {
-	header string
+	header http.Header
+	api    string
 	to     *url.URL
 }
 
+// forwardedHeaders are the headers of a client's request a summary
+// request to its upstream is given: its credential (credentialHeaders),
+// and what Anthropic reads with one, the API version and the beta flags
+// (only the OAuth ones: see clientCredential).
+var forwardedHeaders = append(slices.Clone(credentialHeaders), "Anthropic-Version", "Anthropic-Beta")
+
+// clientCredential returns the headers of h a summary request is given
+// (forwardedHeaders), or nil when h has no credential. Of anthropic-beta
+// only the OAuth flags are kept (Claude Code's bearer token is refused
+// without them); the others would change the summary request's meaning.
+func clientCredential(h http.Header) http.Header {
+	if _, has := credentialID(h); !has {
+		return nil
+	}
+	out := http.Header{}
+	for _, name := range forwardedHeaders {
+		v := h.Get(name)
+		if name == "Anthropic-Beta" {
+			var flags []string
+			for _, vv := range h.Values(name) {
+				for f := range strings.SplitSeq(vv, ",") {
+					if f = strings.TrimSpace(f); strings.HasPrefix(f, "oauth-") {
+						flags = append(flags, f)
+					}
+				}
+			}
+			v = strings.Join(flags, ",")
+		}
+		if v != "" {
+			out.Set(name, v)
+		}
+	}
+	return out
+}
+
 // ForwardAuthorization returns a RoundTripper that gives a request to
-// origin (the same scheme and host) without an Authorization header the
-// one of the client request the proxy is serving, when its context comes
-// from that request (a summarizer's model call made while the proxy
-// processes it), then sends it with next (nil means
-// http.DefaultTransport). Requests to any other origin go out as they are:
-// a client's key is never sent anywhere but where the client sent it.
+// origin (the same scheme and host) without a credential header
+// (Authorization, api-key, x-api-key) the credential of the client request
+// the proxy is serving, when its context comes from that request (a
+// summarizer's model call made while the proxy processes it), then sends it
+// with next (nil means http.DefaultTransport). Requests to any other origin
+// go out as they are: a client's key is never sent anywhere but where the
+// client sent it.
 //
-// The client's header goes only to the origin the client's own request was
-// sent to: the Authorization of an Anthropic Messages request, forwarded to
-// ANTHROPIC_BASE_URL, is never given to a summary request for
-// OPENAI_BASE_URL.
+// The credential is the client's credential headers, and with them its
+// anthropic-version and the OAuth flags of its anthropic-beta (a Claude
+// Code bearer token needs them): a summary request for Anthropic's
+// Messages API is paid with the x-api-key or token of the client's own
+// Messages request. The client's headers go only to the origin the
+// client's own request was sent to: the key of an Anthropic Messages
+// request, forwarded to ANTHROPIC_BASE_URL, is never given to a summary
+// request for OPENAI_BASE_URL.
 //
-// abridge serve builds its summarizer's HTTP client on it, with the
-// upstream as origin, so that when the proxy has no API key of its own the
-// client whose conversation is summarized pays for its summaries. The
-// header is copied, never logged, and its value is replaced by "[redacted
-// key]" in the error answers to the requests it went with (an upstream
+// abridge serve builds its summarizers' HTTP clients on it, one per
+// upstream, so that when the proxy has no API key of its own the client
+// whose conversation is summarized pays for its summaries. The headers are
+// copied, never logged, and their values are replaced by "[redacted key]"
+// in the error answers to the requests they went with (an upstream
 // refusing a key often quotes it), whatever its shape.
 func ForwardAuthorization(origin *url.URL, next http.RoundTripper) http.RoundTripper {
 	if next == nil {
@@ -565,22 +608,42 @@ func ForwardAuthorization(origin *url.URL, next http.RoundTripper) http.RoundTri
 	}
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
 		c, _ := req.Context().Value(authKey{}).(credential)
-		auth := c.header
-		if auth == "" || req.Header.Get("Authorization") != "" || origin == nil || c.to == nil ||
+		if c.header == nil || hasCredential(req.Header) || origin == nil || c.to == nil ||
 			!sameOrigin(req.URL, origin) || !sameOrigin(req.URL, c.to) {
 			return next.RoundTrip(req)
 		}
 		r := req.Clone(req.Context())
-		r.Header.Set("Authorization", auth)
+		for name, v := range c.header {
+			r.Header[name] = slices.Clone(v)
+		}
 		resp, err := next.RoundTrip(r)
 		if err != nil {
 			return nil, err
 		}
-		if err := redactBody(resp, auth); err != nil {
+		var secrets []string
+		for _, name := range credentialHeaders {
+			if v := c.header.Get(name); v != "" {
+				secrets = append(secrets, v)
+			}
+		}
+		if err := redactBody(resp, secrets...); err != nil {
 			return nil, fmt.Errorf("read the upstream's error answer: %w", err)
 		}
 		return resp, nil
 	})
+}
+
+// hasCredential reports whether h has a credential header of its own.
+func hasCredential(h http.Header) bool {
+	_, has := credentialID(h)
+	return has
+}
+
+// apiOf returns the wire API of the client request ctx comes from ("chat",
+// "responses", "messages", "other"), or "" when it comes from none.
+func apiOf(ctx context.Context) string {
+	c, _ := ctx.Value(authKey{}).(credential)
+	return c.api
 }
 
 // sameOrigin reports whether u and origin have the same scheme and host.

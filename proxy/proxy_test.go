@@ -631,7 +631,8 @@ func TestMetricsAtZero(t *testing.T) {
 		"abridge_context_overflows_total":     {"retried=false", "retried=true"},
 		"abridge_compactions_total":           {"result=canceled", "result=fallback", "result=shared", "result=skipped", "result=summarized"},
 		"abridge_summarizer_calls_total":      {"result=error", "result=ok", "result=timeout"},
-		"abridge_summarizer_tokens_total":     {"type=cached_input", "type=input", "type=output"},
+		"abridge_summarizer_tokens_total":     summaryTokenLabels(),
+		"abridge_digest_compactions_total":    {"api=chat", "api=messages", "api=other", "api=responses"},
 		"abridge_summary_store_errors_total":  {"op=save", "op=spans", "op=summary"},
 		"abridge_chain_failures_total":        nil,
 		"abridge_processing_duration_seconds": nil,
@@ -640,6 +641,18 @@ func TestMetricsAtZero(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics at the start (-want +got):\n%s", diff)
 	}
+}
+
+// summaryTokenLabels are the labels of abridge_summarizer_tokens_total,
+// metric by metric: every API with every type.
+func summaryTokenLabels() []string {
+	var out []string
+	for _, api := range []string{"chat", "messages", "other", "responses"} {
+		for _, typ := range []string{"cache_creation_input", "cached_input", "input", "output"} {
+			out = append(out, "api="+api, "type="+typ)
+		}
+	}
+	return out
 }
 
 // usageIn returns the input tokens of the usage events.
@@ -705,16 +718,21 @@ func TestForwardAuthorization(t *testing.T) {
 	tests := []struct {
 		name, own, client, want string
 		proxied, elsewhere      bool
-		messages                bool // the client's request is an Anthropic Messages one, to its own upstream
+		messages                bool   // the client's request is an Anthropic Messages one, to its own upstream
+		apiKey, wantAPIKey      string // the client's x-api-key, and the summary's
 	}{
-		{"client pays", "", "Bearer client", "Bearer client", true, false, false},
-		{"proxy's key", "Bearer proxy", "Bearer client", "Bearer proxy", true, false, false},
-		{"client sent none", "", "", "", true, false, false},
-		{"not proxied", "", "", "", false, false, false},
-		{"another origin", "", "Bearer client", "", true, true, false},
+		{"client pays", "", "Bearer client", "Bearer client", true, false, false, "", ""},
+		{"proxy's key", "Bearer proxy", "Bearer client", "Bearer proxy", true, false, false, "", ""},
+		{"client sent none", "", "", "", true, false, false, "", ""},
+		{"not proxied", "", "", "", false, false, false, "", ""},
+		{"another origin", "", "Bearer client", "", true, true, false, "", ""},
 		// An Anthropic key sent to the Messages upstream never reaches the
 		// OpenAI upstream the summarizer calls.
-		{"the client's request went to another upstream", "", "Bearer sk-ant-client", "", true, false, true},
+		{"the client's request went to another upstream", "", "Bearer sk-ant-client", "", true, false, true, "", ""},
+		{"an x-api-key goes to no other upstream", "", "", "", true, false, true, "sk-ant-api03-client", ""},
+		// To its own upstream (as abridge serve sends a Messages client's
+		// summaries), the client's x-api-key pays.
+		{"an x-api-key goes with an OpenAI client's request too", "", "", "", true, false, false, "sk-client-api-key", "sk-client-api-key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -724,6 +742,7 @@ func TestForwardAuthorization(t *testing.T) {
 				mu.Lock()
 				defer mu.Unlock()
 				seen[r.URL.Path] = r.Header.Get("Authorization")
+				seen["key "+r.URL.Path] = r.Header.Get("X-Api-Key")
 			}))
 			defer sink.Close()
 			origin := mustURL(t, sink.URL)
@@ -768,6 +787,9 @@ func TestForwardAuthorization(t *testing.T) {
 				if tt.client != "" {
 					req.Header.Set("Authorization", tt.client)
 				}
+				if tt.apiKey != "" {
+					req.Header.Set("X-Api-Key", tt.apiKey)
+				}
 				resp, err := http.DefaultClient.Do(req)
 				if err != nil {
 					t.Fatal(err)
@@ -778,6 +800,9 @@ func TestForwardAuthorization(t *testing.T) {
 			defer mu.Unlock()
 			if got, ok := seen["/summarize"]; !ok || got != tt.want {
 				t.Errorf("summarizer's Authorization %q (sent: %v), want %q", got, ok, tt.want)
+			}
+			if got := seen["key /summarize"]; got != tt.wantAPIKey {
+				t.Errorf("summarizer's x-api-key %q, want %q", got, tt.wantAPIKey)
 			}
 		})
 	}

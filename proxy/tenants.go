@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -176,14 +177,18 @@ const minCredentialLen = 8
 const maxErrorBody = 1 << 20
 
 // redactBody replaces in resp's body, when resp is an error, the
-// credential auth (an Authorization header's value) and its token: an
+// credentials auths (a credential header's value) and their tokens: an
 // upstream that refuses a key often quotes it, and whatever reads the
 // answer (an error, then a log line) must not repeat it.
-func redactBody(resp *http.Response, auth string) error {
+func redactBody(resp *http.Response, auths ...string) error {
 	if resp.StatusCode < 400 || resp.Body == nil {
 		return nil
 	}
-	secrets := credentialForms(auth)
+	var secrets []string
+	for _, a := range auths {
+		secrets = append(secrets, credentialForms(a)...)
+	}
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	if len(secrets) == 0 {
 		return nil
 	}

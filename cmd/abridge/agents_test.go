@@ -391,7 +391,8 @@ func checkAgentForwarded(codec wire.Codec, sent, got []byte) (openaitest.Forward
 // history to what the client sent, with the client's history (trimmed) or
 // its head, one summary marker and its tail (checkAgentForwarded); at
 // least one arrives compacted; the client's key reaches the upstream and
-// not serve's log.
+// not serve's log; and every summary is a request of the client's own API
+// at its own upstream, paid with its own key (serve has none).
 func TestAgentsThroughServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Codex CLI, Claude Code and the npm clients")
@@ -470,6 +471,23 @@ func TestAgentsThroughServe(t *testing.T) {
 			t.Logf("%d requests, %d compacted; summaries: %v", len(got), compacted, summaries)
 			if compacted == 0 {
 				t.Error("no request reached the upstream compacted")
+			}
+			// With no key of its own, serve has each summary written
+			// through the client's own API, at the client's upstream,
+			// paid with the client's key, and sends it with the client's
+			// API version.
+			path, key := "/v1/responses", clientKey
+			if tc.api == "messages" {
+				path, key = "/v1/messages", anthropicKey
+			}
+			paid := path + " " + sentHeaders[0].Get("Authorization") + sentHeaders[0].Get("X-Api-Key")
+			if !strings.Contains(paid, key) || summaries[paid] == 0 || len(summaries) != 1 {
+				t.Errorf("summaries %v: want some, all of them %q, with the key %q", summaries, paid, key)
+			}
+			for _, r := range append(openai.Requests(), anthropic.Requests()...) {
+				if r.Summary && len(sentHeaders) > 0 && r.Header.Get("Anthropic-Version") != sentHeaders[0].Get("Anthropic-Version") {
+					t.Errorf("a summary went with anthropic-version %q, the client's is %q", r.Header.Get("Anthropic-Version"), sentHeaders[0].Get("Anthropic-Version"))
+				}
 			}
 			if log := srv.stderr.String(); strings.Contains(log, clientKey) || strings.Contains(log, anthropicKey) {
 				t.Error("serve's log shows the client's key")

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,11 +52,16 @@ Summaries are kept in the session database (ABRIDGE_SESSION_DB: a SQLite
 file by default, or a PostgreSQL URL that several replicas share) and found
 by content, or by the conversation named in an optional
 Abridge-Conversation request header. They are written by the summarizer's
-model on the upstream (unless ABRIDGE_SUMMARIZER=digest) and paid with the
-proxy's key (ABRIDGE_SUMMARY_API_KEY or OPENAI_API_KEY) or, when it has
-none, with the Authorization of the client whose conversation is summarized
-(sent to the upstream only: with another ABRIDGE_SUMMARY_BASE_URL and no
-key, summaries are the offline digest).
+model (unless ABRIDGE_SUMMARIZER=digest) and paid with the proxy's key
+(ABRIDGE_SUMMARY_API_KEY or OPENAI_API_KEY, a Chat Completions model on
+the summary endpoint) or, when it has none, with the credential of the
+client whose conversation is summarized, through the API of its own
+request at its own upstream: Chat Completions or Responses on
+OPENAI_BASE_URL with its Authorization, Anthropic Messages on
+ANTHROPIC_BASE_URL (model ABRIDGE_SUMMARY_ANTHROPIC_MODEL) with its
+x-api-key or OAuth token. A client's credential goes to its upstream only:
+with an ABRIDGE_SUMMARY_BASE_URL elsewhere and no key, that API's
+summaries are the offline digest, and no request is made.
 By default the model is called only for requests whose credential the
 upstream has accepted before (ABRIDGE_SERVE_SUMMARIZE_FOR); the others are
 compacted with the offline digest, and nothing is stored for them. Each
@@ -135,7 +141,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	s, kind, payer := serveSummarizer(cfg, upstream, logger, metrics)
+	s, kind, payer := serveSummarizer(cfg, upstream, anthropicUpstream, logger, metrics)
 	win := cfg.NewWindowWith(s, config.BuildOptions{Logger: logger, OnEvent: metrics.WindowEvent, Store: store.Summaries()})
 	tenants := proxy.NewTenants(proxy.TenantOptions{SummarizeFor: cfg.ServeSummarizeFor, ProxyPays: cfg.SummaryKeySet()})
 	p := proxy.New(proxy.Options{
@@ -216,27 +222,74 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 
 // serveSummarizer returns the window's summarizer, counted by metrics,
 // its kind, and who pays for its summaries.
-func serveSummarizer(cfg *config.Config, upstream *url.URL, logger *zap.Logger, metrics *proxy.Metrics) (window.Summarizer, string, string) {
+//
+// With a key of its own, the proxy pays for every summary, written by the
+// Chat Completions model on the summary endpoint. Without one, each client
+// pays with its own credential, through the API of its own request, at the
+// upstream that request went to: a Chat Completions client's summaries are
+// Chat Completions requests, a Responses client's Responses requests
+// (both on OPENAI_BASE_URL), a Messages client's Messages requests on
+// ANTHROPIC_BASE_URL. ABRIDGE_SUMMARY_BASE_URL, when set, is the endpoint
+// of every API's summaries: an API whose upstream it is not on (every
+// API's, when it is elsewhere; the Messages API's, when it is on
+// OPENAI_BASE_URL) gets the offline digest, and no request is made: a
+// client's credential goes nowhere but its upstream.
+func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, logger *zap.Logger, metrics *proxy.Metrics) (window.Summarizer, string, string) {
+	digest := metrics.Digest(summary.NewDigest(summary.DigestOptions{}))
 	if cfg.Summarizer == config.SummarizerDigest {
-		return metrics.Summarizer(summary.NewDigest(summary.DigestOptions{})), config.SummarizerDigest, "nobody (no model calls)"
+		return metrics.Summarizer(digest), config.SummarizerDigest, "nobody (no model calls)"
 	}
-	if cfg.SummaryBaseURL != "" && !sameOrigin(cfg.SummaryBaseURL, upstream) && !cfg.SummaryKeySet() {
-		// A client's key goes to the upstream only, and the proxy has none:
-		// no request goes to that endpoint without a key of its own.
-		return metrics.Summarizer(summary.NewDigest(summary.DigestOptions{})), config.SummarizerDigest,
-			"nobody: no API key for " + config.Prefix + "SUMMARY_BASE_URL (set " + config.Prefix + "SUMMARY_API_KEY to use it; a client's key is only sent to the upstream)"
+	llm := func(m model.Model) window.Summarizer {
+		return summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{Timeout: cfg.SummaryTimeout, Logger: logger})
 	}
-	// The proxy always has an endpoint, the upstream: auto means llm.
-	// Without a key of its own, the summarizer's requests to the upstream
-	// carry the client's Authorization; to another endpoint, nothing.
-	client := &http.Client{Transport: proxy.ForwardAuthorization(upstream, nil)}
-	m := model.NewOpenAI(append(cfg.SummaryModelOptions(logger), model.WithHTTPClient(client))...)
-	s := summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{Timeout: cfg.SummaryTimeout, Logger: logger})
-	payer := "each client's Authorization (no API key configured)"
 	if cfg.SummaryKeySet() {
-		payer = "the proxy's API key"
+		// The proxy always has an endpoint, the upstream: auto means llm.
+		return metrics.Summarizer(llm(model.NewOpenAI(cfg.SummaryModelOptions(logger)...))), config.SummarizerLLM, "the proxy's API key"
 	}
-	return metrics.Summarizer(s), config.SummarizerLLM, payer
+	endpoint := cfg.SummaryEndpoint()
+	// A summary endpoint of its own is where every summary goes; it takes
+	// a Messages client's credential only if it is on that client's
+	// upstream.
+	anthropicEndpoint := anthropicUpstream.String()
+	if cfg.SummaryBaseURL != "" {
+		anthropicEndpoint = cfg.SummaryBaseURL
+	}
+	openAIOpts := append(cfg.SummaryModelOptions(logger), model.WithBaseURL(endpoint))
+	routes := []struct {
+		api      string
+		upstream *url.URL
+		endpoint string
+		build    func(...model.Option) model.Model
+		opts     []model.Option
+	}{
+		{"chat", upstream, endpoint, func(o ...model.Option) model.Model { return model.NewOpenAI(o...) }, openAIOpts},
+		{"responses", upstream, endpoint, func(o ...model.Option) model.Model { return model.NewResponses(o...) }, openAIOpts},
+		{"messages", anthropicUpstream, anthropicEndpoint, func(o ...model.Option) model.Model { return model.NewAnthropic(o...) },
+			cfg.AnthropicSummaryModelOptions(logger)},
+	}
+	sums := proxy.Summarizers{ByAPI: map[string]window.Summarizer{}, Default: digest}
+	var digests []string
+	for _, r := range routes {
+		if !sameOrigin(r.endpoint, r.upstream) {
+			// No request goes to that endpoint without a key of its own.
+			sums.ByAPI[r.api] = digest
+			digests = append(digests, r.api)
+			continue
+		}
+		client := &http.Client{Transport: proxy.ForwardAuthorization(r.upstream, nil)}
+		opts := append(slices.Clone(r.opts), model.WithoutEnvironment(), model.WithHTTPClient(client))
+		sums.ByAPI[r.api] = llm(r.build(opts...))
+	}
+	payer := "each client's own credential, through its own API at its own upstream (no API key configured)"
+	kind := config.SummarizerLLM
+	switch {
+	case len(digests) == len(routes):
+		kind = config.SummarizerDigest
+		payer = "nobody: no API key for " + config.Prefix + "SUMMARY_BASE_URL (set " + config.Prefix + "SUMMARY_API_KEY to use it; a client's key is only sent to its upstream)"
+	case len(digests) > 0:
+		payer += "; the digest for " + strings.Join(digests, ", ") + " (no API key for " + config.Prefix + "SUMMARY_BASE_URL)"
+	}
+	return metrics.Summarizer(sums), kind, payer
 }
 
 // fitsServeTimeout refuses a summary timeout that does not leave the

@@ -192,7 +192,7 @@ func TestServeOpenAIGo(t *testing.T) {
 	if logs := srv.stderr.String(); strings.Contains(logs, clientKey) || strings.Contains(logs, "Bearer") {
 		t.Errorf("the log shows the Authorization header:\n%s", logs)
 	}
-	if !strings.Contains(srv.stderr.String(), "paid by each client's Authorization") {
+	if !strings.Contains(srv.stderr.String(), "paid by each client's own credential") {
 		t.Errorf("serve does not say who pays for summaries:\n%s", srv.stderr.String())
 	}
 }
