@@ -278,12 +278,27 @@ func (s factSet) render(max int) string {
 // characters (counting the line break before it), in their order, and
 // returns the text and the characters it takes.
 func fitNewest(label string, items []string, list bool, budget int) (string, int) {
-	if len(items) == 0 {
+	first, used := fitFirst(label, items, list, budget)
+	if first == len(items) {
 		return "", 0
+	}
+	kept := items[first:]
+	if list {
+		return label + "\n- " + strings.Join(kept, "\n- "), used
+	}
+	return label + strings.Join(kept, ", "), used
+}
+
+// fitFirst returns the index of the oldest of the newest items that fit
+// with label in budget characters (len(items) when none does) and the
+// characters they take with it (0 when none does).
+func fitFirst(label string, items []string, list bool, budget int) (int, int) {
+	if len(items) == 0 {
+		return 0, 0
 	}
 	used := 1 + len(label) // "\n" + label
 	if used >= budget {
-		return "", 0
+		return len(items), 0
 	}
 	first := len(items)
 	for i := len(items) - 1; i >= 0; i-- {
@@ -298,29 +313,23 @@ func fitNewest(label string, items []string, list bool, budget int) (string, int
 		first = i
 	}
 	if first == len(items) {
-		return "", 0
+		return len(items), 0
 	}
-	kept := items[first:]
-	if list {
-		return label + "\n- " + strings.Join(kept, "\n- "), used
-	}
-	return label + strings.Join(kept, ", "), used
+	return first, used
 }
 
-// extractFacts returns the facts of messages, oldest first. The files
-// read or named, the names and the errors are kept newest first up to
-// about limit characters each (what any section within limit can show,
-// previous leaving out the files it lists as edited), so those are read
-// from the newest message back, and the reading stops once they are full:
-// the result renders as the whole extraction would.
-func extractFacts(messages []processor.Message, previous factSet, limit int) factSet {
+// extractFacts returns the facts of messages, oldest first, as far as a
+// section within max characters merged with previous can show them. The
+// user's messages and the files edited are read whole (the files edited
+// are left out of the other kinds); the commands, files read or named,
+// errors and names are read from the newest message back, each kind until
+// what it holds passes the most room it can get in the section (see
+// [factRooms]), so the section renders as the whole extraction would.
+func extractFacts(messages []processor.Message, previous factSet, max int) factSet {
 	var s factSet
 	var edited []string // as found, before cleaning
-	type call struct {
-		args map[string]any
-		keys []string
-	}
-	calls := map[[2]int]call{} // by message and part index
+	calls := make([]decodedCall, 0, 8)
+	callAt := map[[2]int]int{} // index in calls, by message and part index
 	for i, m := range messages {
 		if IsMarker(m) {
 			continue
@@ -332,14 +341,13 @@ func extractFacts(messages []processor.Message, previous factSet, limit int) fac
 					s.user = append(s.user, Clip(c, 300))
 				}
 			case processor.ToolCall:
-				var args map[string]any
-				if json.Unmarshal([]byte(p.Args), &args) != nil {
-					args = nil
+				callAt[[2]int{i, j}] = len(calls)
+				calls = append(calls, decodedCall{})
+				if mayWrite(p) {
+					c := &calls[len(calls)-1]
+					c.decode(p.Args)
+					edited = append(edited, writtenByArgs(p, c.args)...)
 				}
-				keys := sortedKeys(args)
-				calls[[2]int{i, j}] = call{args, keys}
-				s.commands = append(s.commands, callLine(p, args, keys))
-				edited = append(edited, writtenByArgs(p, args)...)
 			}
 		}
 	}
@@ -350,15 +358,43 @@ func extractFacts(messages []processor.Message, previous factSet, limit int) fac
 	}
 	s.edited = appendNewest(nil, s.edited)
 	s.user = appendNewest(nil, s.user)
-	s.commands = appendNewest(nil, s.commands)
 
 	allEdited := append(slices.Clone(previous.edited), s.edited...)
-	files := newestFirst{limit: limit, keep: func(p string) (string, bool) {
-		p = cleanPath(p)
-		return p, p != "" && !slices.Contains(allEdited, p) && !suffixOf(p, allEdited)
+	rooms := newFactRooms(max, previous, s)
+	rejected := map[string]bool{}
+	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, keep: func(p string) (string, bool) {
+		if rejected[p] {
+			return "", false
+		}
+		q := cleanPath(p)
+		if q == "" || slices.Contains(allEdited, q) || suffixOf(q, allEdited) {
+			rejected[p] = true
+			return "", false
+		}
+		return q, true
 	}}
-	names := newestFirst{limit: limit}
-	errs := newestFirst{limit: limit}
+	commands := newestFirst{limit: rooms.commands(), base: 1 + len(factsCommands), sep: 3}
+	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3}
+	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, keep: func(n string) (string, bool) {
+		// What the section lists as a file is no name.
+		return n, !slices.Contains(allEdited, n) && !slices.Contains(previous.files, n)
+	}}
+	// settle narrows the rooms of the kinds after those whose entries are
+	// now final.
+	settle := func(done bool) {
+		if rooms.filesUsed < 0 && (files.full() || done) {
+			rooms.settleFiles(files.oldestFirst(), previous, allEdited)
+			commands.limit = rooms.commands()
+		}
+		if rooms.filesUsed >= 0 && rooms.commandsUsed < 0 && (commands.full() || done) {
+			rooms.settleCommands(commands.oldestFirst(), previous)
+			errs.limit = rooms.errors()
+		}
+		if rooms.commandsUsed >= 0 && rooms.errorsUsed < 0 && (errs.full() || done) {
+			rooms.settleErrors(errs.oldestFirst(), previous)
+			names.limit = rooms.names()
+		}
+	}
 	var fs, ns []string // one text's tokens, in order
 	tokens := func(text string, withNames bool) {
 		fs, ns = fs[:0], ns[:0]
@@ -368,7 +404,7 @@ func extractFacts(messages []processor.Message, previous factSet, limit int) fac
 			names.addAll(ns)
 		}
 	}
-	for i := len(messages) - 1; i >= 0 && !(files.full() && names.full() && errs.full()); i-- {
+	for i := len(messages) - 1; i >= 0 && !(files.full() && names.full() && errs.full() && commands.full()); i-- {
 		m := messages[i]
 		if IsMarker(m) {
 			continue
@@ -384,10 +420,19 @@ func extractFacts(messages []processor.Message, previous factSet, limit int) fac
 					tokens(p.Content, true)
 				}
 			case processor.ToolCall:
+				if commands.full() && files.full() && names.full() {
+					continue
+				}
+				c := &calls[callAt[[2]int{i, j}]]
+				if !c.decoded {
+					c.decode(p.Args)
+				}
+				if !commands.full() {
+					commands.add(callLine(p, c.args, c.keys))
+				}
 				if files.full() && names.full() {
 					continue
 				}
-				c := calls[[2]int{i, j}]
 				if c.args == nil {
 					tokens(p.Args, true)
 					continue
@@ -417,25 +462,178 @@ func extractFacts(messages []processor.Message, previous factSet, limit int) fac
 				}
 			}
 		}
+		settle(false)
 	}
-	s.files, s.names, s.errors = files.oldestFirst(), names.oldestFirst(), errs.oldestFirst()
+	s.files, s.commands, s.errors, s.names = files.oldestFirst(), commands.oldestFirst(), errs.oldestFirst(), names.oldestFirst()
 	return s
 }
 
+// decodedCall is a tool call's arguments decoded: nil when they are not a
+// JSON object.
+type decodedCall struct {
+	decoded bool
+	args    map[string]any
+	keys    []string // sorted
+}
+
+func (c *decodedCall) decode(raw string) {
+	c.decoded = true
+	if json.Unmarshal([]byte(raw), &c.args) != nil {
+		c.args = nil
+	}
+	c.keys = sortedKeys(c.args)
+}
+
+// mayWrite reports whether writtenByArgs may find a file c writes: it is
+// false only when no word or sign that leads it to one is in the raw
+// arguments (nothing escaped as \u hides one; quotes and backslashes,
+// which may split a shell word, are looked through).
+func mayWrite(c processor.ToolCall) bool {
+	name := strings.ToLower(c.ToolName)
+	for _, w := range writeWords {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	raw := c.Args
+	if strings.Contains(raw, `\u`) {
+		return true
+	}
+	// A redirection: any '>' but one that duplicates a descriptor (>&).
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '>' && (i+1 == len(raw) || raw[i+1] != '&' && raw[i+1] != '>') {
+			return true
+		}
+	}
+	if hasWriteSign(raw) {
+		return true
+	}
+	if !strings.ContainsAny(raw, `'\`) {
+		return false
+	}
+	// Quotes and backslashes inside a value may split a shell word.
+	return hasWriteSign(strings.Map(func(r rune) rune {
+		if r == '\'' || r == '"' || r == '\\' {
+			return -1
+		}
+		return r
+	}, raw))
+}
+
+func hasWriteSign(s string) bool {
+	for _, w := range writeSigns {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeWords are the words of a tool's name that make writesFiles true.
+var writeWords = []string{"write", "edit", "create", "replace", "insert", "patch", "append", "save", "update_file", "modify", "delete", "remove", "move", "rename"}
+
+// writeSigns are what writtenByArgs looks for in arguments: the commands
+// of file-editing tools, patch headers, and the shell commands
+// commandWrites knows.
+var writeSigns = []string{"create", "str_replace", "insert", "undo_edit", "write", "edit", "append", "replace",
+	"*** ", "+++ ", "--- ",
+	"sed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln", "rsync"}
+
+// factRooms holds the most room each kind can get in a section of a given
+// bound: a kind's share and what the kinds before it leave unused (see
+// [factSet.render]). Before the kinds before it are final, a kind's room is
+// counted as if they used nothing.
+type factRooms struct {
+	budget                                 int
+	share                                  [6]int // each kind's own share
+	files                                  int    // the room of the files read, exact
+	filesUsed, commandsUsed, errorsUsed    int    // -1 until final
+	spareFiles, spareCommands, spareErrors int
+}
+
+func newFactRooms(max int, previous, s factSet) factRooms {
+	r := factRooms{budget: max - len(FactsHeader) - 1, filesUsed: -1, commandsUsed: -1, errorsUsed: -1}
+	for k := range r.share {
+		r.share[k] = r.budget * factShares[k] / 100
+	}
+	if r.budget <= 0 {
+		return r // every room is 0 or less: nothing is read
+	}
+	user := appendNewest(previous.user, s.user)
+	share := r.share[0]
+	_, used := fitFirst(factsUser, user, true, share)
+	share = r.share[1] + share - used
+	_, used = fitFirst(factsEdited, appendNewest(previous.edited, s.edited), false, share)
+	r.files = r.share[2] + share - used
+	return r
+}
+
+func (r *factRooms) commands() int {
+	if r.filesUsed >= 0 {
+		return r.share[3] + r.spareFiles
+	}
+	return r.share[3] + r.files
+}
+
+func (r *factRooms) errors() int {
+	if r.commandsUsed >= 0 {
+		return r.share[4] + r.spareCommands
+	}
+	return r.share[4] + r.commands()
+}
+
+func (r *factRooms) names() int {
+	if r.errorsUsed >= 0 {
+		return r.share[5] + r.spareErrors
+	}
+	return r.share[5] + r.errors()
+}
+
+// settleFiles takes the files read found (all that can show) as final.
+func (r *factRooms) settleFiles(found []string, previous factSet, allEdited []string) {
+	files := appendNewest(previous.files, found)
+	edited := make(map[string]bool, len(allEdited))
+	for _, p := range allEdited {
+		edited[p] = true
+	}
+	_, r.filesUsed = fitFirst(factsFiles, dropIn(files, edited), false, r.files)
+	r.spareFiles = r.files - r.filesUsed
+}
+
+func (r *factRooms) settleCommands(found []string, previous factSet) {
+	room := r.commands()
+	_, r.commandsUsed = fitFirst(factsCommands, appendNewest(previous.commands, found), true, room)
+	r.spareCommands = room - r.commandsUsed
+}
+
+func (r *factRooms) settleErrors(found []string, previous factSet) {
+	room := r.errors()
+	_, r.errorsUsed = fitFirst(factsErrors, appendNewest(previous.errors, found), true, room)
+	r.spareErrors = room - r.errorsUsed
+}
+
 // newestFirst collects distinct entries, newest first (each at its last
-// occurrence), until they take limit characters.
+// occurrence), until what they would take in a section passes limit: a
+// line's base characters and each entry's own and its separator's, as
+// fitFirst counts them. Once full, the section cannot show an entry older
+// than those it holds.
 type newestFirst struct {
 	limit int
+	base  int                         // the label and its line break
+	sep   int                         // an entry's separator
 	keep  func(string) (string, bool) // nil: every entry, as it is
 	seen  map[string]bool
 	items []string
 	chars int
 }
 
-func (c *newestFirst) full() bool { return c.chars >= c.limit }
+func (c *newestFirst) full() bool { return c.base+c.chars > c.limit || c.base >= c.limit }
 
 // add adds e, older than the entries added before it.
 func (c *newestFirst) add(e string) {
+	if c.seen[e] {
+		return // a kept entry is its own cleaned form
+	}
 	if c.keep != nil {
 		var ok bool
 		if e, ok = c.keep(e); !ok {
@@ -450,7 +648,7 @@ func (c *newestFirst) add(e string) {
 	}
 	c.seen[e] = true
 	c.items = append(c.items, e)
-	c.chars += len(e) + 3 // its separator, or "\n- "
+	c.chars += len(e) + c.sep
 }
 
 // addAll adds es, in their order (so the last is the newest), older than
@@ -461,10 +659,13 @@ func (c *newestFirst) addAll(es []string) {
 	}
 }
 
-// oldestFirst returns the entries, oldest first.
+// oldestFirst returns the entries, oldest first (a new slice).
 func (c *newestFirst) oldestFirst() []string {
-	slices.Reverse(c.items)
-	return c.items
+	out := make([]string, len(c.items))
+	for i, e := range c.items {
+		out[len(out)-1-i] = e
+	}
+	return out
 }
 
 // walkStrings calls fn with every string value in v, in the order of the
