@@ -3,7 +3,6 @@ package summary
 import (
 	"encoding/json"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -344,9 +343,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 				callAt[[2]int{i, j}] = len(calls)
 				calls = append(calls, decodedCall{})
 				if mayWrite(p) {
-					c := &calls[len(calls)-1]
-					c.decode(p.Args)
-					edited = append(edited, writtenByArgs(p, c.args)...)
+					edited = append(edited, writtenByCall(p)...)
 				}
 			}
 		}
@@ -428,19 +425,19 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 					c.decode(p.Args)
 				}
 				if !commands.full() {
-					commands.add(callLine(p, c.args, c.keys))
+					commands.add(callLine(p, c.args, c.ok))
 				}
 				if files.full() && names.full() {
 					continue
 				}
-				if c.args == nil {
+				if !c.ok {
 					tokens(p.Args, true)
 					continue
 				}
 				// The values' tokens in order, then taken newest first.
 				fs, ns = fs[:0], ns[:0]
-				for _, k := range c.keys {
-					walkStrings(c.args[k], func(v string) {
+				for k := range c.args {
+					walkArgStrings(&c.args[k].val, func(v string) {
 						fs, ns = appendTokens(fs, ns, v)
 					})
 				}
@@ -468,20 +465,16 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 	return s
 }
 
-// decodedCall is a tool call's arguments decoded: nil when they are not a
-// JSON object.
+// decodedCall is a tool call's arguments decoded (see decodeArgs): ok
+// when they are a JSON object.
 type decodedCall struct {
-	decoded bool
-	args    map[string]any
-	keys    []string // sorted
+	decoded, ok bool
+	args        []argMember
 }
 
 func (c *decodedCall) decode(raw string) {
 	c.decoded = true
-	if json.Unmarshal([]byte(raw), &c.args) != nil {
-		c.args = nil
-	}
-	c.keys = sortedKeys(c.args)
+	c.args, c.ok = decodeArgs(raw)
 }
 
 // mayWrite reports whether writtenByArgs may find a file c writes: it is
@@ -668,33 +661,6 @@ func (c *newestFirst) oldestFirst() []string {
 	return out
 }
 
-// walkStrings calls fn with every string value in v, in the order of the
-// object keys (sorted) and array elements.
-func walkStrings(v any, fn func(string)) {
-	switch x := v.(type) {
-	case string:
-		fn(x)
-	case []any:
-		for _, e := range x {
-			walkStrings(e, fn)
-		}
-	case map[string]any:
-		for _, k := range sortedKeys(x) {
-			walkStrings(x[k], fn)
-		}
-	}
-}
-
-// sortedKeys returns the keys of m, sorted.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // Bounds of a call's line in the facts.
 const (
 	maxArgChars  = 200 // a longer argument value is shown as its size
@@ -702,44 +668,68 @@ const (
 )
 
 // callLine renders a tool call as "name: value; value", its string,
-// number and boolean arguments (args, decoded, with its keys sorted; nil
-// when they are not a JSON object: the raw text is shown) in the order of
-// their names, the
-// telling one (a command, a path) first, whitespace collapsed, a value
+// number and boolean arguments (args, decoded, when ok: they are a JSON
+// object; otherwise the raw text is shown) in the order of their names,
+// the telling one (a command, a path) first, whitespace collapsed, a value
 // over maxArgChars shown as its size (as file contents written are); the
 // line is cut at maxCallChars.
-func callLine(c processor.ToolCall, args map[string]any, sorted []string) string {
+func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 	var line string
-	if args == nil {
+	if !ok {
 		line = c.ToolName + ": " + collapse(c.Args)
 	} else {
-		keys := slices.Clone(sorted)
+		// The first of argKeys present goes first, in the place of the
+		// first key.
+		first := -1
 		for _, want := range argKeys {
-			if i := slices.Index(keys, want); i >= 0 {
-				keys[0], keys[i] = keys[i], keys[0]
+			if i, found := slices.BinarySearchFunc(args, want, func(m argMember, k string) int { return strings.Compare(m.key, k) }); found {
+				first = i
 				break
 			}
 		}
-		var vals []string
-		for _, k := range keys {
-			switch v := args[k].(type) {
-			case string:
-				if len(v) > 4*maxArgChars {
-					vals = append(vals, "("+strconv.Itoa(len(v))+" characters)")
-					continue
-				}
-				switch v = collapse(v); {
-				case len(v) > maxArgChars:
-					vals = append(vals, "("+strconv.Itoa(len(v))+" characters)")
-				case v != "":
-					vals = append(vals, v)
-				}
-			case float64, bool:
-				b, _ := json.Marshal(v)
-				vals = append(vals, string(b))
+		var b strings.Builder
+		b.Grow(maxCallChars + 8)
+		b.WriteString(c.ToolName)
+		b.WriteString(": ")
+		wrote := false
+		for k := 0; k < len(args) && b.Len() <= maxCallChars; k++ {
+			i := k
+			switch {
+			case first >= 0 && k == 0:
+				i = first
+			case first >= 0 && k == first:
+				i = 0
 			}
+			var val string
+			switch v := &args[i].val; v.kind {
+			case argString:
+				if len(v.s) > 4*maxArgChars {
+					val = "(" + strconv.Itoa(len(v.s)) + " characters)"
+					break
+				}
+				switch t := collapse(v.s); {
+				case len(t) > maxArgChars:
+					val = "(" + strconv.Itoa(len(t)) + " characters)"
+				default:
+					val = t
+				}
+			case argNumber:
+				f, _ := strconv.ParseFloat(v.s, 64)
+				j, _ := json.Marshal(f)
+				val = string(j)
+			case argBool:
+				val = strconv.FormatBool(v.b)
+			}
+			if val == "" {
+				continue
+			}
+			if wrote {
+				b.WriteString("; ")
+			}
+			b.WriteString(val)
+			wrote = true
 		}
-		line = c.ToolName + ": " + strings.Join(vals, "; ")
+		line = b.String()
 	}
 	if len(line) > maxCallChars {
 		line = line[:runeFloor(line, maxCallChars-len("…"))] + "…"
