@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/abridge-go/abridge/processor"
 )
 
 // argKind is the JSON type of an argument value.
@@ -287,14 +289,23 @@ func (d *argDecoder) str() (string, bool) {
 // an escape.
 func (d *argDecoder) unquote(start int) (string, bool) {
 	s := d.s
-	b := make([]byte, 0, 64)
+	// The text up to the closing quote bounds the value's length.
+	end := start
+	for end < len(s) && s[end] != '"' {
+		if s[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	var b strings.Builder
+	b.Grow(min(end, len(s)) - start)
 	i := start
 	for i < len(s) {
 		c := s[i]
 		switch {
 		case c == '"':
 			d.i = i + 1
-			return string(b), true
+			return b.String(), true
 		case c < 0x20:
 			return "", false
 		case c == '\\':
@@ -303,17 +314,17 @@ func (d *argDecoder) unquote(start int) (string, bool) {
 			}
 			switch e := s[i+1]; e {
 			case '"', '\\', '/':
-				b = append(b, e)
+				b.WriteByte(e)
 			case 'b':
-				b = append(b, '\b')
+				b.WriteByte('\b')
 			case 'f':
-				b = append(b, '\f')
+				b.WriteByte('\f')
 			case 'n':
-				b = append(b, '\n')
+				b.WriteByte('\n')
 			case 'r':
-				b = append(b, '\r')
+				b.WriteByte('\r')
 			case 't':
-				b = append(b, '\t')
+				b.WriteByte('\t')
 			case 'u':
 				r, ok := hex4(s, i+2)
 				if !ok {
@@ -323,28 +334,28 @@ func (d *argDecoder) unquote(start int) (string, bool) {
 				if utf16.IsSurrogate(r) {
 					if r2, ok := hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
 						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							b = utf8.AppendRune(b, dec)
+							b.WriteRune(dec)
 							i += 6
 							continue
 						}
 					}
 					r = utf8.RuneError
 				}
-				b = utf8.AppendRune(b, r)
+				b.WriteRune(r)
 				continue
 			default:
 				return "", false
 			}
 			i += 2
 		case c < utf8.RuneSelf:
-			b = append(b, c)
+			b.WriteByte(c)
 			i++
 		default:
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
-				b = utf8.AppendRune(b, utf8.RuneError)
+				b.WriteRune(utf8.RuneError)
 			} else {
-				b = append(b, s[i:i+size]...)
+				b.WriteString(s[i : i+size])
 			}
 			i += size
 		}
@@ -389,4 +400,78 @@ func walkArgStrings(v *argValue, fn func(string)) {
 			walkArgStrings(&v.members[i].val, fn)
 		}
 	}
+}
+
+// argGet returns the value of key k in args (sorted by key).
+func argGet(args []argMember, k string) (*argValue, bool) {
+	i, found := slices.BinarySearchFunc(args, k, func(m argMember, k string) int { return strings.Compare(m.key, k) })
+	if !found {
+		return nil, false
+	}
+	return &args[i].val, true
+}
+
+// argStr returns the string value of key k in args, if it has one.
+func argStr(args []argMember, k string) (string, bool) {
+	if v, ok := argGet(args, k); ok && v.kind == argString {
+		return v.s, true
+	}
+	return "", false
+}
+
+// writtenByDecoded is writtenByArgs for arguments decodeArgs read (ok:
+// they are a JSON object): the paths a tool call writes.
+func writtenByDecoded(c processor.ToolCall, args []argMember, ok bool) []string {
+	if !ok {
+		return writtenByArgs(c, nil)
+	}
+	var out []string
+	if writesDecoded(strings.ToLower(c.ToolName), args) {
+		for _, k := range pathKeys {
+			if s, ok := argStr(args, k); ok {
+				out = append(out, s)
+			}
+		}
+		if edits, ok := argGet(args, "edits"); ok && edits.kind == argArray {
+			for _, e := range edits.elems {
+				if e.kind != argObject {
+					continue
+				}
+				for _, k := range pathKeys {
+					if s, ok := argStr(e.members, k); ok {
+						out = append(out, s)
+					}
+				}
+			}
+		}
+	}
+	for _, m := range args {
+		if s := m.val.s; m.val.kind == argString && (strings.Contains(s, "*** Add File:") || strings.Contains(s, "*** Update File:") || strings.Contains(s, "\n+++ ") || strings.HasPrefix(s, "+++ ") || strings.HasPrefix(s, "--- ")) {
+			out = append(out, patchPaths(s)...)
+		}
+	}
+	for _, k := range commandKeys {
+		if s, ok := argStr(args, k); ok {
+			out = append(out, shellWritten(s)...)
+		}
+	}
+	return out
+}
+
+// writesDecoded is writesFiles for arguments decodeArgs read.
+func writesDecoded(name string, args []argMember) bool {
+	if cmd, ok := argStr(args, "command"); ok {
+		switch cmd {
+		case "create", "str_replace", "insert", "undo_edit", "write", "edit", "append", "replace":
+			return true
+		case "view", "read":
+			return false
+		}
+	}
+	for _, w := range writeWords {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package summary
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,7 +143,8 @@ func TestDecodeArgsSeeds(t *testing.T) {
 	}
 }
 
-// A call mayWrite says writes nothing writes nothing.
+// A call mayWrite says writes nothing writes nothing, and
+// writtenByDecoded finds the files writtenByCall finds.
 func FuzzMayWrite(f *testing.F) {
 	for _, s := range []string{
 		`{"command":"go test ./... 2>&1 | tail"}`,
@@ -159,11 +161,23 @@ func FuzzMayWrite(f *testing.F) {
 	} {
 		f.Add("bash", s)
 	}
+	f.Add("MultiEdit", `{"edits":[{"file_path":"a.go"},{"path":"b.go"},"x"],"command":"edit"}`)
+	f.Add("str_replace_editor", `{"command":"view","path":"a.go"}`)
 	f.Add("Edit", `{"file_path":"a.go"}`)
 	f.Fuzz(func(t *testing.T, name, raw string) {
 		c := processor.ToolCall{ToolName: name, Args: raw}
-		if w := writtenByCall(c); len(w) > 0 && !mayWrite(c) {
-			t.Fatalf("mayWrite(%q, %q) is false, and the call writes %q", name, raw, w)
+		want := writtenByCall(c)
+		if len(want) > 0 && !mayWrite(c) {
+			t.Fatalf("mayWrite(%q, %q) is false, and the call writes %q", name, raw, want)
+		}
+		// The same files from the arguments decodeArgs read (in any order:
+		// the reference takes patches from a map).
+		args, ok := decodeArgs(raw)
+		got := writtenByDecoded(c, args, ok)
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("writtenByDecoded(%q, %q) = %q, want %q", name, raw, got, want)
 		}
 	})
 }

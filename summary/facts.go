@@ -341,9 +341,11 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 				}
 			case processor.ToolCall:
 				callAt[[2]int{i, j}] = len(calls)
-				calls = append(calls, decodedCall{})
+				var c decodedCall
+				c.decode(p.Args)
+				calls = append(calls, c)
 				if mayWrite(p) {
-					edited = append(edited, writtenByCall(p)...)
+					edited = append(edited, writtenByDecoded(p, c.args, c.ok)...)
 				}
 			}
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/internal/transcripts"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
@@ -19,13 +18,7 @@ import (
 
 // factsFiles returns the shipped transcripts and, when present, the shared
 // ones.
-func factsFiles(t *testing.T) []string {
-	files := transcripts.Shipped(t)
-	if dir, ok := transcripts.SharedDir(); ok && dir != "" {
-		files = append(files, transcripts.Shared(t)...)
-	}
-	return files
-}
+func factsFiles(t *testing.T) []string { return factsFilesB(t) }
 
 // The fast section (read from the newest message back, stopping once each
 // kind is full) is byte for byte the section of the reference extraction
