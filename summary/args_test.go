@@ -181,3 +181,41 @@ func FuzzMayWrite(f *testing.F) {
 		}
 	})
 }
+
+// appendTokens finds the tokens the reference finds, reading the bytes
+// that can mark a token 8 at a time.
+func FuzzAppendTokens(f *testing.F) {
+	for _, s := range []string{
+		"Look at os.path.join and FileSystemStorage in django/core/files/storage.py; README and Django are words.",
+		"plain words only here and nothing else at all",
+		"x_y", "a.b.c.go ~/x/y ./run.sh ../a /etc/hosts settings.DEBUG __init__.py",
+		"caf\u00e9 na\u00efve \u00c9t\u00e9 read_config\xff\xfeFoo",
+		"trailing dots... and-dashes-- v1.2.3 a/b/ //x @scope/pkg",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		gf, gn := appendTokens(nil, nil, text)
+		wf, wn := refAppendTokens(nil, nil, text)
+		if !slices.Equal(gf, wf) || !slices.Equal(gn, wn) {
+			t.Fatalf("appendTokens(%q) = %q, %q; the reference %q, %q", text, gf, gn, wf, wn)
+		}
+	})
+}
+
+// nextMarkByte finds every byte value at every place of an 8-byte word.
+func TestNextMarkByte(t *testing.T) {
+	for b := range 256 {
+		for at := range 16 {
+			buf := []byte(strings.Repeat("a", 16))
+			buf[at] = byte(b)
+			want := -1
+			if byteClass[b]&classMarks != 0 {
+				want = at
+			}
+			if got := nextMarkByte(string(buf), 0); got != want {
+				t.Fatalf("byte %#x at %d: got %d, want %d", b, at, got, want)
+			}
+		}
+	}
+}

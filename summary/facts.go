@@ -326,23 +326,21 @@ func fitFirst(label string, items []string, list bool, budget int) (int, int) {
 // [factRooms]), so the section renders as the whole extraction would.
 func extractFacts(messages []processor.Message, previous factSet, max int) factSet {
 	var s factSet
-	var edited []string // as found, before cleaning
-	calls := make([]decodedCall, 0, 8)
-	callAt := map[[2]int]int{} // index in calls, by message and part index
-	for i, m := range messages {
+	var edited []string                 // as found, before cleaning
+	calls := make([]decodedCall, 0, 16) // in order; read back in reverse
+	for _, m := range messages {
 		if IsMarker(m) {
 			continue
 		}
-		for j, part := range m.Parts {
+		for _, part := range m.Parts {
 			switch p := part.(type) {
 			case processor.UserPrompt:
 				if c := collapse(Clip(UserText(p), 1200)); c != "" {
 					s.user = append(s.user, Clip(c, 300))
 				}
 			case processor.ToolCall:
-				callAt[[2]int{i, j}] = len(calls)
 				var c decodedCall
-				c.decode(p.Args)
+				c.args, c.ok = decodeArgs(p.Args)
 				calls = append(calls, c)
 				if mayWrite(p) {
 					edited = append(edited, writtenByDecoded(p, c.args, c.ok)...)
@@ -394,6 +392,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 			names.limit = rooms.names()
 		}
 	}
+	next := len(calls)  // the calls not read back yet: calls[:next]
 	var fs, ns []string // one text's tokens, in order
 	tokens := func(text string, withNames bool) {
 		fs, ns = fs[:0], ns[:0]
@@ -419,13 +418,11 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 					tokens(p.Content, true)
 				}
 			case processor.ToolCall:
+				next--
 				if commands.full() && files.full() && names.full() {
 					continue
 				}
-				c := &calls[callAt[[2]int{i, j}]]
-				if !c.decoded {
-					c.decode(p.Args)
-				}
+				c := &calls[next]
 				if !commands.full() {
 					commands.add(callLine(p, c.args, c.ok))
 				}
@@ -470,13 +467,8 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 // decodedCall is a tool call's arguments decoded (see decodeArgs): ok
 // when they are a JSON object.
 type decodedCall struct {
-	decoded, ok bool
-	args        []argMember
-}
-
-func (c *decodedCall) decode(raw string) {
-	c.decoded = true
-	c.args, c.ok = decodeArgs(raw)
+	ok   bool
+	args []argMember
 }
 
 // mayWrite reports whether writtenByArgs may find a file c writes: it is
@@ -746,14 +738,20 @@ func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 // identifiers, with a last segment that is not a file extension
 // (os.path.join, settings.DEBUG), outside paths. It reads text once.
 func appendTokens(files, names []string, text string) ([]string, []string) {
-	for i := 0; i < len(text); {
-		if !isPathByte(text[i]) {
-			i++
-			continue
+	// Only a run with a dot, a slash, an underscore or a capital yields a
+	// token: find those bytes, 8 at a time, and read the runs around them.
+	done := 0 // text[:done] is read
+	for {
+		p := nextMarkByte(text, done)
+		if p < 0 {
+			return files, names
 		}
-		// One pass over the run notes what the rules need: most words
-		// have no dot, slash, underscore or capital, and are left at once.
-		j := i
+		// The run holding p; the bytes before p in it are plain.
+		i := p
+		for i > done && isPathByte(text[i-1]) {
+			i--
+		}
+		j := p
 		var class uint8
 		for ; j < len(text); j++ {
 			c := byteClass[text[j]]
@@ -764,14 +762,14 @@ func appendTokens(files, names []string, text string) ([]string, []string) {
 		}
 		dot, slash, mark := class&classDot != 0, class&classSlash != 0, class&classMark != 0
 		run := text[i:j]
-		i = j
+		done = j
 		if dot || slash {
 			if p := pathToken(run); p != "" {
 				files = append(files, p)
 			}
 		}
 		if slash || !dot && !mark {
-			continue // a path's segments are no names; a plain word is none
+			continue // a path's segments are no names
 		}
 		for k := 0; k < len(run); {
 			m := k
@@ -784,7 +782,37 @@ func appendTokens(files, names []string, text string) ([]string, []string) {
 			k = m + 1
 		}
 	}
-	return files, names
+}
+
+// classMarks are the byte classes that make a run worth reading: a dot, a
+// slash, an underscore or a capital.
+const classMarks = classDot | classSlash | classMark
+
+// nextMarkByte returns the index of the first byte of s at or after i in
+// classMarks, or -1. It tests 8 bytes at a time.
+func nextMarkByte(s string, i int) int {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & high }
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		t := x &^ high                                                      // each byte's low 7 bits
+		upper := (t + ones*(0x80-'A')) & ^(t + ones*(0x7f-'Z')) & high &^ x // ASCII 'A' to 'Z'
+		if upper|hasZero(x^(ones*'.'))|hasZero(x^(ones*'/'))|hasZero(x^(ones*'_')) == 0 {
+			continue
+		}
+		for k := i; k < i+8; k++ {
+			if byteClass[s[k]]&classMarks != 0 {
+				return k
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if byteClass[s[i]]&classMarks != 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // codeName reports whether tok (a run of name bytes and dots, no dot at
