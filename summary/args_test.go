@@ -219,3 +219,18 @@ func TestNextMarkByte(t *testing.T) {
 		}
 	}
 }
+
+// errorLine finds the line the reference finds.
+func FuzzErrorLine(f *testing.F) {
+	for _, s := range []string{
+		"ok\nexit status 2\ndone", "Traceback (most recent call last):\n  x\nValueError: bad",
+		"<returncode>1</returncode>\n<output>\nfatal: no</output>", "all good", "Exit code 0\nError: x",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := errorLine(s), refErrorLine(s); got != want {
+			t.Fatalf("errorLine(%q) = %q, the reference %q", s, got, want)
+		}
+	})
+}

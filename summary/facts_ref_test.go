@@ -303,7 +303,7 @@ func refExtractFacts(messages []processor.Message, previous refFactSet, limit in
 				if errs.full() {
 					continue
 				}
-				if line := errorLine(p.ToolReturnContent()); line != "" {
+				if line := refErrorLine(p.ToolReturnContent()); line != "" {
 					if p.ToolName != "" {
 						line = p.ToolName + ": " + line
 					}
@@ -539,4 +539,54 @@ func refIsCodeIdent(s string) bool {
 		}
 	}
 	return false
+}
+
+// refErrorLine is errorLine as it was: it returns the first line of s that reads like an error, or "".
+// A bare exit status is completed with the last line of the output.
+func refErrorLine(s string) string {
+	// One pass finds the first marker, and the lines starting with an exit
+	// prefix before it; most outputs hold neither.
+	mark := len(s)
+	exits := false
+scan:
+	for i := 0; i+1 < len(s); i++ {
+		if p := uint16(s[i])<<8 | uint16(s[i+1]); markerPairs[p/64]&(1<<(p%64)) == 0 {
+			continue
+		}
+		for _, m := range markersAt[s[i]] {
+			if !strings.HasPrefix(s[i:], m) {
+				continue
+			}
+			if slices.Contains(exitPrefixes, m) {
+				exits = true
+				continue
+			}
+			mark = i
+			break scan
+		}
+	}
+	// An exit status line before it wins.
+	for start := 0; exits && start < len(s) && start <= mark; {
+		end := strings.IndexByte(s[start:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start
+		}
+		if l := strings.TrimSpace(s[start:end]); exitStatus(l) {
+			return exitLine(s, l)
+		}
+		start = end + 1
+	}
+	if mark == len(s) {
+		return ""
+	}
+	start := strings.LastIndexByte(s[:mark], '\n') + 1
+	end := strings.IndexByte(s[mark:], '\n')
+	if end < 0 {
+		end = len(s)
+	} else {
+		end += mark
+	}
+	return Clip(collapse(s[start:end]), 200)
 }
