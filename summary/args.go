@@ -451,7 +451,7 @@ func writtenByDecoded(c processor.ToolCall, args []argMember, ok bool) []string 
 		}
 	}
 	for _, k := range commandKeys {
-		if s, ok := argStr(args, k); ok {
+		if s, ok := argStr(args, k); ok && shellMayWrite(s) {
 			out = append(out, shellWritten(s)...)
 		}
 	}

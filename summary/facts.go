@@ -342,9 +342,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 				var c decodedCall
 				c.args, c.ok = decodeArgs(p.Args)
 				calls = append(calls, c)
-				if mayWrite(p) {
-					edited = append(edited, writtenByDecoded(p, c.args, c.ok)...)
-				}
+				edited = append(edited, writtenByDecoded(p, c.args, c.ok)...)
 			}
 		}
 	}
@@ -471,44 +469,38 @@ type decodedCall struct {
 	args []argMember
 }
 
-// mayWrite reports whether writtenByArgs may find a file c writes: it is
-// false only when no word or sign that leads it to one is in the raw
-// arguments (nothing escaped as \u hides one; quotes and backslashes,
-// which may split a shell word, are looked through).
-func mayWrite(c processor.ToolCall) bool {
-	name := strings.ToLower(c.ToolName)
-	for _, w := range writeWords {
-		if strings.Contains(name, w) {
+// shellMayWrite reports whether shellWritten may find a file the shell
+// command s writes: it is false only when s holds no redirection (a '>'
+// but a lone one that duplicates a descriptor, >&) and no name of a command that
+// commandWrites knows, quotes and backslashes (which may split a word)
+// looked through.
+func shellMayWrite(s string) bool {
+	for i := 0; i < len(s); i++ {
+		// Only a lone '>' right before '&' is sure to duplicate a
+		// descriptor: after another '>' it may close a ">>".
+		if s[i] == '>' && (i+1 == len(s) || s[i+1] != '&' || i > 0 && s[i-1] == '>') {
 			return true
 		}
 	}
-	raw := c.Args
-	if strings.Contains(raw, `\u`) {
+	if hasWritingCommand(s) {
 		return true
 	}
-	// A redirection: any '>' but one that duplicates a descriptor (>&).
-	for i := 0; i < len(raw); i++ {
-		if raw[i] == '>' && (i+1 == len(raw) || raw[i+1] != '&' && raw[i+1] != '>') {
-			return true
-		}
-	}
-	if hasWriteSign(raw) {
-		return true
-	}
-	if !strings.ContainsAny(raw, `'\`) {
+	if !strings.ContainsAny(s, `'"\`) {
 		return false
 	}
-	// Quotes and backslashes inside a value may split a shell word.
-	return hasWriteSign(strings.Map(func(r rune) rune {
+	return hasWritingCommand(strings.Map(func(r rune) rune {
 		if r == '\'' || r == '"' || r == '\\' {
 			return -1
 		}
 		return r
-	}, raw))
+	}, s))
 }
 
-func hasWriteSign(s string) bool {
-	for _, w := range writeSigns {
+// writingCommands are the commands commandWrites finds files for.
+var writingCommands = []string{"sed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln", "rsync"}
+
+func hasWritingCommand(s string) bool {
+	for _, w := range writingCommands {
 		if strings.Contains(s, w) {
 			return true
 		}
@@ -518,13 +510,6 @@ func hasWriteSign(s string) bool {
 
 // writeWords are the words of a tool's name that make writesFiles true.
 var writeWords = []string{"write", "edit", "create", "replace", "insert", "patch", "append", "save", "update_file", "modify", "delete", "remove", "move", "rename"}
-
-// writeSigns are what writtenByArgs looks for in arguments: the commands
-// of file-editing tools, patch headers, and the shell commands
-// commandWrites knows.
-var writeSigns = []string{"create", "str_replace", "insert", "undo_edit", "write", "edit", "append", "replace",
-	"*** ", "+++ ", "--- ",
-	"sed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln", "rsync"}
 
 // factRooms holds the most room each kind can get in a section of a given
 // bound: a kind's share and what the kinds before it leave unused (see
