@@ -289,6 +289,14 @@ var markersAt, markerPairs = func() (t [256][]string, pairs [1 << 16 / 64]uint64
 	return t, pairs
 }()
 
+// markerStart tells the bytes an error marker or exit prefix starts with.
+var markerStart = func() (t [256]bool) {
+	for c, ms := range markersAt {
+		t[c] = len(ms) > 0
+	}
+	return t
+}()
+
 // errorLine returns the first line of s that reads like an error, or "".
 // A bare exit status is completed with the last line of the output.
 func errorLine(s string) string {
@@ -298,6 +306,9 @@ func errorLine(s string) string {
 	exits := false
 scan:
 	for i := 0; i+1 < len(s); i++ {
+		if !markerStart[s[i]] {
+			continue
+		}
 		if p := uint16(s[i])<<8 | uint16(s[i+1]); markerPairs[p/64]&(1<<(p%64)) == 0 {
 			continue
 		}

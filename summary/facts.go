@@ -3,7 +3,6 @@ package summary
 import (
 	"encoding/json"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -278,12 +277,27 @@ func (s factSet) render(max int) string {
 // characters (counting the line break before it), in their order, and
 // returns the text and the characters it takes.
 func fitNewest(label string, items []string, list bool, budget int) (string, int) {
-	if len(items) == 0 {
+	first, used := fitFirst(label, items, list, budget)
+	if first == len(items) {
 		return "", 0
+	}
+	kept := items[first:]
+	if list {
+		return label + "\n- " + strings.Join(kept, "\n- "), used
+	}
+	return label + strings.Join(kept, ", "), used
+}
+
+// fitFirst returns the index of the oldest of the newest items that fit
+// with label in budget characters (len(items) when none does) and the
+// characters they take with it (0 when none does).
+func fitFirst(label string, items []string, list bool, budget int) (int, int) {
+	if len(items) == 0 {
+		return 0, 0
 	}
 	used := 1 + len(label) // "\n" + label
 	if used >= budget {
-		return "", 0
+		return len(items), 0
 	}
 	first := len(items)
 	for i := len(items) - 1; i >= 0; i-- {
@@ -298,48 +312,37 @@ func fitNewest(label string, items []string, list bool, budget int) (string, int
 		first = i
 	}
 	if first == len(items) {
-		return "", 0
+		return len(items), 0
 	}
-	kept := items[first:]
-	if list {
-		return label + "\n- " + strings.Join(kept, "\n- "), used
-	}
-	return label + strings.Join(kept, ", "), used
+	return first, used
 }
 
-// extractFacts returns the facts of messages, oldest first. The files
-// read or named, the names and the errors are kept newest first up to
-// about limit characters each (what any section within limit can show,
-// previous leaving out the files it lists as edited), so those are read
-// from the newest message back, and the reading stops once they are full:
-// the result renders as the whole extraction would.
-func extractFacts(messages []processor.Message, previous factSet, limit int) factSet {
+// extractFacts returns the facts of messages, oldest first, as far as a
+// section within max characters merged with previous can show them. The
+// user's messages and the files edited are read whole (the files edited
+// are left out of the other kinds); the commands, files read or named,
+// errors and names are read from the newest message back, each kind until
+// what it holds passes the most room it can get in the section (see
+// [factRooms]), so the section renders as the whole extraction would.
+func extractFacts(messages []processor.Message, previous factSet, max int) factSet {
 	var s factSet
-	var edited []string // as found, before cleaning
-	type call struct {
-		args map[string]any
-		keys []string
-	}
-	calls := map[[2]int]call{} // by message and part index
-	for i, m := range messages {
+	var edited []string                 // as found, before cleaning
+	calls := make([]decodedCall, 0, 16) // in order; read back in reverse
+	for _, m := range messages {
 		if IsMarker(m) {
 			continue
 		}
-		for j, part := range m.Parts {
+		for _, part := range m.Parts {
 			switch p := part.(type) {
 			case processor.UserPrompt:
 				if c := collapse(Clip(UserText(p), 1200)); c != "" {
 					s.user = append(s.user, Clip(c, 300))
 				}
 			case processor.ToolCall:
-				var args map[string]any
-				if json.Unmarshal([]byte(p.Args), &args) != nil {
-					args = nil
-				}
-				keys := sortedKeys(args)
-				calls[[2]int{i, j}] = call{args, keys}
-				s.commands = append(s.commands, callLine(p, args, keys))
-				edited = append(edited, writtenByArgs(p, args)...)
+				var c decodedCall
+				c.args, c.ok = decodeArgs(p.Args)
+				calls = append(calls, c)
+				edited = append(edited, writtenByDecoded(p, c.args, c.ok)...)
 			}
 		}
 	}
@@ -350,15 +353,44 @@ func extractFacts(messages []processor.Message, previous factSet, limit int) fac
 	}
 	s.edited = appendNewest(nil, s.edited)
 	s.user = appendNewest(nil, s.user)
-	s.commands = appendNewest(nil, s.commands)
 
 	allEdited := append(slices.Clone(previous.edited), s.edited...)
-	files := newestFirst{limit: limit, keep: func(p string) (string, bool) {
-		p = cleanPath(p)
-		return p, p != "" && !slices.Contains(allEdited, p) && !suffixOf(p, allEdited)
+	rooms := newFactRooms(max, previous, s)
+	rejected := map[string]bool{}
+	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, keep: func(p string) (string, bool) {
+		if rejected[p] {
+			return "", false
+		}
+		q := cleanPath(p)
+		if q == "" || slices.Contains(allEdited, q) || suffixOf(q, allEdited) {
+			rejected[p] = true
+			return "", false
+		}
+		return q, true
 	}}
-	names := newestFirst{limit: limit}
-	errs := newestFirst{limit: limit}
+	commands := newestFirst{limit: rooms.commands(), base: 1 + len(factsCommands), sep: 3}
+	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3}
+	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, keep: func(n string) (string, bool) {
+		// What the section lists as a file is no name.
+		return n, !slices.Contains(allEdited, n) && !slices.Contains(previous.files, n)
+	}}
+	// settle narrows the rooms of the kinds after those whose entries are
+	// now final.
+	settle := func(done bool) {
+		if rooms.filesUsed < 0 && (files.full() || done) {
+			rooms.settleFiles(files.oldestFirst(), previous, allEdited)
+			commands.limit = rooms.commands()
+		}
+		if rooms.filesUsed >= 0 && rooms.commandsUsed < 0 && (commands.full() || done) {
+			rooms.settleCommands(commands.oldestFirst(), previous)
+			errs.limit = rooms.errors()
+		}
+		if rooms.commandsUsed >= 0 && rooms.errorsUsed < 0 && (errs.full() || done) {
+			rooms.settleErrors(errs.oldestFirst(), previous)
+			names.limit = rooms.names()
+		}
+	}
+	next := len(calls)  // the calls not read back yet: calls[:next]
 	var fs, ns []string // one text's tokens, in order
 	tokens := func(text string, withNames bool) {
 		fs, ns = fs[:0], ns[:0]
@@ -368,7 +400,7 @@ func extractFacts(messages []processor.Message, previous factSet, limit int) fac
 			names.addAll(ns)
 		}
 	}
-	for i := len(messages) - 1; i >= 0 && !(files.full() && names.full() && errs.full()); i-- {
+	for i := len(messages) - 1; i >= 0 && !(files.full() && names.full() && errs.full() && commands.full()); i-- {
 		m := messages[i]
 		if IsMarker(m) {
 			continue
@@ -384,18 +416,25 @@ func extractFacts(messages []processor.Message, previous factSet, limit int) fac
 					tokens(p.Content, true)
 				}
 			case processor.ToolCall:
+				next--
+				if commands.full() && files.full() && names.full() {
+					continue
+				}
+				c := &calls[next]
+				if !commands.full() {
+					commands.add(callLine(p, c.args, c.ok))
+				}
 				if files.full() && names.full() {
 					continue
 				}
-				c := calls[[2]int{i, j}]
-				if c.args == nil {
+				if !c.ok {
 					tokens(p.Args, true)
 					continue
 				}
 				// The values' tokens in order, then taken newest first.
 				fs, ns = fs[:0], ns[:0]
-				for _, k := range c.keys {
-					walkStrings(c.args[k], func(v string) {
+				for k := range c.args {
+					walkArgStrings(&c.args[k].val, func(v string) {
 						fs, ns = appendTokens(fs, ns, v)
 					})
 				}
@@ -417,25 +456,156 @@ func extractFacts(messages []processor.Message, previous factSet, limit int) fac
 				}
 			}
 		}
+		settle(false)
 	}
-	s.files, s.names, s.errors = files.oldestFirst(), names.oldestFirst(), errs.oldestFirst()
+	s.files, s.commands, s.errors, s.names = files.oldestFirst(), commands.oldestFirst(), errs.oldestFirst(), names.oldestFirst()
 	return s
 }
 
+// decodedCall is a tool call's arguments decoded (see decodeArgs): ok
+// when they are a JSON object.
+type decodedCall struct {
+	ok   bool
+	args []argMember
+}
+
+// shellMayWrite reports whether shellWritten may find a file the shell
+// command s writes: it is false only when s holds no redirection (a '>'
+// but a lone one that duplicates a descriptor, >&) and no name of a command that
+// commandWrites knows, quotes and backslashes (which may split a word)
+// looked through.
+func shellMayWrite(s string) bool {
+	for i := 0; i < len(s); i++ {
+		// Only a lone '>' right before '&' is sure to duplicate a
+		// descriptor: after another '>' it may close a ">>".
+		if s[i] == '>' && (i+1 == len(s) || s[i+1] != '&' || i > 0 && s[i-1] == '>') {
+			return true
+		}
+	}
+	if hasWritingCommand(s) {
+		return true
+	}
+	if !strings.ContainsAny(s, `'"\`) {
+		return false
+	}
+	return hasWritingCommand(strings.Map(func(r rune) rune {
+		if r == '\'' || r == '"' || r == '\\' {
+			return -1
+		}
+		return r
+	}, s))
+}
+
+// writingCommands are the commands commandWrites finds files for.
+var writingCommands = []string{"sed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln", "rsync"}
+
+func hasWritingCommand(s string) bool {
+	for _, w := range writingCommands {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeWords are the words of a tool's name that make writesFiles true.
+var writeWords = []string{"write", "edit", "create", "replace", "insert", "patch", "append", "save", "update_file", "modify", "delete", "remove", "move", "rename"}
+
+// factRooms holds the most room each kind can get in a section of a given
+// bound: a kind's share and what the kinds before it leave unused (see
+// [factSet.render]). Before the kinds before it are final, a kind's room is
+// counted as if they used nothing.
+type factRooms struct {
+	budget                                 int
+	share                                  [6]int // each kind's own share
+	files                                  int    // the room of the files read, exact
+	filesUsed, commandsUsed, errorsUsed    int    // -1 until final
+	spareFiles, spareCommands, spareErrors int
+}
+
+func newFactRooms(max int, previous, s factSet) factRooms {
+	r := factRooms{budget: max - len(FactsHeader) - 1, filesUsed: -1, commandsUsed: -1, errorsUsed: -1}
+	for k := range r.share {
+		r.share[k] = r.budget * factShares[k] / 100
+	}
+	if r.budget <= 0 {
+		return r // every room is 0 or less: nothing is read
+	}
+	user := appendNewest(previous.user, s.user)
+	share := r.share[0]
+	_, used := fitFirst(factsUser, user, true, share)
+	share = r.share[1] + share - used
+	_, used = fitFirst(factsEdited, appendNewest(previous.edited, s.edited), false, share)
+	r.files = r.share[2] + share - used
+	return r
+}
+
+func (r *factRooms) commands() int {
+	if r.filesUsed >= 0 {
+		return r.share[3] + r.spareFiles
+	}
+	return r.share[3] + r.files
+}
+
+func (r *factRooms) errors() int {
+	if r.commandsUsed >= 0 {
+		return r.share[4] + r.spareCommands
+	}
+	return r.share[4] + r.commands()
+}
+
+func (r *factRooms) names() int {
+	if r.errorsUsed >= 0 {
+		return r.share[5] + r.spareErrors
+	}
+	return r.share[5] + r.errors()
+}
+
+// settleFiles takes the files read found (all that can show) as final.
+func (r *factRooms) settleFiles(found []string, previous factSet, allEdited []string) {
+	files := appendNewest(previous.files, found)
+	edited := make(map[string]bool, len(allEdited))
+	for _, p := range allEdited {
+		edited[p] = true
+	}
+	_, r.filesUsed = fitFirst(factsFiles, dropIn(files, edited), false, r.files)
+	r.spareFiles = r.files - r.filesUsed
+}
+
+func (r *factRooms) settleCommands(found []string, previous factSet) {
+	room := r.commands()
+	_, r.commandsUsed = fitFirst(factsCommands, appendNewest(previous.commands, found), true, room)
+	r.spareCommands = room - r.commandsUsed
+}
+
+func (r *factRooms) settleErrors(found []string, previous factSet) {
+	room := r.errors()
+	_, r.errorsUsed = fitFirst(factsErrors, appendNewest(previous.errors, found), true, room)
+	r.spareErrors = room - r.errorsUsed
+}
+
 // newestFirst collects distinct entries, newest first (each at its last
-// occurrence), until they take limit characters.
+// occurrence), until what they would take in a section passes limit: a
+// line's base characters and each entry's own and its separator's, as
+// fitFirst counts them. Once full, the section cannot show an entry older
+// than those it holds.
 type newestFirst struct {
 	limit int
+	base  int                         // the label and its line break
+	sep   int                         // an entry's separator
 	keep  func(string) (string, bool) // nil: every entry, as it is
 	seen  map[string]bool
 	items []string
 	chars int
 }
 
-func (c *newestFirst) full() bool { return c.chars >= c.limit }
+func (c *newestFirst) full() bool { return c.base+c.chars > c.limit || c.base >= c.limit }
 
 // add adds e, older than the entries added before it.
 func (c *newestFirst) add(e string) {
+	if c.seen[e] {
+		return // a kept entry is its own cleaned form
+	}
 	if c.keep != nil {
 		var ok bool
 		if e, ok = c.keep(e); !ok {
@@ -450,7 +620,7 @@ func (c *newestFirst) add(e string) {
 	}
 	c.seen[e] = true
 	c.items = append(c.items, e)
-	c.chars += len(e) + 3 // its separator, or "\n- "
+	c.chars += len(e) + c.sep
 }
 
 // addAll adds es, in their order (so the last is the newest), older than
@@ -461,37 +631,13 @@ func (c *newestFirst) addAll(es []string) {
 	}
 }
 
-// oldestFirst returns the entries, oldest first.
+// oldestFirst returns the entries, oldest first (a new slice).
 func (c *newestFirst) oldestFirst() []string {
-	slices.Reverse(c.items)
-	return c.items
-}
-
-// walkStrings calls fn with every string value in v, in the order of the
-// object keys (sorted) and array elements.
-func walkStrings(v any, fn func(string)) {
-	switch x := v.(type) {
-	case string:
-		fn(x)
-	case []any:
-		for _, e := range x {
-			walkStrings(e, fn)
-		}
-	case map[string]any:
-		for _, k := range sortedKeys(x) {
-			walkStrings(x[k], fn)
-		}
+	out := make([]string, len(c.items))
+	for i, e := range c.items {
+		out[len(out)-1-i] = e
 	}
-}
-
-// sortedKeys returns the keys of m, sorted.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return out
 }
 
 // Bounds of a call's line in the facts.
@@ -501,44 +647,68 @@ const (
 )
 
 // callLine renders a tool call as "name: value; value", its string,
-// number and boolean arguments (args, decoded, with its keys sorted; nil
-// when they are not a JSON object: the raw text is shown) in the order of
-// their names, the
-// telling one (a command, a path) first, whitespace collapsed, a value
+// number and boolean arguments (args, decoded, when ok: they are a JSON
+// object; otherwise the raw text is shown) in the order of their names,
+// the telling one (a command, a path) first, whitespace collapsed, a value
 // over maxArgChars shown as its size (as file contents written are); the
 // line is cut at maxCallChars.
-func callLine(c processor.ToolCall, args map[string]any, sorted []string) string {
+func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 	var line string
-	if args == nil {
+	if !ok {
 		line = c.ToolName + ": " + collapse(c.Args)
 	} else {
-		keys := slices.Clone(sorted)
+		// The first of argKeys present goes first, in the place of the
+		// first key.
+		first := -1
 		for _, want := range argKeys {
-			if i := slices.Index(keys, want); i >= 0 {
-				keys[0], keys[i] = keys[i], keys[0]
+			if i, found := slices.BinarySearchFunc(args, want, func(m argMember, k string) int { return strings.Compare(m.key, k) }); found {
+				first = i
 				break
 			}
 		}
-		var vals []string
-		for _, k := range keys {
-			switch v := args[k].(type) {
-			case string:
-				if len(v) > 4*maxArgChars {
-					vals = append(vals, "("+strconv.Itoa(len(v))+" characters)")
-					continue
-				}
-				switch v = collapse(v); {
-				case len(v) > maxArgChars:
-					vals = append(vals, "("+strconv.Itoa(len(v))+" characters)")
-				case v != "":
-					vals = append(vals, v)
-				}
-			case float64, bool:
-				b, _ := json.Marshal(v)
-				vals = append(vals, string(b))
+		var b strings.Builder
+		b.Grow(maxCallChars + 8)
+		b.WriteString(c.ToolName)
+		b.WriteString(": ")
+		wrote := false
+		for k := 0; k < len(args) && b.Len() <= maxCallChars; k++ {
+			i := k
+			switch {
+			case first >= 0 && k == 0:
+				i = first
+			case first >= 0 && k == first:
+				i = 0
 			}
+			var val string
+			switch v := &args[i].val; v.kind {
+			case argString:
+				if len(v.s) > 4*maxArgChars {
+					val = "(" + strconv.Itoa(len(v.s)) + " characters)"
+					break
+				}
+				switch t := collapse(v.s); {
+				case len(t) > maxArgChars:
+					val = "(" + strconv.Itoa(len(t)) + " characters)"
+				default:
+					val = t
+				}
+			case argNumber:
+				f, _ := strconv.ParseFloat(v.s, 64)
+				j, _ := json.Marshal(f)
+				val = string(j)
+			case argBool:
+				val = strconv.FormatBool(v.b)
+			}
+			if val == "" {
+				continue
+			}
+			if wrote {
+				b.WriteString("; ")
+			}
+			b.WriteString(val)
+			wrote = true
 		}
-		line = c.ToolName + ": " + strings.Join(vals, "; ")
+		line = b.String()
 	}
 	if len(line) > maxCallChars {
 		line = line[:runeFloor(line, maxCallChars-len("…"))] + "…"
@@ -553,14 +723,20 @@ func callLine(c processor.ToolCall, args map[string]any, sorted []string) string
 // identifiers, with a last segment that is not a file extension
 // (os.path.join, settings.DEBUG), outside paths. It reads text once.
 func appendTokens(files, names []string, text string) ([]string, []string) {
-	for i := 0; i < len(text); {
-		if !isPathByte(text[i]) {
-			i++
-			continue
+	// Only a run with a dot, a slash, an underscore or a capital yields a
+	// token: find those bytes, 8 at a time, and read the runs around them.
+	done := 0 // text[:done] is read
+	for {
+		p := nextMarkByte(text, done)
+		if p < 0 {
+			return files, names
 		}
-		// One pass over the run notes what the rules need: most words
-		// have no dot, slash, underscore or capital, and are left at once.
-		j := i
+		// The run holding p; the bytes before p in it are plain.
+		i := p
+		for i > done && isPathByte(text[i-1]) {
+			i--
+		}
+		j := p
 		var class uint8
 		for ; j < len(text); j++ {
 			c := byteClass[text[j]]
@@ -571,14 +747,14 @@ func appendTokens(files, names []string, text string) ([]string, []string) {
 		}
 		dot, slash, mark := class&classDot != 0, class&classSlash != 0, class&classMark != 0
 		run := text[i:j]
-		i = j
+		done = j
 		if dot || slash {
 			if p := pathToken(run); p != "" {
 				files = append(files, p)
 			}
 		}
 		if slash || !dot && !mark {
-			continue // a path's segments are no names; a plain word is none
+			continue // a path's segments are no names
 		}
 		for k := 0; k < len(run); {
 			m := k
@@ -591,7 +767,37 @@ func appendTokens(files, names []string, text string) ([]string, []string) {
 			k = m + 1
 		}
 	}
-	return files, names
+}
+
+// classMarks are the byte classes that make a run worth reading: a dot, a
+// slash, an underscore or a capital.
+const classMarks = classDot | classSlash | classMark
+
+// nextMarkByte returns the index of the first byte of s at or after i in
+// classMarks, or -1. It tests 8 bytes at a time.
+func nextMarkByte(s string, i int) int {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & high }
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		t := x &^ high                                                      // each byte's low 7 bits
+		upper := (t + ones*(0x80-'A')) & ^(t + ones*(0x7f-'Z')) & high &^ x // ASCII 'A' to 'Z'
+		if upper|hasZero(x^(ones*'.'))|hasZero(x^(ones*'/'))|hasZero(x^(ones*'_')) == 0 {
+			continue
+		}
+		for k := i; k < i+8; k++ {
+			if byteClass[s[k]]&classMarks != 0 {
+				return k
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if byteClass[s[i]]&classMarks != 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // codeName reports whether tok (a run of name bytes and dots, no dot at

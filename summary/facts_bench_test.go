@@ -2,35 +2,58 @@ package summary_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/summary"
 )
 
-// BenchmarkFacts measures the facts section of the first 40 messages of
-// each shipped transcript, their old tool outputs trimmed as the window
-// gets them in the default chain.
+// factsFilesB returns the shipped transcripts and, when present, the
+// shared ones.
+func factsFilesB(tb testing.TB) []string {
+	files := transcripts.Shipped(tb)
+	if dir, ok := transcripts.SharedDir(); ok && dir != "" {
+		files = append(files, transcripts.Shared(tb)...)
+	}
+	return files
+}
+
+// factsSpan is about the mean number of messages the window's compactions
+// summarize in the replay of the shared transcripts (3,733 in 201).
+const factsSpan = 19
+
+// BenchmarkFacts measures the facts section of every shipped and shared
+// transcript (the shared ones when present) cut in spans of the window's
+// mean length, their old tool outputs trimmed as the window gets them in
+// the default chain, each section merged into the next; ns/op is one
+// section.
 func BenchmarkFacts(b *testing.B) {
 	f := summary.NewFacts(summary.FactsOptions{})
-	for _, file := range transcripts.Shipped(b) {
+	var spans [][]processor.Message
+	for _, file := range factsFilesB(b) {
 		h, err := model.LoadFile(file)
 		if err != nil {
 			b.Fatal(err)
 		}
 		// What the window sees: old outputs trimmed.
-		h, err = trimtools.New(trimtools.Options{}).Process(context.Background(), h[:min(len(h), 40)])
+		h, err = trimtools.New(trimtools.Options{}).Process(context.Background(), h)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(filepath.Base(file), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = f.Section(h, "", 0)
-			}
-		})
+		for from := 0; from < len(h); from += factsSpan {
+			spans = append(spans, h[from:min(len(h), from+factsSpan)])
+		}
+	}
+	b.ReportAllocs()
+	prev, k := "", 0
+	for b.Loop() {
+		if k == len(spans) {
+			k, prev = 0, ""
+		}
+		_, prev = summary.SplitFacts(f.Section(spans[k], prev, 0))
+		k++
 	}
 }

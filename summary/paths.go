@@ -65,7 +65,7 @@ func suffixOf(p string, ps []string) bool {
 	}
 	p = strings.TrimPrefix(p, "./")
 	for _, q := range ps {
-		if strings.HasSuffix(q, "/"+p) {
+		if len(q) > len(p) && q[len(q)-len(p)-1] == '/' && strings.HasSuffix(q, p) {
 			return true
 		}
 	}
