@@ -68,9 +68,14 @@ type msgKept struct {
 
 // Parse reads a Messages request body.
 func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
-	fs, err := topFields(data, "messages", "system", "model", "stream")
-	if err != nil {
-		return nil, err
+	want := []string{"messages", "system", "model", "stream"}
+	fs, items, fast := scanHistory(data, want, "messages", cache)
+	if !fast {
+		var err error
+		if fs, err = topFields(data, want...); err != nil {
+			return nil, err
+		}
+		items = nil
 	}
 	h := &msgHistory{uses: map[string]msgKept{}, results: map[string]msgKept{}}
 	b := &Body{data: data, codec: Messages, hist: h}
@@ -86,16 +91,19 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 		return nil, fmt.Errorf(`%w: no "messages"`, ErrNoMessages)
 	}
 	b.start, b.end = v.start, v.end
-	items, err := elements(data, v)
-	if err != nil {
-		return nil, fmt.Errorf(`%w: "messages" is not an array: %w`, ErrNoMessages, err)
+	if items == nil {
+		spans, err := elements(data, v)
+		if err != nil {
+			return nil, fmt.Errorf(`%w: "messages" is not an array: %w`, ErrNoMessages, err)
+		}
+		items = spanItems(spans)
 	}
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
 	}
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		m, err := h.readCached(raw, cache)
+		m, err := h.readItem(it, raw, cache)
 		if err != nil {
 			return nil, fmt.Errorf("%w: message %d: %w", ErrBadMessage, i, err)
 		}
@@ -139,18 +147,15 @@ type msgAuxBlock struct {
 	kept       msgKept
 }
 
-// readCached is read, taking a message decoded before from cache.
-func (h *msgHistory) readCached(raw []byte, cache *Cache) (processor.Message, error) {
+// readItem is read, taking the message from what the cache gave the scan
+// (it.hit), else from the cache, and remembering the message there.
+func (h *msgHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, error) {
+	if it.hit {
+		h.cached(raw, it.aux)
+		return it.msg, nil
+	}
 	if m, aux, ok := cache.getAux(raw); ok {
-		for _, a := range aux.(msgAux) {
-			k := a.kept
-			k.raw = raw[a.start:a.end]
-			if a.use {
-				h.uses[a.id] = k
-			} else {
-				h.results[a.id] = k
-			}
-		}
+		h.cached(raw, aux)
 		return m, nil
 	}
 	m, err := h.read(raw)
@@ -182,6 +187,20 @@ func (h *msgHistory) readCached(raw []byte, cache *Cache) (processor.Message, er
 	}
 	cache.putAux(raw, m, aux)
 	return m, nil
+}
+
+// cached notes the tool_use and tool_result blocks the cache kept beside
+// a message (raw).
+func (h *msgHistory) cached(raw []byte, aux any) {
+	for _, a := range aux.(msgAux) {
+		k := a.kept
+		k.raw = raw[a.start:a.end]
+		if a.use {
+			h.uses[a.id] = k
+		} else {
+			h.results[a.id] = k
+		}
+	}
 }
 
 // read decodes one message.

@@ -86,9 +86,14 @@ type respKept struct {
 
 // Parse reads a Responses request body.
 func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
-	fs, err := topFields(data, "input", "instructions", "model", "stream", "previous_response_id")
-	if err != nil {
-		return nil, err
+	want := []string{"input", "instructions", "model", "stream", "previous_response_id"}
+	fs, items, fast := scanHistory(data, want, "input", cache)
+	if !fast {
+		var err error
+		if fs, err = topFields(data, want...); err != nil {
+			return nil, err
+		}
+		items = nil
 	}
 	h := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
 	b := &Body{data: data, codec: Responses, hist: h}
@@ -118,9 +123,12 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		b.raws = append(b.raws, raw)
 		return b, nil
 	}
-	items, err := elements(data, in)
-	if err != nil {
-		return nil, fmt.Errorf(`%w: "input" is neither a string nor an array: %w`, ErrNoMessages, err)
+	if items == nil {
+		spans, err := elements(data, in)
+		if err != nil {
+			return nil, fmt.Errorf(`%w: "input" is neither a string nor an array: %w`, ErrNoMessages, err)
+		}
+		items = spanItems(spans)
 	}
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "input" is empty`, ErrNoMessages)
@@ -137,7 +145,7 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 	prevEnd := 0
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		part, request, err := h.readCached(raw, cache)
+		part, request, err := h.readItem(it, raw, cache)
 		if err != nil {
 			return nil, fmt.Errorf("%w: input item %d: %w", ErrBadMessage, i, err)
 		}
@@ -171,19 +179,14 @@ type respAux struct {
 	custom  bool
 }
 
-// readCached is read, taking an item decoded before from cache.
-func (h *respHistory) readCached(raw []byte, cache *Cache) (processor.Message, bool, error) {
+// readItem is read, taking the item from what the cache gave the scan
+// (it.hit), else from the cache, and remembering the item there.
+func (h *respHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, bool, error) {
+	if it.hit {
+		return it.msg, h.cached(raw, it.aux), nil
+	}
 	if m, aux, ok := cache.getAux(raw); ok {
-		a := aux.(respAux)
-		if a.id != "" {
-			k := respKept{part: a.part, raw: raw, custom: a.custom}
-			if a.output {
-				h.outputs[a.id] = k
-			} else {
-				h.calls[a.id] = k
-			}
-		}
-		return m, a.request, nil
+		return m, h.cached(raw, aux), nil
 	}
 	m, request, err := h.read(raw)
 	if err != nil || cache == nil {
@@ -200,6 +203,21 @@ func (h *respHistory) readCached(raw []byte, cache *Cache) (processor.Message, b
 	}
 	cache.putAux(raw, m, a)
 	return m, request, nil
+}
+
+// cached notes what the cache kept beside an item (raw) and returns
+// whether the item is a request.
+func (h *respHistory) cached(raw []byte, aux any) bool {
+	a := aux.(respAux)
+	if a.id != "" {
+		k := respKept{part: a.part, raw: raw, custom: a.custom}
+		if a.output {
+			h.outputs[a.id] = k
+		} else {
+			h.calls[a.id] = k
+		}
+	}
+	return a.request
 }
 
 // read decodes one input item: a request message, or the parts (and
