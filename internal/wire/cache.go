@@ -128,25 +128,15 @@ func skipObject(d []byte, pos int) int {
 	return -1
 }
 
-// named returns msg as it reads after the messages before it: a tool
-// return takes the name of its call from names (a new message only when
-// that name is not the one it has); the calls of a response are added to
-// names.
-func named(msg processor.Message, names map[string]string) processor.Message {
-	switch msg.Kind {
-	case processor.Response:
-		for _, p := range msg.Parts {
-			if c, ok := p.(processor.ToolCall); ok {
-				names[c.ToolCallID] = c.ToolName
-			}
-		}
-	case processor.Request:
-		if len(msg.Parts) == 1 {
-			if r, ok := msg.Parts[0].(processor.ToolReturn); ok {
-				if name := names[r.ToolCallID]; name != r.ToolName {
-					r.ToolName = name
-					return processor.NewRequest(r)
-				}
+// named returns msg as it reads after msgs, the messages before it: a tool
+// return takes the name of its call (a new message only when that name is
+// not the one it has).
+func named(msg processor.Message, nm *namer, msgs []processor.Message) processor.Message {
+	if msg.Kind == processor.Request && len(msg.Parts) == 1 {
+		if r, ok := msg.Parts[0].(processor.ToolReturn); ok {
+			if name := nm.name(msgs, r.ToolCallID); name != r.ToolName {
+				r.ToolName = name
+				return processor.NewRequest(r)
 			}
 		}
 	}

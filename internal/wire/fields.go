@@ -190,25 +190,28 @@ func validJSON(s string) json.RawMessage {
 	return json.RawMessage(`{}`)
 }
 
-// nameCalls fills the tool name of each tool return and retry prompt from
-// the call it answers, building new messages where one changes (the
-// messages given may be shared).
+// nameCalls fills the tool name of each tool return from the call it
+// answers (the last call with its ID before it), building new messages
+// where one changes (the messages given may be shared).
 func nameCalls(msgs []processor.Message) {
-	names := map[string]string{}
+	var nm namer
 	for i, m := range msgs {
 		var parts []processor.Part
 		for j, p := range m.Parts {
-			switch q := p.(type) {
-			case processor.ToolCall:
-				names[q.ToolCallID] = q.ToolName
-			case processor.ToolReturn:
-				if n := names[q.ToolCallID]; n != q.ToolName {
-					q.ToolName = n
-					if parts == nil {
-						parts = append([]processor.Part(nil), m.Parts...)
-					}
-					parts[j] = q
+			q, ok := p.(processor.ToolReturn)
+			if !ok {
+				continue
+			}
+			n, ok := callIn(m.Parts[:j], q.ToolCallID)
+			if !ok {
+				n = nm.name(msgs[:i], q.ToolCallID)
+			}
+			if n != q.ToolName {
+				q.ToolName = n
+				if parts == nil {
+					parts = append([]processor.Part(nil), m.Parts...)
 				}
+				parts[j] = q
 			}
 		}
 		if parts != nil {

@@ -1,0 +1,54 @@
+package wire
+
+import "github.com/abridge-go/abridge/processor"
+
+// namerLook is how many messages a namer looks back through before it
+// indexes the history's calls.
+const namerLook = 16
+
+// namer finds the name of the call a tool return answers: that of the
+// last call with its ID before it. The call is nearly always a message or
+// two before its return, so the namer looks back a few messages first; it
+// indexes the calls of the messages before, once and then as more come,
+// only when that fails, so that a history costs time in proportion to its
+// length whatever it holds, and a history whose returns follow their calls
+// costs no index at all.
+type namer struct {
+	names   map[string]string // the calls of msgs[:indexed], the last of each ID
+	indexed int
+}
+
+// name returns the name of the last call with ID id in msgs (the
+// messages before the return, as given to every earlier call of name, and
+// more), or "".
+func (n *namer) name(msgs []processor.Message, id string) string {
+	for i := len(msgs) - 1; i >= 0 && i >= len(msgs)-namerLook; i-- {
+		if name, ok := callIn(msgs[i].Parts, id); ok {
+			return name
+		}
+	}
+	if len(msgs) <= namerLook {
+		return ""
+	}
+	if n.names == nil {
+		n.names = map[string]string{}
+	}
+	for ; n.indexed < len(msgs); n.indexed++ {
+		for _, p := range msgs[n.indexed].Parts {
+			if c, ok := p.(processor.ToolCall); ok {
+				n.names[c.ToolCallID] = c.ToolName
+			}
+		}
+	}
+	return n.names[id]
+}
+
+// callIn returns the name of the last call with ID id among parts.
+func callIn(parts []processor.Part, id string) (string, bool) {
+	for j := len(parts) - 1; j >= 0; j-- {
+		if c, ok := parts[j].(processor.ToolCall); ok && c.ToolCallID == id {
+			return c.ToolName, true
+		}
+	}
+	return "", false
+}
