@@ -47,6 +47,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 			// does not take is skipped, and all are decoded by package
 			// model instead (see Parse).
 			var nm namer
+			var prev *cached // the cache's entry of the message before
 			for {
 				s.ws()
 				m := s.pos
@@ -56,12 +57,12 @@ func (b *Body) fastSplit(cache *Cache) bool {
 				hit := false
 				if cache != nil && !slow {
 					// A message decoded before: the same bytes.
-					if end := skipObject(b.data, m); end > 0 {
-						var msg processor.Message
-						if msg, hit = cache.get(b.data[m:end]); hit {
-							msgs = append(msgs, named(msg, &nm, msgs))
-							s.pos = end
-						}
+					if e, end := cache.at(b.data, m, prev); e != nil {
+						hit = true
+						msgs = append(msgs, named(e.msg, &nm, msgs))
+						s.pos = end
+						link(prev, e)
+						prev = e
 					}
 				}
 				switch {
@@ -73,9 +74,9 @@ func (b *Body) fastSplit(cache *Cache) bool {
 				default:
 					if msg, ok := fastMessage(&s, &nm, msgs); ok {
 						msgs = append(msgs, msg)
-						if cache != nil {
-							cache.put(b.data[m:s.pos], msg)
-						}
+						e := cache.put(b.data[m:s.pos], msg)
+						link(prev, e)
+						prev = e
 					} else {
 						slow = true
 						if s.pos = m; !s.skip(1) {

@@ -275,6 +275,7 @@ type histItem struct {
 	hit bool
 	msg processor.Message
 	aux any
+	e   *cached // the cache's entry, when hit
 }
 
 // scanHistory is scanFields that also returns the elements of the value
@@ -344,16 +345,15 @@ func (s *scanner) elements(cache *Cache) ([]histItem, bool) {
 	if s.eat(']') {
 		return items, true
 	}
+	var prev *cached // the entry of the element before, when hit
 	for {
 		s.ws()
 		it := histItem{span: span{start: s.pos}}
-		if cache != nil && s.pos < len(s.data) && s.data[s.pos] == '{' {
-			if end := skipObject(s.data, s.pos); end > 0 {
-				if it.msg, it.aux, it.hit = cache.getAux(s.data[s.pos:end]); it.hit {
-					s.pos = end
-				}
-			}
+		if e, end := cache.at(s.data, s.pos, prev); e != nil {
+			it.hit, it.msg, it.aux, it.e = true, e.msg, e.aux, e
+			s.pos = end
 		}
+		prev = it.e
 		if !it.hit && !s.skip(1) {
 			return nil, false
 		}

@@ -101,12 +101,15 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
 	}
+	var prev *cached // the cache's entry of the message before
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		m, err := h.readItem(it, raw, cache)
+		m, e, err := h.readItem(it, raw, cache)
 		if err != nil {
 			return nil, fmt.Errorf("%w: message %d: %w", ErrBadMessage, i, err)
 		}
+		link(prev, e)
+		prev = e
 		b.Messages = append(b.Messages, m)
 		b.raws = append(b.raws, raw)
 	}
@@ -149,18 +152,19 @@ type msgAuxBlock struct {
 
 // readItem is read, taking the message from what the cache gave the scan
 // (it.hit), else from the cache, and remembering the message there.
-func (h *msgHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, error) {
+// It returns the message's entry in the cache, if any.
+func (h *msgHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, *cached, error) {
 	if it.hit {
 		h.cached(raw, it.aux)
-		return it.msg, nil
+		return it.msg, it.e, nil
 	}
-	if m, aux, ok := cache.getAux(raw); ok {
-		h.cached(raw, aux)
-		return m, nil
+	if e := cache.lookup(raw); e != nil {
+		h.cached(raw, e.aux)
+		return e.msg, e, nil
 	}
 	m, err := h.read(raw)
 	if err != nil || cache == nil {
-		return m, err
+		return m, nil, err
 	}
 	var aux msgAux
 	for _, p := range m.Parts {
@@ -179,14 +183,13 @@ func (h *msgHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.
 		}
 		start := bytes.Index(raw, k.raw)
 		if start < 0 {
-			return m, nil // not found where it came from: not cached
+			return m, nil, nil // not found where it came from: not cached
 		}
 		end := start + len(k.raw)
 		k.raw = nil
 		aux = append(aux, msgAuxBlock{id, use, start, end, k})
 	}
-	cache.putAux(raw, m, aux)
-	return m, nil
+	return m, cache.putAux(raw, m, aux), nil
 }
 
 // cached notes the tool_use and tool_result blocks the cache kept beside

@@ -143,12 +143,15 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		}
 	}
 	prevEnd := 0
+	var prev *cached // the cache's entry of the item before
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		part, request, err := h.readItem(it, raw, cache)
+		part, request, e, err := h.readItem(it, raw, cache)
 		if err != nil {
 			return nil, fmt.Errorf("%w: input item %d: %w", ErrBadMessage, i, err)
 		}
+		link(prev, e)
+		prev = e
 		if request {
 			closeRun(prevEnd)
 			b.Messages = append(b.Messages, part)
@@ -181,16 +184,17 @@ type respAux struct {
 
 // readItem is read, taking the item from what the cache gave the scan
 // (it.hit), else from the cache, and remembering the item there.
-func (h *respHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, bool, error) {
+// It returns the item's entry in the cache, if any.
+func (h *respHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, bool, *cached, error) {
 	if it.hit {
-		return it.msg, h.cached(raw, it.aux), nil
+		return it.msg, h.cached(raw, it.aux), it.e, nil
 	}
-	if m, aux, ok := cache.getAux(raw); ok {
-		return m, h.cached(raw, aux), nil
+	if e := cache.lookup(raw); e != nil {
+		return e.msg, h.cached(raw, e.aux), e, nil
 	}
 	m, request, err := h.read(raw)
 	if err != nil || cache == nil {
-		return m, request, err
+		return m, request, nil, err
 	}
 	a := respAux{request: request}
 	if len(m.Parts) == 1 {
@@ -201,8 +205,7 @@ func (h *respHistory) readItem(it histItem, raw []byte, cache *Cache) (processor
 			a.id, a.output, a.part, a.custom = p.ToolCallID, true, p, h.outputs[p.ToolCallID].custom
 		}
 	}
-	cache.putAux(raw, m, a)
-	return m, request, nil
+	return m, request, cache.putAux(raw, m, a), nil
 }
 
 // cached notes what the cache kept beside an item (raw) and returns
