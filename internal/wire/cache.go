@@ -39,6 +39,10 @@ type cached struct {
 	// repeats its history, each message is found by comparing its bytes
 	// with the ones expected, without looking for its end or hashing it.
 	next atomic.Pointer[cached]
+	// named is msg with its tool returns named from their calls as
+	// nameReturns last named them (nil before), so that a history whose
+	// returns keep their names builds no new message for them.
+	named atomic.Pointer[processor.Message]
 }
 
 // NewCache returns a Cache of at most limit bytes (0 means

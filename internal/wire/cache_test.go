@@ -96,3 +96,53 @@ func changeByte(item []byte) []byte {
 	}
 	return item
 }
+
+// TestCacheNames reads, through one cache, bodies that share a tool
+// output's bytes but whose calls of that ID have different names, in
+// turn: each output takes the name of its own body's call, as without a
+// cache.
+func TestCacheNames(t *testing.T) {
+	tests := []struct {
+		codec Codec
+		body  func(name string) string
+	}{
+		{Chat, func(name string) string {
+			return `{"model":"m","messages":[{"role":"user","content":"go"},` +
+				`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"` + name + `","arguments":"{}"}}]},` +
+				`{"role":"tool","tool_call_id":"call_1","content":"done"}]}`
+		}},
+		{Responses, func(name string) string {
+			return `{"model":"m","input":[{"role":"user","content":"go"},` +
+				`{"type":"function_call","call_id":"call_1","name":"` + name + `","arguments":"{}"},` +
+				`{"type":"function_call_output","call_id":"call_1","output":"done"}]}`
+		}},
+		{Messages, func(name string) string {
+			return `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"go"},` +
+				`{"role":"assistant","content":[{"type":"tool_use","id":"call_1","name":"` + name + `","input":{}}]},` +
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"done"}]}]}`
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.codec.API(), func(t *testing.T) {
+			cache := NewCache(0)
+			for _, name := range []string{"bash", "ls", "bash", "bash", "ls"} {
+				data := []byte(tt.body(name))
+				want, err := tt.codec.Parse(data, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := tt.codec.Parse(data, cache)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := processortest.Diff(want.Messages, got.Messages); err != nil {
+					t.Fatalf("call named %s, through the cache: %v", name, err)
+				}
+				last := got.Messages[len(got.Messages)-1]
+				if r, ok := last.Parts[0].(processor.ToolReturn); !ok || r.ToolName != name {
+					t.Fatalf("call named %s: the output reads %#v", name, last.Parts[0])
+				}
+			}
+		})
+	}
+}

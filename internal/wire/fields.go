@@ -190,36 +190,6 @@ func validJSON(s string) json.RawMessage {
 	return json.RawMessage(`{}`)
 }
 
-// nameCalls fills the tool name of each tool return from the call it
-// answers (the last call with its ID before it), building new messages
-// where one changes (the messages given may be shared).
-func nameCalls(msgs []processor.Message) {
-	var nm namer
-	for i, m := range msgs {
-		var parts []processor.Part
-		for j, p := range m.Parts {
-			q, ok := p.(processor.ToolReturn)
-			if !ok {
-				continue
-			}
-			n, ok := callIn(m.Parts[:j], q.ToolCallID)
-			if !ok {
-				n = nm.name(msgs[:i], q.ToolCallID)
-			}
-			if n != q.ToolName {
-				q.ToolName = n
-				if parts == nil {
-					parts = append([]processor.Part(nil), m.Parts...)
-				}
-				parts[j] = q
-			}
-		}
-		if parts != nil {
-			msgs[i].Parts = parts
-		}
-	}
-}
-
 // samePart reports whether two parts are equal as processor.Equal says.
 func samePart(a, b processor.Part) bool {
 	return processor.Equal(processor.Message{Kind: processor.Request, Parts: []processor.Part{a}},

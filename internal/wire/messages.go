@@ -101,6 +101,7 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
 	}
+	var nm namer
 	var prev *cached // the cache's entry of the message before
 	for i, it := range items {
 		raw := data[it.start:it.end]
@@ -110,10 +111,9 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 		}
 		link(prev, e)
 		prev = e
-		b.Messages = append(b.Messages, m)
+		b.Messages = append(b.Messages, nameReturns(m, e, &nm, b.Messages[b.lead:]))
 		b.raws = append(b.raws, raw)
 	}
-	nameCalls(b.Messages[b.lead:])
 	return b, nil
 }
 

@@ -52,3 +52,44 @@ func callIn(parts []processor.Part, id string) (string, bool) {
 	}
 	return "", false
 }
+
+// nameReturns returns m, read after msgs, with each tool return named from
+// its call: the last before it in m, else nm's name in msgs. It builds a
+// new message only when a name changes, starting from the one it built for
+// e, the cache's entry of m, before (e may be nil), and remembers it there.
+func nameReturns(m processor.Message, e *cached, nm *namer, msgs []processor.Message) processor.Message {
+	if m.Kind != processor.Request {
+		return m
+	}
+	if e != nil {
+		if p := e.named.Load(); p != nil {
+			m = *p
+		}
+	}
+	var parts []processor.Part
+	for j, p := range m.Parts {
+		q, ok := p.(processor.ToolReturn)
+		if !ok {
+			continue
+		}
+		n, ok := callIn(m.Parts[:j], q.ToolCallID)
+		if !ok {
+			n = nm.name(msgs, q.ToolCallID)
+		}
+		if n != q.ToolName {
+			q.ToolName = n
+			if parts == nil {
+				parts = append([]processor.Part(nil), m.Parts...)
+			}
+			parts[j] = q
+		}
+	}
+	if parts == nil {
+		return m
+	}
+	m.Parts = parts
+	if e != nil {
+		e.named.Store(&m)
+	}
+	return m
+}

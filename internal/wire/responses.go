@@ -143,6 +143,7 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		}
 	}
 	prevEnd := 0
+	var nm namer
 	var prev *cached // the cache's entry of the item before
 	for i, it := range items {
 		raw := data[it.start:it.end]
@@ -154,7 +155,7 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		prev = e
 		if request {
 			closeRun(prevEnd)
-			b.Messages = append(b.Messages, part)
+			b.Messages = append(b.Messages, nameReturns(part, e, &nm, b.Messages[b.lead:]))
 			b.raws = append(b.raws, raw)
 		} else {
 			if run == nil {
@@ -168,7 +169,6 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		prevEnd = it.end
 	}
 	closeRun(prevEnd)
-	nameCalls(b.Messages[b.lead:])
 	return b, nil
 }
 
