@@ -213,7 +213,22 @@ type keyer struct {
 	mu    sync.Mutex
 	ones  map[string]Key // the key of one message, by the bytes fed for it
 	bytes int            // the length of the map's strings
+	// prev holds what lasts returned last, by the key of the history's
+	// head: a conversation's next request repeats its messages, and their
+	// keys are taken from there, each message compared with the one it
+	// had (sameContent) rather than fed to a hasher.
+	prev map[Key]*lastKeys
 }
+
+// lastKeys is one result of lasts: the messages and their keys.
+type lastKeys struct {
+	msgs []processor.Message
+	keys []Key
+}
+
+// maxPrev bounds the results of lasts the keyer keeps: past it, it
+// forgets them all.
+const maxPrev = 1024
 
 // maxOneBytes bounds the bytes of the keyer's remembered keys: past it,
 // it forgets them all.
@@ -390,16 +405,37 @@ func samePart(a, b processor.Part) bool {
 
 // lasts returns the keys of history[from:len(history)-1]: the messages a
 // span of history whose head ends at from may end with (a span never takes
-// the last message), with one hasher.
+// the last message), with one hasher. The keys of the messages that begin
+// the ones it was given last time for the same head (a conversation's
+// previous request) are taken from then.
 func (k *keyer) lasts(history []processor.Message, from int) []Key {
 	if from >= len(history)-1 {
 		return nil
 	}
 	h := k.get()
 	defer k.pool.Put(h)
-	out := make([]Key, len(history)-1-from)
-	for i := range out {
-		out[i] = k.one(h, history[from+i:from+i+1])
+	id := h.cheapKey("", history[:from+1])
+	msgs := history[from : len(history)-1]
+	out := make([]Key, len(msgs))
+	k.mu.Lock()
+	p := k.prev[id]
+	k.mu.Unlock()
+	n := 0
+	if p != nil {
+		for n < len(msgs) && n < len(p.msgs) && sameContent(&msgs[n], &p.msgs[n]) {
+			n++
+		}
+		copy(out, p.keys[:n])
 	}
+	for i := n; i < len(out); i++ {
+		out[i] = k.one(h, msgs[i:i+1])
+	}
+	last := &lastKeys{msgs: slices.Clone(msgs), keys: slices.Clone(out)}
+	k.mu.Lock()
+	if k.prev == nil || len(k.prev) >= maxPrev {
+		k.prev = map[Key]*lastKeys{}
+	}
+	k.prev[id] = last
+	k.mu.Unlock()
 	return out
 }

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,5 +51,45 @@ func TestKeyerOne(t *testing.T) {
 	}
 	if lasts := k.lasts(msgs, 2); !cmp.Equal(lasts, want[2:len(msgs)-1]) {
 		t.Errorf("lasts: %v, want %v", lasts, want[2:len(msgs)-1])
+	}
+}
+
+// TestKeyerLasts checks lasts, which takes the keys of the messages a
+// history shares with the one it was given before for the same head from
+// then, against keys computed anew: a history growing request by request,
+// one with a message of the middle changed, one shorter, one with another
+// head.
+func TestKeyerLasts(t *testing.T) {
+	var h []processor.Message
+	h = append(h, processor.SystemMessage("sys"), processor.UserMessage("task"))
+	for i := range 20 {
+		h = append(h, processor.NewResponse(processor.ToolCall{ToolCallID: "c" + strings.Repeat("x", i), ToolName: "ls", Args: "{}"}),
+			processor.NewRequest(processor.ToolReturn{ToolCallID: "c" + strings.Repeat("x", i), Content: strings.Repeat("out ", i)}))
+	}
+	changed := slices.Clone(h)
+	changed[15] = processor.NewRequest(processor.ToolReturn{ToolCallID: "c", Content: "other"})
+	otherHead := slices.Clone(h)
+	otherHead[1] = processor.UserMessage("another task")
+	tests := []struct {
+		name string
+		msgs []processor.Message
+	}{
+		{"first", h[:6]},
+		{"grown", h[:10]},
+		{"grown more", h},
+		{"changed in the middle", changed},
+		{"the same again", h},
+		{"shorter", h[:8]},
+		{"another head", otherHead},
+	}
+	var k keyer
+	for _, tt := range tests {
+		var want []Key
+		for i := 1; i < len(tt.msgs)-1; i++ {
+			want = append(want, newHasher(true).cheapKey("", tt.msgs[i:i+1]))
+		}
+		if diff := cmp.Diff(want, k.lasts(tt.msgs, 1)); diff != "" {
+			t.Errorf("%s: lasts (-computed anew +keyer):\n%s", tt.name, diff)
+		}
 	}
 }
