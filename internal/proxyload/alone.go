@@ -88,6 +88,9 @@ func (r *replayer) pass() error {
 			if err != nil {
 				return err
 			}
+			// Read as a server reads what it received, not as a body an
+			// app built.
+			req.GetBody = nil
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set(openaimw.ConversationHeader, strconv.Itoa(c))
 			r.took = -1
