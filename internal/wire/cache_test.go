@@ -146,3 +146,48 @@ func TestCacheNames(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCache holds the cache to reading as without it: for each codec, a
+// cache that read one of the codec's testdata bodies (so that it expects
+// their messages in their order) reads a mutated body, twice, as the codec
+// reads it without a cache (the same messages, written back the same
+// with the last replaced, or both refused).
+func FuzzCache(f *testing.F) {
+	seeds := map[Codec][][]byte{}
+	for _, c := range []Codec{Chat, Responses, Messages} {
+		for _, data := range kitBodies(&testing.T{}, c, "") {
+			if len(data) < 32<<10 {
+				seeds[c] = append(seeds[c], data)
+				f.Add(data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, c := range []Codec{Chat, Responses, Messages} {
+			cache := NewCache(0)
+			if s := seeds[c]; len(s) > 0 {
+				_, _ = c.Parse(s[len(data)%len(s)], cache)
+			}
+			want, werr := c.Parse(data, nil)
+			for range 2 {
+				got, gerr := c.Parse(data, cache)
+				if (werr == nil) != (gerr == nil) {
+					t.Fatalf("%s: without a cache %v, through it %v", c.API(), werr, gerr)
+				}
+				if werr != nil {
+					break
+				}
+				if err := processortest.Diff(want.Messages, got.Messages); err != nil {
+					t.Fatalf("%s: through the cache: %v", c.API(), err)
+				}
+				out := append([]processor.Message(nil), want.Messages...)
+				out[len(out)-1] = processor.UserMessage("Edited.")
+				w, err1 := want.With(out)
+				g, err2 := got.With(out)
+				if (err1 == nil) != (err2 == nil) || !bytes.Equal(w, g) {
+					t.Fatalf("%s: written back otherwise through the cache (%v, %v)", c.API(), err1, err2)
+				}
+			}
+		}
+	})
+}
