@@ -30,14 +30,19 @@ type aloneResult struct {
 
 // replayAlone sends every request of convs, one at a time, passes times
 // over, through the openai-go middleware on chain (the window win as the
-// load run left it, a new cache of decoded messages that the first pass
-// fills, as the run filled the proxy's), to a next that answers at once,
+// load run left it, a new cache of decoded messages that a first pass,
+// not counted, fills, as the run filled the proxy's), to a next that
+// answers at once,
 // and times encoding/json decoding the same body right after. Under load
 // on a few cores the percentiles of both are mostly the scheduler's; alone
 // they compare like with like. A request that writes a summary in a pass
 // (it waits for the summarizer's model) counts in none.
 func replayAlone(chain processor.Processor, win *window.Window, api string, convs [][]json.RawMessage, bodies []*openaitest.Bodies, passes int) (aloneResult, error) {
 	r := newReplayer(chain, win, api, convs, bodies)
+	if err := r.pass(); err != nil {
+		return aloneResult{}, err
+	}
+	r.least = nil
 	for range passes {
 		if err := r.pass(); err != nil {
 			return aloneResult{}, err
