@@ -54,21 +54,6 @@ func NewCache(limit int) *Cache {
 	return &Cache{seed: maphash.MakeSeed(), limit: limit, items: map[uint64][]*cached{}}
 }
 
-// get returns the message decoded from raw before, if any.
-func (c *Cache) get(raw []byte) (processor.Message, bool) {
-	msg, _, ok := c.getAux(raw)
-	return msg, ok
-}
-
-// getAux is get, with what the codec put beside the message. A nil Cache
-// holds nothing.
-func (c *Cache) getAux(raw []byte) (processor.Message, any, bool) {
-	if e := c.lookup(raw); e != nil {
-		return e.msg, e.aux, true
-	}
-	return processor.Message{}, nil, false
-}
-
 // lookup returns the entry of raw, or nil.
 func (c *Cache) lookup(raw []byte) *cached {
 	if c == nil {
