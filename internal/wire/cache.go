@@ -16,8 +16,9 @@ const DefaultCacheBytes = 64 << 20
 // Cache remembers messages it decoded, by their bytes: a host that receives
 // a conversation's whole history with every request (a proxy, an HTTP
 // middleware) then decodes each message once, not once a request. A
-// message is found by a hash of its bytes and taken only when its bytes are
-// those remembered, compared in full. The messages it gives are shared
+// message is found by a hash of its bytes, or, after one the cache holds,
+// as the message that followed that one before, and taken only when its
+// bytes are those remembered, compared in full. The messages it gives are shared
 // between the requests that hold them: read-only, as processors treat
 // their input. It is bounded (emptied when full) and safe for concurrent
 // use.
