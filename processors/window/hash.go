@@ -217,18 +217,59 @@ type keyer struct {
 	// head: a conversation's next request repeats its messages, and their
 	// keys are taken from there, each message compared with the one it
 	// had (sameContent) rather than fed to a hasher.
-	prev map[Key]*lastKeys
+	prev      map[Key]*lastKeys
+	prevBytes int // the contents the results in prev hold, about
 }
 
 // lastKeys is one result of lasts: the messages and their keys.
 type lastKeys struct {
-	msgs []processor.Message
-	keys []Key
+	msgs  []processor.Message
+	keys  []Key
+	bytes int // the messages' contents, about (see contentBytes)
 }
 
-// maxPrev bounds the results of lasts the keyer keeps: past it, it
-// forgets them all.
-const maxPrev = 1024
+// maxPrev and maxPrevBytes bound the results of lasts the keyer keeps
+// (their number, and the contents of their messages, which it holds):
+// past either, it forgets them all.
+const (
+	maxPrev      = 1024
+	maxPrevBytes = 64 << 20
+)
+
+// contentBytes returns about how many bytes of content msgs hold: the
+// lengths of their parts' strings, none of them read.
+func contentBytes(msgs []processor.Message) int {
+	n := 0
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			switch p := p.(type) {
+			case processor.SystemPrompt:
+				n += len(p.Content)
+			case processor.UserPrompt:
+				n += len(p.Content)
+				for _, c := range p.Contents {
+					n += len(c.Text) + len(c.Data)
+				}
+			case processor.ToolReturn:
+				n += len(p.Content) + len(p.JSON)
+				for _, c := range p.Contents {
+					n += len(c)
+				}
+			case processor.RetryPrompt:
+				n += len(p.Content)
+			case processor.Text:
+				n += len(p.Content)
+			case processor.ToolCall:
+				n += len(p.Args)
+			case processor.Thinking:
+				n += len(p.Content) + len(p.Raw)
+			case processor.Opaque:
+				n += len(p.Raw)
+			}
+		}
+	}
+	return n
+}
 
 // maxOneBytes bounds the bytes of the keyer's remembered keys: past it,
 // it forgets them all.
@@ -430,12 +471,19 @@ func (k *keyer) lasts(history []processor.Message, from int) []Key {
 	for i := n; i < len(out); i++ {
 		out[i] = k.one(h, msgs[i:i+1])
 	}
-	last := &lastKeys{msgs: slices.Clone(msgs), keys: slices.Clone(out)}
+	last := &lastKeys{msgs: slices.Clone(msgs), keys: slices.Clone(out), bytes: contentBytes(msgs)}
+	if last.bytes > maxPrevBytes/16 {
+		return out // a history that would crowd out the others
+	}
 	k.mu.Lock()
-	if k.prev == nil || len(k.prev) >= maxPrev {
-		k.prev = map[Key]*lastKeys{}
+	if old := k.prev[id]; old != nil {
+		k.prevBytes -= old.bytes
+	}
+	if k.prev == nil || len(k.prev) >= maxPrev || k.prevBytes+last.bytes > maxPrevBytes {
+		k.prev, k.prevBytes = map[Key]*lastKeys{}, 0
 	}
 	k.prev[id] = last
+	k.prevBytes += last.bytes
 	k.mu.Unlock()
 	return out
 }

@@ -58,7 +58,7 @@ func TestKeyerOne(t *testing.T) {
 // history shares with the one it was given before for the same head from
 // then, against keys computed anew: a history growing request by request,
 // one with a message of the middle changed, one shorter, one with another
-// head.
+// head, one too large to remember.
 func TestKeyerLasts(t *testing.T) {
 	var h []processor.Message
 	h = append(h, processor.SystemMessage("sys"), processor.UserMessage("task"))
@@ -70,6 +70,8 @@ func TestKeyerLasts(t *testing.T) {
 	changed[15] = processor.NewRequest(processor.ToolReturn{ToolCallID: "c", Content: "other"})
 	otherHead := slices.Clone(h)
 	otherHead[1] = processor.UserMessage("another task")
+	huge := slices.Clone(h)
+	huge[5] = processor.NewRequest(processor.ToolReturn{ToolCallID: "c", Content: strings.Repeat("x", maxPrevBytes/16)})
 	tests := []struct {
 		name string
 		msgs []processor.Message
@@ -81,6 +83,9 @@ func TestKeyerLasts(t *testing.T) {
 		{"the same again", h},
 		{"shorter", h[:8]},
 		{"another head", otherHead},
+		{"too large to remember", huge},
+		{"too large, again", huge},
+		{"after it", h},
 	}
 	var k keyer
 	for _, tt := range tests {
