@@ -10,7 +10,11 @@
 // on a few requests in ten), and, for scale, the time
 // encoding/json takes to decode the same request bodies, one at a time
 // after the run: into a generic value, and into openai-go's request type
-// (what a Go service that reads the request decodes it into).
+// (what a Go service that reads the request decodes it into). Then it
+// replays every request again, alone, through the middleware on the same
+// chain, and reports abridge's processing against the decode of the same
+// body, each the least of 3 passes: under load the percentiles of both
+// are mostly the scheduler's, alone they compare like with like.
 //
 // The conversations start spread evenly over -ramp (by default one upstream
 // latency), as clients arrive, not all in the same millisecond; with an
@@ -70,6 +74,7 @@ import (
 	"github.com/abridge-go/abridge/internal/transcripts"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/session"
@@ -164,26 +169,14 @@ func run(args []string, stdout io.Writer) error {
 		defer st.Close()
 		store = st.Summaries()
 	}
-	sm := model.NewOpenAI(model.WithBaseURL(upSrv.URL+"/v1"), model.WithAPIKey("sk-load"), model.WithMaxRetries(0))
-	wopts := cfg.WindowOptions()
-	wopts.Summarizer = summarizer.New(sm, summarizer.Options{})
-	wopts.Store = store
-	// Each request's context carries its reqInfo: the window marks a
-	// request that writes a summary, the proxy's event reports its
-	// processing time.
-	wopts.OnEvent = func(ctx context.Context, e window.Event) {
-		if info, ok := ctx.Value(reqKey{}).(*reqInfo); ok && e.Type == window.EventStarted {
-			info.summarized.Store(true)
-		}
-	}
-	win := window.New(wopts)
+	chain, win := newChain(cfg, upSrv.URL, store)
 	var mu sync.Mutex
 	var processing, processingPlain []time.Duration
 	summarized := map[string]bool{}
 	base, _ := url.Parse(upSrv.URL + "/v1")
 	p := proxy.New(proxy.Options{
 		Upstream:  base,
-		Chain:     cfg.NewChain(win),
+		Chain:     chain,
 		Compactor: win,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024},
 		OnEvent: func(ctx context.Context, e openaimw.Event) {
@@ -296,6 +289,16 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 
+	// Each request again, alone, through the same chain (its window as
+	// the run left it): abridge's processing and the decode, least of
+	// alonePasses each, with no other request competing for the cores.
+	var lone aloneResult
+	if !o.bare {
+		if lone, err = replayAlone(chain, win, o.api, convs, bodies, alonePasses); err != nil {
+			return err
+		}
+	}
+
 	var added, addedPlain, own []time.Duration
 	for _, s := range samples {
 		own = append(own, s.upstream)
@@ -351,6 +354,9 @@ func run(args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintln(stdout, " (target < 0.10)")
 	}
+	if !o.bare {
+		lone.report(stdout)
+	}
 	for i, err := range errs {
 		if i == 5 {
 			fmt.Fprintf(stdout, "… %d more errors\n", len(errs)-5)
@@ -362,6 +368,24 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%d of %d requests failed", len(errs), len(samples)+len(errs))
 	}
 	return nil
+}
+
+// newChain returns the chain of the configuration cfg and its window,
+// whose summarizer calls the upstream at upURL and keeps its summaries in
+// store (memory when nil). The window marks the reqInfo of a request's
+// context when it starts writing a summary for it.
+func newChain(cfg *config.Config, upURL string, store window.Store) (processor.Processor, *window.Window) {
+	sm := model.NewOpenAI(model.WithBaseURL(upURL+"/v1"), model.WithAPIKey("sk-load"), model.WithMaxRetries(0))
+	wopts := cfg.WindowOptions()
+	wopts.Summarizer = summarizer.New(sm, summarizer.Options{})
+	wopts.Store = store
+	wopts.OnEvent = func(ctx context.Context, e window.Event) {
+		if info, ok := ctx.Value(reqKey{}).(*reqInfo); ok && e.Type == window.EventStarted {
+			info.summarized.Store(true)
+		}
+	}
+	win := window.New(wopts)
+	return cfg.NewChain(win), win
 }
 
 // requestHeader names each request for the report.
@@ -446,22 +470,34 @@ func conversations(o options) ([][]json.RawMessage, string, error) {
 		files, _ = filepath.Glob(filepath.Join(dir, "*.json"))
 		slices.Sort(files)
 	}
-	out := make([][]json.RawMessage, o.conversations)
 	if len(files) == 0 {
+		out := make([][]json.RawMessage, o.conversations)
 		for i := range out {
 			out[i] = openaitest.ToolConversation(o.messages, fmt.Sprintf("project %d", i))
 		}
 		return out, "made-up tool conversations", nil
 	}
+	out, err := fromFiles(files, o.conversations, o.messages)
+	if err != nil {
+		return nil, "", err
+	}
+	return out, fmt.Sprintf("the %d shared transcripts, in turn", len(files)), nil
+}
+
+// fromFiles returns n conversations of the transcripts files, in turn:
+// the first messages-1 messages of each, after a first system message
+// naming the conversation, so that no two are the same.
+func fromFiles(files []string, n, messages int) ([][]json.RawMessage, error) {
+	out := make([][]json.RawMessage, n)
 	for i := range out {
-		msgs, err := openaitest.LoadConversation(files[i%len(files)], o.messages-1)
+		msgs, err := openaitest.LoadConversation(files[i%len(files)], messages-1)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		first, _ := json.Marshal(map[string]string{"role": "system", "content": fmt.Sprintf("Conversation %d.", i)})
 		out[i] = append([]json.RawMessage{first}, msgs...)
 	}
-	return out, fmt.Sprintf("the %d shared transcripts, in turn", len(files)), nil
+	return out, nil
 }
 
 // storeName says where the summaries are kept: in memory without a

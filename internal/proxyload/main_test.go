@@ -2,13 +2,22 @@ package main
 
 import (
 	"bytes"
+	"net/http/httptest"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/abridge-go/abridge/config"
+	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/transcripts"
 )
 
 // TestRun runs a small load, and checks the report: no errors, every
-// request forwarded, the four rows of figures.
+// request forwarded, the rows of figures, those of the requests replayed
+// alone included.
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
 	if err := run([]string{"-conversations", "3", "-messages", "50"}, &out); err != nil {
@@ -25,6 +34,8 @@ func TestRun(t *testing.T) {
 		regexp.MustCompile(`(?m)^encoding/json decode of the same bodies +[\d.]+ ms +[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^  into openai.ChatCompletionNewParams +[\d.]+ ms +[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^p99 ÷ p99 openai-go decode: added [\d.]+, without summaries [\d.]+, abridge's processing without summaries [\d.]+ \(target < 0.10\)$`),
+		regexp.MustCompile(`(?m)^each request again, alone \(least of 3 passes; \d+ requests that wrote no summary\):$`),
+		regexp.MustCompile(`(?m)^alone, processing ÷ decode: p50 [\d.]+, p99 [\d.]+, all requests [\d.]+ \(target ≤ 0.10\)$`),
 	} {
 		if !want.MatchString(report) {
 			t.Errorf("report lacks %s:\n%s", want, report)
@@ -121,5 +132,62 @@ func TestStalled(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^answers: 3 × 408; the last after [\d.]+ s$`).MatchString(out.String()) {
 		t.Errorf("report:\n%s", out.String())
+	}
+}
+
+// BenchmarkAlone replays every request of the shared transcripts (the
+// load command's conversations, one per transcript, as each API) alone
+// through the middleware on the load command's chain, after a first pass
+// that fills the window's summaries and the cache of decoded messages, and
+// times encoding/json decoding each body into a generic value beside it.
+// It reports abridge's processing over the decode, summed over all
+// requests (proc/decode) and at p99 (proc/decode-p99), the least time of
+// each request over the iterations; the target is 0.10. Without the shared
+// transcripts it says so and runs on the shipped ones.
+func BenchmarkAlone(b *testing.B) {
+	var files []string
+	if dir, ok := transcripts.SharedDir(); ok {
+		files, _ = filepath.Glob(filepath.Join(dir, "*.json"))
+	} else {
+		b.Logf("shared transcripts not found at %s (set %s): running on the shipped ones", dir, transcripts.EnvDir)
+	}
+	if len(files) == 0 {
+		files = transcripts.Shipped(b)
+	}
+	slices.Sort(files)
+	convs, err := fromFiles(files, len(files), 120)
+	if err != nil {
+		b.Fatal(err)
+	}
+	up := httptest.NewServer(&openaitest.Upstream{Discard: true})
+	defer up.Close()
+	for _, api := range []string{openaitest.APIChat, openaitest.APIResponses, openaitest.APIMessages} {
+		b.Run(api, func(b *testing.B) {
+			bodies := make([]*openaitest.Bodies, len(convs))
+			for c, msgs := range convs {
+				if bodies[c], err = openaitest.NewBodies(api, msgs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			chain, win := newChain(config.Default(), up.URL, nil)
+			r := newReplayer(chain, win, api, convs, bodies)
+			if err := r.pass(); err != nil { // summaries written, messages cached
+				b.Fatal(err)
+			}
+			r.least = nil
+			for b.Loop() {
+				if err := r.pass(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			res := r.result()
+			var proc, dec time.Duration
+			for i := range res.processing {
+				proc += res.processing[i]
+				dec += res.decode[i]
+			}
+			b.ReportMetric(ratio(proc, dec), "proc/decode")
+			b.ReportMetric(ratio(percentile(res.processing, 99), percentile(res.decode, 99)), "proc/decode-p99")
+		})
 	}
 }

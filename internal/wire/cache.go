@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -16,8 +17,9 @@ const DefaultCacheBytes = 64 << 20
 // Cache remembers messages it decoded, by their bytes: a host that receives
 // a conversation's whole history with every request (a proxy, an HTTP
 // middleware) then decodes each message once, not once a request. A
-// message is found by a hash of its bytes and taken only when its bytes are
-// those remembered, compared in full. The messages it gives are shared
+// message is found by a hash of its bytes, or, after one the cache holds,
+// as the message that followed that one before, and taken only when its
+// bytes are those remembered, compared in full. The messages it gives are shared
 // between the requests that hold them: read-only, as processors treat
 // their input. It is bounded (emptied when full) and safe for concurrent
 // use.
@@ -26,7 +28,7 @@ type Cache struct {
 	limit int
 
 	mu    sync.Mutex
-	items map[uint64][]cached
+	items map[uint64][]*cached
 	bytes int
 
 	rw rewrites // the rewrites, apart
@@ -36,6 +38,15 @@ type cached struct {
 	raw []byte            // a copy of the message's bytes
 	msg processor.Message // as decoded where it was first seen
 	aux any               // what the codec learnt besides (nil for Chat)
+	// next is the entry of the message that followed this one the last
+	// time it was read in a history: where a conversation's next request
+	// repeats its history, each message is found by comparing its bytes
+	// with the ones expected, without looking for its end or hashing it.
+	next atomic.Pointer[cached]
+	// named is msg with its tool returns named from their calls as
+	// nameReturns last named them (nil before), so that a history whose
+	// returns keep their names builds no new message for them.
+	named atomic.Pointer[processor.Message]
 }
 
 // NewCache returns a Cache of at most limit bytes (0 means
@@ -44,57 +55,81 @@ func NewCache(limit int) *Cache {
 	if limit <= 0 {
 		limit = DefaultCacheBytes
 	}
-	return &Cache{seed: maphash.MakeSeed(), limit: limit, items: map[uint64][]cached{}}
+	return &Cache{seed: maphash.MakeSeed(), limit: limit, items: map[uint64][]*cached{}}
 }
 
-// get returns the message decoded from raw before, if any.
-func (c *Cache) get(raw []byte) (processor.Message, bool) {
-	msg, _, ok := c.getAux(raw)
-	return msg, ok
-}
-
-// getAux is get, with what the codec put beside the message. A nil Cache
-// holds nothing.
-func (c *Cache) getAux(raw []byte) (processor.Message, any, bool) {
+// lookup returns the entry of raw, or nil.
+func (c *Cache) lookup(raw []byte) *cached {
 	if c == nil {
-		return processor.Message{}, nil, false
+		return nil
 	}
 	h := maphash.Bytes(c.seed, raw)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.items[h] {
 		if bytes.Equal(e.raw, raw) {
-			return e.msg, e.aux, true
+			return e
 		}
 	}
-	return processor.Message{}, nil, false
+	return nil
+}
+
+// at returns the entry of the message whose bytes start data[pos:] (nil
+// when the cache has none) and the end of the object there (-1 when it
+// has none): first the message that followed prev the last time, else the
+// one of the object's bytes.
+func (c *Cache) at(data []byte, pos int, prev *cached) (*cached, int) {
+	if c == nil || pos >= len(data) || data[pos] != '{' {
+		return nil, -1
+	}
+	if prev != nil {
+		if n := prev.next.Load(); n != nil && bytes.HasPrefix(data[pos:], n.raw) {
+			// A whole object: its bytes end where its last brace is.
+			return n, pos + len(n.raw)
+		}
+	}
+	end := skipObject(data, pos)
+	if end < 0 {
+		return nil, -1
+	}
+	return c.lookup(data[pos:end]), end
+}
+
+// link remembers that e followed prev (either may be nil).
+func link(prev, e *cached) {
+	if prev != nil && e != nil && prev.next.Load() != e {
+		prev.next.Store(e)
+	}
 }
 
 // put remembers msg as raw's decoding (a tool return with the name its
 // call gave it there: named corrects it where another call precedes it).
-func (c *Cache) put(raw []byte, msg processor.Message) {
-	c.putAux(raw, msg, nil)
+func (c *Cache) put(raw []byte, msg processor.Message) *cached {
+	return c.putAux(raw, msg, nil)
 }
 
 // putAux is put, with what the codec learnt besides the message (aux must
-// hold no slice of raw: raw is not kept). A nil Cache keeps nothing.
-func (c *Cache) putAux(raw []byte, msg processor.Message, aux any) {
+// hold no slice of raw: raw is not kept). It returns the new entry, or nil
+// when it keeps none. A nil Cache keeps nothing.
+func (c *Cache) putAux(raw []byte, msg processor.Message, aux any) *cached {
 	if c == nil {
-		return
+		return nil
 	}
 	size := 2*len(raw) + 64
 	if size > c.limit/16 {
-		return // a message that would crowd out the others
+		return nil // a message that would crowd out the others
 	}
 	h := maphash.Bytes(c.seed, raw)
+	e := &cached{raw: bytes.Clone(raw), msg: msg, aux: aux}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.bytes+size > c.limit {
 		clear(c.items)
 		c.bytes = 0
 	}
-	c.items[h] = append(c.items[h], cached{raw: bytes.Clone(raw), msg: msg, aux: aux})
+	c.items[h] = append(c.items[h], e)
 	c.bytes += size
+	return e
 }
 
 // skipObject returns the end of the JSON object starting at pos, found by
@@ -131,25 +166,15 @@ func skipObject(d []byte, pos int) int {
 	return -1
 }
 
-// named returns msg as it reads after the messages before it: a tool
-// return takes the name of its call from names (a new message only when
-// that name is not the one it has); the calls of a response are added to
-// names.
-func named(msg processor.Message, names map[string]string) processor.Message {
-	switch msg.Kind {
-	case processor.Response:
-		for _, p := range msg.Parts {
-			if c, ok := p.(processor.ToolCall); ok {
-				names[c.ToolCallID] = c.ToolName
-			}
-		}
-	case processor.Request:
-		if len(msg.Parts) == 1 {
-			if r, ok := msg.Parts[0].(processor.ToolReturn); ok {
-				if name := names[r.ToolCallID]; name != r.ToolName {
-					r.ToolName = name
-					return processor.NewRequest(r)
-				}
+// named returns msg as it reads after msgs, the messages before it: a tool
+// return takes the name of its call (a new message only when that name is
+// not the one it has).
+func named(msg processor.Message, nm *namer, msgs []processor.Message) processor.Message {
+	if msg.Kind == processor.Request && len(msg.Parts) == 1 {
+		if r, ok := msg.Parts[0].(processor.ToolReturn); ok {
+			if name := nm.name(msgs, r.ToolCallID); name != r.ToolName {
+				r.ToolName = name
+				return processor.NewRequest(r)
 			}
 		}
 	}

@@ -46,7 +46,8 @@ func (b *Body) fastSplit(cache *Cache) bool {
 			// Each message is decoded as it is read; one the fast decoder
 			// does not take is skipped, and all are decoded by package
 			// model instead (see Parse).
-			names := map[string]string{}
+			var nm namer
+			var prev *cached // the cache's entry of the message before
 			for {
 				s.ws()
 				m := s.pos
@@ -56,12 +57,12 @@ func (b *Body) fastSplit(cache *Cache) bool {
 				hit := false
 				if cache != nil && !slow {
 					// A message decoded before: the same bytes.
-					if end := skipObject(b.data, m); end > 0 {
-						var msg processor.Message
-						if msg, hit = cache.get(b.data[m:end]); hit {
-							msgs = append(msgs, named(msg, names))
-							s.pos = end
-						}
+					if e, end := cache.at(b.data, m, prev); e != nil {
+						hit = true
+						msgs = append(msgs, named(e.msg, &nm, msgs))
+						s.pos = end
+						link(prev, e)
+						prev = e
 					}
 				}
 				switch {
@@ -71,11 +72,11 @@ func (b *Body) fastSplit(cache *Cache) bool {
 						return false
 					}
 				default:
-					if msg, ok := fastMessage(&s, names); ok {
+					if msg, ok := fastMessage(&s, &nm, msgs); ok {
 						msgs = append(msgs, msg)
-						if cache != nil {
-							cache.put(b.data[m:s.pos], msg)
-						}
+						e := cache.put(b.data[m:s.pos], msg)
+						link(prev, e)
+						prev = e
 					} else {
 						slow = true
 						if s.pos = m; !s.skip(1) {
@@ -159,7 +160,7 @@ const (
 // package model's FromRawMessages does when it has one of the common
 // shapes (every key known, content a string or null, tool calls of
 // functions); it reports false for another shape or a broken rule.
-func fastMessage(s *scanner, names map[string]string) (processor.Message, bool) {
+func fastMessage(s *scanner, nm *namer, msgs []processor.Message) (processor.Message, bool) {
 	var f fields
 	if !s.eat('{') || s.eat('}') {
 		return processor.Message{}, false
@@ -226,12 +227,12 @@ func fastMessage(s *scanner, names map[string]string) (processor.Message, bool) 
 		}
 		break
 	}
-	return f.message(names)
+	return f.message(nm, msgs)
 }
 
 // message builds the message the fields describe, as FromRawMessages
 // would, or reports false for what it would refuse or read otherwise.
-func (f *fields) message(names map[string]string) (processor.Message, bool) {
+func (f *fields) message(nm *namer, msgs []processor.Message) (processor.Message, bool) {
 	if f.seen&seenToolCalls != 0 && f.role != "assistant" {
 		return processor.Message{}, false // left to model, whatever it makes of it
 	}
@@ -250,7 +251,7 @@ func (f *fields) message(names map[string]string) (processor.Message, bool) {
 		if !f.hasContent || f.toolCallID == "" || f.seen&(seenName|seenRefusal) != 0 {
 			return processor.Message{}, false
 		}
-		return processor.NewRequest(processor.ToolReturn{ToolCallID: f.toolCallID, ToolName: names[f.toolCallID], Content: f.content}), true
+		return processor.NewRequest(processor.ToolReturn{ToolCallID: f.toolCallID, ToolName: nm.name(msgs, f.toolCallID), Content: f.content}), true
 	case "assistant":
 		if f.seen&seenToolCallID != 0 {
 			return processor.Message{}, false
@@ -261,7 +262,6 @@ func (f *fields) message(names map[string]string) (processor.Message, bool) {
 		}
 		for _, c := range f.calls {
 			m.Parts = append(m.Parts, c)
-			names[c.ToolCallID] = c.ToolName
 		}
 		return m.WithMeta(processor.Meta{Name: f.name, Refusal: f.refusal}), true
 	}

@@ -190,33 +190,6 @@ func validJSON(s string) json.RawMessage {
 	return json.RawMessage(`{}`)
 }
 
-// nameCalls fills the tool name of each tool return and retry prompt from
-// the call it answers, building new messages where one changes (the
-// messages given may be shared).
-func nameCalls(msgs []processor.Message) {
-	names := map[string]string{}
-	for i, m := range msgs {
-		var parts []processor.Part
-		for j, p := range m.Parts {
-			switch q := p.(type) {
-			case processor.ToolCall:
-				names[q.ToolCallID] = q.ToolName
-			case processor.ToolReturn:
-				if n := names[q.ToolCallID]; n != q.ToolName {
-					q.ToolName = n
-					if parts == nil {
-						parts = append([]processor.Part(nil), m.Parts...)
-					}
-					parts[j] = q
-				}
-			}
-		}
-		if parts != nil {
-			msgs[i].Parts = parts
-		}
-	}
-}
-
 // samePart reports whether two parts are equal as processor.Equal says.
 func samePart(a, b processor.Part) bool {
 	return processor.Equal(processor.Message{Kind: processor.Request, Parts: []processor.Part{a}},
@@ -263,4 +236,102 @@ func readUsage(data []byte) *usageFields {
 		}
 	}
 	return nil
+}
+
+// histItem is one element of a body's history array: its byte range and,
+// when the cache had its bytes, what the cache holds of it.
+type histItem struct {
+	span
+	hit bool
+	msg processor.Message
+	aux any
+	e   *cached // the cache's entry, when hit
+}
+
+// scanHistory is scanFields that also returns the elements of the value
+// of the key hist when it is an array. An element whose bytes the cache
+// holds (compared in full: bytes that were read as valid JSON before) is
+// found by its brackets and strings alone and not read again; every other
+// byte of the body is checked as scanFields checks it. It reports false
+// where scanFields would, and then the caller reads the body with
+// topFields and elements.
+func scanHistory(data []byte, want []string, hist string, cache *Cache) (map[string]span, []histItem, bool) {
+	s := scanner{data: data}
+	if !s.eat('{') {
+		return nil, nil, false
+	}
+	found := map[string]span{}
+	var items []histItem
+	if !s.eat('}') {
+		for {
+			raw, esc, ok := s.str()
+			if !ok || !s.eat(':') {
+				return nil, nil, false
+			}
+			key := unquote(raw, esc)
+			s.ws()
+			start := s.pos
+			if key == hist && s.peek() == '[' {
+				if items, ok = s.elements(cache); !ok {
+					return nil, nil, false
+				}
+			} else if !s.skip(1) {
+				return nil, nil, false
+			}
+			if slices.Contains(want, key) {
+				if _, dup := found[key]; dup {
+					return nil, nil, false
+				}
+				found[key] = span{start, s.pos}
+			}
+			if s.eat(',') {
+				continue
+			}
+			if !s.eat('}') {
+				return nil, nil, false
+			}
+			break
+		}
+	}
+	s.ws()
+	return found, items, s.pos == len(data)
+}
+
+// spanItems returns the elements of spans, none from a cache.
+func spanItems(spans []span) []histItem {
+	items := make([]histItem, len(spans))
+	for i, sp := range spans {
+		items[i].span = sp
+	}
+	return items
+}
+
+// elements reads the array at s's position (see scanHistory).
+func (s *scanner) elements(cache *Cache) ([]histItem, bool) {
+	if !s.eat('[') {
+		return nil, false
+	}
+	items := []histItem{}
+	if s.eat(']') {
+		return items, true
+	}
+	var prev *cached // the entry of the element before, when hit
+	for {
+		s.ws()
+		it := histItem{span: span{start: s.pos}}
+		if e, end := cache.at(s.data, s.pos, prev); e != nil {
+			it.hit, it.msg, it.aux, it.e = true, e.msg, e.aux, e
+			s.pos = end
+		}
+		prev = it.e
+		if !it.hit && !s.skip(1) {
+			return nil, false
+		}
+		it.end = s.pos
+		items = append(items, it)
+		if s.eat(',') {
+			continue
+		}
+		return items, s.eat(']')
+	}
 }

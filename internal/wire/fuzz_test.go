@@ -246,10 +246,10 @@ func TestCacheParse(t *testing.T) {
 // reports false when one is not of a shape it takes.
 func fastDecode(raws []json.RawMessage) ([]processor.Message, bool) {
 	out := make([]processor.Message, len(raws))
-	names := map[string]string{} // tool names by call id
+	var nm namer // tool names by call id
 	for i, raw := range raws {
 		s := scanner{data: raw}
-		m, ok := fastMessage(&s, names)
+		m, ok := fastMessage(&s, &nm, out[:i])
 		if s.ws(); !ok || s.pos != len(raw) {
 			return nil, false
 		}

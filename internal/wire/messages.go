@@ -71,9 +71,14 @@ type msgKept struct {
 
 // Parse reads a Messages request body.
 func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
-	fs, err := topFields(data, "messages", "system", "model", "stream")
-	if err != nil {
-		return nil, err
+	want := []string{"messages", "system", "model", "stream"}
+	fs, items, fast := scanHistory(data, want, "messages", cache)
+	if !fast {
+		var err error
+		if fs, err = topFields(data, want...); err != nil {
+			return nil, err
+		}
+		items = nil
 	}
 	h := &msgHistory{uses: map[string]msgKept{}, results: map[string]msgKept{}}
 	b := &Body{data: data, codec: Messages, hist: h, cache: cache}
@@ -89,23 +94,29 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 		return nil, fmt.Errorf(`%w: no "messages"`, ErrNoMessages)
 	}
 	b.start, b.end = v.start, v.end
-	items, err := elements(data, v)
-	if err != nil {
-		return nil, fmt.Errorf(`%w: "messages" is not an array: %w`, ErrNoMessages, err)
+	if items == nil {
+		spans, err := elements(data, v)
+		if err != nil {
+			return nil, fmt.Errorf(`%w: "messages" is not an array: %w`, ErrNoMessages, err)
+		}
+		items = spanItems(spans)
 	}
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
 	}
+	var nm namer
+	var prev *cached // the cache's entry of the message before
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		m, err := h.readCached(raw, cache)
+		m, e, err := h.readItem(it, raw, cache)
 		if err != nil {
 			return nil, fmt.Errorf("%w: message %d: %w", ErrBadMessage, i, err)
 		}
-		b.Messages = append(b.Messages, m)
+		link(prev, e)
+		prev = e
+		b.Messages = append(b.Messages, nameReturns(m, e, &nm, b.Messages[b.lead:]))
 		b.raws = append(b.raws, raw)
 	}
-	nameCalls(b.Messages[b.lead:])
 	return b, nil
 }
 
@@ -142,23 +153,21 @@ type msgAuxBlock struct {
 	kept       msgKept
 }
 
-// readCached is read, taking a message decoded before from cache.
-func (h *msgHistory) readCached(raw []byte, cache *Cache) (processor.Message, error) {
-	if m, aux, ok := cache.getAux(raw); ok {
-		for _, a := range aux.(msgAux) {
-			k := a.kept
-			k.raw = raw[a.start:a.end]
-			if a.use {
-				h.uses[a.id] = k
-			} else {
-				h.results[a.id] = k
-			}
-		}
-		return m, nil
+// readItem is read, taking the message from what the cache gave the scan
+// (it.hit), else from the cache, and remembering the message there.
+// It returns the message's entry in the cache, if any.
+func (h *msgHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, *cached, error) {
+	if it.hit {
+		h.cached(raw, it.aux)
+		return it.msg, it.e, nil
+	}
+	if e := cache.lookup(raw); e != nil {
+		h.cached(raw, e.aux)
+		return e.msg, e, nil
 	}
 	m, err := h.read(raw)
 	if err != nil || cache == nil {
-		return m, err
+		return m, nil, err
 	}
 	var aux msgAux
 	for _, p := range m.Parts {
@@ -177,14 +186,27 @@ func (h *msgHistory) readCached(raw []byte, cache *Cache) (processor.Message, er
 		}
 		start := bytes.Index(raw, k.raw)
 		if start < 0 {
-			return m, nil // not found where it came from: not cached
+			return m, nil, nil // not found where it came from: not cached
 		}
 		end := start + len(k.raw)
 		k.raw = nil
 		aux = append(aux, msgAuxBlock{id, use, start, end, k})
 	}
-	cache.putAux(raw, m, aux)
-	return m, nil
+	return m, cache.putAux(raw, m, aux), nil
+}
+
+// cached notes the tool_use and tool_result blocks the cache kept beside
+// a message (raw).
+func (h *msgHistory) cached(raw []byte, aux any) {
+	for _, a := range aux.(msgAux) {
+		k := a.kept
+		k.raw = raw[a.start:a.end]
+		if a.use {
+			h.uses[a.id] = k
+		} else {
+			h.results[a.id] = k
+		}
+	}
 }
 
 // read decodes one message.

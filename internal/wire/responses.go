@@ -89,9 +89,14 @@ type respKept struct {
 
 // Parse reads a Responses request body.
 func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
-	fs, err := topFields(data, "input", "instructions", "model", "stream", "previous_response_id")
-	if err != nil {
-		return nil, err
+	want := []string{"input", "instructions", "model", "stream", "previous_response_id"}
+	fs, items, fast := scanHistory(data, want, "input", cache)
+	if !fast {
+		var err error
+		if fs, err = topFields(data, want...); err != nil {
+			return nil, err
+		}
+		items = nil
 	}
 	h := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
 	b := &Body{data: data, codec: Responses, hist: h, cache: cache}
@@ -121,9 +126,12 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		b.raws = append(b.raws, raw)
 		return b, nil
 	}
-	items, err := elements(data, in)
-	if err != nil {
-		return nil, fmt.Errorf(`%w: "input" is neither a string nor an array: %w`, ErrNoMessages, err)
+	if items == nil {
+		spans, err := elements(data, in)
+		if err != nil {
+			return nil, fmt.Errorf(`%w: "input" is neither a string nor an array: %w`, ErrNoMessages, err)
+		}
+		items = spanItems(spans)
 	}
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "input" is empty`, ErrNoMessages)
@@ -138,15 +146,19 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		}
 	}
 	prevEnd := 0
+	var nm namer
+	var prev *cached // the cache's entry of the item before
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		part, request, err := h.readCached(raw, cache)
+		part, request, e, err := h.readItem(it, raw, cache)
 		if err != nil {
 			return nil, fmt.Errorf("%w: input item %d: %w", ErrBadMessage, i, err)
 		}
+		link(prev, e)
+		prev = e
 		if request {
 			closeRun(prevEnd)
-			b.Messages = append(b.Messages, part)
+			b.Messages = append(b.Messages, nameReturns(part, e, &nm, b.Messages[b.lead:]))
 			b.raws = append(b.raws, raw)
 		} else {
 			if run == nil {
@@ -160,7 +172,6 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		prevEnd = it.end
 	}
 	closeRun(prevEnd)
-	nameCalls(b.Messages[b.lead:])
 	return b, nil
 }
 
@@ -174,23 +185,19 @@ type respAux struct {
 	custom  bool
 }
 
-// readCached is read, taking an item decoded before from cache.
-func (h *respHistory) readCached(raw []byte, cache *Cache) (processor.Message, bool, error) {
-	if m, aux, ok := cache.getAux(raw); ok {
-		a := aux.(respAux)
-		if a.id != "" {
-			k := respKept{part: a.part, raw: raw, custom: a.custom}
-			if a.output {
-				h.outputs[a.id] = k
-			} else {
-				h.calls[a.id] = k
-			}
-		}
-		return m, a.request, nil
+// readItem is read, taking the item from what the cache gave the scan
+// (it.hit), else from the cache, and remembering the item there.
+// It returns the item's entry in the cache, if any.
+func (h *respHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, bool, *cached, error) {
+	if it.hit {
+		return it.msg, h.cached(raw, it.aux), it.e, nil
+	}
+	if e := cache.lookup(raw); e != nil {
+		return e.msg, h.cached(raw, e.aux), e, nil
 	}
 	m, request, err := h.read(raw)
 	if err != nil || cache == nil {
-		return m, request, err
+		return m, request, nil, err
 	}
 	a := respAux{request: request}
 	if len(m.Parts) == 1 {
@@ -201,8 +208,22 @@ func (h *respHistory) readCached(raw []byte, cache *Cache) (processor.Message, b
 			a.id, a.output, a.part, a.custom = p.ToolCallID, true, p, h.outputs[p.ToolCallID].custom
 		}
 	}
-	cache.putAux(raw, m, a)
-	return m, request, nil
+	return m, request, cache.putAux(raw, m, a), nil
+}
+
+// cached notes what the cache kept beside an item (raw) and returns
+// whether the item is a request.
+func (h *respHistory) cached(raw []byte, aux any) bool {
+	a := aux.(respAux)
+	if a.id != "" {
+		k := respKept{part: a.part, raw: raw, custom: a.custom}
+		if a.output {
+			h.outputs[a.id] = k
+		} else {
+			h.calls[a.id] = k
+		}
+	}
+	return a.request
 }
 
 // read decodes one input item: a request message, or the parts (and

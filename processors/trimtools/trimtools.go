@@ -9,10 +9,13 @@
 package trimtools
 
 import (
+	"bytes"
 	"context"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
@@ -44,10 +47,13 @@ type Options struct {
 	KeepLast int
 }
 
-// Trimmer is the tool-return trimmer. It has no state besides its
-// options: what it returns depends on its input alone, so it is safe for
-// concurrent use and gives the same result for the same history whoever
-// holds it and however it was built.
+// Trimmer is the tool-return trimmer. What it returns depends on its
+// input alone, so it gives the same result for the same history whoever
+// holds it and however it was built; it is safe for concurrent use. It
+// remembers the last return it trimmed for each tool call ID (up to
+// [MemoBytes] of their contents), so that the old returns an agent sends
+// again with every request are compared with what they were, not trimmed
+// anew, and are replaced by the very same part each time.
 //
 // Process walks every message except the last KeepLast and replaces each
 // tool return whose content is longer than MaxChars characters by a text
@@ -70,7 +76,21 @@ type Options struct {
 type Trimmer struct {
 	maxChars int
 	keepLast int
+
+	mu    sync.Mutex
+	memo  map[string]trimmed // by tool call ID
+	bytes int                // the contents the memo holds, in bytes
 }
+
+// trimmed is a tool return and the part that replaces it.
+type trimmed struct {
+	in  processor.ToolReturn
+	out processor.Part
+}
+
+// MemoBytes bounds the contents of the tool returns a [Trimmer] remembers
+// having trimmed; past it, it forgets them all.
+const MemoBytes = 16 << 20
 
 var _ processor.Processor = (*Trimmer)(nil)
 
@@ -129,14 +149,56 @@ func (t *Trimmer) Process(_ context.Context, history []processor.Message) ([]pro
 // false when p is another part or fits.
 func (t *Trimmer) trimPart(p processor.Part) (processor.Part, bool) {
 	r, ok := p.(processor.ToolReturn)
-	if !ok {
+	if !ok || !t.long(&r) {
 		return nil, false
+	}
+	t.mu.Lock()
+	e, ok := t.memo[r.ToolCallID]
+	t.mu.Unlock()
+	if ok && sameReturn(&e.in, &r) {
+		return e.out, true
 	}
 	content, ok := t.trimReturn(&r)
 	if !ok {
 		return nil, false
 	}
-	return processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}, true
+	var out processor.Part = processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}
+	size := len(r.Content) + len(r.JSON) + len(content)
+	for _, c := range r.Contents {
+		size += len(c)
+	}
+	t.mu.Lock()
+	if t.memo == nil || t.bytes+size > MemoBytes {
+		t.memo, t.bytes = map[string]trimmed{}, 0
+	}
+	t.memo[r.ToolCallID] = trimmed{in: r, out: out}
+	t.bytes += size
+	t.mu.Unlock()
+	return out, true
+}
+
+// long reports whether r's content is longer than the cap in bytes: one
+// that is not fits, and is neither looked up nor trimmed.
+func (t *Trimmer) long(r *processor.ToolReturn) bool {
+	switch {
+	case r.JSON != nil:
+		return len(r.JSON) > t.maxChars
+	case r.Contents != nil:
+		n := 0
+		for _, c := range r.Contents {
+			n += len(c) + 1
+		}
+		return n-1 > t.maxChars
+	}
+	return len(r.Content) > t.maxChars
+}
+
+// sameReturn reports whether a and b are the same tool return, field by
+// field (strings that share their bytes compare without reading them).
+func sameReturn(a, b *processor.ToolReturn) bool {
+	return a.ToolName == b.ToolName && a.ToolCallID == b.ToolCallID && a.Content == b.Content &&
+		(a.JSON == nil) == (b.JSON == nil) && bytes.Equal(a.JSON, b.JSON) &&
+		(a.Contents == nil) == (b.Contents == nil) && slices.Equal(a.Contents, b.Contents)
 }
 
 // trimReturn returns the trimmed content of r, and false when r fits.

@@ -17,11 +17,12 @@ import (
 // a new byte slice) each. With cheap set it feeds, of each string, only
 // its length and its first and last keyChars bytes (see [Key]).
 type hasher struct {
-	h     hash.Hash
-	cheap bool
-	n     int
-	buf   [4096]byte
-	out   [sha256.Size]byte
+	h       hash.Hash
+	cheap   bool
+	flushed bool // some of what was fed went on to h
+	n       int
+	buf     [4096]byte
+	out     [sha256.Size]byte
 }
 
 // keyChars is how much of each end of a string a cheap hash reads.
@@ -35,6 +36,7 @@ func (h *hasher) flush() {
 	if h.n > 0 {
 		h.h.Write(h.buf[:h.n])
 		h.n = 0
+		h.flushed = true
 	}
 }
 
@@ -202,10 +204,76 @@ func (h *hasher) sum() Digest {
 }
 
 // keyer computes keys (see [Key]), reusing its hashers so that a request
-// costs no new one.
+// costs no new one, and remembering the keys of single messages (those
+// lasts and span ends take) by what their cheap hash is fed: a history sent
+// again with every request has each message's key computed once.
 type keyer struct {
 	pool sync.Pool
+
+	mu    sync.Mutex
+	ones  map[string]Key // the key of one message, by the bytes fed for it
+	bytes int            // the length of the map's strings
+	// prev holds what lasts returned last, by the key of the history's
+	// head: a conversation's next request repeats its messages, and their
+	// keys are taken from there, each message compared with the one it
+	// had (sameContent) rather than fed to a hasher.
+	prev      map[Key]*lastKeys
+	prevBytes int // the contents the results in prev hold, about
 }
+
+// lastKeys is one result of lasts: the messages and their keys.
+type lastKeys struct {
+	msgs  []processor.Message
+	keys  []Key
+	bytes int // the messages' contents, about (see contentBytes)
+}
+
+// maxPrev and maxPrevBytes bound the results of lasts the keyer keeps
+// (their number, and the contents of their messages, which it holds):
+// past either, it forgets them all.
+const (
+	maxPrev      = 1024
+	maxPrevBytes = 64 << 20
+)
+
+// contentBytes returns about how many bytes of content msgs hold: the
+// lengths of their parts' strings, none of them read.
+func contentBytes(msgs []processor.Message) int {
+	n := 0
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			switch p := p.(type) {
+			case processor.SystemPrompt:
+				n += len(p.Content)
+			case processor.UserPrompt:
+				n += len(p.Content)
+				for _, c := range p.Contents {
+					n += len(c.Text) + len(c.Data)
+				}
+			case processor.ToolReturn:
+				n += len(p.Content) + len(p.JSON)
+				for _, c := range p.Contents {
+					n += len(c)
+				}
+			case processor.RetryPrompt:
+				n += len(p.Content)
+			case processor.Text:
+				n += len(p.Content)
+			case processor.ToolCall:
+				n += len(p.Args)
+			case processor.Thinking:
+				n += len(p.Content) + len(p.Raw)
+			case processor.Opaque:
+				n += len(p.Raw)
+			}
+		}
+	}
+	return n
+}
+
+// maxOneBytes bounds the bytes of the keyer's remembered keys: past it,
+// it forgets them all.
+const maxOneBytes = 4 << 20
 
 // key returns the cheap key of messages in the conversation scope (""
 // when the host named none): the first 16 bytes of the cheap hash of the
@@ -213,7 +281,37 @@ type keyer struct {
 func (k *keyer) key(scope string, ms []processor.Message) Key {
 	h := k.get()
 	defer k.pool.Put(h)
+	if scope == "" && len(ms) == 1 {
+		return k.one(h, ms)
+	}
 	return h.cheapKey(scope, ms)
+}
+
+// one is key("", ms) on h for one message, taken from the keys remembered
+// when it was computed before (the bytes fed compared in full, not a hash
+// of them).
+func (k *keyer) one(h *hasher, ms []processor.Message) Key {
+	h.feedKey("", ms)
+	if h.flushed {
+		return h.keySum() // too long to remember by its bytes
+	}
+	fed := h.buf[:h.n]
+	k.mu.Lock()
+	key, ok := k.ones[string(fed)]
+	k.mu.Unlock()
+	if ok {
+		return key
+	}
+	id := string(fed)
+	key = h.keySum()
+	k.mu.Lock()
+	if k.ones == nil || k.bytes+len(id) > maxOneBytes {
+		k.ones, k.bytes = map[string]Key{}, 0
+	}
+	k.ones[id] = key
+	k.bytes += len(id)
+	k.mu.Unlock()
+	return key
 }
 
 // get returns a cheap hasher from the pool (a new one when it is empty);
@@ -227,8 +325,15 @@ func (k *keyer) get() *hasher {
 
 // cheapKey is keyer.key on h, which it resets first.
 func (h *hasher) cheapKey(scope string, ms []processor.Message) Key {
+	h.feedKey(scope, ms)
+	return h.keySum()
+}
+
+// feedKey resets h and feeds it what a key of ms in scope is the hash of.
+func (h *hasher) feedKey(scope string, ms []processor.Message) {
 	h.h.Reset()
 	h.n = 0
+	h.flushed = false
 	h.cheap = false
 	h.text(scope)
 	h.cheap = true
@@ -236,6 +341,10 @@ func (h *hasher) cheapKey(scope string, ms []processor.Message) Key {
 	for i := range ms {
 		h.message(&ms[i])
 	}
+}
+
+// keySum returns the key of what h was fed.
+func (h *hasher) keySum() Key {
 	d := h.sum()
 	var out Key
 	copy(out[:], d[:])
@@ -337,16 +446,44 @@ func samePart(a, b processor.Part) bool {
 
 // lasts returns the keys of history[from:len(history)-1]: the messages a
 // span of history whose head ends at from may end with (a span never takes
-// the last message), with one hasher.
+// the last message), with one hasher. The keys of the messages that begin
+// the ones it was given last time for the same head (a conversation's
+// previous request) are taken from then.
 func (k *keyer) lasts(history []processor.Message, from int) []Key {
 	if from >= len(history)-1 {
 		return nil
 	}
 	h := k.get()
 	defer k.pool.Put(h)
-	out := make([]Key, len(history)-1-from)
-	for i := range out {
-		out[i] = h.cheapKey("", history[from+i:from+i+1])
+	id := h.cheapKey("", history[:from+1])
+	msgs := history[from : len(history)-1]
+	out := make([]Key, len(msgs))
+	k.mu.Lock()
+	p := k.prev[id]
+	k.mu.Unlock()
+	n := 0
+	if p != nil {
+		for n < len(msgs) && n < len(p.msgs) && sameContent(&msgs[n], &p.msgs[n]) {
+			n++
+		}
+		copy(out, p.keys[:n])
 	}
+	for i := n; i < len(out); i++ {
+		out[i] = k.one(h, msgs[i:i+1])
+	}
+	last := &lastKeys{msgs: slices.Clone(msgs), keys: slices.Clone(out), bytes: contentBytes(msgs)}
+	if last.bytes > maxPrevBytes/16 {
+		return out // a history that would crowd out the others
+	}
+	k.mu.Lock()
+	if old := k.prev[id]; old != nil {
+		k.prevBytes -= old.bytes
+	}
+	if k.prev == nil || len(k.prev) >= maxPrev || k.prevBytes+last.bytes > maxPrevBytes {
+		k.prev, k.prevBytes = map[Key]*lastKeys{}, 0
+	}
+	k.prev[id] = last
+	k.prevBytes += last.bytes
+	k.mu.Unlock()
 	return out
 }

@@ -1,0 +1,95 @@
+package wire
+
+import "github.com/abridge-go/abridge/processor"
+
+// namerLook is how many messages a namer looks back through before it
+// indexes the history's calls.
+const namerLook = 16
+
+// namer finds the name of the call a tool return answers: that of the
+// last call with its ID before it. The call is nearly always a message or
+// two before its return, so the namer looks back a few messages first; it
+// indexes the calls of the messages before, once and then as more come,
+// only when that fails, so that a history costs time in proportion to its
+// length whatever it holds, and a history whose returns follow their calls
+// costs no index at all.
+type namer struct {
+	names   map[string]string // the calls of msgs[:indexed], the last of each ID
+	indexed int
+}
+
+// name returns the name of the last call with ID id in msgs (the
+// messages before the return, as given to every earlier call of name, and
+// more), or "".
+func (n *namer) name(msgs []processor.Message, id string) string {
+	for i := len(msgs) - 1; i >= 0 && i >= len(msgs)-namerLook; i-- {
+		if name, ok := callIn(msgs[i].Parts, id); ok {
+			return name
+		}
+	}
+	if len(msgs) <= namerLook {
+		return ""
+	}
+	if n.names == nil {
+		n.names = map[string]string{}
+	}
+	for ; n.indexed < len(msgs); n.indexed++ {
+		for _, p := range msgs[n.indexed].Parts {
+			if c, ok := p.(processor.ToolCall); ok {
+				n.names[c.ToolCallID] = c.ToolName
+			}
+		}
+	}
+	return n.names[id]
+}
+
+// callIn returns the name of the last call with ID id among parts.
+func callIn(parts []processor.Part, id string) (string, bool) {
+	for j := len(parts) - 1; j >= 0; j-- {
+		if c, ok := parts[j].(processor.ToolCall); ok && c.ToolCallID == id {
+			return c.ToolName, true
+		}
+	}
+	return "", false
+}
+
+// nameReturns returns m, read after msgs, with each tool return named from
+// its call: the last before it in m, else nm's name in msgs. It builds a
+// new message only when a name changes, starting from the one it built for
+// e, the cache's entry of m, before (e may be nil), and remembers it there.
+func nameReturns(m processor.Message, e *cached, nm *namer, msgs []processor.Message) processor.Message {
+	if m.Kind != processor.Request {
+		return m
+	}
+	if e != nil {
+		if p := e.named.Load(); p != nil {
+			m = *p
+		}
+	}
+	var parts []processor.Part
+	for j, p := range m.Parts {
+		q, ok := p.(processor.ToolReturn)
+		if !ok {
+			continue
+		}
+		n, ok := callIn(m.Parts[:j], q.ToolCallID)
+		if !ok {
+			n = nm.name(msgs, q.ToolCallID)
+		}
+		if n != q.ToolName {
+			q.ToolName = n
+			if parts == nil {
+				parts = append([]processor.Part(nil), m.Parts...)
+			}
+			parts[j] = q
+		}
+	}
+	if parts == nil {
+		return m
+	}
+	m.Parts = parts
+	if e != nil {
+		e.named.Store(&m)
+	}
+	return m
+}

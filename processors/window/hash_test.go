@@ -1,0 +1,100 @@
+package window
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// TestKeyerOne checks that the key of one message the keyer remembers is
+// the one computed anew, the first time and every time after, for
+// messages of every part and one too long to remember; and that messages
+// fed differently get different keys.
+func TestKeyerOne(t *testing.T) {
+	long := strings.Repeat("x", 500)
+	var many []processor.Part
+	for i := range 300 {
+		many = append(many, processor.ToolCall{ToolCallID: strings.Repeat("i", i%40), ToolName: "bash", Args: long})
+	}
+	msgs := []processor.Message{
+		processor.UserMessage("hello"),
+		processor.UserMessage("hellp"),
+		processor.SystemMessage(long),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "ls", Content: long + "a"}),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "ls", JSON: []byte(`{"a":1}`)}),
+		processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "text", Text: "a"}, {Type: "image", Data: []byte(`{}`)}}}),
+		processor.NewResponse(processor.Text{Content: "b"}, processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: "{}"}),
+		processor.NewResponse(processor.Thinking{Content: "t", Signature: "s", API: "messages", Raw: long}),
+		processor.NewResponse(many...),
+	}
+	var k keyer
+	var got, want []Key
+	for range 3 {
+		for i := range msgs {
+			got = append(got, k.key("", msgs[i:i+1]))
+			want = append(want, newHasher(true).cheapKey("", msgs[i:i+1]))
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("keys (-computed anew +keyer):\n%s", diff)
+	}
+	seen := map[Key]int{}
+	for i, key := range got[:len(msgs)] {
+		if j, dup := seen[key]; dup {
+			t.Errorf("messages %d and %d have the same key", j, i)
+		}
+		seen[key] = i
+	}
+	if lasts := k.lasts(msgs, 2); !cmp.Equal(lasts, want[2:len(msgs)-1]) {
+		t.Errorf("lasts: %v, want %v", lasts, want[2:len(msgs)-1])
+	}
+}
+
+// TestKeyerLasts checks lasts, which takes the keys of the messages a
+// history shares with the one it was given before for the same head from
+// then, against keys computed anew: a history growing request by request,
+// one with a message of the middle changed, one shorter, one with another
+// head, one too large to remember.
+func TestKeyerLasts(t *testing.T) {
+	var h []processor.Message
+	h = append(h, processor.SystemMessage("sys"), processor.UserMessage("task"))
+	for i := range 20 {
+		h = append(h, processor.NewResponse(processor.ToolCall{ToolCallID: "c" + strings.Repeat("x", i), ToolName: "ls", Args: "{}"}),
+			processor.NewRequest(processor.ToolReturn{ToolCallID: "c" + strings.Repeat("x", i), Content: strings.Repeat("out ", i)}))
+	}
+	changed := slices.Clone(h)
+	changed[15] = processor.NewRequest(processor.ToolReturn{ToolCallID: "c", Content: "other"})
+	otherHead := slices.Clone(h)
+	otherHead[1] = processor.UserMessage("another task")
+	huge := slices.Clone(h)
+	huge[5] = processor.NewRequest(processor.ToolReturn{ToolCallID: "c", Content: strings.Repeat("x", maxPrevBytes/16)})
+	tests := []struct {
+		name string
+		msgs []processor.Message
+	}{
+		{"first", h[:6]},
+		{"grown", h[:10]},
+		{"grown more", h},
+		{"changed in the middle", changed},
+		{"the same again", h},
+		{"shorter", h[:8]},
+		{"another head", otherHead},
+		{"too large to remember", huge},
+		{"too large, again", huge},
+		{"after it", h},
+	}
+	var k keyer
+	for _, tt := range tests {
+		var want []Key
+		for i := 1; i < len(tt.msgs)-1; i++ {
+			want = append(want, newHasher(true).cheapKey("", tt.msgs[i:i+1]))
+		}
+		if diff := cmp.Diff(want, k.lasts(tt.msgs, 1)); diff != "" {
+			t.Errorf("%s: lasts (-computed anew +keyer):\n%s", tt.name, diff)
+		}
+	}
+}
