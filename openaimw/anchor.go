@@ -76,11 +76,12 @@ func (a *anchors) keys(api, model, id string, history []processor.Message) conve
 	h.text(api)
 	h.text(model)
 	h.text(id)
+	num, text := h.num, h.text
 	for i := range history {
 		if i == c.last {
 			c.before = h.sum(i)
 		}
-		h.message(&history[i])
+		processor.WalkContent(history[i], num, text)
 	}
 	c.whole = h.sum(len(history))
 	return c
@@ -173,8 +174,8 @@ func anchored(history []processor.Message) bool {
 	return false
 }
 
-// contentHash hashes the content of messages as a provider sees it (as
-// processor.WalkContent walks it), cheaply: each string is hashed in one
+// contentHash hashes the content of messages as a provider sees it,
+// walked by processor.WalkContent, cheaply: each string is hashed in one
 // call, without a copy, and its hash mixed into the state with a rotation
 // and a multiplication; so are the numbers (kinds, counts, tags).
 type contentHash struct {
@@ -212,100 +213,7 @@ func (h *contentHash) text(s string) {
 	h.h = mix(h.h, v)
 }
 
-// data is text for bytes.
-func (h *contentHash) data(b []byte) {
-	var v uint64
-	if len(b) > 0 {
-		v = maphash.Bytes(h.seed, b)
-	}
-	h.h = mix(h.h, v)
-}
-
 // sum returns the key of what was fed, n messages.
 func (h *contentHash) sum(n int) uint64 {
 	return finish(mix(h.h, uint64(n)|1<<63))
-}
-
-// Part tags, fed before each part's fields.
-const (
-	hashSystem = iota + 1
-	hashUser
-	hashToolReturn
-	hashRetry
-	hashText
-	hashToolCall
-	hashThinking
-	hashOpaque
-	hashOther
-)
-
-// message feeds m's kind, participant name and refusal, and every field
-// of its parts a provider sees; usage, model name and time are left out.
-func (h *contentHash) message(m *processor.Message) {
-	h.num(int(m.Kind) | len(m.Parts)<<8)
-	if m.Meta != nil {
-		h.text(m.Meta.Name)
-		h.text(m.Meta.Refusal)
-	} else {
-		h.num(0)
-		h.num(0)
-	}
-	for _, p := range m.Parts {
-		switch p := p.(type) {
-		case processor.SystemPrompt:
-			h.num(hashSystem)
-			if p.Developer {
-				h.num(1)
-			} else {
-				h.num(0)
-			}
-			h.text(p.Name)
-			h.text(p.Content)
-		case processor.UserPrompt:
-			h.num(hashUser)
-			h.text(p.Name)
-			h.text(p.Content)
-			h.num(len(p.Contents))
-			for _, c := range p.Contents {
-				h.text(c.Type)
-				h.text(c.Text)
-				h.data(c.Data)
-			}
-		case processor.ToolReturn:
-			h.num(hashToolReturn)
-			h.text(p.ToolCallID)
-			h.text(p.Content)
-			h.data(p.JSON)
-			h.num(len(p.Contents))
-			for _, c := range p.Contents {
-				h.text(c)
-			}
-		case processor.RetryPrompt:
-			h.num(hashRetry)
-			h.text(p.ToolCallID)
-			h.text(p.ToolName)
-			h.text(p.Content)
-		case processor.Text:
-			h.num(hashText)
-			h.text(p.Content)
-		case processor.ToolCall:
-			h.num(hashToolCall)
-			h.text(p.ToolCallID)
-			h.text(p.ToolName)
-			h.text(p.Args)
-		case processor.Thinking:
-			h.num(hashThinking)
-			h.text(p.Content)
-			h.text(p.Signature)
-			h.text(p.API)
-			h.text(p.Raw)
-		case processor.Opaque:
-			h.num(hashOpaque)
-			h.text(p.API)
-			h.text(p.Type)
-			h.text(p.Raw)
-		default:
-			h.num(hashOther)
-		}
-	}
 }

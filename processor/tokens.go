@@ -117,17 +117,24 @@ func EstimateTokens(history []Message) int {
 func WalkContent(m Message, num func(int), str func(string)) {
 	num(int(m.Kind))
 	num(len(m.Parts))
-	meta := m.Info()
-	str(meta.Name)
-	str(meta.Refusal)
+	if m.Meta != nil {
+		str(m.Meta.Name)
+		str(m.Meta.Refusal)
+	} else {
+		str("")
+		str("")
+	}
 	for _, p := range m.Parts {
-		str(p.PartKind())
+		// Each part starts with a tag of its kind: a number, which costs
+		// a hash less than its kind's name.
 		switch p := p.(type) {
 		case SystemPrompt:
+			num(walkSystem)
 			num(boolInt(p.Developer))
 			str(p.Name)
 			str(p.Content)
 		case UserPrompt:
+			num(walkUser)
 			str(p.Name)
 			str(p.Content)
 			num(len(p.Contents))
@@ -137,28 +144,50 @@ func WalkContent(m Message, num func(int), str func(string)) {
 				str(string(c.Data))
 			}
 		case ToolReturn:
+			num(walkToolReturn)
 			str(p.ToolCallID)
 			str(p.ToolReturnContent())
 		case RetryPrompt:
+			num(walkRetry)
 			str(p.ToolCallID)
 			str(p.Content)
 		case Text:
+			num(walkText)
 			str(p.Content)
 		case ToolCall:
+			num(walkToolCall)
 			str(p.ToolCallID)
 			str(p.ToolName)
 			str(p.Args)
 		case Thinking:
+			num(walkThinking)
 			str(p.Content)
 			str(p.Signature)
 			str(p.Raw)
 		case Opaque:
+			num(walkOpaque)
 			str(p.API)
 			str(p.Type)
 			str(p.Raw)
+		default:
+			num(walkOther)
+			str(p.PartKind())
 		}
 	}
 }
+
+// The tags WalkContent gives each part's kind.
+const (
+	walkSystem = iota + 1
+	walkUser
+	walkToolReturn
+	walkRetry
+	walkText
+	walkToolCall
+	walkThinking
+	walkOpaque
+	walkOther
+)
 
 func boolInt(b bool) int {
 	if b {
