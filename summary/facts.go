@@ -505,13 +505,33 @@ func shellMayWrite(s string) bool {
 // writingCommands are the commands commandWrites finds files for.
 var writingCommands = []string{"sed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln", "rsync"}
 
+// hasWritingCommand reports whether one of writingCommands is in s as a
+// whole word: not after a letter or an underscore, nor before a letter, a
+// digit or an underscore (a command's name is its word, or what follows
+// the word's last slash; words are split by other bytes, and a word may
+// follow digits, as in >&2sed).
 func hasWritingCommand(s string) bool {
 	for _, w := range writingCommands {
-		if strings.Contains(s, w) {
-			return true
+		for rest, at := s, 0; ; {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				break
+			}
+			i += at
+			end := i + len(w)
+			if (i == 0 || s[i-1] != '_' && !isLetterByte(s[i-1])) && (end == len(s) || !isWordByte(s[end])) {
+				return true
+			}
+			at = i + 1
+			rest = s[at:]
 		}
 	}
 	return false
+}
+
+// isWordByte reports whether c is an ASCII letter, digit or underscore.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
 // writeWords are the words of a tool's name that make writesFiles true.
