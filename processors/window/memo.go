@@ -172,8 +172,7 @@ func (m *memo) markerText(s string) string {
 	if ok {
 		return t
 	}
-	msg, norm, ref := summary.MarkerRef(s)
-	t = msg.Text()
+	t, norm, ref := summary.MarkerRef(s)
 	m.mu.Lock()
 	if len(m.markers) >= memoLimit {
 		clear(m.markers)
