@@ -237,7 +237,7 @@ func FuzzShellMayWrite(f *testing.F) {
 	for _, s := range []string{
 		"go test ./... 2>&1 | tail", "cat > out.txt <<'EOF'\nx\nEOF", "t'e'e x.log", `c\p a b`, `echo x >"&f"`,
 		"sed -i 's/a/b/' f.go", "ls >& /dev/null; grep -r x .", "echo a >> b", "echo a >>& b", "/usr/bin/tee -a x",
-		"env X=1 sudo mv a b", `"m"v a b`,
+		"env X=1 sudo mv a b", `"m"v a b`, ">&2sed -i s/a/b/ f.go", ">&2tee y",
 	} {
 		f.Add(s)
 	}

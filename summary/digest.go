@@ -277,24 +277,24 @@ var errorMarkers = []string{"error:", "Error:", "ERROR", "Error ", "Exception", 
 var exitPrefixes = []string{"Exit code ", "exit status ", "<returncode>"}
 
 // markersAt lists, by first byte, the error markers and exit prefixes
-// starting with it, and markerPairs holds the first two bytes of each
-// (a bit per pair), so that errorLine reads an output once and looks
-// closer only where two bytes begin a marker.
+// starting with it, and markerPairs holds the pairs of bytes each has at
+// its start and one byte in (a bit per pair). Every marker is at least 4
+// bytes long, so one of those two pairs of each occurrence starts at an
+// even index: errorLine reads an output's pairs at even indexes only, and
+// looks closer (at that index and the one before) only where one is in
+// markerPairs.
 var markersAt, markerPairs = func() (t [256][]string, pairs [1 << 16 / 64]uint64) {
 	for _, m := range append(append([]string(nil), errorMarkers...), exitPrefixes...) {
+		if len(m) < 4 {
+			panic("summary: an error marker shorter than 4 bytes: " + m)
+		}
 		t[m[0]] = append(t[m[0]], m)
-		p := uint16(m[0])<<8 | uint16(m[1])
-		pairs[p/64] |= 1 << (p % 64)
+		for k := range 2 {
+			p := uint16(m[k])<<8 | uint16(m[k+1])
+			pairs[p/64] |= 1 << (p % 64)
+		}
 	}
 	return t, pairs
-}()
-
-// markerStart tells the bytes an error marker or exit prefix starts with.
-var markerStart = func() (t [256]bool) {
-	for c, ms := range markersAt {
-		t[c] = len(ms) > 0
-	}
-	return t
 }()
 
 // errorLine returns the first line of s that reads like an error, or "".
@@ -305,23 +305,24 @@ func errorLine(s string) string {
 	mark := len(s)
 	exits := false
 scan:
-	for i := 0; i+1 < len(s); i++ {
-		if !markerStart[s[i]] {
+	for j := 0; j+1 < len(s); j += 2 {
+		if p := uint16(s[j])<<8 | uint16(s[j+1]); markerPairs[p/64]&(1<<(p%64)) == 0 {
 			continue
 		}
-		if p := uint16(s[i])<<8 | uint16(s[i+1]); markerPairs[p/64]&(1<<(p%64)) == 0 {
-			continue
-		}
-		for _, m := range markersAt[s[i]] {
-			if !strings.HasPrefix(s[i:], m) {
-				continue
+		// A marker may start here or at the byte before (each index is
+		// looked at once, in order).
+		for i := max(j-1, 0); i <= j; i++ {
+			for _, m := range markersAt[s[i]] {
+				if !strings.HasPrefix(s[i:], m) {
+					continue
+				}
+				if slices.Contains(exitPrefixes, m) {
+					exits = true
+					continue
+				}
+				mark = i
+				break scan
 			}
-			if slices.Contains(exitPrefixes, m) {
-				exits = true
-				continue
-			}
-			mark = i
-			break scan
 		}
 	}
 	// An exit status line before it wins.

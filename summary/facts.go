@@ -219,8 +219,10 @@ func appendNewest(old, new []string) []string {
 	return out
 }
 
+// dropIn returns list without the entries in drop, filtered in place (every
+// caller passes a list of its own).
 func dropIn(list []string, drop map[string]bool) []string {
-	out := list[:0:0]
+	out := list[:0]
 	for _, e := range list {
 		if !drop[e] {
 			out = append(out, e)
@@ -393,12 +395,14 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 	next := len(calls)  // the calls not read back yet: calls[:next]
 	var fs, ns []string // one text's tokens, in order
 	tokens := func(text string, withNames bool) {
-		fs, ns = fs[:0], ns[:0]
-		fs, ns = appendTokens(fs, ns, text)
-		files.addAll(fs)
-		if withNames {
-			names.addAll(ns)
+		wantFiles, wantNames := !files.full(), withNames && !names.full()
+		if !wantFiles && !wantNames {
+			return
 		}
+		fs, ns = fs[:0], ns[:0]
+		fs, ns = appendTokensOf(fs, ns, text, wantFiles, wantNames)
+		files.addAll(fs)
+		names.addAll(ns)
 	}
 	for i := len(messages) - 1; i >= 0 && !(files.full() && names.full() && errs.full() && commands.full()); i-- {
 		m := messages[i]
@@ -431,11 +435,13 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 					tokens(p.Args, true)
 					continue
 				}
-				// The values' tokens in order, then taken newest first.
+				// The values' tokens in order, then taken newest first
+				// (only the kinds not full yet: a full one takes no more).
 				fs, ns = fs[:0], ns[:0]
+				wantFiles, wantNames := !files.full(), !names.full()
 				for k := range c.args {
 					walkArgStrings(&c.args[k].val, func(v string) {
-						fs, ns = appendTokens(fs, ns, v)
+						fs, ns = appendTokensOf(fs, ns, v, wantFiles, wantNames)
 					})
 				}
 				files.addAll(fs)
@@ -499,13 +505,33 @@ func shellMayWrite(s string) bool {
 // writingCommands are the commands commandWrites finds files for.
 var writingCommands = []string{"sed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln", "rsync"}
 
+// hasWritingCommand reports whether one of writingCommands is in s as a
+// whole word: not after a letter or an underscore, nor before a letter, a
+// digit or an underscore (a command's name is its word, or what follows
+// the word's last slash; words are split by other bytes, and a word may
+// follow digits, as in >&2sed).
 func hasWritingCommand(s string) bool {
 	for _, w := range writingCommands {
-		if strings.Contains(s, w) {
-			return true
+		for rest, at := s, 0; ; {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				break
+			}
+			i += at
+			end := i + len(w)
+			if (i == 0 || s[i-1] != '_' && !isLetterByte(s[i-1])) && (end == len(s) || !isWordByte(s[end])) {
+				return true
+			}
+			at = i + 1
+			rest = s[at:]
 		}
 	}
 	return false
+}
+
+// isWordByte reports whether c is an ASCII letter, digit or underscore.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
 // writeWords are the words of a tool's name that make writesFiles true.
@@ -723,6 +749,12 @@ func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 // identifiers, with a last segment that is not a file extension
 // (os.path.join, settings.DEBUG), outside paths. It reads text once.
 func appendTokens(files, names []string, text string) ([]string, []string) {
+	return appendTokensOf(files, names, text, true, true)
+}
+
+// appendTokensOf is appendTokens looking only for the kinds wanted: the
+// files when wantFiles, the names when wantNames.
+func appendTokensOf(files, names []string, text string, wantFiles, wantNames bool) ([]string, []string) {
 	// Only a run with a dot, a slash, an underscore or a capital yields a
 	// token: find those bytes, 8 at a time, and read the runs around them.
 	done := 0 // text[:done] is read
@@ -748,12 +780,12 @@ func appendTokens(files, names []string, text string) ([]string, []string) {
 		dot, slash, mark := class&classDot != 0, class&classSlash != 0, class&classMark != 0
 		run := text[i:j]
 		done = j
-		if dot || slash {
+		if (dot || slash) && wantFiles {
 			if p := pathToken(run); p != "" {
 				files = append(files, p)
 			}
 		}
-		if slash || !dot && !mark {
+		if !wantNames || slash || !dot && !mark {
 			continue // a path's segments are no names
 		}
 		for k := 0; k < len(run); {

@@ -29,8 +29,17 @@ const refPrefix = "sum-"
 // space trimmed, line ends made "\n", NUL bytes and invalid UTF-8 made
 // U+FFFD).
 func Marker(summary string) processor.Message {
+	text, _, _ := MarkerRef(summary)
+	return processor.UserMessage(text)
+}
+
+// MarkerRef returns the text of [Marker] of summary with the summary as
+// the marker holds it (normalized) and its [Ref], the summary hashed once:
+// what [ParseMarker] returns for the marker.
+func MarkerRef(summary string) (text, normalized, ref string) {
 	s := normalize(summary)
-	return processor.UserMessage(Prefix + "\n" + handoff + "\n" + refLabel + Ref(s) + "\n\n" + s)
+	ref = Ref(s)
+	return Prefix + "\n" + handoff + "\n" + refLabel + ref + "\n\n" + s, s, ref
 }
 
 // Ref returns the reference of a summary text: "sum-" and the first 20

@@ -66,3 +66,18 @@ func TestRef(t *testing.T) {
 		t.Errorf("Ref does not ignore surrounding space and CRLF")
 	}
 }
+
+// MarkerRef returns the text of Marker with what ParseMarker reads from it.
+func TestMarkerRef(t *testing.T) {
+	for _, s := range []string{"done", "  a\r\nb  ", "nul \x00 and bad \xff", "Facts kept verbatim\n\n- x"} {
+		text, norm, ref := MarkerRef(s)
+		m := Marker(s)
+		gotSum, gotRef, ok := ParseMarker(m)
+		if diff := cmp.Diff([]any{m.Text(), gotSum, gotRef, true}, []any{text, norm, ref, ok}); diff != "" {
+			t.Errorf("MarkerRef(%q) (-Marker and ParseMarker +MarkerRef):\n%s", s, diff)
+		}
+		if ref != Ref(s) {
+			t.Errorf("MarkerRef(%q) ref %s, Ref %s", s, ref, Ref(s))
+		}
+	}
+}

@@ -55,7 +55,7 @@ func (w *Window) retry(ctx context.Context, history []processor.Message, head in
 	}
 	out := *s
 	out.Summary, out.Fallback = res.summary, false
-	w.memo.trust(summary.Ref(out.Summary))
+	w.memo.trust(w.memo.ref(out.Summary))
 	if !shared {
 		w.save(ctx, k, history, out)
 	}
@@ -72,7 +72,7 @@ func (w *Window) sortMiddle(ctx context.Context, middle []processor.Message) (pr
 	fresh = make([]processor.Message, 0, len(middle))
 	for _, m := range middle {
 		replaced += processor.Chars(m)
-		if s, ref, ok := summary.ParseMarker(m); ok && w.trusted(ctx, ref) {
+		if s, ref, ok := w.memo.parseMarker(m); ok && w.trusted(ctx, ref) {
 			prose, f := summary.SplitFacts(s)
 			if prose != "" {
 				previous = append(previous, prose)

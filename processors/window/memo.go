@@ -24,7 +24,8 @@ const memoLimit = 4096
 type memo struct {
 	mu      sync.Mutex
 	markers map[string]string
-	parsed  map[string]bool
+	parsed  map[string]parsedMarker
+	refs    map[string]string // the reference of a summary, by the summary
 	trusted map[string]struct{}
 	waits   map[Key]int
 	retried map[Digest]time.Time // fallback spans the summarizer was asked again for, and when
@@ -53,7 +54,8 @@ const (
 
 func (m *memo) init() {
 	m.markers = map[string]string{}
-	m.parsed = map[string]bool{}
+	m.parsed = map[string]parsedMarker{}
+	m.refs = map[string]string{}
 	m.trusted = map[string]struct{}{}
 	m.waits = map[Key]int{}
 	m.retried = map[Digest]time.Time{}
@@ -101,28 +103,44 @@ func (m *memo) verify(d Digest, msgs []processor.Message, state []byte) {
 	m.verifiedChars += chars
 }
 
-// isMarker reports whether msg is a marker, as summary.IsMarker tells,
-// remembering the answer for texts that start like one (checking a
-// marker's reference hashes its summary).
+// parsedMarker is what summary.ParseMarker returned for a text.
+type parsedMarker struct {
+	summary, ref string
+	ok           bool
+}
+
+// isMarker reports whether msg is a marker, as summary.IsMarker tells.
 func (m *memo) isMarker(msg processor.Message) bool {
+	_, _, ok := m.parseMarker(msg)
+	return ok
+}
+
+// parseMarker is summary.ParseMarker, remembering the answer for texts
+// that start like a marker (checking a marker's reference hashes its
+// summary); the markers this window writes are known from the start.
+func (m *memo) parseMarker(msg processor.Message) (sum, ref string, ok bool) {
 	text, ok := markerCandidate(msg)
 	if !ok {
-		return false
+		return "", "", false
 	}
 	m.mu.Lock()
-	is, known := m.parsed[text]
+	p, known := m.parsed[text]
 	m.mu.Unlock()
-	if known {
-		return is
+	if !known {
+		p.summary, p.ref, p.ok = summary.ParseMarker(msg)
+		m.mu.Lock()
+		m.addParsed(text, p)
+		m.mu.Unlock()
 	}
-	is = summary.IsMarker(msg)
-	m.mu.Lock()
+	return p.summary, p.ref, p.ok
+}
+
+// addParsed remembers p for text. m.mu must be held.
+func (m *memo) addParsed(text string, p parsedMarker) {
 	if len(m.parsed) >= memoLimit {
 		clear(m.parsed)
 	}
-	m.parsed[text] = is
-	m.mu.Unlock()
-	return is
+	m.parsed[text] = p
 }
 
 // markerCandidate returns the text of msg when it is a request of one user
@@ -145,7 +163,8 @@ func markerCandidate(msg processor.Message) (string, bool) {
 	return text, strings.HasPrefix(text, summary.Prefix)
 }
 
-// markerText returns the text of the marker of summary s.
+// markerText returns the text of the marker of summary s, and remembers
+// the marker as parsed and the summary's reference (see ref).
 func (m *memo) markerText(s string) string {
 	m.mu.Lock()
 	t, ok := m.markers[s]
@@ -153,14 +172,40 @@ func (m *memo) markerText(s string) string {
 	if ok {
 		return t
 	}
-	t = summary.Marker(s).Text()
+	t, norm, ref := summary.MarkerRef(s)
 	m.mu.Lock()
 	if len(m.markers) >= memoLimit {
 		clear(m.markers)
 	}
 	m.markers[s] = t
+	m.addParsed(t, parsedMarker{summary: norm, ref: ref, ok: true})
+	m.addRef(s, ref)
 	m.mu.Unlock()
 	return t
+}
+
+// ref returns summary.Ref(s), remembered by s: a compaction needs the
+// reference of its summary more than once.
+func (m *memo) ref(s string) string {
+	m.mu.Lock()
+	r, ok := m.refs[s]
+	m.mu.Unlock()
+	if ok {
+		return r
+	}
+	r = summary.Ref(s)
+	m.mu.Lock()
+	m.addRef(s, r)
+	m.mu.Unlock()
+	return r
+}
+
+// addRef remembers that summary s has reference r. m.mu must be held.
+func (m *memo) addRef(s, r string) {
+	if len(m.refs) >= memoLimit {
+		clear(m.refs)
+	}
+	m.refs[s] = r
 }
 
 // trust records that markers with reference ref were written by a window.

@@ -126,6 +126,7 @@ type refCount struct {
 type memSpan struct {
 	key   Key
 	span  Span
+	ref   string // the reference of span.Summary ("" when it has none)
 	saved uint64 // when it was saved, in saves
 }
 
@@ -189,20 +190,21 @@ func (s *MemoryStore) Save(_ context.Context, key Key, span Span) error {
 		byDigest = map[Digest]*list.Element{}
 		s.items[key] = byDigest
 	}
-	if el := byDigest[span.Digest]; el != nil {
+	el := byDigest[span.Digest]
+	if el != nil {
 		e := el.Value.(*memSpan)
 		if span.Fallback && !e.span.Fallback {
 			s.order.MoveToFront(el)
 			return nil
 		}
-		s.drop(e.span)
-		e.span, e.saved = span, s.saves
+		s.drop(e.ref)
+		e.span, e.ref, e.saved = span, refOf(span.Summary), s.saves
 		s.order.MoveToFront(el)
 	} else {
-		byDigest[span.Digest] = s.order.PushFront(&memSpan{key: key, span: span, saved: s.saves})
+		el = s.order.PushFront(&memSpan{key: key, span: span, ref: refOf(span.Summary), saved: s.saves})
+		byDigest[span.Digest] = el
 	}
-	if span.Summary != "" {
-		r := summary.Ref(span.Summary)
+	if r := el.Value.(*memSpan).ref; r != "" {
 		if rc := s.refs[r]; rc != nil {
 			rc.n++
 		} else {
@@ -219,7 +221,7 @@ func (s *MemoryStore) Save(_ context.Context, key Key, span Span) error {
 				delete(s.items, old.key)
 			}
 		}
-		s.drop(old.span)
+		s.drop(old.ref)
 	}
 	return nil
 }
@@ -234,12 +236,20 @@ func (s *MemoryStore) Summary(_ context.Context, r string) (string, bool, error)
 	return "", false, nil
 }
 
-// drop forgets the reference of a span no longer kept. s.mu must be held.
-func (s *MemoryStore) drop(sp Span) {
-	if sp.Summary == "" {
+// refOf returns the reference of a span's summary, "" when it has none.
+func refOf(sum string) string {
+	if sum == "" {
+		return ""
+	}
+	return summary.Ref(sum)
+}
+
+// drop forgets r, the reference of a span no longer kept, when no kept
+// span holds it. s.mu must be held.
+func (s *MemoryStore) drop(r string) {
+	if r == "" {
 		return
 	}
-	r := summary.Ref(sp.Summary)
 	if rc := s.refs[r]; rc != nil {
 		if rc.n--; rc.n <= 0 {
 			delete(s.refs, r)

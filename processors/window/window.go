@@ -775,7 +775,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		return h, nil
 	}
 	out[head] = w.marker(sum)
-	w.memo.trust(summary.Ref(sum))
+	w.memo.trust(w.memo.ref(sum))
 	if !shared {
 		w.save(ctx, k, history, Span{Head: head, Count: covered, Cleared: cleared, Digest: d, Summary: sum,
 			Fallback: (failure != nil && failure.retry) || (v.span != nil && v.span.Fallback)})
