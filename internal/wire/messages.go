@@ -128,6 +128,10 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
 	}
+	// One message (at most) and one noted entry (at most) an element.
+	b.Messages = slices.Grow(b.Messages, len(items))
+	b.raws = make([]json.RawMessage, 0, len(items))
+	h.noted = make([]notedItem, 0, len(items))
 	var nm namer
 	var prev *cached // the cache's entry of the message before
 	for i, it := range items {

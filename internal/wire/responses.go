@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
@@ -165,6 +166,10 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "input" is empty`, ErrNoMessages)
 	}
+	// One message (at most) and one noted entry (at most) an element.
+	b.Messages = slices.Grow(b.Messages, len(items))
+	b.raws = make([]json.RawMessage, 0, len(items))
+	h.noted = make([]notedItem, 0, len(items))
 	var run *processor.Message // the response being read
 	runStart := 0
 	closeRun := func(end int) {
