@@ -52,6 +52,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -572,10 +573,10 @@ func checkEncoding(req *http.Request) error {
 
 // readBody reads and closes the request's body. A body an app built
 // (GetBody set, its length known) is read into one buffer of that length.
-// Any other, a request a server received, is read in pieces allocated as
-// its bytes arrive, never for the length it declares, and joined at the
-// end: a client that announces a large body and sends little makes the
-// middleware hold little.
+// Any other, a request a server received, is read in pieces taken as its
+// bytes arrive, never for the length it declares, and joined at the end
+// into one slice of what arrived: a client that announces a large body
+// and sends little makes the middleware hold little.
 func readBody(req *http.Request) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, nil
@@ -585,7 +586,12 @@ func readBody(req *http.Request) ([]byte, error) {
 	if req.GetBody != nil && declared >= 0 {
 		return readKnown(req.Body, declared)
 	}
-	var pieces [][]byte
+	var pieces [][]byte // views of buffers from piecePool, given back at the end
+	defer func() {
+		for _, p := range pieces {
+			piecePool.Put((*[readPiece]byte)(p[:readPiece]))
+		}
+	}()
 	total := 0
 	for {
 		size := readPiece
@@ -594,12 +600,10 @@ func readBody(req *http.Request) ([]byte, error) {
 			// that runs over.
 			size = int(min(int64(size), declared+1-int64(total)))
 		}
-		piece := make([]byte, size)
+		piece := piecePool.Get().(*[readPiece]byte)[:size]
 		n, err := io.ReadFull(req.Body, piece)
-		if n > 0 {
-			pieces = append(pieces, piece[:n:n])
-			total += n
-		}
+		pieces = append(pieces, piece[:n])
+		total += n
 		if declared >= 0 && int64(total) > declared {
 			return nil, errTooLong
 		}
@@ -613,11 +617,18 @@ func readBody(req *http.Request) ([]byte, error) {
 	if declared >= 0 && int64(total) < declared {
 		return nil, io.ErrUnexpectedEOF
 	}
+	// The one copy that outlives the read: bytes.Join allocates it
+	// without zeroing it first.
 	if len(pieces) == 1 {
-		return pieces[0], nil
+		return bytes.Clone(pieces[0]), nil
 	}
 	return bytes.Join(pieces, nil), nil
 }
+
+// piecePool holds the buffers a received body is read into. They are
+// needed only until the body is joined into one slice, and a pool saves
+// allocating, zeroing and collecting them on every request.
+var piecePool = sync.Pool{New: func() any { return new([readPiece]byte) }}
 
 // readPiece is the size of the pieces a received body is read in.
 const readPiece = 64 << 10

@@ -239,13 +239,11 @@ func readUsage(data []byte) *usageFields {
 }
 
 // histItem is one element of a body's history array: its byte range and,
-// when the cache had its bytes, what the cache holds of it.
+// when the cache had its bytes, the cache's entry (kept small: a history
+// has one for each of its messages, on every request).
 type histItem struct {
 	span
-	hit bool
-	msg processor.Message
-	aux any
-	e   *cached // the cache's entry, when hit
+	e *cached // the cache's entry, nil when the cache did not have it
 }
 
 // scanHistory is scanFields that also returns the elements of the value
@@ -320,11 +318,11 @@ func (s *scanner) elements(cache *Cache) ([]histItem, bool) {
 		s.ws()
 		it := histItem{span: span{start: s.pos}}
 		if e, end := cache.at(s.data, s.pos, prev); e != nil {
-			it.hit, it.msg, it.aux, it.e = true, e.msg, e.aux, e
+			it.e = e
 			s.pos = end
 		}
 		prev = it.e
-		if !it.hit && !s.skip(1) {
+		if it.e == nil && !s.skip(1) {
 			return nil, false
 		}
 		it.end = s.pos

@@ -56,10 +56,34 @@ type msgBlock struct {
 }
 
 // msgHistory remembers the tool_use and tool_result blocks as received,
-// by ID.
+// by ID. The messages the cache gave are only noted, and their blocks
+// entered in the maps, in their order, when they are needed (index): most
+// requests write nothing anew.
 type msgHistory struct {
 	uses    map[string]msgKept
 	results map[string]msgKept
+	noted   []notedItem
+}
+
+// index enters the blocks of the noted messages in the maps, making them
+// first if need be. Everything that reads or writes the maps calls it
+// first.
+func (h *msgHistory) index() {
+	if h.uses == nil {
+		h.uses, h.results = map[string]msgKept{}, map[string]msgKept{}
+	}
+	for _, n := range h.noted {
+		for _, a := range n.aux.(msgAux) {
+			k := a.kept
+			k.raw = n.raw[a.start:a.end]
+			if a.use {
+				h.uses[a.id] = k
+			} else {
+				h.results[a.id] = k
+			}
+		}
+	}
+	h.noted = h.noted[:0]
 }
 
 type msgKept struct {
@@ -80,7 +104,7 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 		}
 		items = nil
 	}
-	h := &msgHistory{uses: map[string]msgKept{}, results: map[string]msgKept{}}
+	h := &msgHistory{}
 	b := &Body{data: data, codec: Messages, hist: h, cache: cache}
 	b.header(fs)
 	if v, ok := fs["system"]; ok {
@@ -104,6 +128,10 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
 	}
+	// One message (at most) and one noted entry (at most) an element.
+	b.Messages = slices.Grow(b.Messages, len(items))
+	b.raws = make([]json.RawMessage, 0, len(items))
+	h.noted = make([]notedItem, 0, len(items))
 	var nm namer
 	var prev *cached // the cache's entry of the message before
 	for i, it := range items {
@@ -154,12 +182,12 @@ type msgAuxBlock struct {
 }
 
 // readItem is read, taking the message from what the cache gave the scan
-// (it.hit), else from the cache, and remembering the message there.
+// (it.e), else from the cache, and remembering the message there.
 // It returns the message's entry in the cache, if any.
 func (h *msgHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, *cached, error) {
-	if it.hit {
-		h.cached(raw, it.aux)
-		return it.msg, it.e, nil
+	if it.e != nil {
+		h.cached(raw, it.e.aux)
+		return it.e.msg, it.e, nil
 	}
 	if e := cache.lookup(raw); e != nil {
 		h.cached(raw, e.aux)
@@ -196,21 +224,16 @@ func (h *msgHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.
 }
 
 // cached notes the tool_use and tool_result blocks the cache kept beside
-// a message (raw).
+// a message (raw), for index.
 func (h *msgHistory) cached(raw []byte, aux any) {
-	for _, a := range aux.(msgAux) {
-		k := a.kept
-		k.raw = raw[a.start:a.end]
-		if a.use {
-			h.uses[a.id] = k
-		} else {
-			h.results[a.id] = k
-		}
+	if a, _ := aux.(msgAux); len(a) > 0 {
+		h.noted = append(h.noted, notedItem{raw, aux})
 	}
 }
 
 // read decodes one message.
 func (h *msgHistory) read(raw []byte) (processor.Message, error) {
+	h.index()
 	var m struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -465,6 +488,7 @@ func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
 				}
 			}
 		case processor.ToolReturn:
+			h.index()
 			kept, ok := h.results[p.ToolCallID]
 			if ok && samePart(kept.part, p) {
 				blocks = append(blocks, kept.raw)
@@ -495,6 +519,7 @@ func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
 				err = add(text{"text", p.Content})
 				break
 			}
+			h.index()
 			if kept, ok := h.results[p.ToolCallID]; ok {
 				if r, ok := patchResult(kept.raw, p); ok {
 					blocks = append(blocks, r)
@@ -505,6 +530,7 @@ func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
 		case processor.Text:
 			err = add(text{"text", p.Content})
 		case processor.ToolCall:
+			h.index()
 			if kept, ok := h.uses[p.ToolCallID]; ok && samePart(kept.part, p) {
 				blocks = append(blocks, kept.raw)
 				continue

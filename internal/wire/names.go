@@ -89,7 +89,10 @@ func nameReturns(m processor.Message, e *cached, nm *namer, msgs []processor.Mes
 	}
 	m.Parts = parts
 	if e != nil {
-		e.named.Store(&m)
+		// A copy of its own: storing m's address would move m to the heap
+		// on every call, for the few that build a message.
+		named := m
+		e.named.Store(&named)
 	}
 	return m
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
@@ -75,10 +76,39 @@ type respContent struct {
 }
 
 // respHistory remembers the calls and outputs as received, by call ID, to
-// write an unchanged one as it came and a changed one as its kind.
+// write an unchanged one as it came and a changed one as its kind. The
+// items the cache gave are only noted, and entered in the maps, in their
+// order, when they are needed (index): most requests write no call or
+// output anew.
 type respHistory struct {
 	calls   map[string]respKept
 	outputs map[string]respKept
+	noted   []notedItem
+}
+
+// notedItem is an item (or message) the cache gave, with what it kept
+// beside it.
+type notedItem struct {
+	raw []byte
+	aux any
+}
+
+// index enters the noted items in the maps, making them first if need be.
+// Everything that reads or writes the maps calls it first.
+func (h *respHistory) index() {
+	if h.calls == nil {
+		h.calls, h.outputs = map[string]respKept{}, map[string]respKept{}
+	}
+	for _, n := range h.noted {
+		a := n.aux.(respAux)
+		k := respKept{part: a.part, raw: n.raw, custom: a.custom}
+		if a.output {
+			h.outputs[a.id] = k
+		} else {
+			h.calls[a.id] = k
+		}
+	}
+	h.noted = h.noted[:0]
 }
 
 type respKept struct {
@@ -98,7 +128,7 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		}
 		items = nil
 	}
-	h := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
+	h := &respHistory{}
 	b := &Body{data: data, codec: Responses, hist: h, cache: cache}
 	b.header(fs)
 	if v, ok := fs["previous_response_id"]; ok {
@@ -136,6 +166,10 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "input" is empty`, ErrNoMessages)
 	}
+	// One message (at most) and one noted entry (at most) an element.
+	b.Messages = slices.Grow(b.Messages, len(items))
+	b.raws = make([]json.RawMessage, 0, len(items))
+	h.noted = make([]notedItem, 0, len(items))
 	var run *processor.Message // the response being read
 	runStart := 0
 	closeRun := func(end int) {
@@ -186,11 +220,11 @@ type respAux struct {
 }
 
 // readItem is read, taking the item from what the cache gave the scan
-// (it.hit), else from the cache, and remembering the item there.
+// (it.e), else from the cache, and remembering the item there.
 // It returns the item's entry in the cache, if any.
 func (h *respHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, bool, *cached, error) {
-	if it.hit {
-		return it.msg, h.cached(raw, it.aux), it.e, nil
+	if it.e != nil {
+		return it.e.msg, h.cached(raw, it.e.aux), it.e, nil
 	}
 	if e := cache.lookup(raw); e != nil {
 		return e.msg, h.cached(raw, e.aux), e, nil
@@ -211,17 +245,12 @@ func (h *respHistory) readItem(it histItem, raw []byte, cache *Cache) (processor
 	return m, request, cache.putAux(raw, m, a), nil
 }
 
-// cached notes what the cache kept beside an item (raw) and returns
-// whether the item is a request.
+// cached notes what the cache kept beside an item (raw), for index, and
+// returns whether the item is a request.
 func (h *respHistory) cached(raw []byte, aux any) bool {
 	a := aux.(respAux)
 	if a.id != "" {
-		k := respKept{part: a.part, raw: raw, custom: a.custom}
-		if a.output {
-			h.outputs[a.id] = k
-		} else {
-			h.calls[a.id] = k
-		}
+		h.noted = append(h.noted, notedItem{raw, aux})
 	}
 	return a.request
 }
@@ -229,6 +258,7 @@ func (h *respHistory) cached(raw []byte, aux any) bool {
 // read decodes one input item: a request message, or the parts (and
 // metadata) it adds to a response, with request false.
 func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err error) {
+	h.index()
 	var it respItem
 	if err := json.Unmarshal(raw, &it); err != nil {
 		return m, false, err
@@ -482,6 +512,7 @@ func (h *respHistory) message(dst []byte, m processor.Message) ([]byte, error) {
 			}
 			err = item(msg{respMessage, roleUser, c})
 		case processor.ToolReturn:
+			h.index()
 			kept, ok := h.outputs[p.ToolCallID]
 			if ok && samePart(kept.part, p) {
 				rawItem(kept.raw)
@@ -521,6 +552,7 @@ func (h *respHistory) message(dst []byte, m processor.Message) ([]byte, error) {
 		case processor.Text:
 			err = item(msg{respMessage, roleAssistant, []content{{Type: "output_text", Text: p.Content}}})
 		case processor.ToolCall:
+			h.index()
 			kept, ok := h.calls[p.ToolCallID]
 			switch {
 			case ok && samePart(kept.part, p):
@@ -676,7 +708,7 @@ func (h *respHistory) rewrite(orig processor.Message, raw []byte, m processor.Me
 	if err != nil {
 		return nil, false
 	}
-	scratch := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
+	scratch := &respHistory{}
 	vals := make([][]byte, 0, len(items))
 	kept := make([]span, 0, len(items))
 	anchored, pos := false, 0

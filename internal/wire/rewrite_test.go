@@ -350,3 +350,78 @@ func TestRewriteCached(t *testing.T) {
 		}
 	}
 }
+
+// TestWrittenAnewCached checks that a message the processors made (a
+// summary in place of the history's start) is written from the cache on
+// the next request that sends it: the same bytes as written anew, with
+// fewer allocations; and that another summary is written as itself.
+func TestWrittenAnewCached(t *testing.T) {
+	summary := processor.UserMessage("Summary of the conversation so far: " + longOutput)
+	other := processor.UserMessage("Another summary: " + longOutput)
+	for _, tc := range []struct {
+		codec Codec
+		body  string
+		keep  int // the messages kept after the summary
+		want  string
+	}{
+		{Chat, `{"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","content":"ok"},{"role":"user","content":"go on"}],"stream":true}`, 1,
+			`{"model":"m","messages":[{"role":"user","content":{{S}}},{"role":"user","content":"go on"}],"stream":true}`},
+		{Responses, `{"model":"m","input":[{"role":"user","content":"go"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]},{"role":"user","content":"go on"}],"stream":true}`, 1,
+			`{"model":"m","input":[{"type":"message","role":"user","content":{{S}}},{"role":"user","content":"go on"}],"stream":true}`},
+		{Messages, `{"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","content":"ok"},{"role":"user","content":"go on"},{"role":"assistant","content":"ok"},{"role":"user","content":"more"}],"stream":true}`, 2,
+			`{"model":"m","messages":[{"role":"user","content":{{S}}},{"role":"assistant","content":"ok"},{"role":"user","content":"more"}],"stream":true}`},
+	} {
+		t.Run(tc.codec.API(), func(t *testing.T) {
+			cache := NewCache(0)
+			summarized := func(b *Body, s processor.Message) []processor.Message {
+				return append([]processor.Message{s}, b.Messages[len(b.Messages)-tc.keep:]...)
+			}
+			var got []string
+			var bodies []*Body
+			for range 2 {
+				b, err := tc.codec.Parse([]byte(tc.body), cache)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sent, err := b.With(summarized(b, summary))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, string(sent))
+				bodies = append(bodies, b)
+			}
+			if got[0] != got[1] {
+				t.Errorf("the next request differs:\n%s\n%s", got[0], got[1])
+			}
+			again, err := tc.codec.Parse([]byte(tc.body), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			uncached, err := again.With(summarized(again, summary))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(uncached), got[1]); diff != "" {
+				t.Errorf("from the cache (-anew +cached):\n%s", diff)
+			}
+			b := bodies[1]
+			out := summarized(b, summary)
+			hit := testing.AllocsPerRun(20, func() { _, _ = b.Buffers(out) })
+			miss := testing.AllocsPerRun(20, func() { _, _ = again.Buffers(out) })
+			if hit >= miss {
+				t.Errorf("written from the cache with %v allocations, anew with %v", hit, miss)
+			}
+			sent, err := b.With(summarized(b, other))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(sent), "Another summary") || strings.Contains(string(sent), "so far") {
+				t.Errorf("another summary: %s", sent)
+			}
+			want := strings.Replace(tc.want, "{{S}}", quoted(summary.Parts[0].(processor.UserPrompt).Content), 1)
+			if diff := cmp.Diff(want, got[0]); diff != "" {
+				t.Errorf("written (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -252,9 +252,15 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 		return net.Buffers{b.data}, nil
 	}
 	fresh = b.rewrite(out, fresh, raws)
+	fresh = b.rewrittenAnew(out, fresh, raws)
 	if len(fresh) > 0 {
 		if err := b.hist.encode(out, fresh, raws); err != nil {
 			return nil, fmt.Errorf("encode messages: %w", err)
+		}
+		for _, j := range fresh {
+			if standalone(out[j]) {
+				b.cache.putRewrite(b.anew(), out[j], false, raws[j])
+			}
 		}
 	}
 	punct := []byte("[,]") // the bytes around and between messages
@@ -318,6 +324,50 @@ func (b *Body) rewritten(orig processor.Message, raw []byte, m processor.Message
 	}
 	b.cache.putRewrite(raw, m, lead, r)
 	return r, ok
+}
+
+// rewrittenAnew sets raws[j], for each j of fresh whose message out[j]
+// stands alone (see standalone), to its writing the cache remembers, and
+// returns the others. A message the processors made (the window's
+// summary) is the same on every request of a conversation, and so is its
+// writing.
+func (b *Body) rewrittenAnew(out []processor.Message, fresh []int, raws [][]byte) []int {
+	if b.cache == nil {
+		return fresh
+	}
+	left := fresh[:0:0]
+	for _, j := range fresh {
+		if standalone(out[j]) {
+			if r, ok := b.cache.getRewrite(b.anew(), out[j], false); ok && r != nil {
+				raws[j] = r
+				continue
+			}
+		}
+		left = append(left, j)
+	}
+	return left
+}
+
+// anew is the key, in the cache's rewrites, under which the messages the
+// body's codec writes anew are remembered: bytes no message received can
+// be (a NUL, then the API's name), so that they are apart from the
+// rewrites of messages received and from the other codecs' writings.
+func (b *Body) anew() []byte {
+	return []byte("\x00" + b.codec.API())
+}
+
+// standalone reports whether the writing of m depends on m alone, not on
+// the rest of the body (as a tool call's or return's does: it is written
+// as it came): whether its parts are system and user prompts and texts.
+func standalone(m processor.Message) bool {
+	for _, p := range m.Parts {
+		switch p.(type) {
+		case processor.SystemPrompt, processor.UserPrompt, processor.Text:
+		default:
+			return false
+		}
+	}
+	return len(m.Parts) > 0
 }
 
 // same reports whether out is the body's messages, unchanged and in order.
