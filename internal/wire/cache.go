@@ -22,7 +22,9 @@ const DefaultCacheBytes = 64 << 20
 // bytes are those remembered, compared in full. The messages it gives are shared
 // between the requests that hold them: read-only, as processors treat
 // their input. It is bounded (emptied when full) and safe for concurrent
-// use.
+// use. A Cache serves one API: what a codec keeps beside a message is its
+// own, and a message's bytes can be the same in two APIs, so each codec
+// needs a Cache of its own (openaimw keeps one per API).
 type Cache struct {
 	seed  maphash.Seed
 	limit int
