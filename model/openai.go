@@ -249,18 +249,7 @@ func (m *OpenAI) Request(ctx context.Context, messages []processor.Message, s Se
 	meta := msg.Info()
 	meta.Usage.PromptMessages = len(messages)
 	msg = msg.WithMeta(meta)
-	m.logger.Debug("model request",
-		zap.String("model", m.model),
-		zap.String("response_model", meta.ModelName),
-		zap.Int("messages", len(messages)),
-		zap.Int("tools", len(s.Tools)),
-		zap.Bool("stream", s.OnText != nil),
-		zap.Int64("input_tokens", meta.Usage.InputTokens),
-		zap.Int64("cached_input_tokens", meta.Usage.CachedInputTokens),
-		zap.Int64("output_tokens", meta.Usage.OutputTokens),
-		zap.String("finish_reason", meta.FinishReason),
-		zap.Duration("elapsed", time.Since(start)),
-	)
+	logRequest(m.logger, "chat", m.model, messages, s, meta, start)
 	return msg, nil
 }
 

@@ -102,7 +102,7 @@ func (m *Responses) Request(ctx context.Context, messages []processor.Message, s
 	meta := msg.Info()
 	meta.Usage.PromptMessages = len(messages)
 	msg = msg.WithMeta(meta)
-	logRequest(m.logger, "responses", m.model, messages, s, meta, start)
+	logRequest(m.logger, responsesAPI, m.model, messages, s, meta, start)
 	return msg, nil
 }
 
