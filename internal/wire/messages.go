@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -728,11 +729,11 @@ func resultValue(r processor.ToolReturn) []byte {
 	case len(r.JSON) > 0 && r.JSON[0] == '[':
 		return r.JSON
 	case r.JSON == nil && r.Contents != nil:
-		texts := make([][]byte, len(r.Contents))
+		texts := make([]json.RawMessage, len(r.Contents))
 		for i, c := range r.Contents {
 			texts[i], _ = appendJSON(nil, blockText{"text", c})
 		}
-		return rebuildArray(texts)
+		return model.JoinRawMessages(texts)
 	}
 	return appendString(nil, r.ToolReturnContent())
 }
@@ -930,7 +931,11 @@ func (h *msgHistory) rewriteContent(raw []byte, orig, m processor.Message, ancho
 	if inPlace {
 		return spliceAll(raw, blocks, vals), true
 	}
-	return rebuildArray(vals), true
+	elems := make([]json.RawMessage, len(vals))
+	for k, v := range vals {
+		elems[k] = v
+	}
+	return model.JoinRawMessages(elems), true
 }
 
 // patchBlock returns a block, read as the piece was, written for the

@@ -285,24 +285,6 @@ func valueSpan(d []byte, i int) (span, error) {
 	return span{}, fmt.Errorf("%w: a value not closed", errPatch)
 }
 
-// rebuildArray returns the array value of the elements given, each as its
-// bytes, comma-separated.
-func rebuildArray(elems [][]byte) []byte {
-	n := 2
-	for _, e := range elems {
-		n += len(e) + 1
-	}
-	out := make([]byte, 0, n)
-	out = append(out, '[')
-	for k, e := range elems {
-		if k > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, e...)
-	}
-	return append(out, ']')
-}
-
 // spliceAll returns raw with the bytes of each span of spans (in order,
 // apart) replaced by the value of the same index, in a new slice.
 func spliceAll(raw []byte, spans []span, vals [][]byte) []byte {
