@@ -386,8 +386,8 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		m.emit(ctx, failed)
 		out, sent = in, net.Buffers{data}
 	}
-	ev.MessagesAfter, ev.TokensAfter = len(out)+len(prefill), processor.ContentTokens(out)+processor.ContentTokens(prefill)
-	ev.Estimate, ev.Anchored = processor.EstimateTokens(out)+processor.ContentTokens(prefill), anchored(out)
+	track := newSentRequest(conv, out, prefill, len(prefill) == 0)
+	ev.MessagesAfter, ev.TokensAfter, ev.Estimate, ev.Anchored = track.messages, track.tokens, track.estimate, track.anchored
 	ev.Duration = time.Since(start)
 	if ce := m.log.Check(zap.DebugLevel, "openaimw: processed"); ce != nil {
 		ce.Write(zap.String("model", body.Model), zap.Bool("stream", body.Stream),
@@ -397,8 +397,6 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	}
 	m.emit(ctx, ev)
 
-	track := &sentRequest{conv: conv, messages: ev.MessagesAfter, tokens: ev.TokensAfter, estimate: ev.Estimate, anchored: ev.Anchored,
-		remember: len(prefill) == 0}
 	resp, err := m.send(ctx, req, header, codec, body.Model, sent, track, next)
 	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
 		return resp, err
@@ -422,6 +420,15 @@ type sentRequest struct {
 	// conversation's next request: the history forwarded had no prefill,
 	// so the answer follows it as a response of its own.
 	remember bool
+}
+
+// newSentRequest measures the history a request forwards, out then
+// prefill, for the conversation with keys conv.
+func newSentRequest(conv conversation, out, prefill []processor.Message, remember bool) *sentRequest {
+	return &sentRequest{conv: conv, messages: len(out) + len(prefill),
+		tokens:   processor.ContentTokens(out) + processor.ContentTokens(prefill),
+		estimate: processor.EstimateTokens(out) + processor.ContentTokens(prefill),
+		anchored: anchored(out), remember: remember}
 }
 
 // send sends the request with body on, and watches the answer for the
@@ -480,11 +487,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
-	track := &sentRequest{conv: first.conv, messages: len(smaller) + len(prefill),
-		tokens:   processor.ContentTokens(smaller) + processor.ContentTokens(prefill),
-		estimate: processor.EstimateTokens(smaller) + processor.ContentTokens(prefill),
-		anchored: anchored(smaller), remember: first.remember}
-	return m.send(ctx, req, header, codec, body.Model, sent, track, next)
+	return m.send(ctx, req, header, codec, body.Model, sent, newSentRequest(first.conv, smaller, prefill, first.remember), next)
 }
 
 // splitPrefill parts a history that ends with an assistant prefill (a
