@@ -15,6 +15,15 @@ import (
 // memoLimit bounds each map of a memo; a full map is emptied.
 const memoLimit = 4096
 
+// remember sets m[k] to v, emptying m first when it is full (memoLimit).
+// The memo's lock must be held.
+func remember[K comparable, V any](m map[K]V, k K, v V) {
+	if len(m) >= memoLimit {
+		clear(m)
+	}
+	m[k] = v
+}
+
 // memo holds what a window remembers outside its store, every entry keyed
 // by content: the marker text of a summary (by the summary), the
 // references of markers it may trust, and the size a conversation's
@@ -129,18 +138,10 @@ func (m *memo) parseMarker(msg processor.Message) (sum, ref string, ok bool) {
 	if !known {
 		p.summary, p.ref, p.ok = summary.ParseMarker(msg)
 		m.mu.Lock()
-		m.addParsed(text, p)
+		remember(m.parsed, text, p)
 		m.mu.Unlock()
 	}
 	return p.summary, p.ref, p.ok
-}
-
-// addParsed remembers p for text. m.mu must be held.
-func (m *memo) addParsed(text string, p parsedMarker) {
-	if len(m.parsed) >= memoLimit {
-		clear(m.parsed)
-	}
-	m.parsed[text] = p
 }
 
 // markerCandidate returns the text of msg when it is a request of one user
@@ -174,12 +175,9 @@ func (m *memo) markerText(s string) string {
 	}
 	t, norm, ref := summary.MarkerRef(s)
 	m.mu.Lock()
-	if len(m.markers) >= memoLimit {
-		clear(m.markers)
-	}
-	m.markers[s] = t
-	m.addParsed(t, parsedMarker{summary: norm, ref: ref, ok: true})
-	m.addRef(s, ref)
+	remember(m.markers, s, t)
+	remember(m.parsed, t, parsedMarker{summary: norm, ref: ref, ok: true})
+	remember(m.refs, s, ref)
 	m.mu.Unlock()
 	return t
 }
@@ -195,27 +193,16 @@ func (m *memo) ref(s string) string {
 	}
 	r = summary.Ref(s)
 	m.mu.Lock()
-	m.addRef(s, r)
+	remember(m.refs, s, r)
 	m.mu.Unlock()
 	return r
-}
-
-// addRef remembers that summary s has reference r. m.mu must be held.
-func (m *memo) addRef(s, r string) {
-	if len(m.refs) >= memoLimit {
-		clear(m.refs)
-	}
-	m.refs[s] = r
 }
 
 // trust records that markers with reference ref were written by a window.
 func (m *memo) trust(ref string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.trusted) >= memoLimit {
-		clear(m.trusted)
-	}
-	m.trusted[ref] = struct{}{}
+	remember(m.trusted, ref, struct{}{})
 }
 
 // trusts reports whether trust(ref) was called (and not forgotten since).
@@ -239,10 +226,7 @@ func (m *memo) wait(k Key) int {
 func (m *memo) setWait(k Key, n int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.waits) >= memoLimit {
-		clear(m.waits)
-	}
-	m.waits[k] = n
+	remember(m.waits, k, n)
 }
 
 // result is what writing one summary gave.
@@ -320,9 +304,6 @@ func (m *memo) mayRetry(d Digest, now time.Time, cooldown time.Duration) bool {
 	if last, ok := m.retried[d]; ok && now.Sub(last) < cooldown {
 		return false
 	}
-	if len(m.retried) >= memoLimit {
-		clear(m.retried)
-	}
-	m.retried[d] = now
+	remember(m.retried, d, now)
 	return true
 }
