@@ -2,6 +2,7 @@ package summary
 
 import (
 	"encoding/json"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -815,13 +816,10 @@ func nextMarkByte(s string, i int) int {
 			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 		t := x &^ high                                                      // each byte's low 7 bits
 		upper := (t + ones*(0x80-'A')) & ^(t + ones*(0x7f-'Z')) & high &^ x // ASCII 'A' to 'Z'
-		if upper|hasZero(x^(ones*'.'))|hasZero(x^(ones*'/'))|hasZero(x^(ones*'_')) == 0 {
-			continue
-		}
-		for k := i; k < i+8; k++ {
-			if byteClass[s[k]]&classMarks != 0 {
-				return k
-			}
+		// Each test flags a byte by its high bit; the lowest byte flagged
+		// is exact (a borrow runs only toward higher bytes).
+		if hit := upper | hasZero(x^(ones*'.')) | hasZero(x^(ones*'/')) | hasZero(x^(ones*'_')); hit != 0 {
+			return i + bits.TrailingZeros64(hit)>>3
 		}
 	}
 	for ; i < len(s); i++ {
@@ -842,7 +840,7 @@ func codeName(tok string) (string, bool) {
 	if dot < 0 {
 		return tok, isCodeIdent(tok)
 	}
-	if knownExt[strings.ToLower(tok[dot+1:])] || len(tok) < 4 {
+	if len(tok) < 4 || isKnownExt(tok[dot+1:]) {
 		return "", false
 	}
 	// Every segment is led by a letter or an underscore.
