@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -328,9 +329,11 @@ func fitFirst(label string, items []string, list bool, budget int) (int, int) {
 // what it holds passes the most room it can get in the section (see
 // [factRooms]), so the section renders as the whole extraction would.
 func extractFacts(messages []processor.Message, previous factSet, max int) factSet {
+	x := scratchPool.Get().(*factsScratch)
+	defer x.release()
 	var s factSet
-	var edited []string                 // as found, before cleaning
-	calls := make([]decodedCall, 0, 16) // in order; read back in reverse
+	edited := x.edited[:0] // as found, before cleaning
+	calls := x.calls[:0]   // in order; read back in reverse
 	for _, m := range messages {
 		if IsMarker(m) {
 			continue
@@ -359,8 +362,8 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 
 	allEdited := append(slices.Clone(previous.edited), s.edited...)
 	rooms := newFactRooms(max, previous, s)
-	rejected := map[string]bool{}
-	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, keep: func(p string) (string, bool) {
+	rejected := x.rejected
+	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, seen: x.seen[0], items: x.items[0][:0], keep: func(p string) (string, bool) {
 		if rejected[p] {
 			return "", false
 		}
@@ -371,9 +374,9 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 		}
 		return q, true
 	}}
-	commands := newestFirst{limit: rooms.commands(), base: 1 + len(factsCommands), sep: 3}
-	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3}
-	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, keep: func(n string) (string, bool) {
+	commands := newestFirst{limit: rooms.commands(), base: 1 + len(factsCommands), sep: 3, seen: x.seen[1], items: x.items[1][:0]}
+	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3, seen: x.seen[2], items: x.items[2][:0]}
+	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, seen: x.seen[3], items: x.items[3][:0], keep: func(n string) (string, bool) {
 		// What the section lists as a file is no name.
 		return n, !slices.Contains(allEdited, n) && !slices.Contains(previous.files, n)
 	}}
@@ -393,8 +396,8 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 			names.limit = rooms.names()
 		}
 	}
-	next := len(calls)  // the calls not read back yet: calls[:next]
-	var fs, ns []string // one text's tokens, in order
+	next := len(calls)           // the calls not read back yet: calls[:next]
+	fs, ns := x.fs[:0], x.ns[:0] // one text's tokens, in order
 	tokens := func(text string, withNames bool) {
 		wantFiles, wantNames := !files.full(), withNames && !names.full()
 		if !wantFiles && !wantNames {
@@ -466,8 +469,57 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 		settle(false)
 	}
 	s.files, s.commands, s.errors, s.names = files.oldestFirst(), commands.oldestFirst(), errs.oldestFirst(), names.oldestFirst()
+	// The lists grown go back to the scratch, for the next extraction.
+	x.edited, x.calls, x.fs, x.ns = edited, calls, fs, ns
+	x.items = [4][]string{files.items, commands.items, errs.items, names.items}
 	return s
 }
+
+// factsScratch is what an extraction works in: maps and lists it empties
+// when done, kept in scratchPool so that the next extraction (on any
+// goroutine, one at a time) finds them grown. Nothing an extraction
+// returns is in it.
+type factsScratch struct {
+	rejected map[string]bool
+	seen     [4]map[string]bool // of the files, commands, errors and names collected
+	items    [4][]string        // the same kinds' entries
+	edited   []string
+	calls    []decodedCall
+	fs, ns   []string
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	x := &factsScratch{rejected: map[string]bool{}, calls: make([]decodedCall, 0, 16)}
+	for k := range x.seen {
+		x.seen[k] = map[string]bool{}
+	}
+	return x
+}}
+
+// release empties x, which then holds no string of the extraction, and
+// puts it back in the pool; a scratch grown past scratchMax entries in a
+// map is dropped instead, so that the pool holds no huge map.
+func (x *factsScratch) release() {
+	big := len(x.rejected) > scratchMax
+	clear(x.rejected)
+	for k := range x.seen {
+		big = big || len(x.seen[k]) > scratchMax
+		clear(x.seen[k])
+		clear(x.items[k])
+		x.items[k] = x.items[k][:0]
+	}
+	clear(x.edited)
+	clear(x.calls)
+	clear(x.fs)
+	clear(x.ns)
+	x.edited, x.calls, x.fs, x.ns = x.edited[:0], x.calls[:0], x.fs[:0], x.ns[:0]
+	if !big {
+		scratchPool.Put(x)
+	}
+}
+
+// scratchMax bounds the entries of a pooled scratch's maps.
+const scratchMax = 4096
 
 // decodedCall is a tool call's arguments decoded (see decodeArgs): ok
 // when they are a JSON object.
