@@ -188,6 +188,7 @@ func FuzzAppendTokens(f *testing.F) {
 		"x_y", "a.b.c.go ~/x/y ./run.sh ../a /etc/hosts settings.DEBUG __init__.py",
 		"caf\u00e9 na\u00efve \u00c9t\u00e9 read_config\xff\xfeFoo",
 		"trailing dots... and-dashes-- v1.2.3 a/b/ //x @scope/pkg",
+		"This is I. Done. Word.. fooBar aB 1Foo 9fooBar -Foo foo-Bar e.g. x.Y A_b _ab end. go.mod. a. see main.go and os.path here",
 	} {
 		f.Add(s)
 	}

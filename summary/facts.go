@@ -821,18 +821,29 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 		for i > done && isPathByte(text[i-1]) {
 			i--
 		}
-		j := p
-		var class uint8
+		j := p + 1
+		var rest uint8 // the classes of the run's bytes after p
 		for ; j < len(text); j++ {
 			c := byteClass[text[j]]
 			if c&classPath == 0 {
 				break
 			}
-			class |= c
+			rest |= c
 		}
+		done = j
+		if rest&classMarks == 0 {
+			// p is the run's only mark. A capital that follows no
+			// lower-case letter (a word of prose: This, I), or a dot
+			// that ends the run (the end of a sentence), leaves no path
+			// (nothing but plain bytes once the dot is trimmed) and no
+			// name (no underscore, inner dot or inner capital).
+			if c := text[p]; 'A' <= c && c <= 'Z' && (p == i || !('a' <= text[p-1] && text[p-1] <= 'z')) || c == '.' && j == p+1 {
+				continue
+			}
+		}
+		class := rest | byteClass[text[p]]
 		dot, slash, mark := class&classDot != 0, class&classSlash != 0, class&classMark != 0
 		run := text[i:j]
-		done = j
 		if (dot || slash) && wantFiles {
 			if p := pathToken(run); p != "" {
 				files = append(files, p)
