@@ -54,6 +54,36 @@ func TestKeyerOne(t *testing.T) {
 	}
 }
 
+// TestKeyerHeads checks that the key of several messages in a scope the
+// keyer remembers (a history's head, taken with every request) is the one
+// computed anew, the first time and every time after, and that heads of
+// other lengths or scopes get other keys.
+func TestKeyerHeads(t *testing.T) {
+	msgs := []processor.Message{
+		processor.SystemMessage(strings.Repeat("s", 300)),
+		processor.UserMessage("fix the parser"),
+		processor.UserMessage("[abridge: summary of the earlier conversation]\n" + strings.Repeat("m", 3000)),
+		processor.TextMessage("on it"),
+	}
+	var k keyer
+	seen := map[Key]string{}
+	for round := range 3 {
+		for _, scope := range []string{"", "conversation-1", "conversation-2"} {
+			for n := 1; n <= len(msgs); n++ {
+				got, want := k.key(scope, msgs[:n]), newHasher(true).cheapKey(scope, msgs[:n])
+				if got != want {
+					t.Errorf("round %d, scope %q, %d messages: key %v, computed anew %v", round, scope, n, got, want)
+				}
+				name := scope + "/" + strings.Repeat("m", n)
+				if other, dup := seen[got]; dup && other != name {
+					t.Errorf("%s and %s have the same key", other, name)
+				}
+				seen[got] = name
+			}
+		}
+	}
+}
+
 // TestKeyerLasts checks lasts, which takes the keys of the messages a
 // history shares with the one it was given before for the same head from
 // then, against keys computed anew: a history growing request by request,
