@@ -853,11 +853,20 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 			continue // a path's segments are no names
 		}
 		for k := 0; k < len(run); {
-			m := k
-			for m < len(run) && (isNameByte(run[m]) || run[m] == '.') {
-				m++
+			m, dot := k, -1 // dot: the segment's last dot
+			for ; m < len(run); m++ {
+				if c := run[m]; c == '.' {
+					dot = m
+				} else if !isNameByte(c) {
+					break
+				}
 			}
-			if name, ok := codeName(strings.Trim(run[k:m], ".")); ok {
+			if dot < 0 {
+				// No dot to trim or look at: an identifier or nothing.
+				if tok := run[k:m]; len(tok) <= 80 && isCodeIdent(tok) {
+					names = append(names, tok)
+				}
+			} else if name, ok := codeName(strings.Trim(run[k:m], ".")); ok {
 				names = append(names, name)
 			}
 			k = m + 1
@@ -881,7 +890,8 @@ func nextMarkByte(s string, i int) int {
 		upper := (t + ones*(0x80-'A')) & ^(t + ones*(0x7f-'Z')) & high &^ x // ASCII 'A' to 'Z'
 		// Each test flags a byte by its high bit; the lowest byte flagged
 		// is exact (a borrow runs only toward higher bytes).
-		if hit := upper | hasZero(x^(ones*'.')) | hasZero(x^(ones*'/')) | hasZero(x^(ones*'_')); hit != 0 {
+		// '.' and '/' differ in their lowest bit only: one test finds both.
+		if hit := upper | hasZero((x|ones)^(ones*'/')) | hasZero(x^(ones*'_')); hit != 0 {
 			return i + bits.TrailingZeros64(hit)>>3
 		}
 	}
