@@ -139,7 +139,9 @@ func WithFacts(prose, facts string) string {
 func parseFacts(section string) factSet {
 	var s factSet
 	var list *[]string // the list "- " lines go to
-	for _, line := range strings.Split(section, "\n") {
+	for rest, more := section, true; more; {
+		var line string
+		line, rest, more = strings.Cut(rest, "\n")
 		switch {
 		case line == factsUser:
 			list = &s.user
@@ -148,13 +150,13 @@ func parseFacts(section string) factSet {
 		case line == factsErrors:
 			list = &s.errors
 		case strings.HasPrefix(line, factsEdited):
-			s.edited = append(s.edited, splitList(line[len(factsEdited):])...)
+			s.edited = appendList(s.edited, line[len(factsEdited):])
 			list = nil
 		case strings.HasPrefix(line, factsFiles):
-			s.files = append(s.files, splitList(line[len(factsFiles):])...)
+			s.files = appendList(s.files, line[len(factsFiles):])
 			list = nil
 		case strings.HasPrefix(line, factsNames):
-			s.names = append(s.names, splitList(line[len(factsNames):])...)
+			s.names = appendList(s.names, line[len(factsNames):])
 			list = nil
 		case strings.HasPrefix(line, "- ") && list != nil:
 			*list = append(*list, line[2:])
@@ -163,9 +165,12 @@ func parseFacts(section string) factSet {
 	return s
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, e := range strings.Split(s, ", ") {
+// appendList appends to out the entries of the comma-separated list s,
+// white space trimmed, the empty ones left out.
+func appendList(out []string, s string) []string {
+	for more := true; more; {
+		var e string
+		e, s, more = strings.Cut(s, ", ")
 		if e = strings.TrimSpace(e); e != "" {
 			out = append(out, e)
 		}
@@ -258,38 +263,36 @@ func (s factSet) render(max int) string {
 		{factsNames, s.names, false},
 	}
 	var b strings.Builder
+	b.Grow(min(max, 16<<10)) // what fitFirst counts keeps the section within max
 	b.WriteString(FactsHeader)
 	spare := 0
 	wrote := false
 	for k, kd := range kinds {
+		// The label and the newest items that fit in the kind's share, in
+		// their order.
 		share := budget*factShares[k]/100 + spare
-		text, used := fitNewest(kd.label, kd.items, kd.list, share)
+		first, used := fitFirst(kd.label, kd.items, kd.list, share)
 		spare = share - used
-		if text != "" {
-			b.WriteString("\n")
-			b.WriteString(text)
-			wrote = true
+		if first == len(kd.items) {
+			continue
 		}
+		b.WriteString("\n")
+		b.WriteString(kd.label)
+		for i, e := range kd.items[first:] {
+			switch {
+			case kd.list:
+				b.WriteString("\n- ")
+			case i > 0:
+				b.WriteString(", ")
+			}
+			b.WriteString(e)
+		}
+		wrote = true
 	}
 	if !wrote {
 		return ""
 	}
 	return b.String()
-}
-
-// fitNewest writes label and the newest items that fit in budget
-// characters (counting the line break before it), in their order, and
-// returns the text and the characters it takes.
-func fitNewest(label string, items []string, list bool, budget int) (string, int) {
-	first, used := fitFirst(label, items, list, budget)
-	if first == len(items) {
-		return "", 0
-	}
-	kept := items[first:]
-	if list {
-		return label + "\n- " + strings.Join(kept, "\n- "), used
-	}
-	return label + strings.Join(kept, ", "), used
 }
 
 // fitFirst returns the index of the oldest of the newest items that fit
