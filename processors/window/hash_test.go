@@ -1,8 +1,10 @@
 package window
 
 import (
+	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -126,5 +128,67 @@ func TestKeyerLasts(t *testing.T) {
 		if diff := cmp.Diff(want, k.lasts(tt.msgs, 1)); diff != "" {
 			t.Errorf("%s: lasts (-computed anew +keyer):\n%s", tt.name, diff)
 		}
+	}
+}
+
+// savingStore is a MemoryStore that records the spans saved.
+type savingStore struct {
+	*MemoryStore
+	mu    sync.Mutex
+	saved []Span
+}
+
+func (s *savingStore) Save(ctx context.Context, k Key, span Span) error {
+	s.mu.Lock()
+	s.saved = append(s.saved, span)
+	s.mu.Unlock()
+	return s.MemoryStore.Save(ctx, k, span)
+}
+
+// The digest of every span saved is the hash of its content, when the
+// window goes on from the hash state after a head it remembered (agents
+// that store the processed history, compacted again and again) and for
+// two conversations whose heads have the same key (their system prompts
+// differ only where a cheap key does not read) but not the same content.
+func TestSpanDigestsFromHead(t *testing.T) {
+	store := &savingStore{MemoryStore: NewMemoryStore(0)}
+	w := New(Options{MaxMessages: 12, Store: store})
+	prompt := func(c byte) string {
+		return "You are a coding agent. " + strings.Repeat("r", 100) + string(c) + strings.Repeat("r", 100) + " Be brief."
+	}
+	stored := map[byte][]processor.Message{}
+	rounds := map[byte]int{}
+	// Each conversation compacted several times in a row (the window goes
+	// on from its head), then the other, whose head has the same key.
+	for _, c := range []byte("aaaabbbbaa") {
+		round := rounds[c]
+		rounds[c]++
+		h := stored[c]
+		if h == nil {
+			h = []processor.Message{processor.SystemMessage(prompt(c)), user("Fix the failing test in pkg/x."),
+				text("I'll look at the package first."), user("Go ahead.")}
+		}
+		h = append(slices.Clone(h), toolLoop(10*round, 5, 300)...)
+		store.saved = nil
+		out, err := w.Process(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round > 0 && len(store.saved) == 0 {
+			t.Fatalf("round %d, conversation %c: no compaction", round, c)
+		}
+		for _, s := range store.saved {
+			f := newHasher(false)
+			for i := range s.Head + s.Count + s.Cleared {
+				f.message(&h[i])
+			}
+			if want := f.sum(); s.Digest != want {
+				t.Errorf("round %d, conversation %c: span digest %v, the hash of its content %v", round, c, s.Digest, want)
+			}
+		}
+		stored[c] = out
+	}
+	if a, b := stored['a'], stored['b']; w.keys.key("", a[:3]) != w.keys.key("", b[:3]) {
+		t.Errorf("the two heads have different keys: the test no longer tries heads of the same key")
 	}
 }
