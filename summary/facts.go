@@ -214,7 +214,8 @@ func appendNewest(old, new []string) []string {
 		}
 		return out
 	}
-	last := make(map[string]int, len(all))
+	lp := lastPool.Get().(*map[string]int)
+	last := *lp
 	for i, e := range all {
 		last[e] = i
 	}
@@ -223,8 +224,16 @@ func appendNewest(old, new []string) []string {
 			out = append(out, e)
 		}
 	}
+	if len(last) <= scratchMax {
+		clear(last)
+		lastPool.Put(lp)
+	}
 	return out
 }
+
+// lastPool holds the maps appendNewest finds each entry's last place
+// with, emptied (one of more than scratchMax entries is dropped).
+var lastPool = sync.Pool{New: func() any { m := map[string]int{}; return &m }}
 
 // dropIn returns list without the entries in drop, filtered in place (every
 // caller passes a list of its own).
