@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -291,11 +292,12 @@ func (d *argDecoder) unquote(start int) (string, bool) {
 	s := d.s
 	// The text up to the closing quote bounds the value's length.
 	end := start
-	for end < len(s) && s[end] != '"' {
-		if s[end] == '\\' {
-			end++
+	for end < len(s) {
+		end = nextQuoteOrEscape(s, end)
+		if end >= len(s) || s[end] == '"' {
+			break
 		}
-		end++
+		end += 2 // an escape and the byte it escapes
 	}
 	var b strings.Builder
 	b.Grow(min(end, len(s)) - start)
@@ -348,8 +350,10 @@ func (d *argDecoder) unquote(start int) (string, bool) {
 			}
 			i += 2
 		case c < utf8.RuneSelf:
-			b.WriteByte(c)
-			i++
+			// A run of plain ASCII bytes, copied at once.
+			j := nextSpecial(s, i+1)
+			b.WriteString(s[i:j])
+			i = j
 		default:
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -474,4 +478,60 @@ func writesDecoded(name string, args []argMember) bool {
 		}
 	}
 	return false
+}
+
+// SWAR constants: a byte of ones, and each byte's high bit.
+const (
+	swarOnes = 0x0101010101010101
+	swarHigh = 0x8080808080808080
+)
+
+// load8 returns the 8 bytes of s at i (at least 8 left) as a little-endian
+// word.
+func load8(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// swarZero flags, by its high bit, each zero byte of v; the lowest flag
+// is exact (a borrow runs only toward higher bytes).
+func swarZero(v uint64) uint64 { return (v - swarOnes) &^ v & swarHigh }
+
+// nextQuoteOrEscape returns the index of the first '"' or '\\' of s at or
+// after i, or len(s), testing 8 bytes at a time.
+func nextQuoteOrEscape(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		x := load8(s, i)
+		if hit := swarZero(x^(swarOnes*'"')) | swarZero(x^(swarOnes*'\\')); hit != 0 {
+			return i + bits.TrailingZeros64(hit)>>3
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// nextSpecial returns the index of the first byte of s at or after i that
+// a JSON string's plain ASCII run ends at: '"', '\\', a control byte or a
+// byte of a multi-byte character; len(s) when there is none.
+func nextSpecial(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		x := load8(s, i)
+		// Control bytes: below 0x20 (x & high is kept apart: a byte of 0x80
+		// or more is special anyway, and masks the test's own false flags).
+		ctl := (x - swarOnes*0x20) &^ x & swarHigh
+		if hit := swarZero(x^(swarOnes*'"')) | swarZero(x^(swarOnes*'\\')) | ctl | x&swarHigh; hit != 0 {
+			return i + bits.TrailingZeros64(hit)>>3
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(s)
 }

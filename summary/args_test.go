@@ -2,6 +2,7 @@ package summary
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strconv"
@@ -188,6 +189,7 @@ func FuzzAppendTokens(f *testing.F) {
 		"x_y", "a.b.c.go ~/x/y ./run.sh ../a /etc/hosts settings.DEBUG __init__.py",
 		"caf\u00e9 na\u00efve \u00c9t\u00e9 read_config\xff\xfeFoo",
 		"trailing dots... and-dashes-- v1.2.3 a/b/ //x @scope/pkg",
+		"This is I. Done. Word.. fooBar aB 1Foo 9fooBar -Foo foo-Bar e.g. x.Y A_b _ab end. go.mod. a. see main.go and os.path here",
 	} {
 		f.Add(s)
 	}
@@ -212,6 +214,50 @@ func TestNextMarkByte(t *testing.T) {
 			}
 			if got := nextMarkByte(string(buf), 0); got != want {
 				t.Fatalf("byte %#x at %d: got %d, want %d", b, at, got, want)
+			}
+		}
+	}
+}
+
+// nextSpecial and nextQuoteOrEscape find every byte value they look for at
+// every place of an 8-byte word, after a word with none, and only those.
+func TestNextSpecial(t *testing.T) {
+	for b := range 256 {
+		for at := range 20 {
+			buf := []byte(strings.Repeat("a", 20))
+			buf[at] = byte(b)
+			s := string(buf)
+			want := 20
+			if b == '"' || b == '\\' || b < 0x20 || b >= 0x80 {
+				want = at
+			}
+			if got := nextSpecial(s, 0); got != want {
+				t.Fatalf("nextSpecial: byte %#x at %d: got %d, want %d", b, at, got, want)
+			}
+			want = 20
+			if b == '"' || b == '\\' {
+				want = at
+			}
+			if got := nextQuoteOrEscape(s, 0); got != want {
+				t.Fatalf("nextQuoteOrEscape: byte %#x at %d: got %d, want %d", b, at, got, want)
+			}
+		}
+	}
+	// Several special bytes in a word, from every start.
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		buf := make([]byte, r.IntN(40))
+		for i := range buf {
+			buf[i] = []byte{'a', 'Z', ' ', '"', '\\', 0x01, 0x1f, 0x7f, 0x80, 0xc3, 0xff}[r.IntN(11)]
+		}
+		s := string(buf)
+		for i := 0; i <= len(s); i++ {
+			want := i
+			for want < len(s) && !(s[want] == '"' || s[want] == '\\' || s[want] < 0x20 || s[want] >= 0x80) {
+				want++
+			}
+			if got := nextSpecial(s, i); got != want {
+				t.Fatalf("nextSpecial(%q, %d) = %d, want %d", s, i, got, want)
 			}
 		}
 	}

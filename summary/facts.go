@@ -2,9 +2,11 @@ package summary
 
 import (
 	"encoding/json"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -137,7 +139,9 @@ func WithFacts(prose, facts string) string {
 func parseFacts(section string) factSet {
 	var s factSet
 	var list *[]string // the list "- " lines go to
-	for _, line := range strings.Split(section, "\n") {
+	for rest, more := section, true; more; {
+		var line string
+		line, rest, more = strings.Cut(rest, "\n")
 		switch {
 		case line == factsUser:
 			list = &s.user
@@ -146,13 +150,13 @@ func parseFacts(section string) factSet {
 		case line == factsErrors:
 			list = &s.errors
 		case strings.HasPrefix(line, factsEdited):
-			s.edited = append(s.edited, splitList(line[len(factsEdited):])...)
+			s.edited = appendList(s.edited, line[len(factsEdited):])
 			list = nil
 		case strings.HasPrefix(line, factsFiles):
-			s.files = append(s.files, splitList(line[len(factsFiles):])...)
+			s.files = appendList(s.files, line[len(factsFiles):])
 			list = nil
 		case strings.HasPrefix(line, factsNames):
-			s.names = append(s.names, splitList(line[len(factsNames):])...)
+			s.names = appendList(s.names, line[len(factsNames):])
 			list = nil
 		case strings.HasPrefix(line, "- ") && list != nil:
 			*list = append(*list, line[2:])
@@ -161,9 +165,12 @@ func parseFacts(section string) factSet {
 	return s
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, e := range strings.Split(s, ", ") {
+// appendList appends to out the entries of the comma-separated list s,
+// white space trimmed, the empty ones left out.
+func appendList(out []string, s string) []string {
+	for more := true; more; {
+		var e string
+		e, s, more = strings.Cut(s, ", ")
 		if e = strings.TrimSpace(e); e != "" {
 			out = append(out, e)
 		}
@@ -207,7 +214,8 @@ func appendNewest(old, new []string) []string {
 		}
 		return out
 	}
-	last := make(map[string]int, len(all))
+	lp := lastPool.Get().(*map[string]int)
+	last := *lp
 	for i, e := range all {
 		last[e] = i
 	}
@@ -216,8 +224,16 @@ func appendNewest(old, new []string) []string {
 			out = append(out, e)
 		}
 	}
+	if len(last) <= scratchMax {
+		clear(last)
+		lastPool.Put(lp)
+	}
 	return out
 }
+
+// lastPool holds the maps appendNewest finds each entry's last place
+// with, emptied (one of more than scratchMax entries is dropped).
+var lastPool = sync.Pool{New: func() any { m := map[string]int{}; return &m }}
 
 // dropIn returns list without the entries in drop, filtered in place (every
 // caller passes a list of its own).
@@ -256,38 +272,36 @@ func (s factSet) render(max int) string {
 		{factsNames, s.names, false},
 	}
 	var b strings.Builder
+	b.Grow(min(max, 16<<10)) // what fitFirst counts keeps the section within max
 	b.WriteString(FactsHeader)
 	spare := 0
 	wrote := false
 	for k, kd := range kinds {
+		// The label and the newest items that fit in the kind's share, in
+		// their order.
 		share := budget*factShares[k]/100 + spare
-		text, used := fitNewest(kd.label, kd.items, kd.list, share)
+		first, used := fitFirst(kd.label, kd.items, kd.list, share)
 		spare = share - used
-		if text != "" {
-			b.WriteString("\n")
-			b.WriteString(text)
-			wrote = true
+		if first == len(kd.items) {
+			continue
 		}
+		b.WriteString("\n")
+		b.WriteString(kd.label)
+		for i, e := range kd.items[first:] {
+			switch {
+			case kd.list:
+				b.WriteString("\n- ")
+			case i > 0:
+				b.WriteString(", ")
+			}
+			b.WriteString(e)
+		}
+		wrote = true
 	}
 	if !wrote {
 		return ""
 	}
 	return b.String()
-}
-
-// fitNewest writes label and the newest items that fit in budget
-// characters (counting the line break before it), in their order, and
-// returns the text and the characters it takes.
-func fitNewest(label string, items []string, list bool, budget int) (string, int) {
-	first, used := fitFirst(label, items, list, budget)
-	if first == len(items) {
-		return "", 0
-	}
-	kept := items[first:]
-	if list {
-		return label + "\n- " + strings.Join(kept, "\n- "), used
-	}
-	return label + strings.Join(kept, ", "), used
 }
 
 // fitFirst returns the index of the oldest of the newest items that fit
@@ -327,9 +341,11 @@ func fitFirst(label string, items []string, list bool, budget int) (int, int) {
 // what it holds passes the most room it can get in the section (see
 // [factRooms]), so the section renders as the whole extraction would.
 func extractFacts(messages []processor.Message, previous factSet, max int) factSet {
+	x := scratchPool.Get().(*factsScratch)
+	defer x.release()
 	var s factSet
-	var edited []string                 // as found, before cleaning
-	calls := make([]decodedCall, 0, 16) // in order; read back in reverse
+	edited := x.edited[:0] // as found, before cleaning
+	calls := x.calls[:0]   // in order; read back in reverse
 	for _, m := range messages {
 		if IsMarker(m) {
 			continue
@@ -358,8 +374,8 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 
 	allEdited := append(slices.Clone(previous.edited), s.edited...)
 	rooms := newFactRooms(max, previous, s)
-	rejected := map[string]bool{}
-	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, keep: func(p string) (string, bool) {
+	rejected := x.rejected
+	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, seen: x.seen[0], items: x.items[0][:0], keep: func(p string) (string, bool) {
 		if rejected[p] {
 			return "", false
 		}
@@ -370,9 +386,9 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 		}
 		return q, true
 	}}
-	commands := newestFirst{limit: rooms.commands(), base: 1 + len(factsCommands), sep: 3}
-	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3}
-	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, keep: func(n string) (string, bool) {
+	commands := newestFirst{limit: rooms.commands(), base: 1 + len(factsCommands), sep: 3, seen: x.seen[1], items: x.items[1][:0]}
+	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3, seen: x.seen[2], items: x.items[2][:0]}
+	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, seen: x.seen[3], items: x.items[3][:0], keep: func(n string) (string, bool) {
 		// What the section lists as a file is no name.
 		return n, !slices.Contains(allEdited, n) && !slices.Contains(previous.files, n)
 	}}
@@ -392,8 +408,8 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 			names.limit = rooms.names()
 		}
 	}
-	next := len(calls)  // the calls not read back yet: calls[:next]
-	var fs, ns []string // one text's tokens, in order
+	next := len(calls)           // the calls not read back yet: calls[:next]
+	fs, ns := x.fs[:0], x.ns[:0] // one text's tokens, in order
 	tokens := func(text string, withNames bool) {
 		wantFiles, wantNames := !files.full(), withNames && !names.full()
 		if !wantFiles && !wantNames {
@@ -465,8 +481,57 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 		settle(false)
 	}
 	s.files, s.commands, s.errors, s.names = files.oldestFirst(), commands.oldestFirst(), errs.oldestFirst(), names.oldestFirst()
+	// The lists grown go back to the scratch, for the next extraction.
+	x.edited, x.calls, x.fs, x.ns = edited, calls, fs, ns
+	x.items = [4][]string{files.items, commands.items, errs.items, names.items}
 	return s
 }
+
+// factsScratch is what an extraction works in: maps and lists it empties
+// when done, kept in scratchPool so that the next extraction (on any
+// goroutine, one at a time) finds them grown. Nothing an extraction
+// returns is in it.
+type factsScratch struct {
+	rejected map[string]bool
+	seen     [4]map[string]bool // of the files, commands, errors and names collected
+	items    [4][]string        // the same kinds' entries
+	edited   []string
+	calls    []decodedCall
+	fs, ns   []string
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	x := &factsScratch{rejected: map[string]bool{}, calls: make([]decodedCall, 0, 16)}
+	for k := range x.seen {
+		x.seen[k] = map[string]bool{}
+	}
+	return x
+}}
+
+// release empties x, which then holds no string of the extraction, and
+// puts it back in the pool; a scratch grown past scratchMax entries in a
+// map is dropped instead, so that the pool holds no huge map.
+func (x *factsScratch) release() {
+	big := len(x.rejected) > scratchMax
+	clear(x.rejected)
+	for k := range x.seen {
+		big = big || len(x.seen[k]) > scratchMax
+		clear(x.seen[k])
+		clear(x.items[k])
+		x.items[k] = x.items[k][:0]
+	}
+	clear(x.edited)
+	clear(x.calls)
+	clear(x.fs)
+	clear(x.ns)
+	x.edited, x.calls, x.fs, x.ns = x.edited[:0], x.calls[:0], x.fs[:0], x.ns[:0]
+	if !big {
+		scratchPool.Put(x)
+	}
+}
+
+// scratchMax bounds the entries of a pooled scratch's maps.
+const scratchMax = 4096
 
 // decodedCall is a tool call's arguments decoded (see decodeArgs): ok
 // when they are a JSON object.
@@ -768,18 +833,29 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 		for i > done && isPathByte(text[i-1]) {
 			i--
 		}
-		j := p
-		var class uint8
+		j := p + 1
+		var rest uint8 // the classes of the run's bytes after p
 		for ; j < len(text); j++ {
 			c := byteClass[text[j]]
 			if c&classPath == 0 {
 				break
 			}
-			class |= c
+			rest |= c
 		}
+		done = j
+		if rest&classMarks == 0 {
+			// p is the run's only mark. A capital that follows no
+			// lower-case letter (a word of prose: This, I), or a dot
+			// that ends the run (the end of a sentence), leaves no path
+			// (nothing but plain bytes once the dot is trimmed) and no
+			// name (no underscore, inner dot or inner capital).
+			if c := text[p]; 'A' <= c && c <= 'Z' && (p == i || !('a' <= text[p-1] && text[p-1] <= 'z')) || c == '.' && j == p+1 {
+				continue
+			}
+		}
+		class := rest | byteClass[text[p]]
 		dot, slash, mark := class&classDot != 0, class&classSlash != 0, class&classMark != 0
 		run := text[i:j]
-		done = j
 		if (dot || slash) && wantFiles {
 			if p := pathToken(run); p != "" {
 				files = append(files, p)
@@ -789,11 +865,20 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 			continue // a path's segments are no names
 		}
 		for k := 0; k < len(run); {
-			m := k
-			for m < len(run) && (isNameByte(run[m]) || run[m] == '.') {
-				m++
+			m, dot := k, -1 // dot: the segment's last dot
+			for ; m < len(run); m++ {
+				if c := run[m]; c == '.' {
+					dot = m
+				} else if !isNameByte(c) {
+					break
+				}
 			}
-			if name, ok := codeName(strings.Trim(run[k:m], ".")); ok {
+			if dot < 0 {
+				// No dot to trim or look at: an identifier or nothing.
+				if tok := run[k:m]; len(tok) <= 80 && isCodeIdent(tok) {
+					names = append(names, tok)
+				}
+			} else if name, ok := codeName(strings.Trim(run[k:m], ".")); ok {
 				names = append(names, name)
 			}
 			k = m + 1
@@ -815,13 +900,11 @@ func nextMarkByte(s string, i int) int {
 			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 		t := x &^ high                                                      // each byte's low 7 bits
 		upper := (t + ones*(0x80-'A')) & ^(t + ones*(0x7f-'Z')) & high &^ x // ASCII 'A' to 'Z'
-		if upper|hasZero(x^(ones*'.'))|hasZero(x^(ones*'/'))|hasZero(x^(ones*'_')) == 0 {
-			continue
-		}
-		for k := i; k < i+8; k++ {
-			if byteClass[s[k]]&classMarks != 0 {
-				return k
-			}
+		// Each test flags a byte by its high bit; the lowest byte flagged
+		// is exact (a borrow runs only toward higher bytes).
+		// '.' and '/' differ in their lowest bit only: one test finds both.
+		if hit := upper | hasZero((x|ones)^(ones*'/')) | hasZero(x^(ones*'_')); hit != 0 {
+			return i + bits.TrailingZeros64(hit)>>3
 		}
 	}
 	for ; i < len(s); i++ {
@@ -842,7 +925,7 @@ func codeName(tok string) (string, bool) {
 	if dot < 0 {
 		return tok, isCodeIdent(tok)
 	}
-	if knownExt[strings.ToLower(tok[dot+1:])] || len(tok) < 4 {
+	if len(tok) < 4 || isKnownExt(tok[dot+1:]) {
 		return "", false
 	}
 	// Every segment is led by a letter or an underscore.

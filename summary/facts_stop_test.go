@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -160,4 +161,29 @@ func factsHistory(r *rand.Rand, n int) []processor.Message {
 		}
 	}
 	return h
+}
+
+// One Facts used by several goroutines at once (as the windows of a
+// proxy share one) gives each the section of the reference: the
+// extractions' pooled scratch is never shared between two of them, and
+// holds nothing of a section once returned (run with -race).
+func TestFactsConcurrent(t *testing.T) {
+	f := summary.NewFacts(summary.FactsOptions{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			h := factsHistory(rand.New(rand.NewPCG(uint64(g), 11)), 200)
+			prev := ""
+			for from := 0; from < len(h); from += 13 {
+				msgs := h[from:min(len(h), from+13)]
+				got := f.Section(msgs, prev, 0)
+				if want := summary.RefSection(summary.DefaultFactsChars, msgs, prev, 0); got != want {
+					t.Errorf("goroutine %d, messages %d to %d (-reference +got):\n%s", g, from, from+len(msgs), cmp.Diff(want, got))
+					return
+				}
+				_, prev = summary.SplitFacts(got)
+			}
+		})
+	}
+	wg.Wait()
 }

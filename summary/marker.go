@@ -3,7 +3,9 @@ package summary
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
@@ -38,7 +40,7 @@ func Marker(summary string) processor.Message {
 // what [ParseMarker] returns for the marker.
 func MarkerRef(summary string) (text, normalized, ref string) {
 	s := normalize(summary)
-	ref = Ref(s)
+	ref = refNormalized(s)
 	return Prefix + "\n" + handoff + "\n" + refLabel + ref + "\n\n" + s, s, ref
 }
 
@@ -48,8 +50,49 @@ func MarkerRef(summary string) (text, normalized, ref string) {
 // a store can tell a marker it wrote from a text that only looks like one,
 // and find what the summary covered.
 func Ref(summary string) string {
-	sum := sha256.Sum256([]byte(normalize(summary)))
-	return refPrefix + hex.EncodeToString(sum[:10])
+	return refNormalized(normalize(summary))
+}
+
+// lastRef is the last reference refNormalized computed and its text: a
+// window computes the reference of each summary it writes for its marker,
+// and its store again when it saves the span.
+var lastRef struct {
+	mu        sync.Mutex
+	text, ref string
+}
+
+// refHashers holds SHA-256 hashers with a buffer to feed them a string
+// through, so that a reference copies no summary into a new byte slice.
+var refHashers = sync.Pool{New: func() any { return &refHasher{h: sha256.New()} }}
+
+type refHasher struct {
+	h   hash.Hash
+	buf [4096]byte
+	sum [sha256.Size]byte
+}
+
+// refNormalized is Ref of a summary already normalized.
+func refNormalized(s string) string {
+	lastRef.mu.Lock()
+	if lastRef.ref != "" && lastRef.text == s {
+		r := lastRef.ref
+		lastRef.mu.Unlock()
+		return r
+	}
+	lastRef.mu.Unlock()
+	h := refHashers.Get().(*refHasher)
+	h.h.Reset()
+	for rest := s; rest != ""; {
+		n := copy(h.buf[:], rest)
+		h.h.Write(h.buf[:n])
+		rest = rest[n:]
+	}
+	r := refPrefix + hex.EncodeToString(h.h.Sum(h.sum[:0])[:10])
+	refHashers.Put(h)
+	lastRef.mu.Lock()
+	lastRef.text, lastRef.ref = s, r
+	lastRef.mu.Unlock()
+	return r
 }
 
 // normalize trims white space, makes line ends "\n", and makes NUL bytes

@@ -1,7 +1,10 @@
 package summary
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -80,4 +83,37 @@ func TestMarkerRef(t *testing.T) {
 			t.Errorf("MarkerRef(%q) ref %s, Ref %s", s, ref, Ref(s))
 		}
 	}
+}
+
+// Ref is "sum-" and the first 20 hexadecimal digits of the SHA-256 of the
+// normalized summary, for summaries shorter and longer than the buffer it
+// hashes through, asked again, in turn and from several goroutines (the
+// last reference is remembered).
+func TestRefValue(t *testing.T) {
+	var texts []string
+	for _, n := range []int{0, 1, 4095, 4096, 4097, 9000, 20000} {
+		texts = append(texts, strings.Repeat("ab\ncd", n/5+1)[:n]+"x")
+	}
+	texts = append(texts, texts[3][:4096]+"y") // the same length as another
+	want := func(s string) string {
+		sum := sha256.Sum256([]byte(normalize(s)))
+		return "sum-" + hex.EncodeToString(sum[:])[:20]
+	}
+	for _, s := range []string{texts[3], texts[len(texts)-1], texts[3], texts[3]} {
+		if got := Ref(s); got != want(s) {
+			t.Errorf("Ref of %d bytes ending %q = %s, want %s", len(s), s[len(s)-1:], got, want(s))
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Go(func() {
+			for k := range 3 * len(texts) {
+				s := texts[(k+g)%len(texts)]
+				if got := Ref(s); got != want(s) {
+					t.Errorf("Ref of %d bytes = %s, want %s", len(s), got, want(s))
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -482,7 +483,7 @@ func pathToken(run string) string {
 // looksLikePath reports whether t has a known file extension, or is an
 // absolute, home or dot-relative path of at least two segments.
 func looksLikePath(t string) bool {
-	if ext := path.Ext(t); len(ext) > 1 && knownExt[strings.ToLower(ext[1:])] {
+	if ext := path.Ext(t); len(ext) > 1 && isKnownExt(ext[1:]) {
 		base := path.Base(t)
 		return len(base) > len(ext) && !strings.HasPrefix(base, "_")
 	}
@@ -497,7 +498,33 @@ func looksLikePath(t string) bool {
 	return false
 }
 
-// knownExt lists the file extensions that mark a token as a path.
+// isKnownExt reports whether strings.ToLower(ext) is in knownExt. An ASCII
+// ext is lowered on the stack, and rejected at once when it is longer than
+// every known extension; any other (whose lower case may be shorter, or
+// ASCII: the Kelvin sign lowers to 'k') goes through strings.ToLower.
+func isKnownExt(ext string) bool {
+	var b [maxExtLen]byte
+	for i := 0; i < len(ext); i++ {
+		c := ext[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return knownExt[strings.ToLower(ext)]
+		case i >= maxExtLen:
+			continue // too long, unless a later byte is not ASCII
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return len(ext) <= maxExtLen && knownExt[string(b[:len(ext)])]
+}
+
+// maxExtLen is the length of the longest extension in knownExt (checked
+// by a test).
+const maxExtLen = 10
+
+// knownExt lists the file extensions that mark a token as a path, in
+// lower case.
 var knownExt = func() map[string]bool {
 	m := map[string]bool{}
 	for _, e := range strings.Fields(`go mod sum py pyi pyx js mjs cjs jsx ts tsx vue svelte rb rs java kt kts scala

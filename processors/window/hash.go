@@ -204,14 +204,15 @@ func (h *hasher) sum() Digest {
 }
 
 // keyer computes keys (see [Key]), reusing its hashers so that a request
-// costs no new one, and remembering the keys of single messages (those
-// lasts and span ends take) by what their cheap hash is fed: a history sent
-// again with every request has each message's key computed once.
+// costs no new one, and remembering keys (of single messages, which lasts
+// and span ends take, and of a history's head, which every request takes)
+// by what their cheap hash is fed: a history sent again with every request
+// has each message's key, and its head's, computed once.
 type keyer struct {
 	pool sync.Pool
 
 	mu    sync.Mutex
-	ones  map[string]Key // the key of one message, by the bytes fed for it
+	ones  map[string]Key // a key, by the bytes fed for it
 	bytes int            // the length of the map's strings
 	// prev holds what lasts returned last, by the key of the history's
 	// head: a conversation's next request repeats its messages, and their
@@ -281,17 +282,18 @@ const maxOneBytes = 4 << 20
 func (k *keyer) key(scope string, ms []processor.Message) Key {
 	h := k.get()
 	defer k.pool.Put(h)
-	if scope == "" && len(ms) == 1 {
-		return k.one(h, ms)
-	}
-	return h.cheapKey(scope, ms)
+	return k.remembered(h, scope, ms)
 }
 
-// one is key("", ms) on h for one message, taken from the keys remembered
-// when it was computed before (the bytes fed compared in full, not a hash
-// of them).
-func (k *keyer) one(h *hasher, ms []processor.Message) Key {
-	h.feedKey("", ms)
+// one is key("", ms) on h for one message.
+func (k *keyer) one(h *hasher, ms []processor.Message) Key { return k.remembered(h, "", ms) }
+
+// remembered is key(scope, ms) on h, taken from the keys remembered when
+// it was computed before (the bytes fed compared in full, not a hash of
+// them): the key of a history's head, asked for with each request, and
+// those of single messages.
+func (k *keyer) remembered(h *hasher, scope string, ms []processor.Message) Key {
+	h.feedKey(scope, ms)
 	if h.flushed {
 		return h.keySum() // too long to remember by its bytes
 	}

@@ -1,8 +1,10 @@
 package window
 
 import (
+	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,6 +56,36 @@ func TestKeyerOne(t *testing.T) {
 	}
 }
 
+// TestKeyerHeads checks that the key of several messages in a scope the
+// keyer remembers (a history's head, taken with every request) is the one
+// computed anew, the first time and every time after, and that heads of
+// other lengths or scopes get other keys.
+func TestKeyerHeads(t *testing.T) {
+	msgs := []processor.Message{
+		processor.SystemMessage(strings.Repeat("s", 300)),
+		processor.UserMessage("fix the parser"),
+		processor.UserMessage("[abridge: summary of the earlier conversation]\n" + strings.Repeat("m", 3000)),
+		processor.TextMessage("on it"),
+	}
+	var k keyer
+	seen := map[Key]string{}
+	for round := range 3 {
+		for _, scope := range []string{"", "conversation-1", "conversation-2"} {
+			for n := 1; n <= len(msgs); n++ {
+				got, want := k.key(scope, msgs[:n]), newHasher(true).cheapKey(scope, msgs[:n])
+				if got != want {
+					t.Errorf("round %d, scope %q, %d messages: key %v, computed anew %v", round, scope, n, got, want)
+				}
+				name := scope + "/" + strings.Repeat("m", n)
+				if other, dup := seen[got]; dup && other != name {
+					t.Errorf("%s and %s have the same key", other, name)
+				}
+				seen[got] = name
+			}
+		}
+	}
+}
+
 // TestKeyerLasts checks lasts, which takes the keys of the messages a
 // history shares with the one it was given before for the same head from
 // then, against keys computed anew: a history growing request by request,
@@ -96,5 +128,67 @@ func TestKeyerLasts(t *testing.T) {
 		if diff := cmp.Diff(want, k.lasts(tt.msgs, 1)); diff != "" {
 			t.Errorf("%s: lasts (-computed anew +keyer):\n%s", tt.name, diff)
 		}
+	}
+}
+
+// savingStore is a MemoryStore that records the spans saved.
+type savingStore struct {
+	*MemoryStore
+	mu    sync.Mutex
+	saved []Span
+}
+
+func (s *savingStore) Save(ctx context.Context, k Key, span Span) error {
+	s.mu.Lock()
+	s.saved = append(s.saved, span)
+	s.mu.Unlock()
+	return s.MemoryStore.Save(ctx, k, span)
+}
+
+// The digest of every span saved is the hash of its content, when the
+// window goes on from the hash state after a head it remembered (agents
+// that store the processed history, compacted again and again) and for
+// two conversations whose heads have the same key (their system prompts
+// differ only where a cheap key does not read) but not the same content.
+func TestSpanDigestsFromHead(t *testing.T) {
+	store := &savingStore{MemoryStore: NewMemoryStore(0)}
+	w := New(Options{MaxMessages: 12, Store: store})
+	prompt := func(c byte) string {
+		return "You are a coding agent. " + strings.Repeat("r", 100) + string(c) + strings.Repeat("r", 100) + " Be brief."
+	}
+	stored := map[byte][]processor.Message{}
+	rounds := map[byte]int{}
+	// Each conversation compacted several times in a row (the window goes
+	// on from its head), then the other, whose head has the same key.
+	for _, c := range []byte("aaaabbbbaa") {
+		round := rounds[c]
+		rounds[c]++
+		h := stored[c]
+		if h == nil {
+			h = []processor.Message{processor.SystemMessage(prompt(c)), user("Fix the failing test in pkg/x."),
+				text("I'll look at the package first."), user("Go ahead.")}
+		}
+		h = append(slices.Clone(h), toolLoop(10*round, 5, 300)...)
+		store.saved = nil
+		out, err := w.Process(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round > 0 && len(store.saved) == 0 {
+			t.Fatalf("round %d, conversation %c: no compaction", round, c)
+		}
+		for _, s := range store.saved {
+			f := newHasher(false)
+			for i := range s.Head + s.Count + s.Cleared {
+				f.message(&h[i])
+			}
+			if want := f.sum(); s.Digest != want {
+				t.Errorf("round %d, conversation %c: span digest %v, the hash of its content %v", round, c, s.Digest, want)
+			}
+		}
+		stored[c] = out
+	}
+	if a, b := stored['a'], stored['b']; w.keys.key("", a[:3]) != w.keys.key("", b[:3]) {
+		t.Errorf("the two heads have different keys: the test no longer tries heads of the same key")
 	}
 }

@@ -41,6 +41,56 @@ type memo struct {
 
 	verified      map[Digest]*verified
 	verifiedChars int // characters of the messages verified holds
+
+	// heads holds the hash state after a conversation's head, by the
+	// head's key (see Window.spanDigest), within headsLimit characters.
+	heads      map[Key]*verified
+	headsChars int
+}
+
+// headsLimit bounds the characters of the heads a memo keeps (and
+// memoLimit their number).
+const headsLimit = 16 << 20
+
+// headState returns the hash state after head when the memo has it for a
+// head of the same content under key k.
+func (m *memo) headState(k Key, head []processor.Message) ([]byte, bool) {
+	m.mu.Lock()
+	v := m.heads[k]
+	m.mu.Unlock()
+	if v == nil || len(v.msgs) != len(head) {
+		return nil, false
+	}
+	for i := range head {
+		if !sameContent(&head[i], &v.msgs[i]) {
+			return nil, false
+		}
+	}
+	return v.state, true
+}
+
+// rememberHead remembers state as the hash state after head (copied),
+// under its key k.
+func (m *memo) rememberHead(k Key, head []processor.Message, state []byte) {
+	chars := 0
+	for _, msg := range head {
+		chars += processor.Chars(msg)
+	}
+	if chars > headsLimit/4 {
+		return
+	}
+	v := &verified{msgs: processor.Clone(head), state: state, chars: chars}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old := m.heads[k]; old != nil {
+		m.headsChars -= old.chars
+	}
+	if m.headsChars+chars > headsLimit || len(m.heads) >= memoLimit {
+		clear(m.heads)
+		m.headsChars = 0
+	}
+	m.heads[k] = v
+	m.headsChars += chars
 }
 
 // verified is the content of a span's head and covered messages, and the
@@ -69,6 +119,7 @@ func (m *memo) init() {
 	m.waits = map[Key]int{}
 	m.retried = map[Digest]time.Time{}
 	m.verified = map[Digest]*verified{}
+	m.heads = map[Key]*verified{}
 }
 
 // match returns the hash state after history when history has the content

@@ -480,7 +480,7 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	if v.span != nil {
 		fed, sum, fallback = fed+v.span.Cleared, v.span.Summary, v.span.Fallback
 	}
-	span := Span{Head: head, Count: count, Cleared: cleared, Digest: w.spanDigest(history, v.hash, fed, end), Summary: sum, Fallback: fallback}
+	span := Span{Head: head, Count: count, Cleared: cleared, Digest: w.spanDigest(history, head, v.hash, fed, end), Summary: sum, Fallback: fallback}
 	w.save(ctx, w.storeKey(ctx, v, history, head), history, span)
 	w.emit(ctx, EventCleared, Event{
 		MessagesBefore: len(h), TokensBefore: w.countTail(h),
@@ -725,7 +725,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		from = head + v.span.Count + v.span.Cleared
 	}
 	end := head + covered + cleared
-	d := w.spanDigest(history, v.hash, from, end)
+	d := w.spanDigest(history, head, v.hash, from, end)
 
 	ev := Event{
 		MessagesBefore: len(h),
@@ -807,13 +807,31 @@ func (w *Window) storeKey(ctx context.Context, v view, history []processor.Messa
 
 // spanDigest returns the digest of the content of history[:end], going on from
 // hash (nil: none), which has been fed history[:fed], when it stands
-// within; the memo remembers the digest as verified.
-func (w *Window) spanDigest(history []processor.Message, hash *hasher, fed, end int) Digest {
+// within; the memo remembers the digest as verified. Without hash, it goes
+// on from the hash state after the head (history[:head]) when the memo
+// has it for the same content, and else gives the memo that state: a
+// conversation's head is the same at each of its compactions, and a host
+// that sends the processed history has its marker after it, so no span is
+// found to go on from.
+func (w *Window) spanDigest(history []processor.Message, head int, hash *hasher, fed, end int) Digest {
+	var headKey Key
 	if hash == nil || fed > end {
-		hash, fed = newHasher(false), 0
+		hash, fed = nil, 0
+		if 0 < head && head <= end {
+			headKey = w.keys.key("", history[:head])
+			if state, ok := w.memo.headState(headKey, history[:head]); ok {
+				hash, fed = restore(state), head
+			}
+		}
+		if hash == nil {
+			hash = newHasher(false)
+		}
 	}
 	for i := fed; i < end; i++ {
 		hash.message(&history[i])
+		if i+1 == head && headKey != (Key{}) {
+			w.memo.rememberHead(headKey, history[:head], hash.state())
+		}
 	}
 	d := hash.sum()
 	w.memo.verify(d, history[:end], hash.state())
