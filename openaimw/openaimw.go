@@ -356,7 +356,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if m.anchors != nil {
 		// The history's last response takes the usage reported for the
 		// request it answers; the window's token trigger counts from it.
-		conv = m.anchors.keys(codec.API(), body.Model, id, in)
+		conv = m.anchors.keys(codec.API(), body.Model, id, in, body.Digest)
 		m.anchors.anchor(in, conv)
 	}
 	ev := Event{Type: EventProcessed, API: codec.API(), Model: body.Model, Stream: body.Stream,

@@ -49,6 +49,9 @@ type cached struct {
 	// nameReturns last named them (nil before), so that a history whose
 	// returns keep their names builds no new message for them.
 	named atomic.Pointer[processor.Message]
+	// digest is Digest(msg), 0 until a body's Digest first needs it:
+	// computed once for all the requests that repeat the message.
+	digest atomic.Uint64
 }
 
 // NewCache returns a Cache of at most limit bytes (0 means

@@ -19,6 +19,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 	}
 	var (
 		raws                       []json.RawMessage
+		ents                       []*cached
 		msgs                       []processor.Message
 		slow                       bool
 		start, end                 int
@@ -60,6 +61,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 					if e, end := cache.at(b.data, m, prev); e != nil {
 						hit = true
 						msgs = append(msgs, named(e.msg, &nm, msgs))
+						ents = append(ents, e)
 						s.pos = end
 						link(prev, e)
 						prev = e
@@ -75,6 +77,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 					if msg, ok := fastMessage(&s, &nm, msgs); ok {
 						msgs = append(msgs, msg)
 						e := cache.put(b.data[m:s.pos], msg)
+						ents = append(ents, e)
 						link(prev, e)
 						prev = e
 					} else {
@@ -134,7 +137,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 	}
 	b.raws, b.start, b.end, b.Model, b.Stream = raws, start, end, model, stream
 	if !slow {
-		b.Messages = msgs
+		b.Messages, b.ents = msgs, ents
 	}
 	return true
 }

@@ -132,6 +132,9 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 	// One message (at most) and one noted entry (at most) an element.
 	b.Messages = slices.Grow(b.Messages, len(items))
 	b.raws = make([]json.RawMessage, 0, len(items))
+	if cache != nil {
+		b.ents = make([]*cached, 0, len(items))
+	}
 	h.noted = make([]notedItem, 0, len(items))
 	var nm namer
 	var prev *cached // the cache's entry of the message before
@@ -145,6 +148,9 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 		prev = e
 		b.Messages = append(b.Messages, nameReturns(m, e, &nm, b.Messages[b.lead:]))
 		b.raws = append(b.raws, raw)
+		if cache != nil {
+			b.ents = append(b.ents, e)
+		}
 	}
 	return b, nil
 }

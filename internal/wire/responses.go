@@ -169,6 +169,9 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 	// One message (at most) and one noted entry (at most) an element.
 	b.Messages = slices.Grow(b.Messages, len(items))
 	b.raws = make([]json.RawMessage, 0, len(items))
+	if cache != nil {
+		b.ents = make([]*cached, 0, len(items))
+	}
 	h.noted = make([]notedItem, 0, len(items))
 	var run *processor.Message // the response being read
 	runStart := 0
@@ -176,6 +179,10 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		if run != nil {
 			b.Messages = append(b.Messages, *run)
 			b.raws = append(b.raws, data[runStart:end])
+			if cache != nil {
+				// A response of several items: its digest is computed.
+				b.ents = append(b.ents, nil)
+			}
 			run = nil
 		}
 	}
@@ -194,6 +201,9 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 			closeRun(prevEnd)
 			b.Messages = append(b.Messages, nameReturns(part, e, &nm, b.Messages[b.lead:]))
 			b.raws = append(b.raws, raw)
+			if cache != nil {
+				b.ents = append(b.ents, e)
+			}
 		} else {
 			if run == nil {
 				run, runStart = &processor.Message{Kind: processor.Response}, it.start

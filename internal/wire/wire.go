@@ -156,6 +156,9 @@ type Body struct {
 	data       []byte            // the body as received
 	start, end int               // the byte range of the history's array in data
 	raws       []json.RawMessage // each message's bytes, in data
+	// ents is, beside raws, the cache's entry of each message the body
+	// took whole from one (nil for the others, or none): see Digest.
+	ents []*cached
 	// lead is 1 when Messages[0] is the system prompt of its own field,
 	// whose value is data[leadStart:leadEnd].
 	lead               int
