@@ -52,6 +52,19 @@ type cached struct {
 	// digest is Digest(msg), 0 until a body's Digest first needs it:
 	// computed once for all the requests that repeat the message.
 	digest atomic.Uint64
+	// rewrite is the last rewrite of msg (Body.rewritten): what the
+	// processors made of it and the bytes that wrote, nil before. It is
+	// outside the cache's count of bytes, and kept only when it is no
+	// larger than the entry's count (a trimmed or cleared output is
+	// smaller than the message it was): at most as much again.
+	rewrite atomic.Pointer[entryRewrite]
+}
+
+// entryRewrite is a rewrite of an entry's message: what it became (a copy)
+// and its writing (nil when it is written anew).
+type entryRewrite struct {
+	msg processor.Message
+	out []byte
 }
 
 // NewCache returns a Cache of at most limit bytes (0 means

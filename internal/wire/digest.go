@@ -67,15 +67,13 @@ func (d *digester) sum() uint64 {
 // anchors each conversation's token estimate so) then hashes only what is
 // new in each request.
 func (b *Body) Digest(i int) uint64 {
-	if j := i - b.lead; j >= 0 && j < len(b.ents) {
-		if e := b.ents[j]; e != nil {
-			d := e.digest.Load()
-			if d == 0 {
-				d = Digest(e.msg)
-				e.digest.Store(d)
-			}
-			return d
+	if e := b.entry(i); e != nil {
+		d := e.digest.Load()
+		if d == 0 {
+			d = Digest(e.msg)
+			e.digest.Store(d)
 		}
+		return d
 	}
 	return Digest(b.Messages[i])
 }
