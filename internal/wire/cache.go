@@ -263,7 +263,9 @@ func (c *Cache) getRewrite(raw []byte, m processor.Message, lead bool) ([]byte, 
 }
 
 // putRewrite remembers out as the rewrite of raw as m (nil: written
-// anew). A nil Cache keeps nothing.
+// anew). out is kept as it is: it must share no bytes with the body it was
+// written for, which the host may reuse once the request is done. A nil
+// Cache keeps nothing.
 func (c *Cache) putRewrite(raw []byte, m processor.Message, lead bool, out []byte) {
 	if c == nil {
 		return

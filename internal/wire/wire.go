@@ -261,7 +261,8 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 			return nil, fmt.Errorf("encode messages: %w", err)
 		}
 		for _, j := range fresh {
-			if standalone(out[j]) {
+			if standalone(out[j]) && b.cache != nil {
+				raws[j] = bytes.Clone(raws[j]) // kept beyond the body, as a rewrite is
 				b.cache.putRewrite(b.anew(), out[j], false, raws[j])
 			}
 		}
@@ -333,6 +334,11 @@ func (b *Body) rewritten(e *cached, orig processor.Message, raw []byte, m proces
 		r, ok = b.hist.rewrite(orig, raw, m, lead)
 		if !ok {
 			r = nil
+		}
+		if r != nil && b.cache != nil {
+			// What the cache keeps outlives the body, whose bytes a
+			// rewrite may share (a host may reuse them).
+			r = bytes.Clone(r)
 		}
 		b.cache.putRewrite(raw, m, lead, r)
 	}
