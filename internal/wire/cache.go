@@ -113,6 +113,26 @@ func (c *Cache) at(data []byte, pos int, prev *cached) (*cached, int) {
 	return c.lookup(data[pos:end]), end
 }
 
+// leadAux marks an entry as the value of a system prompt's own field
+// (Responses "instructions", Messages "system"), read by decode: ok tells
+// whether it is a system prompt.
+type leadAux struct{ ok bool }
+
+// lead returns the system prompt the value raw of its own field holds, as
+// decode reads it, and whether it holds one, taking it from the cache
+// when the cache read the same bytes before: an agent sends the same
+// system prompt, often tens of kilobytes, with every request. It returns
+// the cache's entry too (nil when it keeps none).
+func (c *Cache) lead(raw []byte, decode func([]byte) (processor.Message, bool)) (processor.Message, bool, *cached) {
+	if e := c.lookup(raw); e != nil {
+		if a, isLead := e.aux.(leadAux); isLead {
+			return e.msg, a.ok, e
+		}
+	}
+	m, ok := decode(raw)
+	return m, ok, c.putAux(raw, m, leadAux{ok})
+}
+
 // link remembers that e followed prev (either may be nil).
 func link(prev, e *cached) {
 	if prev != nil && e != nil && prev.next.Load() != e {

@@ -109,8 +109,8 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 	b := &Body{data: data, codec: Messages, hist: h, cache: cache}
 	b.header(fs)
 	if v, ok := fs["system"]; ok {
-		if m, ok := systemValue(data[v.start:v.end]); ok {
-			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
+		if m, ok, e := cache.lead(data[v.start:v.end], systemValue); ok {
+			b.lead, b.leadStart, b.leadEnd, b.leadEnt = 1, v.start, v.end, e
 			b.Messages = append(b.Messages, m)
 		}
 	}

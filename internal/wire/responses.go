@@ -136,9 +136,9 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		b.Stored = id != ""
 	}
 	if v, ok := fs["instructions"]; ok {
-		if s, _ := stringValue(data, v); s != "" {
-			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
-			b.Messages = append(b.Messages, processor.NewRequest(processor.SystemPrompt{Content: s}))
+		if m, ok, e := cache.lead(data[v.start:v.end], instructions); ok {
+			b.lead, b.leadStart, b.leadEnd, b.leadEnt = 1, v.start, v.end, e
+			b.Messages = append(b.Messages, m)
 		}
 	}
 	in, ok := fs["input"]
@@ -217,6 +217,16 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 	}
 	closeRun(prevEnd)
 	return b, nil
+}
+
+// instructions reads "instructions", raw: a string that is not empty is
+// the history's system prompt.
+func instructions(raw []byte) (processor.Message, bool) {
+	s, _ := stringValue(raw, span{0, len(raw)})
+	if s == "" {
+		return processor.Message{}, false
+	}
+	return processor.NewRequest(processor.SystemPrompt{Content: s}), true
 }
 
 // respAux is what the cache keeps beside an item's message: whether it is

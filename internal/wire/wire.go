@@ -159,6 +159,9 @@ type Body struct {
 	// ents is, beside raws, the cache's entry of each message the body
 	// took whole from one (nil for the others, or none): see Digest.
 	ents []*cached
+	// leadEnt is the cache's entry of the system prompt's own field,
+	// when lead is 1 and the cache keeps it.
+	leadEnt *cached
 	// lead is 1 when Messages[0] is the system prompt of its own field,
 	// whose value is data[leadStart:leadEnd].
 	lead               int
@@ -361,6 +364,9 @@ func rewriteSize(m processor.Message, out []byte) int {
 // entry returns the cache's entry of Messages[i], when the body took the
 // message whole from one, or nil.
 func (b *Body) entry(i int) *cached {
+	if i == 0 && b.lead == 1 {
+		return b.leadEnt
+	}
 	if j := i - b.lead; j >= 0 && j < len(b.ents) {
 		return b.ents[j]
 	}
