@@ -58,6 +58,9 @@ type cached struct {
 	// larger than the entry's count (a trimmed or cleared output is
 	// smaller than the message it was): at most as much again.
 	rewrite atomic.Pointer[entryRewrite]
+	// run is the last response (Responses) this item began (see
+	// runMemo), nil before.
+	run atomic.Pointer[runMemo]
 }
 
 // entryRewrite is a rewrite of an entry's message: what it became (a copy)

@@ -75,5 +75,14 @@ func (b *Body) Digest(i int) uint64 {
 		}
 		return d
 	}
+	if j := i - b.lead; j >= 0 && j < len(b.runs) && b.runs[j] != nil {
+		r := b.runs[j]
+		d := r.digest.Load()
+		if d == 0 {
+			d = Digest(r.msg)
+			r.digest.Store(d)
+		}
+		return d
+	}
 	return Digest(b.Messages[i])
 }

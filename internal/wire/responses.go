@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -173,18 +174,30 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		b.ents = make([]*cached, 0, len(items))
 	}
 	h.noted = make([]notedItem, 0, len(items))
-	var run *processor.Message // the response being read
+	// The items of the response being read, from runStart: their
+	// messages, and their entries in the cache (nil where it has none).
+	var runMsgs []processor.Message
+	var runEnts []*cached
 	runStart := 0
 	closeRun := func(end int) {
-		if run != nil {
-			b.Messages = append(b.Messages, *run)
-			b.raws = append(b.raws, data[runStart:end])
-			if cache != nil {
-				// A response of several items: its digest is computed.
-				b.ents = append(b.ents, nil)
-			}
-			run = nil
+		if len(runMsgs) == 0 {
+			return
 		}
+		m, memo := responseRun(runMsgs, runEnts)
+		b.Messages = append(b.Messages, m)
+		b.raws = append(b.raws, data[runStart:end])
+		if cache != nil {
+			// A response of several items has no entry of its own.
+			b.ents = append(b.ents, nil)
+			if memo != nil {
+				if b.runs == nil {
+					b.runs = make([]*runMemo, 0, cap(b.raws))
+				}
+				// Beside raws: nil for the messages before that have none.
+				b.runs = append(b.runs[:len(b.raws)-1], memo)
+			}
+		}
+		runMsgs, runEnts = runMsgs[:0], runEnts[:0]
 	}
 	prevEnd := 0
 	var nm namer
@@ -205,13 +218,10 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 				b.ents = append(b.ents, e)
 			}
 		} else {
-			if run == nil {
-				run, runStart = &processor.Message{Kind: processor.Response}, it.start
+			if len(runMsgs) == 0 {
+				runStart = it.start
 			}
-			run.Parts = append(run.Parts, part.Parts...)
-			if part.Meta != nil {
-				*run = run.WithMeta(part.Info())
-			}
+			runMsgs, runEnts = append(runMsgs, part), append(runEnts, e)
 		}
 		prevEnd = it.end
 	}
@@ -227,6 +237,53 @@ func instructions(raw []byte) (processor.Message, bool) {
 		return processor.Message{}, false
 	}
 	return processor.NewRequest(processor.SystemPrompt{Content: s}), true
+}
+
+// runMemo is a response of several items as the codec read it last, kept
+// on the cache's entry of its first item: the entries of its items and
+// the message they made. A response of the same entries in the same order
+// (the same bytes, each compared in full when its entry was found) is the
+// same message, taken from here without building its parts again; its
+// digest is computed once.
+type runMemo struct {
+	items  []*cached
+	msg    processor.Message
+	digest atomic.Uint64
+}
+
+// responseRun returns the response the items msgs make (one after the
+// other, a reasoning item before the call it leads to), and its memo when
+// every item came from the cache (ents, beside msgs): the one the first
+// item's entry keeps when its items are these, else a new one it keeps.
+func responseRun(msgs []processor.Message, ents []*cached) (processor.Message, *runMemo) {
+	all := !slices.Contains(ents, nil)
+	if all {
+		if memo := ents[0].run.Load(); memo != nil && slices.Equal(memo.items, ents) {
+			return memo.msg, memo
+		}
+	}
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Parts)
+	}
+	run := processor.Message{Kind: processor.Response}
+	if n > 0 {
+		// Of its exact length: the message is shared, and an append to
+		// its parts makes a copy.
+		run.Parts = make([]processor.Part, 0, n)
+	}
+	for _, m := range msgs {
+		run.Parts = append(run.Parts, m.Parts...)
+		if m.Meta != nil {
+			run = run.WithMeta(m.Info())
+		}
+	}
+	if !all {
+		return run, nil
+	}
+	memo := &runMemo{items: slices.Clone(ents), msg: run}
+	ents[0].run.Store(memo)
+	return run, memo
 }
 
 // respAux is what the cache keeps beside an item's message: whether it is

@@ -162,6 +162,9 @@ type Body struct {
 	// leadEnt is the cache's entry of the system prompt's own field,
 	// when lead is 1 and the cache keeps it.
 	leadEnt *cached
+	// runs is, beside raws, the memo of each response of several items
+	// whose items all came from the cache (nil for the others, or none).
+	runs []*runMemo
 	// lead is 1 when Messages[0] is the system prompt of its own field,
 	// whose value is data[leadStart:leadEnd].
 	lead               int
