@@ -692,14 +692,12 @@ var (
 // (by call_id) earlier in the history, and a reasoning item is followed,
 // in its response, by the item it belongs with.
 func (responses) Validate(_, out []processor.Message) error {
-	calls := map[string]bool{}
+	var calls callFinder
 	for i, m := range out {
 		for j, p := range m.Parts {
 			switch p := p.(type) {
-			case processor.ToolCall:
-				calls[p.ToolCallID] = true
 			case processor.ToolReturn:
-				if !calls[p.ToolCallID] {
+				if _, ok := callIn(m.Parts[:j], p.ToolCallID); !ok && !calls.has(out[:i], p.ToolCallID) {
 					return fmt.Errorf("message %d: output for call %q: %w", i, p.ToolCallID, ErrOrphanOutput)
 				}
 			case processor.Thinking:
