@@ -34,6 +34,28 @@ type Cache struct {
 	bytes int
 
 	rw rewrites // the rewrites, apart
+
+	// lastItems is the length of the last history read through the cache:
+	// a conversation's next request has a few more, so the scan sizes its
+	// list of elements for that many at once rather than growing it.
+	lastItems atomic.Int32
+}
+
+// itemsHint returns the capacity to give a history's list of elements:
+// the last history's length and some (a few if there was none).
+func (c *Cache) itemsHint() int {
+	n := 8
+	if c != nil {
+		n += int(c.lastItems.Load())
+	}
+	return n
+}
+
+// sawItems notes the length of a history read.
+func (c *Cache) sawItems(n int) {
+	if c != nil && n <= 1<<20 {
+		c.lastItems.Store(int32(n))
+	}
 }
 
 type cached struct {

@@ -49,6 +49,10 @@ func (b *Body) fastSplit(cache *Cache) bool {
 			// model instead (see Parse).
 			var nm namer
 			var prev *cached // the cache's entry of the message before
+			if cache != nil {
+				n := cache.itemsHint()
+				raws, msgs, ents = make([]json.RawMessage, 0, n), make([]processor.Message, 0, n), make([]*cached, 0, n)
+			}
 			for {
 				s.ws()
 				m := s.pos
@@ -94,6 +98,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 				if !s.eat(']') {
 					return false
 				}
+				cache.sawItems(len(raws))
 				break
 			}
 			end = s.pos
