@@ -66,7 +66,8 @@ func (r *received) release() {
 // bytes arrive, never for the length it declares, and joined at the end
 // into one slice of what arrived (a buffer of bodyPools when it is large):
 // a client that announces a large body and sends little makes the
-// middleware hold little.
+// middleware hold little. When the pool for the declared length holds a
+// buffer, the body is read straight into it: memory already held.
 func readBody(req *http.Request) (*received, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return newReceived(nil, nil, nil), nil
@@ -79,6 +80,19 @@ func readBody(req *http.Request) (*received, error) {
 			return nil, err
 		}
 		return newReceived(data, nil, nil), nil
+	}
+	if pool := bodyPool(int(min(declared, 1<<maxPooled+1))); pool != nil && declared >= 0 {
+		// A buffer the pool holds, read before, is taken for the length
+		// declared, and the body read straight into it; none is allocated
+		// for that length.
+		if buf, _ := pool.Get().(*[]byte); buf != nil {
+			data, err := readDeclared(req.Body, (*buf)[:declared])
+			if err != nil {
+				pool.Put(buf)
+				return nil, err
+			}
+			return newReceived(data, pool, buf), nil
+		}
 	}
 	var pieces [][]byte // views of buffers from piecePool, given back at the end
 	defer func() {
@@ -159,6 +173,22 @@ func bodyPool(n int) *sync.Pool {
 }
 
 var errTooLong = errors.New("body longer than its Content-Length")
+
+// readDeclared reads a body of len(data) bytes, as declared, into data.
+func readDeclared(body io.Reader, data []byte) ([]byte, error) {
+	if _, err := io.ReadFull(body, data); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // shorter than declared
+		}
+		return nil, err
+	}
+	// Nothing may follow what the length announced.
+	var one [1]byte
+	if k, _ := body.Read(one[:]); k > 0 {
+		return nil, errTooLong
+	}
+	return data, nil
+}
 
 // readKnown reads a body of n bytes, an app's own.
 func readKnown(body io.Reader, n int64) ([]byte, error) {

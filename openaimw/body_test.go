@@ -139,3 +139,47 @@ func TestSentBodyHeld(t *testing.T) {
 		t.Errorf("GetBody after the request is done: no error, want one (the body's buffer is no longer the request's)")
 	}
 }
+
+// TestReceivedBodyDeclared checks received bodies of a length the pooled
+// buffers serve, after one such body has filled the pool: one as long as
+// it declares goes through whole; one shorter or longer is refused, as a
+// body read in pieces is.
+func TestReceivedBodyDeclared(t *testing.T) {
+	mw := openaimw.New(nil, openaimw.Options{})
+	body := chatBody(1, 100<<10)
+	var got []byte
+	next := func(r *http.Request) (*http.Response, error) {
+		var err error
+		got, err = io.ReadAll(r.Body)
+		r.Body.Close()
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}, err
+	}
+	tests := []struct {
+		name     string
+		sent     []byte
+		declared int
+		wantErr  string
+	}{
+		{"fills the pool", body, len(body), ""},
+		{"as declared", body, len(body), ""},
+		{"shorter than declared", body[:len(body)/2], len(body), "unexpected EOF"},
+		{"longer than declared", append(bytes.Clone(body), "  "...), len(body), "longer than its Content-Length"},
+		{"as declared again", body, len(body), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got = nil
+			req := receivedRequest(t, "http://upstream.invalid/v1/chat/completions", tt.sent)
+			req.ContentLength = int64(tt.declared)
+			_, err := mw(req, next)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("error %v, want none", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v, want one saying %q", err, tt.wantErr)
+			case tt.wantErr == "" && !bytes.Equal(got, tt.sent):
+				t.Errorf("sent on %d bytes, want the %d received", len(got), len(tt.sent))
+			}
+		})
+	}
+}
