@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"sync"
 
+	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -17,9 +18,10 @@ const DefaultAnchors = 4096
 // request of each is measured from that figure rather than from the
 // characters alone (see processor.EstimateTokens, as abridge's agent
 // does). A conversation is found by its content: the history the client
-// sent with a request, hashed once a request; its next request holds that
-// history, the provider's answer to it (a response), and what the client
-// added since. The key covers the client's history, the request's API and
+// sent with a request, hashed once a request (each message by the digest
+// of its content, which the cache keeps beside it); its next request
+// holds that history, the provider's answer to it (a response), and what
+// the client added since. The key covers the client's history, the request's API and
 // model, and the conversation header's id, if any. Entries are a few
 // bytes each (no message is kept), the least recently used is dropped
 // first, and it is safe for concurrent use.
@@ -61,10 +63,14 @@ type conversation struct {
 	before, whole uint64
 }
 
-// keys hashes history once, with the request's wire API and model and
-// the conversation header's id (or ""): a conversation's usage anchors its
-// next request in the same API, to the same model.
-func (a *anchors) keys(api, model, id string, history []processor.Message) conversation {
+// keys hashes history, with the request's wire API and model and the
+// conversation header's id (or ""): a conversation's usage anchors its
+// next request in the same API, to the same model. Each message counts by
+// its content's digest, digest(i) for history[i] (nil means wire.Digest of
+// the message): the middleware takes them from the body, which keeps the
+// digest of each message its cache gave beside it, so that a request
+// hashes only the messages it is the first to send, not its whole history.
+func (a *anchors) keys(api, model, id string, history []processor.Message, digest func(int) uint64) conversation {
 	c := conversation{last: -1}
 	for i := len(history) - 1; i > 0; i-- {
 		if history[i].Kind == processor.Response {
@@ -76,12 +82,17 @@ func (a *anchors) keys(api, model, id string, history []processor.Message) conve
 	h.text(api)
 	h.text(model)
 	h.text(id)
-	num, text := h.num, h.text
 	for i := range history {
 		if i == c.last {
 			c.before = h.sum(i)
 		}
-		processor.WalkContent(history[i], num, text)
+		var d uint64
+		if digest != nil {
+			d = digest(i)
+		} else {
+			d = wire.Digest(history[i])
+		}
+		h.h = mix(h.h, d)
 	}
 	c.whole = h.sum(len(history))
 	return c
@@ -174,10 +185,10 @@ func anchored(history []processor.Message) bool {
 	return false
 }
 
-// contentHash hashes the content of messages as a provider sees it,
-// walked by processor.WalkContent, cheaply: each string is hashed in one
-// call, without a copy, and its hash mixed into the state with a rotation
-// and a multiplication; so are the numbers (kinds, counts, tags).
+// contentHash hashes a conversation's key: the request's API, model and
+// id, each string hashed in one call, without a copy, and its hash mixed
+// into the state with a rotation and a multiplication; then the digest of
+// each message's content (wire.Digest).
 type contentHash struct {
 	seed maphash.Seed
 	h    uint64
@@ -200,8 +211,6 @@ func finish(h uint64) uint64 {
 	h ^= h >> 33
 	return h
 }
-
-func (h *contentHash) num(v int) { h.h = mix(h.h, uint64(v)) }
 
 // text feeds a string as its hash (which depends on its length too); an
 // empty one as 0, without a call.

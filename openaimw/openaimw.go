@@ -52,7 +52,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -331,10 +330,14 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		}
 		return m.reject(ctx, req, codec, nil, err), nil
 	}
-	data, err := readBody(req)
+	recv, err := readBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("abridge: read request body: %w", err)
 	}
+	// The body's buffer goes back to its pool once this request is done
+	// with it and every reader of what is sent upstream is closed.
+	defer recv.release()
+	data := recv.data
 	body, err := codec.Parse(data, m.caches[codec.API()])
 	if err != nil {
 		return m.reject(ctx, req, codec, body, err), nil
@@ -343,7 +346,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		// The history is on the provider's side: nothing to process.
 		m.emit(ctx, Event{Type: EventStored, API: codec.API(), Model: body.Model, Stream: body.Stream,
 			MessagesBefore: len(body.Messages), Duration: time.Since(start)})
-		return m.send(ctx, req, header, codec, body.Model, net.Buffers{data}, nil, next)
+		return m.send(ctx, req, header, codec, body.Model, recv, net.Buffers{data}, nil, next)
 	}
 	in, prefill := splitPrefill(body.Messages)
 	if err := processor.Validate(in); err != nil {
@@ -356,7 +359,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if m.anchors != nil {
 		// The history's last response takes the usage reported for the
 		// request it answers; the window's token trigger counts from it.
-		conv = m.anchors.keys(codec.API(), body.Model, id, in)
+		conv = m.anchors.keys(codec.API(), body.Model, id, in, body.Digest)
 		m.anchors.anchor(in, conv)
 	}
 	ev := Event{Type: EventProcessed, API: codec.API(), Model: body.Model, Stream: body.Stream,
@@ -397,7 +400,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	}
 	m.emit(ctx, ev)
 
-	resp, err := m.send(ctx, req, header, codec, body.Model, sent, track, next)
+	resp, err := m.send(ctx, req, header, codec, body.Model, recv, sent, track, next)
 	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
 		return resp, err
 	}
@@ -405,7 +408,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err != nil || !overflow {
 		return resp, err
 	}
-	return m.retry(ctx, req, header, body, out, prefill, track, resp, next)
+	return m.retry(ctx, req, header, recv, body, out, prefill, track, resp, next)
 }
 
 // sentRequest is what the middleware sent for a request: the history's
@@ -431,11 +434,11 @@ func newSentRequest(conv conversation, out, prefill []processor.Message, remembe
 		anchored: anchored(out), remember: remember}
 }
 
-// send sends the request with body on, and watches the answer for the
-// usage the provider reports for sent (nil for a request sent
-// unprocessed).
-func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, model string, body net.Buffers, sent *sentRequest, next Next) (*http.Response, error) {
-	resp, err := next(withBody(ctx, req, header, body))
+// send sends the request with body on (pieces of recv, the body received,
+// and of the cache), and watches the answer for the usage the provider
+// reports for sent (nil for a request sent unprocessed).
+func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, model string, recv *received, body net.Buffers, sent *sentRequest, next Next) (*http.Response, error) {
+	resp, err := next(withBody(ctx, req, header, recv, body))
 	if err == nil {
 		m.watchUsage(ctx, codec, model, sent, resp)
 	}
@@ -445,7 +448,7 @@ func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, co
 // retry compacts out after the provider answered resp, a context
 // overflow, and sends the request (out, then prefill) once more when that
 // made it smaller; otherwise it returns resp.
-func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out, prefill []processor.Message, first *sentRequest, resp *http.Response, next Next) (*http.Response, error) {
+func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, recv *received, body *wire.Body, out, prefill []processor.Message, first *sentRequest, resp *http.Response, next Next) (*http.Response, error) {
 	codec := body.Codec()
 	ev := Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
 		MessagesBefore: len(out), TokensBefore: processor.ContentTokens(out)}
@@ -487,7 +490,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, b
 		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
-	return m.send(ctx, req, header, codec, body.Model, sent, newSentRequest(first.conv, smaller, prefill, first.remember), next)
+	return m.send(ctx, req, header, codec, body.Model, recv, sent, newSentRequest(first.conv, smaller, prefill, first.remember), next)
 }
 
 // splitPrefill parts a history that ends with an assistant prefill (a
@@ -572,104 +575,6 @@ func checkEncoding(req *http.Request) error {
 		return nil
 	}
 	return fmt.Errorf("%w (Content-Encoding: %s): send request bodies uncompressed", ErrContentEncoding, enc)
-}
-
-// readBody reads and closes the request's body. A body an app built
-// (GetBody set, its length known) is read into one buffer of that length.
-// Any other, a request a server received, is read in pieces taken as its
-// bytes arrive, never for the length it declares, and joined at the end
-// into one slice of what arrived: a client that announces a large body
-// and sends little makes the middleware hold little.
-func readBody(req *http.Request) ([]byte, error) {
-	if req.Body == nil || req.Body == http.NoBody {
-		return nil, nil
-	}
-	defer req.Body.Close()
-	declared := req.ContentLength
-	if req.GetBody != nil && declared >= 0 {
-		return readKnown(req.Body, declared)
-	}
-	var pieces [][]byte // views of buffers from piecePool, given back at the end
-	defer func() {
-		for _, p := range pieces {
-			piecePool.Put((*[readPiece]byte)(p[:readPiece]))
-		}
-	}()
-	total := 0
-	for {
-		size := readPiece
-		if declared >= 0 {
-			// Room for one byte past the declared length, to see a body
-			// that runs over.
-			size = int(min(int64(size), declared+1-int64(total)))
-		}
-		piece := piecePool.Get().(*[readPiece]byte)[:size]
-		n, err := io.ReadFull(req.Body, piece)
-		pieces = append(pieces, piece[:n])
-		total += n
-		if declared >= 0 && int64(total) > declared {
-			return nil, errTooLong
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if declared >= 0 && int64(total) < declared {
-		return nil, io.ErrUnexpectedEOF
-	}
-	// The one copy that outlives the read: bytes.Join allocates it
-	// without zeroing it first.
-	if len(pieces) == 1 {
-		return bytes.Clone(pieces[0]), nil
-	}
-	return bytes.Join(pieces, nil), nil
-}
-
-// piecePool holds the buffers a received body is read into. They are
-// needed only until the body is joined into one slice, and a pool saves
-// allocating, zeroing and collecting them on every request.
-var piecePool = sync.Pool{New: func() any { return new([readPiece]byte) }}
-
-// readPiece is the size of the pieces a received body is read in.
-const readPiece = 64 << 10
-
-var errTooLong = errors.New("body longer than its Content-Length")
-
-// readKnown reads a body of n bytes, an app's own.
-func readKnown(body io.Reader, n int64) ([]byte, error) {
-	data := make([]byte, n)
-	if _, err := io.ReadFull(body, data); err != nil {
-		return nil, err
-	}
-	// Nothing may follow what the length announced.
-	var one [1]byte
-	if k, _ := body.Read(one[:]); k > 0 {
-		return nil, errTooLong
-	}
-	return data, nil
-}
-
-// withBody returns a shallow copy of req with ctx, header and a body
-// made of the pieces of body, read one after the other without being
-// copied into one.
-func withBody(ctx context.Context, req *http.Request, header http.Header, body net.Buffers) *http.Request {
-	r := req.WithContext(ctx)
-	r.Header = header
-	n := 0
-	for _, b := range body {
-		n += len(b)
-	}
-	open := func() (io.ReadCloser, error) {
-		bufs := slices.Clone(body) // reading consumes the pieces' list
-		return io.NopCloser(&bufs), nil
-	}
-	r.Body, _ = open()
-	r.ContentLength = int64(n)
-	r.GetBody = open
-	return r
 }
 
 // maxErrorBody is the most of a 400 answer read to tell whether it reports

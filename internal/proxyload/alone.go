@@ -79,7 +79,12 @@ func newReplayer(chain processor.Processor, win *window.Window, api string, conv
 
 // pass replays every request once, in order.
 func (r *replayer) pass() error {
-	next := func(*http.Request) (*http.Response, error) {
+	next := func(req *http.Request) (*http.Response, error) {
+		// The body read and closed, as a transport sends it.
+		if req.Body != nil {
+			_, _ = io.Copy(io.Discard, req.Body)
+			_ = req.Body.Close()
+		}
 		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}, nil
 	}
 	first := r.least == nil

@@ -34,6 +34,28 @@ type Cache struct {
 	bytes int
 
 	rw rewrites // the rewrites, apart
+
+	// lastItems is the length of the last history read through the cache:
+	// a conversation's next request has a few more, so the scan sizes its
+	// list of elements for that many at once rather than growing it.
+	lastItems atomic.Int32
+}
+
+// itemsHint returns the capacity to give a history's list of elements:
+// the last history's length and some (a few if there was none).
+func (c *Cache) itemsHint() int {
+	n := 8
+	if c != nil {
+		n += int(c.lastItems.Load())
+	}
+	return n
+}
+
+// sawItems notes the length of a history read.
+func (c *Cache) sawItems(n int) {
+	if c != nil && n <= 1<<20 {
+		c.lastItems.Store(int32(n))
+	}
 }
 
 type cached struct {
@@ -49,6 +71,25 @@ type cached struct {
 	// nameReturns last named them (nil before), so that a history whose
 	// returns keep their names builds no new message for them.
 	named atomic.Pointer[processor.Message]
+	// digest is Digest(msg), 0 until a body's Digest first needs it:
+	// computed once for all the requests that repeat the message.
+	digest atomic.Uint64
+	// rewrite is the last rewrite of msg (Body.rewritten): what the
+	// processors made of it and the bytes that wrote, nil before. It is
+	// outside the cache's count of bytes, and kept only when it is no
+	// larger than the entry's count (a trimmed or cleared output is
+	// smaller than the message it was): at most as much again.
+	rewrite atomic.Pointer[entryRewrite]
+	// run is the last response (Responses) this item began (see
+	// runMemo), nil before.
+	run atomic.Pointer[runMemo]
+}
+
+// entryRewrite is a rewrite of an entry's message: what it became (a copy)
+// and its writing (nil when it is written anew).
+type entryRewrite struct {
+	msg processor.Message
+	out []byte
 }
 
 // NewCache returns a Cache of at most limit bytes (0 means
@@ -95,6 +136,26 @@ func (c *Cache) at(data []byte, pos int, prev *cached) (*cached, int) {
 		return nil, -1
 	}
 	return c.lookup(data[pos:end]), end
+}
+
+// leadAux marks an entry as the value of a system prompt's own field
+// (Responses "instructions", Messages "system"), read by decode: ok tells
+// whether it is a system prompt.
+type leadAux struct{ ok bool }
+
+// lead returns the system prompt the value raw of its own field holds, as
+// decode reads it, and whether it holds one, taking it from the cache
+// when the cache read the same bytes before: an agent sends the same
+// system prompt, often tens of kilobytes, with every request. It returns
+// the cache's entry too (nil when it keeps none).
+func (c *Cache) lead(raw []byte, decode func([]byte) (processor.Message, bool)) (processor.Message, bool, *cached) {
+	if e := c.lookup(raw); e != nil {
+		if a, isLead := e.aux.(leadAux); isLead {
+			return e.msg, a.ok, e
+		}
+	}
+	m, ok := decode(raw)
+	return m, ok, c.putAux(raw, m, leadAux{ok})
 }
 
 // link remembers that e followed prev (either may be nil).
@@ -247,7 +308,9 @@ func (c *Cache) getRewrite(raw []byte, m processor.Message, lead bool) ([]byte, 
 }
 
 // putRewrite remembers out as the rewrite of raw as m (nil: written
-// anew). A nil Cache keeps nothing.
+// anew). out is kept as it is: it must share no bytes with the body it was
+// written for, which the host may reuse once the request is done. A nil
+// Cache keeps nothing.
 func (c *Cache) putRewrite(raw []byte, m processor.Message, lead bool, out []byte) {
 	if c == nil {
 		return

@@ -2,12 +2,14 @@ package wire
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestCacheFollows replays the last request recorded from each agent as
@@ -65,6 +67,9 @@ func TestCacheFollows(t *testing.T) {
 					if err := processortest.Diff(want.Messages, got.Messages); err != nil {
 						t.Fatalf("%d items (changed %v), through the cache: %v", k, change, err)
 					}
+					if err := sameDigests(got); err != nil {
+						t.Fatalf("%d items (changed %v), through the cache: %v", k, change, err)
+					}
 					out := append([]processor.Message(nil), want.Messages...)
 					out[len(out)-1] = processor.UserMessage("Edited.")
 					w, err1 := want.With(out)
@@ -76,6 +81,21 @@ func TestCacheFollows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameDigests returns an error naming the first message of b whose digest,
+// as the body gives it (from the cache's entry where it has one), is not
+// the digest of its content.
+func sameDigests(b *Body) error {
+	got := make([]uint64, len(b.Messages))
+	want := make([]uint64, len(b.Messages))
+	for i, m := range b.Messages {
+		got[i], want[i] = b.Digest(i), Digest(m)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		return fmt.Errorf("digests (-of the content +of the body):\n%s", diff)
+	}
+	return nil
 }
 
 // changeByte returns item with a letter of its first "text" string after

@@ -19,6 +19,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 	}
 	var (
 		raws                       []json.RawMessage
+		ents                       []*cached
 		msgs                       []processor.Message
 		slow                       bool
 		start, end                 int
@@ -48,6 +49,10 @@ func (b *Body) fastSplit(cache *Cache) bool {
 			// model instead (see Parse).
 			var nm namer
 			var prev *cached // the cache's entry of the message before
+			if cache != nil {
+				n := cache.itemsHint()
+				raws, msgs, ents = make([]json.RawMessage, 0, n), make([]processor.Message, 0, n), make([]*cached, 0, n)
+			}
 			for {
 				s.ws()
 				m := s.pos
@@ -60,6 +65,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 					if e, end := cache.at(b.data, m, prev); e != nil {
 						hit = true
 						msgs = append(msgs, named(e.msg, &nm, msgs))
+						ents = append(ents, e)
 						s.pos = end
 						link(prev, e)
 						prev = e
@@ -75,6 +81,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 					if msg, ok := fastMessage(&s, &nm, msgs); ok {
 						msgs = append(msgs, msg)
 						e := cache.put(b.data[m:s.pos], msg)
+						ents = append(ents, e)
 						link(prev, e)
 						prev = e
 					} else {
@@ -91,6 +98,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 				if !s.eat(']') {
 					return false
 				}
+				cache.sawItems(len(raws))
 				break
 			}
 			end = s.pos
@@ -134,7 +142,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 	}
 	b.raws, b.start, b.end, b.Model, b.Stream = raws, start, end, model, stream
 	if !slow {
-		b.Messages = msgs
+		b.Messages, b.ents = msgs, ents
 	}
 	return true
 }

@@ -309,7 +309,7 @@ func (s *scanner) elements(cache *Cache) ([]histItem, bool) {
 	if !s.eat('[') {
 		return nil, false
 	}
-	items := []histItem{}
+	items := make([]histItem, 0, cache.itemsHint())
 	if s.eat(']') {
 		return items, true
 	}
@@ -330,6 +330,7 @@ func (s *scanner) elements(cache *Cache) ([]histItem, bool) {
 		if s.eat(',') {
 			continue
 		}
+		cache.sawItems(len(items))
 		return items, s.eat(']')
 	}
 }

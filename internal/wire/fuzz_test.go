@@ -207,6 +207,9 @@ func TestCacheParse(t *testing.T) {
 			if err := processortest.Diff(want.Messages, got.Messages); err != nil {
 				t.Fatalf("%s, request at %d messages: the cache changed the messages: %v", filepath.Base(path), k, err)
 			}
+			if err := sameDigests(got); err != nil {
+				t.Fatalf("%s, request at %d messages: %v", filepath.Base(path), k, err)
+			}
 		}
 	}
 	// One tool return's bytes after calls of other names, and after none:

@@ -109,8 +109,8 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 	b := &Body{data: data, codec: Messages, hist: h, cache: cache}
 	b.header(fs)
 	if v, ok := fs["system"]; ok {
-		if m, ok := systemValue(data[v.start:v.end]); ok {
-			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
+		if m, ok, e := cache.lead(data[v.start:v.end], systemValue); ok {
+			b.lead, b.leadStart, b.leadEnd, b.leadEnt = 1, v.start, v.end, e
 			b.Messages = append(b.Messages, m)
 		}
 	}
@@ -132,6 +132,9 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 	// One message (at most) and one noted entry (at most) an element.
 	b.Messages = slices.Grow(b.Messages, len(items))
 	b.raws = make([]json.RawMessage, 0, len(items))
+	if cache != nil {
+		b.ents = make([]*cached, 0, len(items))
+	}
 	h.noted = make([]notedItem, 0, len(items))
 	var nm namer
 	var prev *cached // the cache's entry of the message before
@@ -145,6 +148,9 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 		prev = e
 		b.Messages = append(b.Messages, nameReturns(m, e, &nm, b.Messages[b.lead:]))
 		b.raws = append(b.raws, raw)
+		if cache != nil {
+			b.ents = append(b.ents, e)
+		}
 	}
 	return b, nil
 }

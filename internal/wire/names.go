@@ -96,3 +96,36 @@ func nameReturns(m processor.Message, e *cached, nm *namer, msgs []processor.Mes
 	}
 	return m
 }
+
+// callFinder tells whether a call with an ID is among messages, as namer
+// finds its name: it looks back a few messages first (an output nearly
+// always follows its call closely), and indexes the calls of the messages
+// only when that fails, once and then as more come.
+type callFinder struct {
+	ids     map[string]bool // the calls of msgs[:indexed]
+	indexed int
+}
+
+// has reports whether msgs (the messages before the output, as given to
+// every earlier call of has, and more) hold a call with ID id.
+func (f *callFinder) has(msgs []processor.Message, id string) bool {
+	for i := len(msgs) - 1; i >= 0 && i >= len(msgs)-namerLook; i-- {
+		if _, ok := callIn(msgs[i].Parts, id); ok {
+			return true
+		}
+	}
+	if len(msgs) <= namerLook {
+		return false
+	}
+	if f.ids == nil {
+		f.ids = map[string]bool{}
+	}
+	for ; f.indexed < len(msgs); f.indexed++ {
+		for _, p := range msgs[f.indexed].Parts {
+			if c, ok := p.(processor.ToolCall); ok {
+				f.ids[c.ToolCallID] = true
+			}
+		}
+	}
+	return f.ids[id]
+}

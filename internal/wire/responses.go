@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -136,9 +137,9 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		b.Stored = id != ""
 	}
 	if v, ok := fs["instructions"]; ok {
-		if s, _ := stringValue(data, v); s != "" {
-			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
-			b.Messages = append(b.Messages, processor.NewRequest(processor.SystemPrompt{Content: s}))
+		if m, ok, e := cache.lead(data[v.start:v.end], instructions); ok {
+			b.lead, b.leadStart, b.leadEnd, b.leadEnt = 1, v.start, v.end, e
+			b.Messages = append(b.Messages, m)
 		}
 	}
 	in, ok := fs["input"]
@@ -169,15 +170,34 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 	// One message (at most) and one noted entry (at most) an element.
 	b.Messages = slices.Grow(b.Messages, len(items))
 	b.raws = make([]json.RawMessage, 0, len(items))
+	if cache != nil {
+		b.ents = make([]*cached, 0, len(items))
+	}
 	h.noted = make([]notedItem, 0, len(items))
-	var run *processor.Message // the response being read
+	// The items of the response being read, from runStart: their
+	// messages, and their entries in the cache (nil where it has none).
+	var runMsgs []processor.Message
+	var runEnts []*cached
 	runStart := 0
 	closeRun := func(end int) {
-		if run != nil {
-			b.Messages = append(b.Messages, *run)
-			b.raws = append(b.raws, data[runStart:end])
-			run = nil
+		if len(runMsgs) == 0 {
+			return
 		}
+		m, memo := responseRun(runMsgs, runEnts)
+		b.Messages = append(b.Messages, m)
+		b.raws = append(b.raws, data[runStart:end])
+		if cache != nil {
+			// A response of several items has no entry of its own.
+			b.ents = append(b.ents, nil)
+			if memo != nil {
+				if b.runs == nil {
+					b.runs = make([]*runMemo, 0, cap(b.raws))
+				}
+				// Beside raws: nil for the messages before that have none.
+				b.runs = append(b.runs[:len(b.raws)-1], memo)
+			}
+		}
+		runMsgs, runEnts = runMsgs[:0], runEnts[:0]
 	}
 	prevEnd := 0
 	var nm namer
@@ -194,19 +214,76 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 			closeRun(prevEnd)
 			b.Messages = append(b.Messages, nameReturns(part, e, &nm, b.Messages[b.lead:]))
 			b.raws = append(b.raws, raw)
+			if cache != nil {
+				b.ents = append(b.ents, e)
+			}
 		} else {
-			if run == nil {
-				run, runStart = &processor.Message{Kind: processor.Response}, it.start
+			if len(runMsgs) == 0 {
+				runStart = it.start
 			}
-			run.Parts = append(run.Parts, part.Parts...)
-			if part.Meta != nil {
-				*run = run.WithMeta(part.Info())
-			}
+			runMsgs, runEnts = append(runMsgs, part), append(runEnts, e)
 		}
 		prevEnd = it.end
 	}
 	closeRun(prevEnd)
 	return b, nil
+}
+
+// instructions reads "instructions", raw: a string that is not empty is
+// the history's system prompt.
+func instructions(raw []byte) (processor.Message, bool) {
+	s, _ := stringValue(raw, span{0, len(raw)})
+	if s == "" {
+		return processor.Message{}, false
+	}
+	return processor.NewRequest(processor.SystemPrompt{Content: s}), true
+}
+
+// runMemo is a response of several items as the codec read it last, kept
+// on the cache's entry of its first item: the entries of its items and
+// the message they made. A response of the same entries in the same order
+// (the same bytes, each compared in full when its entry was found) is the
+// same message, taken from here without building its parts again; its
+// digest is computed once.
+type runMemo struct {
+	items  []*cached
+	msg    processor.Message
+	digest atomic.Uint64
+}
+
+// responseRun returns the response the items msgs make (one after the
+// other, a reasoning item before the call it leads to), and its memo when
+// every item came from the cache (ents, beside msgs): the one the first
+// item's entry keeps when its items are these, else a new one it keeps.
+func responseRun(msgs []processor.Message, ents []*cached) (processor.Message, *runMemo) {
+	all := !slices.Contains(ents, nil)
+	if all {
+		if memo := ents[0].run.Load(); memo != nil && slices.Equal(memo.items, ents) {
+			return memo.msg, memo
+		}
+	}
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Parts)
+	}
+	run := processor.Message{Kind: processor.Response}
+	if n > 0 {
+		// Of its exact length: the message is shared, and an append to
+		// its parts makes a copy.
+		run.Parts = make([]processor.Part, 0, n)
+	}
+	for _, m := range msgs {
+		run.Parts = append(run.Parts, m.Parts...)
+		if m.Meta != nil {
+			run = run.WithMeta(m.Info())
+		}
+	}
+	if !all {
+		return run, nil
+	}
+	memo := &runMemo{items: slices.Clone(ents), msg: run}
+	ents[0].run.Store(memo)
+	return run, memo
 }
 
 // respAux is what the cache keeps beside an item's message: whether it is
@@ -615,14 +692,12 @@ var (
 // (by call_id) earlier in the history, and a reasoning item is followed,
 // in its response, by the item it belongs with.
 func (responses) Validate(_, out []processor.Message) error {
-	calls := map[string]bool{}
+	var calls callFinder
 	for i, m := range out {
 		for j, p := range m.Parts {
 			switch p := p.(type) {
-			case processor.ToolCall:
-				calls[p.ToolCallID] = true
 			case processor.ToolReturn:
-				if !calls[p.ToolCallID] {
+				if _, ok := callIn(m.Parts[:j], p.ToolCallID); !ok && !calls.has(out[:i], p.ToolCallID) {
 					return fmt.Errorf("message %d: output for call %q: %w", i, p.ToolCallID, ErrOrphanOutput)
 				}
 			case processor.Thinking:

@@ -21,6 +21,15 @@ func TestValidate(t *testing.T) {
 	resigned := signed
 	resigned.Signature = "other"
 	loop := []processor.Message{processor.SystemMessage("sys"), user, call("a", signed), ret("a")}
+	// far is a history whose output for call "a" comes 40 messages after
+	// it, past where the checks look back first.
+	far := func(id string) []processor.Message {
+		h := []processor.Message{user, call("a")}
+		for k := range 20 {
+			h = append(h, call(string(rune('b'+k))), ret(string(rune('b'+k))))
+		}
+		return append(h, ret(id))
+	}
 	for _, tc := range []struct {
 		name    string
 		codec   Codec
@@ -30,6 +39,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{"responses valid", Responses, nil, []processor.Message{user, call("a", reasoning), ret("a")}, nil, ""},
 		{"responses orphan output", Responses, nil, []processor.Message{user, ret("b")}, ErrOrphanOutput, "message 1"},
+		{"responses output far from its call", Responses, nil, far("a"), nil, ""},
+		{"responses orphan output far down", Responses, nil, far("z"), ErrOrphanOutput, "message 42"},
 		{"responses lone reasoning", Responses, nil, []processor.Message{user, processor.NewResponse(reasoning), user}, ErrLoneReasoning, "message 1 part 0"},
 		{"messages valid", Messages, loop, loop, nil, ""},
 		{"messages first from assistant", Messages, nil, []processor.Message{processor.SystemMessage("s"), processor.TextMessage("hi"), user}, ErrFirstNotUser, "message 1"},

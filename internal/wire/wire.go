@@ -156,6 +156,15 @@ type Body struct {
 	data       []byte            // the body as received
 	start, end int               // the byte range of the history's array in data
 	raws       []json.RawMessage // each message's bytes, in data
+	// ents is, beside raws, the cache's entry of each message the body
+	// took whole from one (nil for the others, or none): see Digest.
+	ents []*cached
+	// leadEnt is the cache's entry of the system prompt's own field,
+	// when lead is 1 and the cache keeps it.
+	leadEnt *cached
+	// runs is, beside raws, the memo of each response of several items
+	// whose items all came from the cache (nil for the others, or none).
+	runs []*runMemo
 	// lead is 1 when Messages[0] is the system prompt of its own field,
 	// whose value is data[leadStart:leadEnd].
 	lead               int
@@ -226,7 +235,7 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 		}
 		if processor.Equal(out[0], b.Messages[0]) {
 			lead = b.data[b.leadStart:b.leadEnd]
-		} else if r, ok := b.rewritten(b.Messages[0], b.data[b.leadStart:b.leadEnd], out[0], true); ok {
+		} else if r, ok := b.rewritten(nil, b.Messages[0], b.data[b.leadStart:b.leadEnd], out[0], true); ok {
 			lead = r
 		} else {
 			var err error
@@ -258,7 +267,8 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 			return nil, fmt.Errorf("encode messages: %w", err)
 		}
 		for _, j := range fresh {
-			if standalone(out[j]) {
+			if standalone(out[j]) && b.cache != nil {
+				raws[j] = bytes.Clone(raws[j]) // kept beyond the body, as a rewrite is
 				b.cache.putRewrite(b.anew(), out[j], false, raws[j])
 			}
 		}
@@ -300,7 +310,7 @@ func (b *Body) rewrite(out []processor.Message, fresh []int, raws [][]byte) []in
 			if i < b.lead || i >= n || b.Messages[i].Kind != out[j].Kind || k == 1 && i == j {
 				continue
 			}
-			if r, ok := b.rewritten(b.Messages[i], b.raws[i-b.lead], out[j], false); ok {
+			if r, ok := b.rewritten(b.entry(i), b.Messages[i], b.raws[i-b.lead], out[j], false); ok {
 				raws[j], done = r, true
 				break
 			}
@@ -313,17 +323,57 @@ func (b *Body) rewrite(out []processor.Message, fresh []int, raws [][]byte) []in
 }
 
 // rewritten is the codec's rewrite of orig, read from raw, as m, taken
-// from the body's cache when it was written before.
-func (b *Body) rewritten(orig processor.Message, raw []byte, m processor.Message, lead bool) ([]byte, bool) {
-	if r, ok := b.cache.getRewrite(raw, m, lead); ok {
-		return r, r != nil
+// from the body's cache when it was written before: first from e, the
+// cache's entry of raw (nil when there is none), which keeps the last
+// rewrite of its message, so that the message the processors change the
+// same way on every request of a conversation (an old tool output
+// trimmed) costs a comparison of what it became, not a hash and a
+// comparison of its bytes as received.
+func (b *Body) rewritten(e *cached, orig processor.Message, raw []byte, m processor.Message, lead bool) ([]byte, bool) {
+	if e != nil {
+		if last := e.rewrite.Load(); last != nil && processor.Equal(last.msg, m) {
+			return last.out, last.out != nil
+		}
 	}
-	r, ok := b.hist.rewrite(orig, raw, m, lead)
+	r, ok := b.cache.getRewrite(raw, m, lead)
 	if !ok {
-		r = nil
+		r, ok = b.hist.rewrite(orig, raw, m, lead)
+		if !ok {
+			r = nil
+		}
+		if r != nil && b.cache != nil {
+			// What the cache keeps outlives the body, whose bytes a
+			// rewrite may share (a host may reuse them).
+			r = bytes.Clone(r)
+		}
+		b.cache.putRewrite(raw, m, lead, r)
 	}
-	b.cache.putRewrite(raw, m, lead, r)
-	return r, ok
+	if e != nil && rewriteSize(m, r) <= 2*len(e.raw)+64 {
+		e.rewrite.Store(&entryRewrite{msg: processor.Clone([]processor.Message{m})[0], out: r})
+	}
+	return r, r != nil
+}
+
+// rewriteSize is the bytes a rewrite holds: the message's characters and
+// its writing.
+func rewriteSize(m processor.Message, out []byte) int {
+	n := len(out)
+	for _, p := range m.Parts {
+		n += processor.PartChars(p)
+	}
+	return n
+}
+
+// entry returns the cache's entry of Messages[i], when the body took the
+// message whole from one, or nil.
+func (b *Body) entry(i int) *cached {
+	if i == 0 && b.lead == 1 {
+		return b.leadEnt
+	}
+	if j := i - b.lead; j >= 0 && j < len(b.ents) {
+		return b.ents[j]
+	}
+	return nil
 }
 
 // rewrittenAnew sets raws[j], for each j of fresh whose message out[j]

@@ -1,0 +1,88 @@
+package wire
+
+import (
+	"hash/maphash"
+	"math/bits"
+
+	"github.com/abridge-go/abridge/processor"
+)
+
+// digestSeed seeds [Digest]: one seed for the process, so that a message's
+// digest is the same whichever body or cache it is read from.
+var digestSeed = maphash.MakeSeed()
+
+// Digest returns a 64-bit digest of m's content as the provider sees it,
+// as processor.WalkContent walks it: its kind, its parts' kinds and texts,
+// its name and refusal; not the rest of its metadata (ids, usage, cache
+// markers) nor a tool return's name. Messages of the same content have the
+// same digest within one process; others differ but by a collision.
+func Digest(m processor.Message) uint64 {
+	h := digester{}
+	processor.WalkContent(m, h.num, h.text)
+	return h.sum()
+}
+
+// digester hashes what processor.WalkContent feeds it cheaply: each string
+// in one call to maphash, without a copy, and its hash mixed into the
+// state with a rotation and a multiplication; so are the numbers (kinds,
+// counts, tags).
+type digester struct{ h uint64 }
+
+// digestMix returns the state after v: the state xor v, rotated and
+// multiplied by an odd constant, a bijection, so that each value fed
+// changes what follows.
+func digestMix(h, v uint64) uint64 {
+	return bits.RotateLeft64(h^v, 27) * 0x9e3779b97f4a7c15
+}
+
+func (d *digester) num(v int) { d.h = digestMix(d.h, uint64(v)) }
+
+// text feeds a string as its hash (which depends on its length too); an
+// empty one as 0, without a call.
+func (d *digester) text(s string) {
+	var v uint64
+	if s != "" {
+		v = maphash.String(digestSeed, s)
+	}
+	d.h = digestMix(d.h, v)
+}
+
+// sum is the digest of what was fed, mixed by MurmurHash3's finalizer (its
+// constants).
+func (d *digester) sum() uint64 {
+	h := d.h
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+// Digest returns [Digest] of Messages[i] as the body was read: for a
+// message the body took whole from its cache, the digest the cache's entry
+// keeps, computed once for all the requests that repeat it (a request's
+// history mostly repeats the one before); for the others it is computed.
+// A host that identifies a conversation by its history's content (openaimw
+// anchors each conversation's token estimate so) then hashes only what is
+// new in each request.
+func (b *Body) Digest(i int) uint64 {
+	if e := b.entry(i); e != nil {
+		d := e.digest.Load()
+		if d == 0 {
+			d = Digest(e.msg)
+			e.digest.Store(d)
+		}
+		return d
+	}
+	if j := i - b.lead; j >= 0 && j < len(b.runs) && b.runs[j] != nil {
+		r := b.runs[j]
+		d := r.digest.Load()
+		if d == 0 {
+			d = Digest(r.msg)
+			r.digest.Store(d)
+		}
+		return d
+	}
+	return Digest(b.Messages[i])
+}
