@@ -393,7 +393,8 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 		return n, !slices.Contains(allEdited, n) && !slices.Contains(previous.files, n)
 	}}
 	// settle narrows the rooms of the kinds after those whose entries are
-	// now final.
+	// now final, and, for the kinds after those still growing, to the
+	// most the entries found so far leave them.
 	settle := func(done bool) {
 		if rooms.filesUsed < 0 && (files.full() || done) {
 			rooms.settleFiles(files.oldestFirst(), previous, allEdited)
@@ -407,6 +408,36 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 			rooms.settleErrors(errs.oldestFirst(), previous)
 			names.limit = rooms.names()
 		}
+		if rooms.errorsUsed >= 0 {
+			return
+		}
+		// A kind's entries found so far are the newest of those its line
+		// will list (the previous section's come before them), so what
+		// its line takes in any room is at least what they take in it:
+		// what it leaves to the kinds after it is at most the most that
+		// room, less what they take, comes to over the rooms it may get.
+		spare, exact := rooms.spareFiles, rooms.filesUsed >= 0
+		if !exact {
+			spare = maxSpare(files.items, files.sep, files.base, rooms.files, rooms.files)
+		}
+		if rooms.commandsUsed < 0 {
+			lo, hi := rooms.share[3], rooms.share[3]+spare
+			if exact {
+				lo = hi
+			}
+			commands.limit = min(commands.limit, hi)
+			spare = maxSpare(commands.items, commands.sep, commands.base, lo, hi)
+			exact = false
+		} else {
+			spare = rooms.spareCommands
+		}
+		lo, hi := rooms.share[4], rooms.share[4]+spare
+		if exact {
+			lo = hi
+		}
+		errs.limit = min(errs.limit, hi)
+		spare = maxSpare(errs.items, errs.sep, errs.base, lo, hi)
+		names.limit = min(names.limit, rooms.share[5]+spare)
 	}
 	next := len(calls)           // the calls not read back yet: calls[:next]
 	fs, ns := x.fs[:0], x.ns[:0] // one text's tokens, in order
@@ -673,6 +704,34 @@ func (r *factRooms) settleErrors(found []string, previous factSet) {
 	room := r.errors()
 	_, r.errorsUsed = fitFirst(factsErrors, appendNewest(previous.errors, found), true, room)
 	r.spareErrors = room - r.errorsUsed
+}
+
+// maxSpare returns the most room minus what a kind's line takes in it
+// (as fitFirst counts: nothing when not even its newest entry fits), over
+// the rooms from lo to hi, for a line of base characters and the entries
+// items, newest first, each taking its length and sep.
+func maxSpare(items []string, sep, base, lo, hi int) int {
+	best := hi // no entry fits in a room below the first step
+	if len(items) > 0 {
+		if best = min(hi, base+len(items[0])+sep-1); best < lo {
+			best = 0
+		}
+	}
+	used := base
+	for k, e := range items {
+		used += len(e) + sep // what the line takes from this room on
+		if used > hi {
+			break
+		}
+		end := hi // the last room before the next entry fits too
+		if k+1 < len(items) {
+			end = min(hi, used+len(items[k+1])+sep-1)
+		}
+		if end >= lo {
+			best = max(best, end-used)
+		}
+	}
+	return best
 }
 
 // newestFirst collects distinct entries, newest first (each at its last
