@@ -261,6 +261,7 @@ func FuzzErrorLine(f *testing.F) {
 	for _, s := range []string{
 		"ok\nexit status 2\ndone", "Traceback (most recent call last):\n  x\nValueError: bad",
 		"<returncode>1</returncode>\n<output>\nfatal: no</output>", "all good", "Exit code 0\nError: x",
+		"FAIL", "xFAIL", "ok\nFAIL\n", "xxERROR",
 	} {
 		f.Add(s)
 	}

@@ -550,9 +550,6 @@ func refErrorLine(s string) string {
 	exits := false
 scan:
 	for i := 0; i+1 < len(s); i++ {
-		if p := uint16(s[i])<<8 | uint16(s[i+1]); markerPairs[p/64]&(1<<(p%64)) == 0 {
-			continue
-		}
 		for _, m := range markersAt[s[i]] {
 			if !strings.HasPrefix(s[i:], m) {
 				continue
