@@ -278,12 +278,16 @@ func FuzzShellMayWrite(f *testing.F) {
 		"go test ./... 2>&1 | tail", "cat > out.txt <<'EOF'\nx\nEOF", "t'e'e x.log", `c\p a b`, `echo x >"&f"`,
 		"sed -i 's/a/b/' f.go", "ls >& /dev/null; grep -r x .", "echo a >> b", "echo a >>& b", "/usr/bin/tee -a x",
 		"env X=1 sudo mv a b", `"m"v a b`, ">&2sed -i s/a/b/ f.go", ">&2tee y",
+		`x"sed a`, `a'tee'x`, `s"ed"y`, `mv"" a`, `_"cp a b`, "\xffsed a", `tee\`,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if w := shellWritten(s); len(w) > 0 && !shellMayWrite(s) {
 			t.Fatalf("shellMayWrite(%q) is false, and the command writes %q", s, w)
+		}
+		if got, want := shellMayWrite(s), refShellMayWrite(s); got != want {
+			t.Fatalf("shellMayWrite(%q) = %v, the reference %v", s, got, want)
 		}
 	})
 }

@@ -584,18 +584,10 @@ func shellMayWrite(s string) bool {
 			return true
 		}
 	}
-	if hasWritingCommand(s) {
+	if hasWritingCommand(s, false) {
 		return true
 	}
-	if !strings.ContainsAny(s, `'"\`) {
-		return false
-	}
-	return hasWritingCommand(strings.Map(func(r rune) rune {
-		if r == '\'' || r == '"' || r == '\\' {
-			return -1
-		}
-		return r
-	}, s))
+	return strings.ContainsAny(s, `'"\`) && hasWritingCommand(s, true)
 }
 
 // writingCommands are the commands commandWrites finds files for.
@@ -605,25 +597,63 @@ var writingCommands = []string{"sed", "perl", "tee", "touch", "truncate", "cp", 
 // whole word: not after a letter or an underscore, nor before a letter, a
 // digit or an underscore (a command's name is its word, or what follows
 // the word's last slash; words are split by other bytes, and a word may
-// follow digits, as in >&2sed).
-func hasWritingCommand(s string) bool {
-	for _, w := range writingCommands {
-		for rest, at := s, 0; ; {
-			i := strings.Index(rest, w)
-			if i < 0 {
-				break
-			}
-			i += at
-			end := i + len(w)
-			if (i == 0 || s[i-1] != '_' && !isLetterByte(s[i-1])) && (end == len(s) || !isWordByte(s[end])) {
-				return true
-			}
-			at = i + 1
-			rest = s[at:]
+// follow digits, as in >&2sed). When unquoted, it reads s as if its
+// quotes and backslashes were taken out.
+func hasWritingCommand(s string, unquoted bool) bool {
+	// One pass: at each byte that may start a whole word, the commands
+	// starting with that byte.
+	var prev byte // the byte before s[i], 0 at the start
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if unquoted && isQuoteByte(c) {
+			continue
 		}
+		if ws := writingByFirst[c]; ws != nil && prev != '_' && !isLetterByte(prev) {
+			for _, w := range ws {
+				if end, ok := skipWord(s, i, w, unquoted); ok && (end == len(s) || !isWordByte(s[end])) {
+					return true
+				}
+			}
+		}
+		prev = c
 	}
 	return false
 }
+
+// isQuoteByte reports whether c is a quote or a backslash: what
+// hasWritingCommand looks through when it reads a command unquoted.
+func isQuoteByte(c byte) bool { return c == '\'' || c == '"' || c == '\\' }
+
+// skipWord reports whether w is at s[i:] (with quotes and backslashes
+// skipped when unquoted) and returns the index of the first byte after it
+// (and after the quotes that follow it, when unquoted).
+func skipWord(s string, i int, w string, unquoted bool) (int, bool) {
+	for k := 0; k < len(w); {
+		switch {
+		case i == len(s):
+			return 0, false
+		case unquoted && isQuoteByte(s[i]):
+			i++
+		case s[i] != w[k]:
+			return 0, false
+		default:
+			i++
+			k++
+		}
+	}
+	for unquoted && i < len(s) && isQuoteByte(s[i]) {
+		i++
+	}
+	return i, true
+}
+
+// writingByFirst lists writingCommands by their first byte.
+var writingByFirst = func() (t [256][]string) {
+	for _, w := range writingCommands {
+		t[w[0]] = append(t[w[0]], w)
+	}
+	return t
+}()
 
 // isWordByte reports whether c is an ASCII letter, digit or underscore.
 func isWordByte(c byte) bool {
