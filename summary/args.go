@@ -419,11 +419,24 @@ func walkArgStrings(v *argValue, fn func(string)) {
 
 // argGet returns the value of key k in args (sorted by key).
 func argGet(args []argMember, k string) (*argValue, bool) {
-	i, found := slices.BinarySearchFunc(args, k, func(m argMember, k string) int { return strings.Compare(m.key, k) })
-	if !found {
-		return nil, false
+	if i, ok := argIndex(args, k); ok {
+		return &args[i].val, true
 	}
-	return &args[i].val, true
+	return nil, false
+}
+
+// argIndex returns the index of key k in args (sorted by key).
+func argIndex(args []argMember, k string) (int, bool) {
+	if len(args) <= 8 {
+		// Few members (most calls): comparing each beats the search.
+		for i := range args {
+			if args[i].key == k {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	return slices.BinarySearchFunc(args, k, func(m argMember, k string) int { return strings.Compare(m.key, k) })
 }
 
 // argStr returns the string value of key k in args, if it has one.

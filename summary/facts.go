@@ -841,7 +841,7 @@ func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 		// first key.
 		first := -1
 		for _, want := range argKeys {
-			if i, found := slices.BinarySearchFunc(args, want, func(m argMember, k string) int { return strings.Compare(m.key, k) }); found {
+			if i, found := argIndex(args, want); found {
 				first = i
 				break
 			}
