@@ -189,6 +189,7 @@ func FuzzAppendTokens(f *testing.F) {
 		"x_y", "a.b.c.go ~/x/y ./run.sh ../a /etc/hosts settings.DEBUG __init__.py",
 		"caf\u00e9 na\u00efve \u00c9t\u00e9 read_config\xff\xfeFoo",
 		"trailing dots... and-dashes-- v1.2.3 a/b/ //x @scope/pkg",
+		"See Foo. and /tmp/x.log. Then FOO_BAR.md, a/B_c.txt.. x. Y/z ./Q_r",
 		"This is I. Done. Word.. fooBar aB 1Foo 9fooBar -Foo foo-Bar e.g. x.Y A_b _ab end. go.mod. a. see main.go and os.path here",
 	} {
 		f.Add(s)
@@ -199,7 +200,32 @@ func FuzzAppendTokens(f *testing.F) {
 		if !slices.Equal(gf, wf) || !slices.Equal(gn, wn) {
 			t.Fatalf("appendTokens(%q) = %q, %q; the reference %q, %q", text, gf, gn, wf, wn)
 		}
+		// Each kind alone, as the facts ask once the other is full.
+		if gf, gn = appendTokensOf(nil, nil, text, true, false); !slices.Equal(gf, wf) || gn != nil {
+			t.Fatalf("appendTokensOf(%q), files only = %q, %q; the reference %q", text, gf, gn, wf)
+		}
+		if gf, gn = appendTokensOf(nil, nil, text, false, true); gf != nil || !slices.Equal(gn, wn) {
+			t.Fatalf("appendTokensOf(%q), names only = %q, %q; the reference %q", text, gf, gn, wn)
+		}
 	})
+}
+
+// nextDotOrSlash finds a dot or a slash at every place of an 8-byte word,
+// and no other byte value.
+func TestNextDotOrSlash(t *testing.T) {
+	for b := range 256 {
+		for at := range 20 {
+			buf := []byte(strings.Repeat("a", 20))
+			buf[at] = byte(b)
+			want := -1
+			if b == '.' || b == '/' {
+				want = at
+			}
+			if got := nextDotOrSlash(string(buf), 0); got != want {
+				t.Fatalf("byte %#x at %d: got %d, want %d", b, at, got, want)
+			}
+		}
+	}
 }
 
 // nextMarkByte finds every byte value at every place of an 8-byte word.

@@ -909,6 +909,12 @@ func appendTokens(files, names []string, text string) ([]string, []string) {
 // appendTokensOf is appendTokens looking only for the kinds wanted: the
 // files when wantFiles, the names when wantNames.
 func appendTokensOf(files, names []string, text string, wantFiles, wantNames bool) ([]string, []string) {
+	if !wantNames {
+		if wantFiles {
+			files = appendPathsOf(files, text)
+		}
+		return files, names
+	}
 	// Only a run with a dot, a slash, an underscore or a capital yields a
 	// token: find those bytes, 8 at a time, and read the runs around them.
 	done := 0 // text[:done] is read
@@ -973,6 +979,49 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 			k = m + 1
 		}
 	}
+}
+
+// appendPathsOf appends to files the path-like tokens of text, as
+// appendTokensOf does: only a run with a dot or a slash may be one, so
+// only those bytes are looked for.
+func appendPathsOf(files []string, text string) []string {
+	done := 0 // text[:done] is read
+	for {
+		p := nextDotOrSlash(text, done)
+		if p < 0 {
+			return files
+		}
+		// The run holding p: back over path bytes, forward likewise.
+		i := p
+		for i > done && isPathByte(text[i-1]) {
+			i--
+		}
+		j := p + 1
+		for j < len(text) && isPathByte(text[j]) {
+			j++
+		}
+		done = j
+		if t := pathToken(text[i:j]); t != "" {
+			files = append(files, t)
+		}
+	}
+}
+
+// nextDotOrSlash returns the index of the first '.' or '/' of s at or
+// after i, or -1. It tests 8 bytes at a time.
+func nextDotOrSlash(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		// '.' and '/' differ in their lowest bit only.
+		if hit := swarZero((load8(s, i) | swarOnes) ^ (swarOnes * '/')); hit != 0 {
+			return i + bits.TrailingZeros64(hit)>>3
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == '.' || s[i] == '/' {
+			return i
+		}
+	}
+	return -1
 }
 
 // classMarks are the byte classes that make a run worth reading: a dot, a
