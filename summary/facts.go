@@ -188,16 +188,31 @@ func (s *factSet) add(n factSet) {
 	s.errors = appendNewest(s.errors, n.errors)
 	s.names = appendNewest(s.names, n.names)
 	// A file edited is not listed again as read.
-	edited := make(map[string]bool, len(s.edited))
-	for _, p := range s.edited {
-		edited[p] = true
+	s.files = dropAll(s.files, s.edited)
+	s.names = dropAll(dropAll(s.names, s.edited), s.files)
+}
+
+// dropAll returns list without the entries in drop, filtered in place
+// (every caller passes a list of its own): against a few entries by
+// comparing them, against more through a map.
+func dropAll(list, drop []string) []string {
+	if len(drop) == 0 || len(list) == 0 {
+		return list
 	}
-	s.files = dropIn(s.files, edited)
-	files := make(map[string]bool, len(s.files))
-	for _, p := range s.files {
-		files[p] = true
+	if len(drop) <= 16 {
+		out := list[:0]
+		for _, e := range list {
+			if !slices.Contains(drop, e) {
+				out = append(out, e)
+			}
+		}
+		return out
 	}
-	s.names = dropIn(dropIn(s.names, edited), files)
+	m := make(map[string]bool, len(drop))
+	for _, p := range drop {
+		m[p] = true
+	}
+	return dropIn(list, m)
 }
 
 // appendNewest returns old followed by new, each entry once at the place
