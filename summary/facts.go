@@ -168,6 +168,7 @@ func parseFacts(section string) factSet {
 // appendList appends to out the entries of the comma-separated list s,
 // white space trimmed, the empty ones left out.
 func appendList(out []string, s string) []string {
+	out = slices.Grow(out, strings.Count(s, ", ")+1)
 	for more := true; more; {
 		var e string
 		e, s, more = strings.Cut(s, ", ")
