@@ -189,6 +189,7 @@ func FuzzAppendTokens(f *testing.F) {
 		"x_y", "a.b.c.go ~/x/y ./run.sh ../a /etc/hosts settings.DEBUG __init__.py",
 		"caf\u00e9 na\u00efve \u00c9t\u00e9 read_config\xff\xfeFoo",
 		"trailing dots... and-dashes-- v1.2.3 a/b/ //x @scope/pkg",
+		"See Foo. and /tmp/x.log. Then FOO_BAR.md, a/B_c.txt.. x. Y/z ./Q_r",
 		"This is I. Done. Word.. fooBar aB 1Foo 9fooBar -Foo foo-Bar e.g. x.Y A_b _ab end. go.mod. a. see main.go and os.path here",
 	} {
 		f.Add(s)
@@ -199,7 +200,32 @@ func FuzzAppendTokens(f *testing.F) {
 		if !slices.Equal(gf, wf) || !slices.Equal(gn, wn) {
 			t.Fatalf("appendTokens(%q) = %q, %q; the reference %q, %q", text, gf, gn, wf, wn)
 		}
+		// Each kind alone, as the facts ask once the other is full.
+		if gf, gn = appendTokensOf(nil, nil, text, true, false); !slices.Equal(gf, wf) || gn != nil {
+			t.Fatalf("appendTokensOf(%q), files only = %q, %q; the reference %q", text, gf, gn, wf)
+		}
+		if gf, gn = appendTokensOf(nil, nil, text, false, true); gf != nil || !slices.Equal(gn, wn) {
+			t.Fatalf("appendTokensOf(%q), names only = %q, %q; the reference %q", text, gf, gn, wn)
+		}
 	})
+}
+
+// nextDotOrSlash finds a dot or a slash at every place of an 8-byte word,
+// and no other byte value.
+func TestNextDotOrSlash(t *testing.T) {
+	for b := range 256 {
+		for at := range 20 {
+			buf := []byte(strings.Repeat("a", 20))
+			buf[at] = byte(b)
+			want := -1
+			if b == '.' || b == '/' {
+				want = at
+			}
+			if got := nextDotOrSlash(string(buf), 0); got != want {
+				t.Fatalf("byte %#x at %d: got %d, want %d", b, at, got, want)
+			}
+		}
+	}
 }
 
 // nextMarkByte finds every byte value at every place of an 8-byte word.
@@ -219,8 +245,8 @@ func TestNextMarkByte(t *testing.T) {
 	}
 }
 
-// nextSpecial and nextQuoteOrEscape find every byte value they look for at
-// every place of an 8-byte word, after a word with none, and only those.
+// nextSpecial finds every byte value it looks for at every place of an
+// 8-byte word, after a word with none, and only those.
 func TestNextSpecial(t *testing.T) {
 	for b := range 256 {
 		for at := range 20 {
@@ -233,13 +259,6 @@ func TestNextSpecial(t *testing.T) {
 			}
 			if got := nextSpecial(s, 0); got != want {
 				t.Fatalf("nextSpecial: byte %#x at %d: got %d, want %d", b, at, got, want)
-			}
-			want = 20
-			if b == '"' || b == '\\' {
-				want = at
-			}
-			if got := nextQuoteOrEscape(s, 0); got != want {
-				t.Fatalf("nextQuoteOrEscape: byte %#x at %d: got %d, want %d", b, at, got, want)
 			}
 		}
 	}
@@ -268,6 +287,7 @@ func FuzzErrorLine(f *testing.F) {
 	for _, s := range []string{
 		"ok\nexit status 2\ndone", "Traceback (most recent call last):\n  x\nValueError: bad",
 		"<returncode>1</returncode>\n<output>\nfatal: no</output>", "all good", "Exit code 0\nError: x",
+		"FAIL", "xFAIL", "ok\nFAIL\n", "xxERROR",
 	} {
 		f.Add(s)
 	}
@@ -284,12 +304,16 @@ func FuzzShellMayWrite(f *testing.F) {
 		"go test ./... 2>&1 | tail", "cat > out.txt <<'EOF'\nx\nEOF", "t'e'e x.log", `c\p a b`, `echo x >"&f"`,
 		"sed -i 's/a/b/' f.go", "ls >& /dev/null; grep -r x .", "echo a >> b", "echo a >>& b", "/usr/bin/tee -a x",
 		"env X=1 sudo mv a b", `"m"v a b`, ">&2sed -i s/a/b/ f.go", ">&2tee y",
+		`x"sed a`, `a'tee'x`, `s"ed"y`, `mv"" a`, `_"cp a b`, "\xffsed a", `tee\`,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if w := shellWritten(s); len(w) > 0 && !shellMayWrite(s) {
 			t.Fatalf("shellMayWrite(%q) is false, and the command writes %q", s, w)
+		}
+		if got, want := shellMayWrite(s), refShellMayWrite(s); got != want {
+			t.Fatalf("shellMayWrite(%q) = %v, the reference %v", s, got, want)
 		}
 	})
 }

@@ -277,25 +277,32 @@ var errorMarkers = []string{"error:", "Error:", "ERROR", "Error ", "Exception", 
 var exitPrefixes = []string{"Exit code ", "exit status ", "<returncode>"}
 
 // markersAt lists, by first byte, the error markers and exit prefixes
-// starting with it, and markerPairs holds the pairs of bytes each has at
-// its start and one byte in (a bit per pair). Every marker is at least 4
-// bytes long, so one of those two pairs of each occurrence starts at an
-// even index: errorLine reads an output's pairs at even indexes only, and
-// looks closer (at that index and the one before) only where one is in
-// markerPairs.
-var markersAt, markerPairs = func() (t [256][]string, pairs [1 << 16 / 64]uint64) {
+// starting with it, and markerTriples holds, by tripleBit, the triples of
+// bytes each has at its start and one byte in. Every marker is at least 4
+// bytes long, so one of those two triples of each occurrence starts at an
+// even index: errorLine reads an output's triples at even indexes only,
+// and looks closer (at that index and the one before) only where one's
+// bit is set.
+var markersAt, markerTriples = func() (t [256][]string, triples [1 << 16 / 64]uint64) {
 	for _, m := range append(append([]string(nil), errorMarkers...), exitPrefixes...) {
 		if len(m) < 4 {
 			panic("summary: an error marker shorter than 4 bytes: " + m)
 		}
 		t[m[0]] = append(t[m[0]], m)
 		for k := range 2 {
-			p := uint16(m[k])<<8 | uint16(m[k+1])
-			pairs[p/64] |= 1 << (p % 64)
+			b := tripleBit(m[k], m[k+1], m[k+2])
+			triples[b/64] |= 1 << (b % 64)
 		}
 	}
-	return t, pairs
+	return t, triples
 }()
+
+// tripleBit is the bit of markerTriples a triple of bytes has: a hash of
+// its 24 bits to 16 (other triples share it; errorLine looks closer there
+// too).
+func tripleBit(a, b, c byte) uint32 {
+	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9e3779b1 >> 16
+}
 
 // errorLine returns the first line of s that reads like an error, or "".
 // A bare exit status is completed with the last line of the output.
@@ -305,8 +312,8 @@ func errorLine(s string) string {
 	mark := len(s)
 	exits := false
 scan:
-	for j := 0; j+1 < len(s); j += 2 {
-		if p := uint16(s[j])<<8 | uint16(s[j+1]); markerPairs[p/64]&(1<<(p%64)) == 0 {
+	for j := 0; j+2 < len(s); j += 2 {
+		if b := tripleBit(s[j], s[j+1], s[j+2]); markerTriples[b/64]&(1<<(b%64)) == 0 {
 			continue
 		}
 		// A marker may start here or at the byte before (each index is

@@ -168,6 +168,7 @@ func parseFacts(section string) factSet {
 // appendList appends to out the entries of the comma-separated list s,
 // white space trimmed, the empty ones left out.
 func appendList(out []string, s string) []string {
+	out = slices.Grow(out, strings.Count(s, ", ")+1)
 	for more := true; more; {
 		var e string
 		e, s, more = strings.Cut(s, ", ")
@@ -188,16 +189,31 @@ func (s *factSet) add(n factSet) {
 	s.errors = appendNewest(s.errors, n.errors)
 	s.names = appendNewest(s.names, n.names)
 	// A file edited is not listed again as read.
-	edited := make(map[string]bool, len(s.edited))
-	for _, p := range s.edited {
-		edited[p] = true
+	s.files = dropAll(s.files, s.edited)
+	s.names = dropAll(dropAll(s.names, s.edited), s.files)
+}
+
+// dropAll returns list without the entries in drop, filtered in place
+// (every caller passes a list of its own): against a few entries by
+// comparing them, against more through a map.
+func dropAll(list, drop []string) []string {
+	if len(drop) == 0 || len(list) == 0 {
+		return list
 	}
-	s.files = dropIn(s.files, edited)
-	files := make(map[string]bool, len(s.files))
-	for _, p := range s.files {
-		files[p] = true
+	if len(drop) <= 16 {
+		out := list[:0]
+		for _, e := range list {
+			if !slices.Contains(drop, e) {
+				out = append(out, e)
+			}
+		}
+		return out
 	}
-	s.names = dropIn(dropIn(s.names, edited), files)
+	m := make(map[string]bool, len(drop))
+	for _, p := range drop {
+		m[p] = true
+	}
+	return dropIn(list, m)
 }
 
 // appendNewest returns old followed by new, each entry once at the place
@@ -393,7 +409,8 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 		return n, !slices.Contains(allEdited, n) && !slices.Contains(previous.files, n)
 	}}
 	// settle narrows the rooms of the kinds after those whose entries are
-	// now final.
+	// now final, and, for the kinds after those still growing, to the
+	// most the entries found so far leave them.
 	settle := func(done bool) {
 		if rooms.filesUsed < 0 && (files.full() || done) {
 			rooms.settleFiles(files.oldestFirst(), previous, allEdited)
@@ -407,6 +424,36 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 			rooms.settleErrors(errs.oldestFirst(), previous)
 			names.limit = rooms.names()
 		}
+		if rooms.errorsUsed >= 0 {
+			return
+		}
+		// A kind's entries found so far are the newest of those its line
+		// will list (the previous section's come before them), so what
+		// its line takes in any room is at least what they take in it:
+		// what it leaves to the kinds after it is at most the most that
+		// room, less what they take, comes to over the rooms it may get.
+		spare, exact := rooms.spareFiles, rooms.filesUsed >= 0
+		if !exact {
+			spare = maxSpare(files.items, files.sep, files.base, rooms.files, rooms.files)
+		}
+		if rooms.commandsUsed < 0 {
+			lo, hi := rooms.share[3], rooms.share[3]+spare
+			if exact {
+				lo = hi
+			}
+			commands.limit = min(commands.limit, hi)
+			spare = maxSpare(commands.items, commands.sep, commands.base, lo, hi)
+			exact = false
+		} else {
+			spare = rooms.spareCommands
+		}
+		lo, hi := rooms.share[4], rooms.share[4]+spare
+		if exact {
+			lo = hi
+		}
+		errs.limit = min(errs.limit, hi)
+		spare = maxSpare(errs.items, errs.sep, errs.base, lo, hi)
+		names.limit = min(names.limit, rooms.share[5]+spare)
 	}
 	next := len(calls)           // the calls not read back yet: calls[:next]
 	fs, ns := x.fs[:0], x.ns[:0] // one text's tokens, in order
@@ -553,18 +600,10 @@ func shellMayWrite(s string) bool {
 			return true
 		}
 	}
-	if hasWritingCommand(s) {
+	if hasWritingCommand(s, false) {
 		return true
 	}
-	if !strings.ContainsAny(s, `'"\`) {
-		return false
-	}
-	return hasWritingCommand(strings.Map(func(r rune) rune {
-		if r == '\'' || r == '"' || r == '\\' {
-			return -1
-		}
-		return r
-	}, s))
+	return strings.ContainsAny(s, `'"\`) && hasWritingCommand(s, true)
 }
 
 // writingCommands are the commands commandWrites finds files for.
@@ -574,25 +613,63 @@ var writingCommands = []string{"sed", "perl", "tee", "touch", "truncate", "cp", 
 // whole word: not after a letter or an underscore, nor before a letter, a
 // digit or an underscore (a command's name is its word, or what follows
 // the word's last slash; words are split by other bytes, and a word may
-// follow digits, as in >&2sed).
-func hasWritingCommand(s string) bool {
-	for _, w := range writingCommands {
-		for rest, at := s, 0; ; {
-			i := strings.Index(rest, w)
-			if i < 0 {
-				break
-			}
-			i += at
-			end := i + len(w)
-			if (i == 0 || s[i-1] != '_' && !isLetterByte(s[i-1])) && (end == len(s) || !isWordByte(s[end])) {
-				return true
-			}
-			at = i + 1
-			rest = s[at:]
+// follow digits, as in >&2sed). When unquoted, it reads s as if its
+// quotes and backslashes were taken out.
+func hasWritingCommand(s string, unquoted bool) bool {
+	// One pass: at each byte that may start a whole word, the commands
+	// starting with that byte.
+	var prev byte // the byte before s[i], 0 at the start
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if unquoted && isQuoteByte(c) {
+			continue
 		}
+		if ws := writingByFirst[c]; ws != nil && prev != '_' && !isLetterByte(prev) {
+			for _, w := range ws {
+				if end, ok := skipWord(s, i, w, unquoted); ok && (end == len(s) || !isWordByte(s[end])) {
+					return true
+				}
+			}
+		}
+		prev = c
 	}
 	return false
 }
+
+// isQuoteByte reports whether c is a quote or a backslash: what
+// hasWritingCommand looks through when it reads a command unquoted.
+func isQuoteByte(c byte) bool { return c == '\'' || c == '"' || c == '\\' }
+
+// skipWord reports whether w is at s[i:] (with quotes and backslashes
+// skipped when unquoted) and returns the index of the first byte after it
+// (and after the quotes that follow it, when unquoted).
+func skipWord(s string, i int, w string, unquoted bool) (int, bool) {
+	for k := 0; k < len(w); {
+		switch {
+		case i == len(s):
+			return 0, false
+		case unquoted && isQuoteByte(s[i]):
+			i++
+		case s[i] != w[k]:
+			return 0, false
+		default:
+			i++
+			k++
+		}
+	}
+	for unquoted && i < len(s) && isQuoteByte(s[i]) {
+		i++
+	}
+	return i, true
+}
+
+// writingByFirst lists writingCommands by their first byte.
+var writingByFirst = func() (t [256][]string) {
+	for _, w := range writingCommands {
+		t[w[0]] = append(t[w[0]], w)
+	}
+	return t
+}()
 
 // isWordByte reports whether c is an ASCII letter, digit or underscore.
 func isWordByte(c byte) bool {
@@ -675,6 +752,34 @@ func (r *factRooms) settleErrors(found []string, previous factSet) {
 	r.spareErrors = room - r.errorsUsed
 }
 
+// maxSpare returns the most room minus what a kind's line takes in it
+// (as fitFirst counts: nothing when not even its newest entry fits), over
+// the rooms from lo to hi, for a line of base characters and the entries
+// items, newest first, each taking its length and sep.
+func maxSpare(items []string, sep, base, lo, hi int) int {
+	best := hi // no entry fits in a room below the first step
+	if len(items) > 0 {
+		if best = min(hi, base+len(items[0])+sep-1); best < lo {
+			best = 0
+		}
+	}
+	used := base
+	for k, e := range items {
+		used += len(e) + sep // what the line takes from this room on
+		if used > hi {
+			break
+		}
+		end := hi // the last room before the next entry fits too
+		if k+1 < len(items) {
+			end = min(hi, used+len(items[k+1])+sep-1)
+		}
+		if end >= lo {
+			best = max(best, end-used)
+		}
+	}
+	return best
+}
+
 // newestFirst collects distinct entries, newest first (each at its last
 // occurrence), until what they would take in a section passes limit: a
 // line's base characters and each entry's own and its separator's, as
@@ -752,7 +857,7 @@ func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 		// first key.
 		first := -1
 		for _, want := range argKeys {
-			if i, found := slices.BinarySearchFunc(args, want, func(m argMember, k string) int { return strings.Compare(m.key, k) }); found {
+			if i, found := argIndex(args, want); found {
 				first = i
 				break
 			}
@@ -820,6 +925,12 @@ func appendTokens(files, names []string, text string) ([]string, []string) {
 // appendTokensOf is appendTokens looking only for the kinds wanted: the
 // files when wantFiles, the names when wantNames.
 func appendTokensOf(files, names []string, text string, wantFiles, wantNames bool) ([]string, []string) {
+	if !wantNames {
+		if wantFiles {
+			files = appendPathsOf(files, text)
+		}
+		return files, names
+	}
 	// Only a run with a dot, a slash, an underscore or a capital yields a
 	// token: find those bytes, 8 at a time, and read the runs around them.
 	done := 0 // text[:done] is read
@@ -884,6 +995,49 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 			k = m + 1
 		}
 	}
+}
+
+// appendPathsOf appends to files the path-like tokens of text, as
+// appendTokensOf does: only a run with a dot or a slash may be one, so
+// only those bytes are looked for.
+func appendPathsOf(files []string, text string) []string {
+	done := 0 // text[:done] is read
+	for {
+		p := nextDotOrSlash(text, done)
+		if p < 0 {
+			return files
+		}
+		// The run holding p: back over path bytes, forward likewise.
+		i := p
+		for i > done && isPathByte(text[i-1]) {
+			i--
+		}
+		j := p + 1
+		for j < len(text) && isPathByte(text[j]) {
+			j++
+		}
+		done = j
+		if t := pathToken(text[i:j]); t != "" {
+			files = append(files, t)
+		}
+	}
+}
+
+// nextDotOrSlash returns the index of the first '.' or '/' of s at or
+// after i, or -1. It tests 8 bytes at a time.
+func nextDotOrSlash(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		// '.' and '/' differ in their lowest bit only.
+		if hit := swarZero((load8(s, i) | swarOnes) ^ (swarOnes * '/')); hit != 0 {
+			return i + bits.TrailingZeros64(hit)>>3
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == '.' || s[i] == '/' {
+			return i
+		}
+	}
+	return -1
 }
 
 // classMarks are the byte classes that make a run worth reading: a dot, a

@@ -550,9 +550,6 @@ func refErrorLine(s string) string {
 	exits := false
 scan:
 	for i := 0; i+1 < len(s); i++ {
-		if p := uint16(s[i])<<8 | uint16(s[i+1]); markerPairs[p/64]&(1<<(p%64)) == 0 {
-			continue
-		}
 		for _, m := range markersAt[s[i]] {
 			if !strings.HasPrefix(s[i:], m) {
 				continue
@@ -589,4 +586,51 @@ scan:
 		end += mark
 	}
 	return Clip(collapse(s[start:end]), 200)
+}
+
+// refShellMayWrite is shellMayWrite as it was, the quotes and backslashes
+// taken out of a copy of the command.
+func refShellMayWrite(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '>' && (i+1 == len(s) || s[i+1] != '&' || i > 0 && s[i-1] == '>') {
+			return true
+		}
+	}
+	if refHasWritingCommand(s) {
+		return true
+	}
+	if !strings.ContainsAny(s, `'"\`) {
+		return false
+	}
+	return refHasWritingCommand(strings.Map(func(r rune) rune {
+		if r == '\'' || r == '"' || r == '\\' {
+			return -1
+		}
+		return r
+	}, s))
+}
+
+// refHasWritingCommand is hasWritingCommand as it was, a search for each
+// command.
+func refHasWritingCommand(s string) bool {
+	for _, w := range []string{"sed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln", "rsync"} {
+		for rest, at := s, 0; ; {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				break
+			}
+			i += at
+			end := i + len(w)
+			if (i == 0 || s[i-1] != '_' && !refIsLetterByte(s[i-1])) && (end == len(s) || !refIsWordByte(s[end])) {
+				return true
+			}
+			at = i + 1
+			rest = s[at:]
+		}
+	}
+	return false
+}
+
+func refIsWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }

@@ -257,13 +257,13 @@ type word struct {
 func shellSegments(cmd string) [][]word {
 	var segs [][]word
 	var cur []word
-	var tok strings.Builder
+	var tok []byte // the word being read; each word is copied out of it
 	inTok := false
 	var heredocs []string
 	flush := func() {
 		if inTok {
-			cur = append(cur, word{s: tok.String()})
-			tok.Reset()
+			cur = append(cur, word{s: string(tok)})
+			tok = tok[:0]
 			inTok = false
 		}
 	}
@@ -282,11 +282,11 @@ func shellSegments(cmd string) [][]word {
 			if j < 0 {
 				j = len(cmd) - i - 1
 			}
-			tok.WriteString(cmd[i+1 : i+1+j])
+			tok = append(tok, cmd[i+1:i+1+j]...)
 			inTok = true
 			i += j + 1
 		case c == '\\' && i+1 < len(cmd):
-			tok.WriteByte(cmd[i+1])
+			tok = append(tok, cmd[i+1])
 			inTok = true
 			i++
 		case c == ' ' || c == '\t':
@@ -349,8 +349,8 @@ func shellSegments(cmd string) [][]word {
 			cur = append(cur, word{s: "<", op: true})
 		case c == '>':
 			// A file descriptor number right before > belongs to it.
-			if inTok && isDigits(tok.String()) {
-				tok.Reset()
+			if inTok && isDigits(string(tok)) {
+				tok = tok[:0]
 				inTok = false
 			}
 			flush()
@@ -372,7 +372,7 @@ func shellSegments(cmd string) [][]word {
 			}
 			cur = append(cur, word{s: op, op: true})
 		default:
-			tok.WriteByte(c)
+			tok = append(tok, c)
 			inTok = true
 		}
 	}
