@@ -39,58 +39,24 @@ type memo struct {
 	waits   map[Key]int
 	retried map[Digest]time.Time // fallback spans the summarizer was asked again for, and when
 
-	verified      map[Digest]*verified
-	verifiedChars int // characters of the messages verified holds
-
+	// verified holds the content of spans' histories by their digests,
+	// with the hash state after them (see Window.spanDigest).
+	verified verifiedMap[Digest]
 	// heads holds the hash state after a conversation's head, by the
-	// head's key (see Window.spanDigest), within headsLimit characters.
-	heads      map[Key]*verified
-	headsChars int
+	// head's key.
+	heads verifiedMap[Key]
 }
-
-// headsLimit bounds the characters of the heads a memo keeps (and
-// memoLimit their number).
-const headsLimit = 16 << 20
 
 // headState returns the hash state after head when the memo has it for a
 // head of the same content under key k.
 func (m *memo) headState(k Key, head []processor.Message) ([]byte, bool) {
-	m.mu.Lock()
-	v := m.heads[k]
-	m.mu.Unlock()
-	if v == nil || len(v.msgs) != len(head) {
-		return nil, false
-	}
-	for i := range head {
-		if !sameContent(&head[i], &v.msgs[i]) {
-			return nil, false
-		}
-	}
-	return v.state, true
+	return m.heads.match(&m.mu, k, head)
 }
 
 // rememberHead remembers state as the hash state after head (copied),
 // under its key k.
 func (m *memo) rememberHead(k Key, head []processor.Message, state []byte) {
-	chars := 0
-	for _, msg := range head {
-		chars += processor.Chars(msg)
-	}
-	if chars > headsLimit/4 {
-		return
-	}
-	v := &verified{msgs: processor.Clone(head), state: state, chars: chars}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if old := m.heads[k]; old != nil {
-		m.headsChars -= old.chars
-	}
-	if m.headsChars+chars > headsLimit || len(m.heads) >= memoLimit {
-		clear(m.heads)
-		m.headsChars = 0
-	}
-	m.heads[k] = v
-	m.headsChars += chars
+	m.heads.put(&m.mu, k, head, state)
 }
 
 // verified is the content of a span's head and covered messages, and the
@@ -104,11 +70,65 @@ type verified struct {
 	chars int
 }
 
-// verifiedLimit bounds the characters of the messages a memo keeps
-// verified, and verifiedEntries their number.
+// verifiedMap holds verified contents by key K, within limit characters
+// and entries: a put that would pass either empties it first.
+type verifiedMap[K comparable] struct {
+	byKey          map[K]*verified
+	chars          int // characters of the messages byKey holds
+	limit, entries int
+}
+
+func newVerifiedMap[K comparable](limit, entries int) verifiedMap[K] {
+	return verifiedMap[K]{byKey: map[K]*verified{}, limit: limit, entries: entries}
+}
+
+// match returns the hash state remembered under k when history has the
+// content of the messages remembered with it. mu guards v.
+func (v *verifiedMap[K]) match(mu *sync.Mutex, k K, history []processor.Message) ([]byte, bool) {
+	mu.Lock()
+	e := v.byKey[k]
+	mu.Unlock()
+	if e == nil || len(e.msgs) != len(history) {
+		return nil, false
+	}
+	for i := range e.msgs {
+		if !sameContent(&history[i], &e.msgs[i]) {
+			return nil, false
+		}
+	}
+	return e.state, true
+}
+
+// put remembers msgs (copied) with state under k, unless they are over a
+// quarter of the limit. mu guards v.
+func (v *verifiedMap[K]) put(mu *sync.Mutex, k K, msgs []processor.Message, state []byte) {
+	chars := 0
+	for _, msg := range msgs {
+		chars += processor.Chars(msg)
+	}
+	if chars > v.limit/4 {
+		return
+	}
+	e := &verified{msgs: processor.Clone(msgs), state: state, chars: chars}
+	mu.Lock()
+	defer mu.Unlock()
+	if old := v.byKey[k]; old != nil {
+		v.chars -= old.chars
+	}
+	if v.chars+chars > v.limit || len(v.byKey) >= v.entries {
+		clear(v.byKey)
+		v.chars = 0
+	}
+	v.byKey[k] = e
+	v.chars += chars
+}
+
+// Bounds of a memo's verified contents: the spans' histories, and the
+// conversations' heads (characters of their messages, and entries).
 const (
 	verifiedLimit   = 64 << 20
 	verifiedEntries = 1024
+	headsLimit      = 16 << 20
 )
 
 func (m *memo) init() {
@@ -118,49 +138,20 @@ func (m *memo) init() {
 	m.trusted = map[string]struct{}{}
 	m.waits = map[Key]int{}
 	m.retried = map[Digest]time.Time{}
-	m.verified = map[Digest]*verified{}
-	m.heads = map[Key]*verified{}
+	m.verified = newVerifiedMap[Digest](verifiedLimit, verifiedEntries)
+	m.heads = newVerifiedMap[Key](headsLimit, memoLimit)
 }
 
 // match returns the hash state after history when history has the content
 // of the messages remembered for digest d.
 func (m *memo) match(d Digest, history []processor.Message) ([]byte, bool) {
-	m.mu.Lock()
-	v := m.verified[d]
-	m.mu.Unlock()
-	if v == nil || len(v.msgs) != len(history) {
-		return nil, false
-	}
-	for i := range v.msgs {
-		if !sameContent(&history[i], &v.msgs[i]) {
-			return nil, false
-		}
-	}
-	return v.state, true
+	return m.verified.match(&m.mu, d, history)
 }
 
 // verify remembers that msgs (copied) have digest d, with the hash state
 // after them.
 func (m *memo) verify(d Digest, msgs []processor.Message, state []byte) {
-	chars := 0
-	for _, msg := range msgs {
-		chars += processor.Chars(msg)
-	}
-	if chars > verifiedLimit/4 {
-		return
-	}
-	v := &verified{msgs: processor.Clone(msgs), state: state, chars: chars}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if old := m.verified[d]; old != nil {
-		m.verifiedChars -= old.chars
-	}
-	if m.verifiedChars+chars > verifiedLimit || len(m.verified) >= verifiedEntries {
-		clear(m.verified)
-		m.verifiedChars = 0
-	}
-	m.verified[d] = v
-	m.verifiedChars += chars
+	m.verified.put(&m.mu, d, msgs, state)
 }
 
 // parsedMarker is what summary.ParseMarker returned for a text.
