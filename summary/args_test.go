@@ -210,36 +210,28 @@ func FuzzAppendTokens(f *testing.F) {
 	})
 }
 
-// nextDotOrSlash finds a dot or a slash at every place of an 8-byte word,
-// and no other byte value.
-func TestNextDotOrSlash(t *testing.T) {
-	for b := range 256 {
-		for at := range 20 {
-			buf := []byte(strings.Repeat("a", 20))
-			buf[at] = byte(b)
-			want := -1
-			if b == '.' || b == '/' {
-				want = at
-			}
-			if got := nextDotOrSlash(string(buf), 0); got != want {
-				t.Fatalf("byte %#x at %d: got %d, want %d", b, at, got, want)
-			}
-		}
-	}
-}
-
-// nextMarkByte finds every byte value at every place of an 8-byte word.
-func TestNextMarkByte(t *testing.T) {
-	for b := range 256 {
-		for at := range 16 {
-			buf := []byte(strings.Repeat("a", 16))
-			buf[at] = byte(b)
-			want := -1
-			if byteClass[b]&classMarks != 0 {
-				want = at
-			}
-			if got := nextMarkByte(string(buf), 0); got != want {
-				t.Fatalf("byte %#x at %d: got %d, want %d", b, at, got, want)
+// nextDotOrSlash and nextMarkByte find each byte value they look for at
+// every place of an 8-byte word, and no other byte value.
+func TestNextByteOfClass(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		next func(string, int) int
+		find func(b byte) bool
+	}{
+		{"nextDotOrSlash", nextDotOrSlash, func(b byte) bool { return b == '.' || b == '/' }},
+		{"nextMarkByte", nextMarkByte, func(b byte) bool { return byteClass[b]&classMarks != 0 }},
+	} {
+		for b := range 256 {
+			for at := range 20 {
+				buf := []byte(strings.Repeat("a", 20))
+				buf[at] = byte(b)
+				want := -1
+				if tc.find(byte(b)) {
+					want = at
+				}
+				if got := tc.next(string(buf), 0); got != want {
+					t.Fatalf("%s: byte %#x at %d: got %d, want %d", tc.name, b, at, got, want)
+				}
 			}
 		}
 	}
