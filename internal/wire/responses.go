@@ -249,6 +249,7 @@ type runMemo struct {
 	items  []*cached
 	msg    processor.Message
 	digest atomic.Uint64
+	tokens atomic.Int64 // as cached.tokens
 }
 
 // responseRun returns the response the items msgs make (one after the
