@@ -363,7 +363,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		m.anchors.anchor(in, conv)
 	}
 	ev := Event{Type: EventProcessed, API: codec.API(), Model: body.Model, Stream: body.Stream,
-		MessagesBefore: len(body.Messages), TokensBefore: processor.ContentTokens(body.Messages)}
+		MessagesBefore: len(body.Messages), TokensBefore: body.Tokens()}
 	out, err := m.chain.Process(ctx, in)
 	if err == nil {
 		err = codec.Validate(in, out)

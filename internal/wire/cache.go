@@ -74,6 +74,10 @@ type cached struct {
 	// digest is Digest(msg), 0 until a body's Digest first needs it:
 	// computed once for all the requests that repeat the message.
 	digest atomic.Uint64
+	// tokens is processor.MessageTokens(msg) plus one, 0 until a body's
+	// Tokens first needs it: counted once for all the requests that
+	// repeat the message.
+	tokens atomic.Int64
 	// rewrite is the last rewrite of msg (Body.rewritten): what the
 	// processors made of it and the bytes that wrote, nil before. It is
 	// outside the cache's count of bytes, and kept only when it is no

@@ -85,7 +85,8 @@ func TestCacheFollows(t *testing.T) {
 
 // sameDigests returns an error naming the first message of b whose digest,
 // as the body gives it (from the cache's entry where it has one), is not
-// the digest of its content.
+// the digest of its content, or saying so when the body's count of tokens
+// is not its messages'.
 func sameDigests(b *Body) error {
 	got := make([]uint64, len(b.Messages))
 	want := make([]uint64, len(b.Messages))
@@ -94,6 +95,9 @@ func sameDigests(b *Body) error {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		return fmt.Errorf("digests (-of the content +of the body):\n%s", diff)
+	}
+	if got, want := b.Tokens(), processor.ContentTokens(b.Messages); got != want {
+		return fmt.Errorf("the body counts %d tokens, its messages %d", got, want)
 	}
 	return nil
 }

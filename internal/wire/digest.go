@@ -3,6 +3,7 @@ package wire
 import (
 	"hash/maphash"
 	"math/bits"
+	"sync/atomic"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -85,4 +86,40 @@ func (b *Body) Digest(i int) uint64 {
 		return d
 	}
 	return Digest(b.Messages[i])
+}
+
+// Tokens returns processor.ContentTokens(b.Messages), counting the tokens
+// of each message taken whole from the cache (and each response the
+// cache's memo gave) once for all the requests that repeat it, as Digest
+// does its digest: an agent sends its whole history with every request.
+// A tool return's name, which the body may give a cached message, counts
+// for nothing.
+func (b *Body) Tokens() int {
+	n := 0
+	for i := range b.Messages {
+		n += b.messageTokens(i)
+	}
+	return n
+}
+
+// messageTokens returns processor.MessageTokens(b.Messages[i]).
+func (b *Body) messageTokens(i int) int {
+	if e := b.entry(i); e != nil {
+		return memoTokens(&e.tokens, e.msg)
+	}
+	if j := i - b.lead; j >= 0 && j < len(b.runs) && b.runs[j] != nil {
+		return memoTokens(&b.runs[j].tokens, b.runs[j].msg)
+	}
+	return processor.MessageTokens(b.Messages[i])
+}
+
+// memoTokens returns processor.MessageTokens(m), counting it when memo
+// (the count plus one, 0 before) has none yet.
+func memoTokens(memo *atomic.Int64, m processor.Message) int {
+	if n := memo.Load(); n > 0 {
+		return int(n - 1)
+	}
+	n := processor.MessageTokens(m)
+	memo.Store(int64(n) + 1)
+	return n
 }

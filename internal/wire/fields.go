@@ -152,6 +152,12 @@ func stringValue(data []byte, v span) (string, bool) {
 	if v.start >= v.end || data[v.start] != '"' {
 		return "", false // not a string, told without reading it through
 	}
+	// The scanner reads most strings; one it leaves (see scanner) is
+	// read by encoding/json.
+	sc := scanner{data: data[v.start:v.end]}
+	if raw, esc, ok := sc.str(); ok && sc.pos == len(sc.data) {
+		return unquote(raw, esc), true
+	}
 	var s string
 	if json.Unmarshal(data[v.start:v.end], &s) != nil {
 		return "", false
@@ -165,7 +171,13 @@ func (b *Body) header(fs map[string]span) {
 		b.Model, _ = stringValue(b.data, v)
 	}
 	if v, ok := fs["stream"]; ok {
-		_ = json.Unmarshal(b.data[v.start:v.end], &b.Stream)
+		switch string(b.data[v.start:v.end]) {
+		case "true":
+			b.Stream = true
+		case "false":
+		default:
+			_ = json.Unmarshal(b.data[v.start:v.end], &b.Stream)
+		}
 	}
 }
 

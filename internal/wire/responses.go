@@ -102,6 +102,9 @@ func (h *respHistory) index() {
 	}
 	for _, n := range h.noted {
 		a := n.aux.(respAux)
+		if a.id == "" {
+			continue // neither a call nor an output
+		}
 		k := respKept{part: a.part, raw: n.raw, custom: a.custom}
 		if a.output {
 			h.outputs[a.id] = k
@@ -249,6 +252,7 @@ type runMemo struct {
 	items  []*cached
 	msg    processor.Message
 	digest atomic.Uint64
+	tokens atomic.Int64 // as cached.tokens
 }
 
 // responseRun returns the response the items msgs make (one after the
@@ -286,14 +290,13 @@ func responseRun(msgs []processor.Message, ents []*cached) (processor.Message, *
 	return run, memo
 }
 
-// respAux is what the cache keeps beside an item's message: whether it is
-// a request, and the call or output it holds, by ID.
+// respAux is what the cache keeps beside an item's message: the call or
+// output it holds, by ID (none for the other items).
 type respAux struct {
-	request bool
-	id      string
-	output  bool // id names an output (else a call)
-	part    processor.Part
-	custom  bool
+	id     string
+	output bool // id names an output (else a call)
+	part   processor.Part
+	custom bool
 }
 
 // readItem is read, taking the item from what the cache gave the scan
@@ -301,16 +304,16 @@ type respAux struct {
 // It returns the item's entry in the cache, if any.
 func (h *respHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, bool, *cached, error) {
 	if it.e != nil {
-		return it.e.msg, h.cached(raw, it.e.aux), it.e, nil
+		return it.e.msg, h.cached(raw, it.e), it.e, nil
 	}
 	if e := cache.lookup(raw); e != nil {
-		return e.msg, h.cached(raw, e.aux), e, nil
+		return e.msg, h.cached(raw, e), e, nil
 	}
 	m, request, err := h.read(raw)
 	if err != nil || cache == nil {
 		return m, request, nil, err
 	}
-	a := respAux{request: request}
+	var a respAux
 	if len(m.Parts) == 1 {
 		switch p := m.Parts[0].(type) {
 		case processor.ToolCall:
@@ -322,14 +325,14 @@ func (h *respHistory) readItem(it histItem, raw []byte, cache *Cache) (processor
 	return m, request, cache.putAux(raw, m, a), nil
 }
 
-// cached notes what the cache kept beside an item (raw), for index, and
-// returns whether the item is a request.
-func (h *respHistory) cached(raw []byte, aux any) bool {
-	a := aux.(respAux)
-	if a.id != "" {
-		h.noted = append(h.noted, notedItem{raw, aux})
-	}
-	return a.request
+// cached notes the cache's entry of an item (raw), for index, and returns
+// whether the item is a request: its message's kind (read makes a request
+// of each item it reports as one, and a response of the others). What the
+// entry keeps beside the message is read only when index needs it: most
+// requests write no call or output anew, and it is memory of its own.
+func (h *respHistory) cached(raw []byte, e *cached) bool {
+	h.noted = append(h.noted, notedItem{raw, e.aux})
+	return e.msg.Kind == processor.Request
 }
 
 // read decodes one input item: a request message, or the parts (and

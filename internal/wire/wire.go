@@ -273,26 +273,28 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 			}
 		}
 	}
+	// The pieces before the history's array, the array (its brackets and
+	// commas between the messages), then the pieces after it, written
+	// into one list.
+	bufs := make(net.Buffers, 0, 2*len(raws)+7)
+	if b.lead == 1 && b.leadStart < b.start {
+		bufs = append(bufs, b.data[:b.leadStart], lead, b.data[b.leadEnd:b.start])
+	} else {
+		bufs = append(bufs, b.data[:b.start])
+	}
 	punct := []byte("[,]") // the bytes around and between messages
-	array := make(net.Buffers, 0, 2*len(raws)+2)
-	array = append(array, punct[0:1:1])
+	bufs = append(bufs, punct[0:1:1])
 	for i, r := range raws[b.lead:] {
 		if i > 0 {
-			array = append(array, punct[1:2:2])
+			bufs = append(bufs, punct[1:2:2])
 		}
-		array = append(array, r)
+		bufs = append(bufs, r)
 	}
-	array = append(array, punct[2:3:3])
-	bufs := make(net.Buffers, 0, len(array)+5)
-	switch {
-	case b.lead == 0:
-		bufs = append(append(append(bufs, b.data[:b.start]), array...), b.data[b.end:])
-	case b.leadStart < b.start:
-		bufs = append(bufs, b.data[:b.leadStart], lead, b.data[b.leadEnd:b.start])
-		bufs = append(append(bufs, array...), b.data[b.end:])
-	default:
-		bufs = append(append(bufs, b.data[:b.start]), array...)
+	bufs = append(bufs, punct[2:3:3])
+	if b.lead == 1 && b.leadStart >= b.start {
 		bufs = append(bufs, b.data[b.end:b.leadStart], lead, b.data[b.leadEnd:])
+	} else {
+		bufs = append(bufs, b.data[b.end:])
 	}
 	return bufs, nil
 }

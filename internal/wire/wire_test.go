@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -80,5 +81,44 @@ func TestParseErrors(t *testing.T) {
 	// An empty array says it is empty, not missing.
 	if _, err := Parse([]byte(`{"messages": []}`)); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Errorf(`Parse of "messages": [] error %v, want one saying it is empty`, err)
+	}
+}
+
+// TestHeaderFields reads "model" and "stream" of bodies whose values are
+// written in the ways JSON allows, through each codec: each reads as
+// encoding/json reads it (a "stream" that is not a boolean is false).
+func TestHeaderFields(t *testing.T) {
+	models := []string{`"gpt-5"`, `"gpt\u002d5"`, `"mod\"el\\"`, `"caf\u00e9 \ud83d\ude00"`, `"tab\tin"`, `""`, `7`, `null`, "\"\xff\""}
+	streams := []string{`true`, `false`, `null`, `"true"`, `1`, ` true`}
+	bodies := map[Codec]func(model, stream string) string{
+		Chat: func(model, stream string) string {
+			return `{"model":` + model + `,"stream":` + stream + `,"messages":[{"role":"user","content":"hi"}]}`
+		},
+		Responses: func(model, stream string) string {
+			return `{"model":` + model + `,"stream":` + stream + `,"input":[{"role":"user","content":"hi"}]}`
+		},
+		Messages: func(model, stream string) string {
+			return `{"model":` + model + `,"stream":` + stream + `,"max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
+		},
+	}
+	type header struct {
+		Model  string
+		Stream bool
+	}
+	for c, body := range bodies {
+		for _, model := range models {
+			for _, stream := range streams {
+				var want header
+				_ = json.Unmarshal([]byte(model), &want.Model)
+				_ = json.Unmarshal([]byte(stream), &want.Stream)
+				b, err := c.Parse([]byte(body(model, stream)), NewCache(0))
+				if err != nil {
+					t.Fatalf("%s, model %s, stream %s: %v", c.API(), model, stream, err)
+				}
+				if diff := cmp.Diff(want, header{b.Model, b.Stream}); diff != "" {
+					t.Errorf("%s, model %s, stream %s (-encoding/json +read):\n%s", c.API(), model, stream, diff)
+				}
+			}
+		}
 	}
 }
