@@ -144,7 +144,19 @@ func TestStalled(t *testing.T) {
 // requests (proc/decode) and at p99 (proc/decode-p99), the least time of
 // each request over the iterations; the target is 0.10. Without the shared
 // transcripts it says so and runs on the shipped ones.
-func BenchmarkAlone(b *testing.B) {
+func BenchmarkAlone(b *testing.B) { benchAlone(b, false) }
+
+// BenchmarkAloneSecondMiddleware is BenchmarkAlone with the requests
+// replayed through a second middleware on the same chain after the first
+// pass, as the load command's own replay does after its run: the second
+// middleware's cache decodes the messages anew, so the strings the
+// window's and the trimmer's memos hold are not the ones it gives, and
+// comparing them reads their bytes. It shows what that costs, which is
+// what a proxy pays for a conversation whose messages its cache evicted
+// and decoded again.
+func BenchmarkAloneSecondMiddleware(b *testing.B) { benchAlone(b, true) }
+
+func benchAlone(b *testing.B, second bool) {
 	var files []string
 	if dir, ok := transcripts.SharedDir(); ok {
 		files, _ = filepath.Glob(filepath.Join(dir, "*.json"))
@@ -173,6 +185,12 @@ func BenchmarkAlone(b *testing.B) {
 			r := newReplayer(chain, win, api, convs, bodies)
 			if err := r.pass(); err != nil { // summaries written, messages cached
 				b.Fatal(err)
+			}
+			if second {
+				r = newReplayer(chain, win, api, convs, bodies)
+				if err := r.pass(); err != nil { // its own cache filled
+					b.Fatal(err)
+				}
 			}
 			r.least = nil
 			for b.Loop() {
