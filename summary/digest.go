@@ -332,7 +332,14 @@ scan:
 			}
 		}
 	}
-	// An exit status line before it wins.
+	return errorLineAt(s, mark, exits)
+}
+
+// errorLineAt returns the error line of s (see errorLine) once its first
+// error marker is found at mark (len(s) when there is none), exits telling
+// whether a line before it may start with an exit prefix: an exit status
+// line before the marker wins, else the marker's line.
+func errorLineAt(s string, mark int, exits bool) string {
 	for start := 0; exits && start < len(s) && start <= mark; {
 		end := strings.IndexByte(s[start:], '\n')
 		if end < 0 {

@@ -500,7 +500,7 @@ func refCodeName(tok string) (string, bool) {
 	}
 	dot := strings.LastIndexByte(tok, '.')
 	if dot < 0 {
-		return tok, refIsCodeIdent(tok)
+		return tok, isCodeIdent(tok)
 	}
 	if knownExt[strings.ToLower(tok[dot+1:])] || len(tok) < 4 {
 		return "", false
@@ -508,37 +508,12 @@ func refCodeName(tok string) (string, bool) {
 	// Every segment is led by a letter or an underscore.
 	for i := 0; i < len(tok); i++ {
 		if i == 0 || tok[i-1] == '.' {
-			if c := tok[i]; c == '.' || !(c == '_' || refIsLetterByte(c)) {
+			if c := tok[i]; c == '.' || !(c == '_' || isLetterByte(c)) {
 				return "", false
 			}
 		}
 	}
 	return tok, true
-}
-
-func refIsLetterByte(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
-
-// refIsCodeIdent reports whether s is an identifier of at least 4 bytes, led
-// by a letter or underscore, with an inner underscore or a capital after
-// a lower-case letter.
-func refIsCodeIdent(s string) bool {
-	if len(s) < 4 || !(s[0] == '_' || refIsLetterByte(s[0])) {
-		return false
-	}
-	letters := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if refIsLetterByte(c) {
-			letters = true
-		}
-		if i > 0 && c == '_' && i < len(s)-1 {
-			return letters || refIsLetterByte(s[i+1])
-		}
-		if i > 0 && 'A' <= c && c <= 'Z' && 'a' <= s[i-1] && s[i-1] <= 'z' {
-			return true
-		}
-	}
-	return false
 }
 
 // refErrorLine is errorLine as it was: it returns the first line of s that reads like an error, or "".
@@ -562,30 +537,7 @@ scan:
 			break scan
 		}
 	}
-	// An exit status line before it wins.
-	for start := 0; exits && start < len(s) && start <= mark; {
-		end := strings.IndexByte(s[start:], '\n')
-		if end < 0 {
-			end = len(s)
-		} else {
-			end += start
-		}
-		if l := strings.TrimSpace(s[start:end]); exitStatus(l) {
-			return exitLine(s, l)
-		}
-		start = end + 1
-	}
-	if mark == len(s) {
-		return ""
-	}
-	start := strings.LastIndexByte(s[:mark], '\n') + 1
-	end := strings.IndexByte(s[mark:], '\n')
-	if end < 0 {
-		end = len(s)
-	} else {
-		end += mark
-	}
-	return Clip(collapse(s[start:end]), 200)
+	return errorLineAt(s, mark, exits)
 }
 
 // refShellMayWrite is shellMayWrite as it was, the quotes and backslashes
@@ -621,7 +573,7 @@ func refHasWritingCommand(s string) bool {
 			}
 			i += at
 			end := i + len(w)
-			if (i == 0 || s[i-1] != '_' && !refIsLetterByte(s[i-1])) && (end == len(s) || !refIsWordByte(s[end])) {
+			if (i == 0 || s[i-1] != '_' && !isLetterByte(s[i-1])) && (end == len(s) || !isWordByte(s[end])) {
 				return true
 			}
 			at = i + 1
@@ -629,8 +581,4 @@ func refHasWritingCommand(s string) bool {
 		}
 	}
 	return false
-}
-
-func refIsWordByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
