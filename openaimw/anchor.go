@@ -1,8 +1,6 @@
 package openaimw
 
 import (
-	"hash/maphash"
-	"math/bits"
 	"sync"
 
 	"github.com/abridge-go/abridge/internal/wire"
@@ -26,7 +24,6 @@ const DefaultAnchors = 4096
 // bytes each (no message is kept), the least recently used is dropped
 // first, and it is safe for concurrent use.
 type anchors struct {
-	seed  maphash.Seed
 	limit int
 
 	mu    sync.Mutex
@@ -46,7 +43,7 @@ type anchorEntry struct {
 }
 
 func newAnchors(limit int) *anchors {
-	a := &anchors{seed: maphash.MakeSeed(), limit: limit, items: map[uint64]*anchorEntry{}}
+	a := &anchors{limit: limit, items: map[uint64]*anchorEntry{}}
 	a.ring.prev, a.ring.next = &a.ring, &a.ring
 	return a
 }
@@ -78,13 +75,13 @@ func (a *anchors) keys(api, model, id string, history []processor.Message, diges
 			break
 		}
 	}
-	h := contentHash{seed: a.seed}
-	h.text(api)
-	h.text(model)
-	h.text(id)
+	var h wire.Hasher
+	h.Text(api)
+	h.Text(model)
+	h.Text(id)
 	for i := range history {
 		if i == c.last {
-			c.before = h.sum(i)
+			c.before = keyOf(h, i)
 		}
 		var d uint64
 		if digest != nil {
@@ -92,9 +89,9 @@ func (a *anchors) keys(api, model, id string, history []processor.Message, diges
 		} else {
 			d = wire.Digest(history[i])
 		}
-		h.h = mix(h.h, d)
+		h.Num(d)
 	}
-	c.whole = h.sum(len(history))
+	c.whole = keyOf(h, len(history))
 	return c
 }
 
@@ -185,44 +182,10 @@ func anchored(history []processor.Message) bool {
 	return false
 }
 
-// contentHash hashes a conversation's key: the request's API, model and
-// id, each string hashed in one call, without a copy, and its hash mixed
-// into the state with a rotation and a multiplication; then the digest of
-// each message's content (wire.Digest).
-type contentHash struct {
-	seed maphash.Seed
-	h    uint64
-}
-
-// mix returns the state after v: the state xor v, rotated and multiplied
-// by an odd constant, a bijection, so that each value fed changes what
-// follows; sum mixes the end more thoroughly.
-func mix(h, v uint64) uint64 {
-	return bits.RotateLeft64(h^v, 27) * 0x9e3779b97f4a7c15
-}
-
-// finish is the finalizer of MurmurHash3 (its constants), applied to a
-// key once all is fed.
-func finish(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
-}
-
-// text feeds a string as its hash (which depends on its length too); an
-// empty one as 0, without a call.
-func (h *contentHash) text(s string) {
-	var v uint64
-	if s != "" {
-		v = maphash.String(h.seed, s)
-	}
-	h.h = mix(h.h, v)
-}
-
-// sum returns the key of what was fed, n messages.
-func (h *contentHash) sum(n int) uint64 {
-	return finish(mix(h.h, uint64(n)|1<<63))
+// keyOf returns a conversation's key: what h was fed (the request's API,
+// model and id, then the digest of each message's content) and the
+// number of messages, n. h is a copy: the caller's goes on.
+func keyOf(h wire.Hasher, n int) uint64 {
+	h.Num(uint64(n) | 1<<63)
+	return h.Sum()
 }

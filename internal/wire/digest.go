@@ -8,7 +8,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 )
 
-// digestSeed seeds [Digest]: one seed for the process, so that a message's
+// digestSeed seeds [Hasher] and so [Digest]: one seed for the process, so that a message's
 // digest is the same whichever body or cache it is read from.
 var digestSeed = maphash.MakeSeed()
 
@@ -18,39 +18,38 @@ var digestSeed = maphash.MakeSeed()
 // markers) nor a tool return's name. Messages of the same content have the
 // same digest within one process; others differ but by a collision.
 func Digest(m processor.Message) uint64 {
-	h := digester{}
-	processor.WalkContent(m, h.num, h.text)
-	return h.sum()
+	var h Hasher
+	processor.WalkContent(m, h.num, h.Text)
+	return h.Sum()
 }
 
-// digester hashes what processor.WalkContent feeds it cheaply: each string
-// in one call to maphash, without a copy, and its hash mixed into the
-// state with a rotation and a multiplication; so are the numbers (kinds,
-// counts, tags).
-type digester struct{ h uint64 }
+// Hasher folds strings and numbers into a 64-bit digest cheaply: each
+// string in one call to maphash (one seed for the process, so digests are
+// the same whichever body or cache they come from, within one process),
+// without a copy, and each value mixed into the state with a rotation and
+// a multiplication by an odd constant, a bijection, so that each value fed
+// changes what follows. The zero value is ready; a copy goes on
+// separately.
+type Hasher struct{ h uint64 }
 
-// digestMix returns the state after v: the state xor v, rotated and
-// multiplied by an odd constant, a bijection, so that each value fed
-// changes what follows.
-func digestMix(h, v uint64) uint64 {
-	return bits.RotateLeft64(h^v, 27) * 0x9e3779b97f4a7c15
-}
+// Num feeds v.
+func (d *Hasher) Num(v uint64) { d.h = bits.RotateLeft64(d.h^v, 27) * 0x9e3779b97f4a7c15 }
 
-func (d *digester) num(v int) { d.h = digestMix(d.h, uint64(v)) }
+func (d *Hasher) num(v int) { d.Num(uint64(v)) }
 
-// text feeds a string as its hash (which depends on its length too); an
+// Text feeds a string as its hash (which depends on its length too); an
 // empty one as 0, without a call.
-func (d *digester) text(s string) {
+func (d *Hasher) Text(s string) {
 	var v uint64
 	if s != "" {
 		v = maphash.String(digestSeed, s)
 	}
-	d.h = digestMix(d.h, v)
+	d.Num(v)
 }
 
-// sum is the digest of what was fed, mixed by MurmurHash3's finalizer (its
-// constants).
-func (d *digester) sum() uint64 {
+// Sum returns the digest of what was fed, mixed by MurmurHash3's
+// finalizer (its constants).
+func (d *Hasher) Sum() uint64 {
 	h := d.h
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd
