@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,49 +14,6 @@ import (
 
 	"github.com/abridge-go/abridge/processor"
 )
-
-// apiFake is an httptest server for the Responses and Messages APIs: it
-// records each request's path, headers and body, and answers with handler.
-type apiFake struct {
-	srv *httptest.Server
-
-	mu       sync.Mutex
-	requests []apiRequest
-}
-
-type apiRequest struct {
-	path   string
-	header http.Header
-	body   map[string]any
-}
-
-func newAPIFake(t *testing.T, handler http.HandlerFunc) *apiFake {
-	t.Helper()
-	f := &apiFake{}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := apiRequest{path: r.URL.Path, header: r.Header.Clone()}
-		data, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(data, &rec.body); err != nil {
-			t.Errorf("request body %q: %v", data, err)
-		}
-		f.mu.Lock()
-		f.requests = append(f.requests, rec)
-		f.mu.Unlock()
-		handler(w, r)
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *apiFake) only(t *testing.T) apiRequest {
-	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.requests) != 1 {
-		t.Fatalf("server received %d requests, want 1", len(f.requests))
-	}
-	return f.requests[0]
-}
 
 // replyEvents answers with a server-sent event stream: each pair is an
 // event's name and its data.
@@ -78,12 +33,12 @@ func replyEvents(pairs ...string) http.HandlerFunc {
 }
 
 // both models under test, built on one fake server.
-func responsesModel(f *apiFake, opts ...Option) Model {
+func responsesModel(f *fake, opts ...Option) Model {
 	base := []Option{WithBaseURL(f.srv.URL), WithAPIKey(testKey), WithMaxRetries(0), WithModel("test-model")}
 	return NewResponses(append(base, opts...)...)
 }
 
-func anthropicModel(f *apiFake, opts ...Option) Model {
+func anthropicModel(f *fake, opts ...Option) Model {
 	base := []Option{WithBaseURL(f.srv.URL), WithAPIKey(testKey), WithMaxRetries(0), WithModel("test-model")}
 	return NewAnthropic(append(base, opts...)...)
 }
@@ -144,7 +99,7 @@ func TestResponsesRequestBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newAPIFake(t, replyJSON(200, responsesBody(`[]`, "")))
+			f := newFake(t, replyJSON(200, responsesBody(`[]`, "")))
 			if _, err := responsesModel(f).Request(context.Background(), tt.history, tt.settings); err != nil {
 				t.Fatal(err)
 			}
@@ -209,7 +164,7 @@ func TestResponsesResponse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newAPIFake(t, replyJSON(200, tt.body))
+			f := newFake(t, replyJSON(200, tt.body))
 			got, err := responsesModel(f).Request(context.Background(), testHistory(), Settings{})
 			if err != nil {
 				t.Fatal(err)
@@ -224,7 +179,7 @@ func TestResponsesResponse(t *testing.T) {
 // TestModelErrors checks that the Responses and Anthropic models classify
 // failures as the Chat model does.
 func TestModelErrors(t *testing.T) {
-	type build func(f *apiFake, opts ...Option) Model
+	type build func(f *fake, opts ...Option) Model
 	anthropicErr := func(typ, msg string) string {
 		return `{"type":"error","error":{"type":"` + typ + `","message":"` + msg + `"},"request_id":"req_1"}`
 	}
@@ -342,7 +297,7 @@ func TestModelErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newAPIFake(t, tt.handler)
+			f := newFake(t, tt.handler)
 			_, err := tt.model(f).Request(context.Background(), testHistory(), tt.settings)
 			checkError(t, err, tt.want)
 		})
@@ -409,7 +364,7 @@ func TestAnthropicRequestBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newAPIFake(t, replyJSON(200, anthropicBody(`[{"type":"text","text":"ok"}]`)))
+			f := newFake(t, replyJSON(200, anthropicBody(`[{"type":"text","text":"ok"}]`)))
 			if _, err := anthropicModel(f).Request(context.Background(), tt.history, tt.settings); err != nil {
 				t.Fatal(err)
 			}
@@ -440,7 +395,7 @@ func TestAnthropicResponse(t *testing.T) {
 	thinking := `{"type":"thinking","thinking":"Listing.","signature":"EqQBCgIYAh=="}`
 	redacted := `{"type":"redacted_thinking","data":"EmwKAhgB"}`
 	search := `{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"go"}}`
-	f := newAPIFake(t, replyJSON(200, anthropicBody(`[`+thinking+`,`+redacted+`,{"type":"text","text":"Two files."},
+	f := newFake(t, replyJSON(200, anthropicBody(`[`+thinking+`,`+redacted+`,{"type":"text","text":"Two files."},
 		{"type":"tool_use","id":"toolu_1","name":"bash","input":{"command":"cat a.go"}},`+search+`]`)))
 	got, err := anthropicModel(f).Request(context.Background(), testHistory(), Settings{})
 	if err != nil {
@@ -466,7 +421,7 @@ func TestAnthropicResponse(t *testing.T) {
 
 	// What it answered goes back to it as it came.
 	history := append(testHistory(), got, processor.NewRequest(processor.ToolReturn{ToolName: "bash", ToolCallID: "toolu_1", Content: "package a"}))
-	f2 := newAPIFake(t, replyJSON(200, anthropicBody(`[]`)))
+	f2 := newFake(t, replyJSON(200, anthropicBody(`[]`)))
 	if _, err := anthropicModel(f2).Request(context.Background(), history, Settings{}); err != nil {
 		t.Fatal(err)
 	}
@@ -486,7 +441,7 @@ func TestAnthropicResponse(t *testing.T) {
 func TestModelStreaming(t *testing.T) {
 	tests := []struct {
 		name      string
-		model     func(f *apiFake, opts ...Option) Model
+		model     func(f *fake, opts ...Option) Model
 		events    []string
 		want      processor.Message
 		wantDelta []string
@@ -532,7 +487,7 @@ func TestModelStreaming(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newAPIFake(t, replyEvents(tt.events...))
+			f := newFake(t, replyEvents(tt.events...))
 			var deltas []string
 			got, err := tt.model(f).Request(context.Background(), testHistory(), Settings{OnText: func(d string) { deltas = append(deltas, d) }})
 			if err != nil {
@@ -575,7 +530,7 @@ func TestModelsWithoutEnvironment(t *testing.T) {
 	for _, tt := range tests {
 		for _, noEnv := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/without=%v", tt.name, noEnv), func(t *testing.T) {
-				f := newAPIFake(t, replyJSON(200, tt.reply))
+				f := newFake(t, replyJSON(200, tt.reply))
 				opts := []Option{WithMaxRetries(0)}
 				if noEnv {
 					opts = append(opts, WithoutEnvironment())
@@ -620,9 +575,9 @@ func TestModelInvalidRequests(t *testing.T) {
 		{"an image", image, Settings{}, `message 0 part 0: user content part 1 has type "image_url": only text is sent`},
 	}
 	for _, tt := range tests {
-		for api, build := range map[string]func(f *apiFake, opts ...Option) Model{"responses": responsesModel, "anthropic": anthropicModel} {
+		for api, build := range map[string]func(f *fake, opts ...Option) Model{"responses": responsesModel, "anthropic": anthropicModel} {
 			t.Run(api+"/"+tt.name, func(t *testing.T) {
-				f := newAPIFake(t, replyJSON(200, "{}"))
+				f := newFake(t, replyJSON(200, "{}"))
 				_, err := build(f).Request(context.Background(), tt.history, tt.settings)
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("error %v, want one containing %q", err, tt.want)

@@ -26,8 +26,9 @@ import (
 
 const testKey = "sk-test-secret-key-0123456789"
 
-// fake is an httptest server speaking the Chat Completions wire format. It
-// records every request it receives.
+// fake is an httptest server for the model APIs (Chat Completions,
+// Responses, Messages): it records every request it receives and answers
+// with its handler.
 type fake struct {
 	srv *httptest.Server
 
@@ -39,6 +40,7 @@ type recorded struct {
 	path   string
 	auth   string
 	ctype  string
+	header http.Header
 	body   map[string]any
 	rawErr error
 }
@@ -47,10 +49,13 @@ func newFake(t *testing.T, handler http.HandlerFunc) *fake {
 	t.Helper()
 	f := &fake{}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := recorded{path: r.URL.Path, auth: r.Header.Get("Authorization"), ctype: r.Header.Get("Content-Type")}
+		rec := recorded{path: r.URL.Path, auth: r.Header.Get("Authorization"), ctype: r.Header.Get("Content-Type"), header: r.Header.Clone()}
 		data, err := io.ReadAll(r.Body)
 		if err == nil {
 			err = json.Unmarshal(data, &rec.body)
+		}
+		if err != nil {
+			t.Errorf("request body %q: %v", data, err)
 		}
 		rec.rawErr = err
 		f.mu.Lock()
