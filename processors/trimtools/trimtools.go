@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
@@ -78,14 +79,22 @@ type Trimmer struct {
 	keepLast int
 
 	mu    sync.Mutex
-	memo  map[string]trimmed // by tool call ID
-	bytes int                // the contents the memo holds, in bytes
+	memo  map[string]*trimmed // by tool call ID
+	bytes int                 // the contents the memo holds, in bytes
 }
 
 // trimmed is a tool return and the part that replaces it.
 type trimmed struct {
 	in  processor.ToolReturn
 	out processor.Part
+	// matches counts the returns found the same as in. At the 1st, 2nd,
+	// 4th, 8th… the entry takes the return found as its in: strings that
+	// share their bytes compare without reading them, and a history
+	// decoded anew (by a cache that evicted it, or another one) shares
+	// none with in, so each comparison would read the whole output until
+	// the entry adopts the new strings, after at most as many matches as
+	// came before.
+	matches atomic.Uint64
 }
 
 // MemoBytes bounds the contents of the tool returns a [Trimmer] remembers
@@ -156,6 +165,15 @@ func (t *Trimmer) trimPart(p processor.Part) (processor.Part, bool) {
 	e, ok := t.memo[r.ToolCallID]
 	t.mu.Unlock()
 	if ok && sameReturn(&e.in, &r) {
+		if n := e.matches.Add(1); n&(n-1) == 0 {
+			a := &trimmed{in: r, out: e.out}
+			a.matches.Store(n)
+			t.mu.Lock()
+			if t.memo[r.ToolCallID] == e {
+				t.memo[r.ToolCallID] = a
+			}
+			t.mu.Unlock()
+		}
 		return e.out, true
 	}
 	content, ok := t.trimReturn(&r)
@@ -169,9 +187,9 @@ func (t *Trimmer) trimPart(p processor.Part) (processor.Part, bool) {
 	}
 	t.mu.Lock()
 	if t.memo == nil || t.bytes+size > MemoBytes {
-		t.memo, t.bytes = map[string]trimmed{}, 0
+		t.memo, t.bytes = map[string]*trimmed{}, 0
 	}
-	t.memo[r.ToolCallID] = trimmed{in: r, out: out}
+	t.memo[r.ToolCallID] = &trimmed{in: r, out: out}
 	t.bytes += size
 	t.mu.Unlock()
 	return out, true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/abridge-go/abridge/processor"
@@ -68,7 +69,21 @@ type verified struct {
 	msgs  []processor.Message // a processor.Clone: shares strings, no slices
 	state []byte
 	chars int
+	// matches counts the histories that matched msgs; see adoptAt.
+	matches atomic.Uint64
 }
+
+// adoptAt reports whether the n-th match of an entry (from 1) replaces its
+// messages with the matching history's: at the 1st, 2nd, 4th, 8th… match.
+// Strings that share their bytes compare without reading them, and a
+// history decoded by the same cache (openaimw's, a proxy's) shares the
+// bytes of the strings it decoded before; one decoded anew (a cache that
+// evicted the conversation, a second middleware) does not, so every
+// comparison would read the whole span again. Adopting the history at
+// doubling intervals makes the comparisons cheap again after at most as
+// many matches as came before, for a copy of the messages (no bytes)
+// logarithmic in the matches.
+func adoptAt(n uint64) bool { return n&(n-1) == 0 }
 
 // verifiedMap holds verified contents by key K, within limit characters
 // and entries: a put that would pass either empties it first.
@@ -95,6 +110,15 @@ func (v *verifiedMap[K]) match(mu *sync.Mutex, k K, history []processor.Message)
 		if !sameContent(&history[i], &e.msgs[i]) {
 			return nil, false
 		}
+	}
+	if n := e.matches.Add(1); adoptAt(n) {
+		a := &verified{msgs: processor.Clone(history), state: e.state, chars: e.chars}
+		a.matches.Store(n)
+		mu.Lock()
+		if v.byKey[k] == e {
+			v.byKey[k] = a
+		}
+		mu.Unlock()
 	}
 	return e.state, true
 }
