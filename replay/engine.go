@@ -24,6 +24,7 @@ import (
 type run struct {
 	mode     Mode
 	trim     *trimtools.Trimmer
+	trimOpts trimtools.Options
 	win      *window.Window
 	primary  *meter
 	fallback *meter
@@ -52,7 +53,10 @@ type run struct {
 	// JSON of each message as sent, by origin; the trimmer leaves a
 	// message the same once it is KeepLast messages from the end, so a
 	// message has at most two forms: [0] near the end, [1] further back.
-	json [][2][]byte
+	// jsonOf holds the message each was made from: a message the trimmer
+	// leaves as it is has one JSON for both.
+	json   [][2][]byte
+	jsonOf [][2]processor.Message
 	// trimmedAll is the transcript as the trimmer leaves its messages
 	// outside the last ones, for the paths the summaries should name.
 	trimmedAll []processor.Message
@@ -101,7 +105,7 @@ func newRun(opts Options) (*run, error) {
 	r.onEvent = wopts.OnEvent
 	wopts.OnEvent = r.event
 	r.win = window.New(wopts)
-	r.trim = trimtools.New(opts.Trim)
+	r.trim, r.trimOpts = trimtools.New(opts.Trim), opts.Trim
 	r.keepLast = r.trim.KeepLast()
 	return r, nil
 }
@@ -130,6 +134,7 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 	r.compacted = make([]bool, n)
 	r.fp = make([]uint64, n)
 	r.json = make([][2][]byte, n)
+	r.jsonOf = make([][2]processor.Message, n)
 	r.fidelity = fidelity.New(transcript)
 
 	// Prefix sums of the transcript's characters, raw and as the trimmer
@@ -141,13 +146,17 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 	res.TranscriptChars = raw[n]
 	trimmedSum := raw
 	r.trimmedAll = transcript
-	if all, err := r.trim.Process(ctx, transcript); err == nil && len(all) == n {
+	// A trimmer of its own: the replay's would remember every output
+	// trimmed here and trim none of them in the timed requests.
+	if all, err := trimtools.New(r.trimOpts).Process(ctx, transcript); err == nil && len(all) == n {
 		r.trimmedAll = all
 		trimmedSum = make([]int64, n+1)
 		for i, m := range all {
 			trimmedSum[i+1] = trimmedSum[i] + int64(processor.Chars(m))
 		}
 	}
+
+	r.marshalForms(transcript)
 
 	var raws []json.RawMessage
 	if r.mode == ModeFresh {
@@ -439,11 +448,6 @@ func checkSent(in, out []processor.Message) error {
 // message's JSON from earlier requests and tells which messages the
 // previous request also sent.
 func (r *run) requestJSON(res *Result, st *stepResult, out []processor.Message, origins []int, invalid func(error)) {
-	if _, err := model.ToOpenAI(out); err != nil {
-		invalid(fmt.Errorf("to openai: %w", err))
-		r.forget()
-		return
-	}
 	buf := r.buf[:0]
 	cur := r.curSent[:0]
 	for k, m := range out {
@@ -456,7 +460,13 @@ func (r *run) requestJSON(res *Result, st *stepResult, out []processor.Message, 
 		}
 		b, err := r.messageJSON(m, k, len(out), s)
 		if err != nil {
-			invalid(fmt.Errorf("marshal request: %w", err))
+			// A message that does not convert is named by its place in
+			// the request; one whose conversion marshals wrong is not.
+			if _, cerr := model.ToOpenAI(out); cerr != nil {
+				invalid(fmt.Errorf("to openai: %w", cerr))
+			} else {
+				invalid(fmt.Errorf("marshal request: %w", err))
+			}
 			r.forget()
 			return
 		}
@@ -543,14 +553,40 @@ func (r *run) messageJSON(m processor.Message, k, n int, s sent) ([]byte, error)
 	if k < n-r.keepLast {
 		form = 1
 	}
-	if b := r.json[o][form]; b != nil {
-		return b, nil
+	for _, f := range [2]int{form, 1 - form} {
+		if b := r.json[o][f]; b != nil && processor.Equal(m, r.jsonOf[o][f]) {
+			r.json[o][form], r.jsonOf[o][form] = b, m
+			return b, nil
+		}
 	}
 	b, err := marshalMessage(m)
 	if err == nil {
-		r.json[o][form] = b
+		r.json[o][form], r.jsonOf[o][form] = b, m
 	}
 	return b, err
+}
+
+// marshalForms fills the JSON cache with each message of the transcript as
+// it is and as the trimmer leaves it (one JSON when they are the same),
+// before the requests are timed: the garbage of serializing them would
+// otherwise set off collections while the processors run, which slow them
+// for work that is not theirs. A message that does not serialize is left
+// for the request that sends it to report.
+func (r *run) marshalForms(transcript []processor.Message) {
+	if r.noCache {
+		return
+	}
+	for o, m := range transcript {
+		if b, err := marshalMessage(m); err == nil {
+			r.json[o][0], r.jsonOf[o][0] = b, m
+		}
+		t := r.trimmedAll[o]
+		if processor.Equal(t, m) {
+			r.json[o][1], r.jsonOf[o][1] = r.json[o][0], r.jsonOf[o][0]
+		} else if b, err := marshalMessage(t); err == nil {
+			r.json[o][1], r.jsonOf[o][1] = b, t
+		}
+	}
 }
 
 func marshalMessage(m processor.Message) ([]byte, error) {
@@ -563,6 +599,9 @@ func marshalMessage(m processor.Message) ([]byte, error) {
 		b, err := json.Marshal(p)
 		if err != nil {
 			return nil, err
+		}
+		if len(params) == 1 {
+			return b, nil
 		}
 		out = append(out, b...)
 	}
