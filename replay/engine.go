@@ -567,8 +567,8 @@ func (r *run) messageJSON(m processor.Message, k, n int, s sent) ([]byte, error)
 }
 
 // marshalForms fills the JSON cache with each message of the transcript as
-// it is and as the trimmer leaves it (one JSON when they are the same),
-// before the requests are timed: the garbage of serializing them would
+// it is and as the trimmer leaves it (one JSON when they are the same), and
+// sizes the requests' buffers, before the requests are timed: the garbage of serializing them would
 // otherwise set off collections while the processors run, which slow them
 // for work that is not theirs. A message that does not serialize is left
 // for the request that sends it to report.
@@ -576,9 +576,11 @@ func (r *run) marshalForms(transcript []processor.Message) {
 	if r.noCache {
 		return
 	}
+	size := 0
 	for o, m := range transcript {
 		if b, err := marshalMessage(m); err == nil {
 			r.json[o][0], r.jsonOf[o][0] = b, m
+			size += len(b)
 		}
 		t := r.trimmedAll[o]
 		if processor.Equal(t, m) {
@@ -587,6 +589,10 @@ func (r *run) marshalForms(transcript []processor.Message) {
 			r.json[o][1], r.jsonOf[o][1] = b, t
 		}
 	}
+	// The requests' buffers, grown once to about the most a request
+	// holds: the whole transcript, less what the trimmer cuts, plus a
+	// summary.
+	r.buf, r.prevJSON = make([]byte, 0, size), make([]byte, 0, size)
 }
 
 func marshalMessage(m processor.Message) ([]byte, error) {

@@ -64,8 +64,8 @@ type unit struct {
 	args   []string // tool-call arguments
 }
 
-// Counter measures the requests of one transcript. It keeps the token sets
-// of the texts it has seen, so a text sent again is not tokenized again. A
+// Counter measures the requests of one transcript. It tokenizes each text
+// of the transcript once, when it is made, and keeps the token sets. A
 // Counter is not safe for concurrent use.
 type Counter struct {
 	units []unit
@@ -103,6 +103,12 @@ func New(transcript []processor.Message) *Counter {
 	for i, m := range transcript {
 		c.first[i] = len(c.units)
 		c.units = appendUnits(c.units, m)
+	}
+	// Every text is tokenized now, once: counting a request then
+	// allocates nothing but its needs (a replay times its processors
+	// between the requests it counts).
+	for _, u := range c.units {
+		c.eachSet(u, func(set) bool { return true })
 	}
 	return c
 }
