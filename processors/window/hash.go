@@ -473,7 +473,14 @@ func (k *keyer) lasts(history []processor.Message, from int) []Key {
 	for i := n; i < len(out); i++ {
 		out[i] = k.one(h, msgs[i:i+1])
 	}
-	last := &lastKeys{msgs: slices.Clone(msgs), keys: slices.Clone(out), bytes: contentBytes(msgs)}
+	size := 0
+	if p != nil && n == len(p.msgs) {
+		size = p.bytes // the messages it holds are msgs[:n]
+	} else {
+		n = 0
+	}
+	size += contentBytes(msgs[n:])
+	last := &lastKeys{msgs: slices.Clone(msgs), keys: slices.Clone(out), bytes: size}
 	if last.bytes > maxPrevBytes/16 {
 		return out // a history that would crowd out the others
 	}

@@ -154,19 +154,26 @@ func (s *MemoryStore) Spans(_ context.Context, key Key, lasts func() []Key) ([]S
 		return nil, nil
 	}
 	ends := lasts() // outside the lock: it hashes
-	want := make(map[Key]bool, len(ends))
-	for _, l := range ends {
-		want[l] = true
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	byDigest := s.items[key]
 	if len(byDigest) == 0 {
 		return nil, nil
 	}
+	// A conversation has a few spans, and a history a hundred ends or
+	// so: looking each span's end up among them costs less than a set of
+	// them, unless many conversations that begin alike share the key.
+	has := func(k Key) bool { return slices.Contains(ends, k) }
+	if len(byDigest) > linearSpans {
+		want := make(map[Key]bool, len(ends))
+		for _, l := range ends {
+			want[l] = true
+		}
+		has = func(k Key) bool { return want[k] }
+	}
 	var found []*memSpan
 	for _, el := range byDigest {
-		if e := el.Value.(*memSpan); want[e.span.Last] {
+		if e := el.Value.(*memSpan); has(e.span.Last) {
 			found = append(found, e)
 			s.order.MoveToFront(el)
 		}
@@ -178,6 +185,10 @@ func (s *MemoryStore) Spans(_ context.Context, key Key, lasts func() []Key) ([]S
 	}
 	return out, nil
 }
+
+// linearSpans is the most spans under a key that Spans looks up among the
+// ends one by one.
+const linearSpans = 8
 
 // Save records span under key, forgetting the least recently used spans
 // when full.

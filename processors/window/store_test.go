@@ -1,0 +1,62 @@
+package window
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// TestMemoryStoreSpans saves spans under one key, a few and more than
+// linearSpans, and checks that Spans returns exactly those whose Last is
+// among the ends asked for, the most recently saved first, either way it
+// looks them up.
+func TestMemoryStoreSpans(t *testing.T) {
+	tests := []struct {
+		name  string
+		saved int
+		ends  []int // the Lasts asked for, by the index of the span saved
+	}{
+		{"none asked", 3, nil},
+		{"one of a few", 3, []int{1}},
+		{"all of a few", 3, []int{0, 1, 2}},
+		{"some of many", 2*linearSpans + 1, []int{0, 5, linearSpans + 3, 2 * linearSpans}},
+		{"none of many", 2*linearSpans + 1, []int{-1}},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := NewMemoryStore(0)
+			k := Key{9}
+			span := func(i int) Span {
+				return Span{Digest: Digest{byte(i), 1}, Last: Key{byte(i), 2}, Count: i + 1, Summary: "s"}
+			}
+			for i := range tt.saved {
+				if err := store.Save(ctx, k, span(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var ends []Key
+			for _, i := range tt.ends {
+				ends = append(ends, span(i).Last)
+			}
+			ends = append(ends, Key{0xff}) // an end no span has
+			got, err := store.Spans(ctx, k, func() []Key { return ends })
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []Span
+			for i := tt.saved - 1; i >= 0; i-- { // the most recent first
+				for _, j := range tt.ends {
+					if i == j {
+						want = append(want, span(i))
+					}
+				}
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Spans (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
