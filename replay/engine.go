@@ -57,6 +57,10 @@ type run struct {
 	// leaves as it is has one JSON for both.
 	json   [][2][]byte
 	jsonOf [][2]processor.Message
+	// pathsOf holds the paths each message of the transcript writes and
+	// mentions, as the trimmer leaves it, before any clearing: what the
+	// summaries of the compacted messages had to name.
+	pathsOf [][2][]string
 	// trimmedAll is the transcript as the trimmer leaves its messages
 	// outside the last ones, for the paths the summaries should name.
 	trimmedAll []processor.Message
@@ -157,6 +161,10 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 	}
 
 	r.marshalForms(transcript)
+	r.pathsOf = make([][2][]string, n)
+	for o := range r.trimmedAll {
+		r.pathsOf[o][0], r.pathsOf[o][1] = summary.Paths(r.trimmedAll[o : o+1])
+	}
 
 	var raws []json.RawMessage
 	if r.mode == ModeFresh {
@@ -389,9 +397,7 @@ func (r *run) step(ctx context.Context, res *Result, in []processor.Message, inO
 		// window.Options.SummaryClip).
 		clipped, _ := summary.ClipTexts(trimmed[k], r.win.SummaryClip())
 		r.fp[o] = fingerprint(r.seed, clipped)
-		// The paths of the message as the trimmer leaves it, before any
-		// clearing: what the summaries had to name.
-		written, mentioned := summary.Paths(r.trimmedAll[o : o+1])
+		written, mentioned := r.pathsOf[o][0], r.pathsOf[o][1]
 		for _, p := range written {
 			r.paths[p] = struct{}{}
 			r.written[p] = struct{}{}
