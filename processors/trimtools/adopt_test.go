@@ -2,9 +2,9 @@ package trimtools
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -15,19 +15,19 @@ import (
 // time as a new copy of its content (as a cache that decoded it anew gives
 // it), and checks which copy the memo holds after each: the one of its
 // 1st, 2nd, 4th and 8th match, so that later comparisons find the bytes
-// shared. It reads which copy a string is by the address of its bytes,
-// which only a test may do.
+// shared. The content is JSON, bytes whose copy is told by the address of
+// the first.
 func TestMemoAdopts(t *testing.T) {
-	long := strings.Repeat("line of output\n", 400)
-	copies := make([]string, 10)
+	long := []byte(`{"out":"` + strings.Repeat("line of output ", 400) + `"}`)
+	copies := make([][]byte, 10)
 	for i := range copies {
-		copies[i] = strings.Clone(long)
+		copies[i] = slices.Clone(long)
 	}
-	history := func(content string) []processor.Message {
+	history := func(content []byte) []processor.Message {
 		return []processor.Message{
 			processor.UserMessage("go"),
 			processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: "{}"}),
-			processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "bash", Content: content}),
+			processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "bash", JSON: content}),
 			processor.TextMessage("done"),
 			processor.UserMessage("next"),
 		}
@@ -36,9 +36,9 @@ func TestMemoAdopts(t *testing.T) {
 	held := func() int {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
-		p := unsafe.StringData(tr.memo["c1"].in.Content)
+		p := &tr.memo["c1"].in.JSON[0]
 		for i, c := range copies {
-			if unsafe.StringData(c) == p {
+			if &c[0] == p {
 				return i
 			}
 		}
@@ -50,7 +50,7 @@ func TestMemoAdopts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := out[2].Parts[0].(processor.ToolReturn); len(r.Content) > DefaultMaxChars {
+		if r := out[2].Parts[0].(processor.ToolReturn); r.JSON != nil || len(r.Content) > DefaultMaxChars {
 			t.Fatalf("request %d: the old return was not trimmed", i)
 		}
 		got = append(got, held())
