@@ -448,12 +448,12 @@ func argStr(args []argMember, k string) (string, bool) {
 }
 
 // writtenByDecoded is writtenByArgs for arguments decodeArgs read (ok:
-// they are a JSON object): the paths a tool call writes.
-func writtenByDecoded(c processor.ToolCall, args []argMember, ok bool) []string {
+// they are a JSON object): it appends to out the paths a tool call writes,
+// its shell commands read by sh.
+func writtenByDecoded(out []string, sh *shellWriter, c processor.ToolCall, args []argMember, ok bool) []string {
 	if !ok {
-		return writtenByArgs(c, nil)
+		return append(out, writtenByArgs(c, nil)...)
 	}
-	var out []string
 	if writesDecoded(strings.ToLower(c.ToolName), args) {
 		for _, k := range pathKeys {
 			if s, ok := argStr(args, k); ok {
@@ -480,7 +480,7 @@ func writtenByDecoded(c processor.ToolCall, args []argMember, ok bool) []string 
 	}
 	for _, k := range commandKeys {
 		if s, ok := argStr(args, k); ok && shellMayWrite(s) {
-			out = append(out, shellWritten(s)...)
+			out = sh.appendWritten(out, s)
 		}
 	}
 	return out

@@ -171,7 +171,12 @@ func FuzzWrittenByDecoded(f *testing.F) {
 		// The same files from the arguments decodeArgs read (in any order:
 		// the reference takes patches from a map).
 		args, ok := decodeArgs(raw)
-		got := writtenByDecoded(c, args, ok)
+		var sh shellWriter
+		got := writtenByDecoded(nil, &sh, c, args, ok)
+		// A writer reused finds the same files.
+		if again := writtenByDecoded(nil, &sh, c, args, ok); !slices.Equal(again, got) {
+			t.Fatalf("writtenByDecoded(%q, %q) = %q, then %q with the same writer", name, raw, got, again)
+		}
 		slices.Sort(got)
 		slices.Sort(want)
 		if !slices.Equal(got, want) {

@@ -376,7 +376,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 				var c decodedCall
 				c.args, c.ok = decodeArgs(p.Args)
 				calls = append(calls, c)
-				edited = append(edited, writtenByDecoded(p, c.args, c.ok)...)
+				edited = writtenByDecoded(edited, &x.shell, p, c.args, c.ok)
 			}
 		}
 	}
@@ -545,6 +545,7 @@ type factsScratch struct {
 	edited   []string
 	calls    []decodedCall
 	fs, ns   []string
+	shell    shellWriter
 }
 
 var scratchPool = sync.Pool{New: func() any {
@@ -567,6 +568,7 @@ func (x *factsScratch) release() {
 		clear(x.items[k])
 		x.items[k] = x.items[k][:0]
 	}
+	x.shell.release()
 	clear(x.edited)
 	clear(x.calls)
 	clear(x.fs)
