@@ -941,11 +941,9 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 		if p < 0 {
 			return files, names
 		}
-		// The run holding p; the bytes before p in it are plain.
-		i := p
-		for i > done && isPathByte(text[i-1]) {
-			i--
-		}
+		// The run holding p, text[i:j]; the bytes before p in it are
+		// plain. Its end is found first: most runs are passed over
+		// without their start.
 		j := p + 1
 		var rest uint8 // the classes of the run's bytes after p
 		for ; j < len(text); j++ {
@@ -955,16 +953,22 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 			}
 			rest |= c
 		}
+		from := done // the run starts at or after it
 		done = j
 		if rest&classMarks == 0 {
 			// p is the run's only mark. A capital that follows no
 			// lower-case letter (a word of prose: This, I), or a dot
 			// that ends the run (the end of a sentence), leaves no path
 			// (nothing but plain bytes once the dot is trimmed) and no
-			// name (no underscore, inner dot or inner capital).
-			if c := text[p]; 'A' <= c && c <= 'Z' && (p == i || !('a' <= text[p-1] && text[p-1] <= 'z')) || c == '.' && j == p+1 {
+			// name (no underscore, inner dot or inner capital). (A
+			// lower-case letter before p is a path byte, so in the run.)
+			if c := text[p]; 'A' <= c && c <= 'Z' && (p == from || !('a' <= text[p-1] && text[p-1] <= 'z')) || c == '.' && j == p+1 {
 				continue
 			}
+		}
+		i := p
+		for i > from && isPathByte(text[i-1]) {
+			i--
 		}
 		class := rest | byteClass[text[p]]
 		dot, slash, mark := class&classDot != 0, class&classSlash != 0, class&classMark != 0
