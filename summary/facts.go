@@ -967,8 +967,13 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 			}
 		}
 		i := p
-		for i > from && isPathByte(text[i-1]) {
-			i--
+		var before uint8 // the classes of the run's bytes before p
+		for ; i > from; i-- {
+			c := byteClass[text[i-1]]
+			if c&classPath == 0 {
+				break
+			}
+			before |= c
 		}
 		class := rest | byteClass[text[p]]
 		dot, slash, mark := class&classDot != 0, class&classSlash != 0, class&classMark != 0
@@ -980,6 +985,17 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 		}
 		if !wantNames || slash || !dot && !mark {
 			continue // a path's segments are no names
+		}
+		if (class|before)&classOther == 0 {
+			// The run is one segment of name bytes and dots.
+			if !dot {
+				if len(run) <= 80 && isCodeIdent(run) {
+					names = append(names, run)
+				}
+			} else if name, ok := codeName(strings.Trim(run, ".")); ok {
+				names = append(names, name)
+			}
+			continue
 		}
 		for k := 0; k < len(run); {
 			m, dot := k, -1 // dot: the segment's last dot

@@ -414,14 +414,15 @@ func isPathByte(c byte) bool { return byteClass[c]&classPath != 0 }
 func isNameByte(c byte) bool { return byteClass[c]&className != 0 }
 
 // Byte classes, looked up in byteClass: a byte may be in a path, in a
-// name, and be a dot, a slash, or a mark of a code name (an underscore or
-// a capital).
+// name, and be a dot, a slash, a mark of a code name (an underscore or a
+// capital), or another path byte (~ @ + -).
 const (
 	classPath = 1 << iota
 	className
 	classDot
 	classSlash
 	classMark
+	classOther // a path byte that is neither in a name nor a dot or a slash
 )
 
 var byteClass = func() (t [256]uint8) {
@@ -435,7 +436,7 @@ var byteClass = func() (t [256]uint8) {
 		}
 	}
 	for _, b := range []byte("~@+-") {
-		t[b] = classPath
+		t[b] = classPath | classOther
 	}
 	t['.'] = classPath | classDot
 	t['/'] = classPath | classSlash
