@@ -1072,8 +1072,7 @@ func nextMarkByte(s string, i int) int {
 	const ones, high = 0x0101010101010101, 0x8080808080808080
 	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & high }
 	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		x := load8(s, i)
 		t := x &^ high                                                      // each byte's low 7 bits
 		upper := (t + ones*(0x80-'A')) & ^(t + ones*(0x7f-'Z')) & high &^ x // ASCII 'A' to 'Z'
 		// Each test flags a byte by its high bit; the lowest byte flagged
