@@ -801,22 +801,29 @@ func (c *newestFirst) full() bool { return c.base+c.chars > c.limit || c.base >=
 
 // add adds e, older than the entries added before it.
 func (c *newestFirst) add(e string) {
-	if c.seen[e] {
-		return // a kept entry is its own cleaned form
-	}
-	if c.keep != nil {
-		var ok bool
-		if e, ok = c.keep(e); !ok {
-			return
-		}
-	}
-	if e == "" || c.seen[e] {
-		return
-	}
 	if c.seen == nil {
 		c.seen = map[string]bool{}
 	}
-	c.seen[e] = true
+	if c.keep != nil {
+		if c.seen[e] {
+			return // a kept entry is its own cleaned form
+		}
+		k, ok := c.keep(e)
+		if !ok || k == "" {
+			return
+		}
+		if k != e && c.seen[k] {
+			return // (e itself is not in seen: it was just looked up)
+		}
+		e = k
+	} else if e == "" {
+		return
+	}
+	// One hash of e both looks it up and adds it.
+	n := len(c.seen)
+	if c.seen[e] = true; len(c.seen) == n {
+		return
+	}
 	c.items = append(c.items, e)
 	c.chars += len(e) + c.sep
 }
