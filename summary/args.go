@@ -50,7 +50,35 @@ const maxArgDepth = 10000
 // the text is not valid JSON, is not an object, or holds a number beyond
 // float64.
 func decodeArgs(raw string) ([]argMember, bool) {
-	d := argDecoder{s: raw}
+	return decodeArgsIn(raw, &argScratch{})
+}
+
+// argScratch is where decodeArgsIn keeps the members of the objects it
+// reads: each object's members are gathered on stack, then copied to the
+// end of arena, the object's slice of it (capped at its length), so that
+// the objects of many calls take a few allocations between them.
+type argScratch struct {
+	stack, arena []argMember
+}
+
+// release empties x, which then holds no value it read; a list grown past
+// scratchMax members is dropped, so that a pooled scratch holds no huge one.
+func (x *argScratch) release() {
+	clear(x.stack[:cap(x.stack)])
+	clear(x.arena[:cap(x.arena)])
+	x.stack, x.arena = x.stack[:0], x.arena[:0]
+	if cap(x.stack) > scratchMax {
+		x.stack = nil
+	}
+	if cap(x.arena) > scratchMax {
+		x.arena = nil
+	}
+}
+
+// decodeArgsIn is decodeArgs, its objects' members kept in x.
+func decodeArgsIn(raw string, x *argScratch) ([]argMember, bool) {
+	d := argDecoder{s: raw, x: x}
+	x.stack = x.stack[:0]
 	d.space()
 	if !d.more() || d.s[d.i] != '{' {
 		return nil, false
@@ -69,6 +97,7 @@ func decodeArgs(raw string) ([]argMember, bool) {
 type argDecoder struct {
 	s string
 	i int
+	x *argScratch
 }
 
 func (d *argDecoder) more() bool { return d.i < len(d.s) }
@@ -129,6 +158,7 @@ func (d *argDecoder) object(depth int) (argValue, bool) {
 		return v, true
 	}
 	sorted := true
+	base := len(d.x.stack) // this object's members are d.x.stack[base:]
 	for {
 		d.space()
 		if !d.more() || d.s[d.i] != '"' {
@@ -147,10 +177,10 @@ func (d *argDecoder) object(depth int) (argValue, bool) {
 		if !ok {
 			return argValue{}, false
 		}
-		if n := len(v.members); n > 0 && v.members[n-1].key >= k {
+		if n := len(d.x.stack); n > base && d.x.stack[n-1].key >= k {
 			sorted = false
 		}
-		v.members = append(v.members, argMember{k, e})
+		d.x.stack = append(d.x.stack, argMember{k, e})
 		d.space()
 		if !d.more() {
 			return argValue{}, false
@@ -164,18 +194,24 @@ func (d *argDecoder) object(depth int) (argValue, bool) {
 			return argValue{}, false
 		}
 	}
+	members := d.x.stack[base:]
 	if !sorted {
 		// Sort stably by key, then keep each key's last value.
-		slices.SortStableFunc(v.members, func(a, b argMember) int { return strings.Compare(a.key, b.key) })
-		out := v.members[:0]
-		for i, m := range v.members {
-			if i+1 < len(v.members) && v.members[i+1].key == m.key {
+		slices.SortStableFunc(members, func(a, b argMember) int { return strings.Compare(a.key, b.key) })
+		out := members[:0]
+		for i, m := range members {
+			if i+1 < len(members) && members[i+1].key == m.key {
 				continue
 			}
 			out = append(out, m)
 		}
-		v.members = out
+		members = out
 	}
+	a := len(d.x.arena)
+	d.x.arena = append(d.x.arena, members...)
+	v.members = d.x.arena[a:len(d.x.arena):len(d.x.arena)]
+	clear(d.x.stack[base:])
+	d.x.stack = d.x.stack[:base]
 	return v, true
 }
 

@@ -124,6 +124,19 @@ func FuzzDecodeArgs(f *testing.F) {
 		if got, want := callLine(c, members, ok), refCallLine(c, ref, refSortedKeys(ref)); got != want {
 			t.Fatalf("callLine(%q):\n got %q\nwant %q", raw, got, want)
 		}
+		// Decoded twice in one scratch, as an extraction decodes its
+		// calls, the first values stay whole.
+		var x argScratch
+		first, _ := decodeArgsIn(raw, &x)
+		second, _ := decodeArgsIn(raw, &x)
+		if ok {
+			want := canonAny(m)
+			for _, ms := range [][]argMember{first, second} {
+				if got := canonArg(argValue{kind: argObject, members: ms}); got != want {
+					t.Fatalf("decodeArgsIn(%q), twice in one scratch:\n got %s\nwant %s", raw, got, want)
+				}
+			}
+		}
 	})
 }
 

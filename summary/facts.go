@@ -374,7 +374,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 				}
 			case processor.ToolCall:
 				var c decodedCall
-				c.args, c.ok = decodeArgs(p.Args)
+				c.args, c.ok = decodeArgsIn(p.Args, &x.args)
 				calls = append(calls, c)
 				edited = writtenByDecoded(edited, &x.shell, p, c.args, c.ok)
 			}
@@ -546,6 +546,7 @@ type factsScratch struct {
 	calls    []decodedCall
 	fs, ns   []string
 	shell    shellWriter
+	args     argScratch
 }
 
 var scratchPool = sync.Pool{New: func() any {
@@ -569,6 +570,7 @@ func (x *factsScratch) release() {
 		x.items[k] = x.items[k][:0]
 	}
 	x.shell.release()
+	x.args.release()
 	clear(x.edited)
 	clear(x.calls)
 	clear(x.fs)
