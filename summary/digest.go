@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -157,23 +159,109 @@ func mergePaths(a, b []string) []string {
 	return out
 }
 
-// collapse replaces runs of white space with one space, and trims it.
+// collapse replaces runs of white space with one space, and trims it:
+// strings.Join(strings.Fields(s), " "), built in one pass.
 func collapse(s string) string {
-	// Most texts need nothing done: check before building.
-	clean := true
-	for i := 0; i < len(s) && clean; i++ {
+	if isCollapsed(s) {
+		return s // most texts need nothing done
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; ; {
+		start, end := nextField(s, i)
+		if start == end {
+			return b.String()
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s[start:end])
+		i = end
+	}
+}
+
+// collapseWithin returns collapse(s) and its length when that is at most
+// max, and only the length ("" for the text) when it is more: a longer
+// text is not built.
+func collapseWithin(s string, max int) (string, int) {
+	if isCollapsed(s) {
+		if len(s) > max {
+			return "", len(s)
+		}
+		return s, len(s)
+	}
+	n := 0 // the length of collapse(s)
+	for i := 0; ; {
+		start, end := nextField(s, i)
+		if start == end {
+			break
+		}
+		if n > 0 {
+			n++
+		}
+		n += end - start
+		i = end
+	}
+	if n > max {
+		return "", n
+	}
+	return collapse(s), n
+}
+
+// isCollapsed reports whether s is sure to be its own collapse: ASCII,
+// without a white space byte but single spaces between other bytes.
+func isCollapsed(s string) bool {
+	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == ' ':
-			clean = i > 0 && i < len(s)-1 && s[i+1] != ' '
-		case c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= 0x80:
-			clean = false
+			if i == 0 || i == len(s)-1 || s[i+1] == ' ' {
+				return false
+			}
+		case c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= utf8.RuneSelf:
+			return false
 		}
 	}
-	if clean {
-		return s
-	}
-	return strings.Join(strings.Fields(s), " ")
+	return true
 }
+
+// nextField returns the bounds of the first field of s at or after i, as
+// strings.Fields splits s (at white space as unicode.IsSpace tells it),
+// or two equal indexes when there is none.
+func nextField(s string, i int) (int, int) {
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiSpace[c] == 0 {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		i += n
+	}
+	start := i
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiSpace[c] != 0 {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			break
+		}
+		i += n
+	}
+	return start, i
+}
+
+// asciiSpace flags the ASCII white space bytes.
+var asciiSpace = [utf8.RuneSelf]uint8{'\t': 1, '\n': 1, '\v': 1, '\f': 1, '\r': 1, ' ': 1}
 
 // fitLines joins items as "- item" lines within budget characters, always
 // keeping the first item and then as many of the latest as fit, in order.
