@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -489,7 +490,9 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 				}
 				c := &calls[next]
 				if !commands.full() {
-					commands.add(callLine(p, c.args, c.ok))
+					var line string
+					line, x.line = callLineIn(x.line, p, c.args, c.ok)
+					commands.add(line)
 				}
 				if files.full() && names.full() {
 					continue
@@ -547,6 +550,7 @@ type factsScratch struct {
 	fs, ns   []string
 	shell    shellWriter
 	args     argScratch
+	line     []byte // a call's line being written
 }
 
 var scratchPool = sync.Pool{New: func() any {
@@ -571,6 +575,9 @@ func (x *factsScratch) release() {
 	}
 	x.shell.release()
 	x.args.release()
+	if cap(x.line) > scratchMax {
+		x.line = nil
+	}
 	clear(x.edited)
 	clear(x.calls)
 	clear(x.fs)
@@ -860,9 +867,16 @@ const (
 // over maxArgChars shown as its size (as file contents written are); the
 // line is cut at maxCallChars.
 func callLine(c processor.ToolCall, args []argMember, ok bool) string {
-	var line string
+	line, _ := callLineIn(nil, c, args, ok)
+	return line
+}
+
+// callLineIn is callLine writing the line in buf (and returning it grown,
+// for the next line): the line is then copied out once, at its length.
+func callLineIn(buf []byte, c processor.ToolCall, args []argMember, ok bool) (string, []byte) {
+	b := buf[:0]
 	if !ok {
-		line = c.ToolName + ": " + collapse(c.Args)
+		b = append(append(append(b, c.ToolName...), ": "...), collapse(c.Args)...)
 	} else {
 		// The first of argKeys present goes first, in the place of the
 		// first key.
@@ -873,12 +887,9 @@ func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 				break
 			}
 		}
-		var b strings.Builder
-		b.Grow(maxCallChars + 8)
-		b.WriteString(c.ToolName)
-		b.WriteString(": ")
+		b = append(append(b, c.ToolName...), ": "...)
 		wrote := false
-		for k := 0; k < len(args) && b.Len() <= maxCallChars; k++ {
+		for k := 0; k < len(args) && len(b) <= maxCallChars; k++ {
 			i := k
 			switch {
 			case first >= 0 && k == 0:
@@ -887,16 +898,17 @@ func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 				i = 0
 			}
 			var val string
+			size := -1 // a value shown as its size
 			switch v := &args[i].val; v.kind {
 			case argString:
 				if len(v.s) > 4*maxArgChars {
-					val = "(" + strconv.Itoa(len(v.s)) + " characters)"
+					size = len(v.s)
 					break
 				}
-				switch t := collapse(v.s); {
-				case len(t) > maxArgChars:
-					val = "(" + strconv.Itoa(len(t)) + " characters)"
-				default:
+				// A value over maxArgChars once collapsed is not built.
+				if t, n := collapseWithin(v.s, maxArgChars); n > maxArgChars {
+					size = n
+				} else {
 					val = t
 				}
 			case argNumber:
@@ -906,21 +918,28 @@ func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 			case argBool:
 				val = strconv.FormatBool(v.b)
 			}
-			if val == "" {
+			if val == "" && size < 0 {
 				continue
 			}
 			if wrote {
-				b.WriteString("; ")
+				b = append(b, "; "...)
 			}
-			b.WriteString(val)
+			if size >= 0 {
+				b = append(strconv.AppendInt(append(b, '('), int64(size), 10), " characters)"...)
+			} else {
+				b = append(b, val...)
+			}
 			wrote = true
 		}
-		line = b.String()
 	}
-	if len(line) > maxCallChars {
-		line = line[:runeFloor(line, maxCallChars-len("…"))] + "…"
+	if len(b) > maxCallChars {
+		cut := maxCallChars - len("…")
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut-- // as runeFloor
+		}
+		return string(b[:cut]) + "…", b
 	}
-	return line
+	return string(b), b
 }
 
 // appendTokens appends to files the path-like tokens of text (as
