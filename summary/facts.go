@@ -83,8 +83,10 @@ func (f *Facts) Section(messages []processor.Message, previous string, max int) 
 	if max <= 0 || max > f.maxChars {
 		max = f.maxChars
 	}
-	s := parseFacts(previous)
-	s.add(extractFacts(messages, s, max))
+	x := getScratch()
+	defer x.release()
+	s := parseFacts(previous, x)
+	s.add(extractFacts(messages, s, max, x), x)
 	return s.render(max)
 }
 
@@ -136,9 +138,12 @@ func WithFacts(prose, facts string) string {
 	return prose + "\n\n" + facts
 }
 
-// parseFacts reads the lines of a facts section (without its header).
-func parseFacts(section string) factSet {
-	var s factSet
+// parseFacts reads the lines of a facts section (without its header), its
+// lists grown from those of x.
+func parseFacts(section string, x *factsScratch) factSet {
+	p := &x.parsed
+	s := factSet{user: p[0][:0], edited: p[1][:0], files: p[2][:0], commands: p[3][:0], errors: p[4][:0], names: p[5][:0]}
+	defer func() { *p = [6][]string{s.user, s.edited, s.files, s.commands, s.errors, s.names} }()
 	var list *[]string // the list "- " lines go to
 	for rest, more := section, true; more; {
 		var line string
@@ -181,23 +186,23 @@ func appendList(out []string, s string) []string {
 }
 
 // add appends the facts of n after those of s, each once (a fact seen
-// again moves to the end: it is newer).
-func (s *factSet) add(n factSet) {
-	s.user = appendNewest(s.user, n.user)
-	s.edited = appendNewest(s.edited, n.edited)
-	s.files = appendNewest(s.files, n.files)
-	s.commands = appendNewest(s.commands, n.commands)
-	s.errors = appendNewest(s.errors, n.errors)
-	s.names = appendNewest(s.names, n.names)
+// again moves to the end: it is newer), the lists made in x.
+func (s *factSet) add(n factSet, x *factsScratch) {
+	s.user = x.appendNewest(s.user, n.user)
+	s.edited = x.appendNewest(s.edited, n.edited)
+	s.files = x.appendNewest(s.files, n.files)
+	s.commands = x.appendNewest(s.commands, n.commands)
+	s.errors = x.appendNewest(s.errors, n.errors)
+	s.names = x.appendNewest(s.names, n.names)
 	// A file edited is not listed again as read.
-	s.files = dropAll(s.files, s.edited)
-	s.names = dropAll(dropAll(s.names, s.edited), s.files)
+	s.files = x.dropAll(s.files, s.edited)
+	s.names = x.dropAll(x.dropAll(s.names, s.edited), s.files)
 }
 
 // dropAll returns list without the entries in drop, filtered in place
 // (every caller passes a list of its own): against a few entries by
-// comparing them, against more through a map.
-func dropAll(list, drop []string) []string {
+// comparing them, against more through x's map.
+func (x *factsScratch) dropAll(list, drop []string) []string {
 	if len(drop) == 0 || len(list) == 0 {
 		return list
 	}
@@ -210,17 +215,21 @@ func dropAll(list, drop []string) []string {
 		}
 		return out
 	}
-	m := make(map[string]bool, len(drop))
+	m := x.drop
 	for _, p := range drop {
 		m[p] = true
 	}
-	return dropIn(list, m)
+	list = dropIn(list, m)
+	clear(m)
+	return list
 }
 
 // appendNewest returns old followed by new, each entry once at the place
-// of its last occurrence.
-func appendNewest(old, new []string) []string {
-	all := append(append(make([]string, 0, len(old)+len(new)), old...), new...)
+// of its last occurrence: a list made in x.
+func (x *factsScratch) appendNewest(old, new []string) []string {
+	a := len(x.lists)
+	x.lists = append(append(x.lists, old...), new...)
+	all := x.lists[a:]
 	out := all[:0]
 	if len(all) <= 32 {
 		// Few entries: comparing them beats building a map.
@@ -229,23 +238,31 @@ func appendNewest(old, new []string) []string {
 				out = append(out, e)
 			}
 		}
-		return out
-	}
-	lp := lastPool.Get().(*map[string]int)
-	last := *lp
-	for i, e := range all {
-		last[e] = i
-	}
-	for i, e := range all {
-		if e != "" && last[e] == i {
-			out = append(out, e)
+	} else {
+		lp := lastPool.Get().(*map[string]int)
+		last := *lp
+		for i, e := range all {
+			last[e] = i
+		}
+		for i, e := range all {
+			if e != "" && last[e] == i {
+				out = append(out, e)
+			}
+		}
+		if len(last) <= scratchMax {
+			clear(last)
+			lastPool.Put(lp)
 		}
 	}
-	if len(last) <= scratchMax {
-		clear(last)
-		lastPool.Put(lp)
-	}
-	return out
+	x.lists = x.lists[:a+len(out)]
+	return out[:len(out):len(out)]
+}
+
+// concat returns a followed by b: a list made in x.
+func (x *factsScratch) concat(a, b []string) []string {
+	i := len(x.lists)
+	x.lists = append(append(x.lists, a...), b...)
+	return x.lists[i:len(x.lists):len(x.lists)]
 }
 
 // lastPool holds the maps appendNewest finds each entry's last place
@@ -357,9 +374,7 @@ func fitFirst(label string, items []string, list bool, budget int) (int, int) {
 // errors and names are read from the newest message back, each kind until
 // what it holds passes the most room it can get in the section (see
 // [factRooms]), so the section renders as the whole extraction would.
-func extractFacts(messages []processor.Message, previous factSet, max int) factSet {
-	x := scratchPool.Get().(*factsScratch)
-	defer x.release()
+func extractFacts(messages []processor.Message, previous factSet, max int, x *factsScratch) factSet {
 	var s factSet
 	edited := x.edited[:0] // as found, before cleaning
 	calls := x.calls[:0]   // in order; read back in reverse
@@ -386,11 +401,11 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 			s.edited = append(s.edited, p)
 		}
 	}
-	s.edited = appendNewest(nil, s.edited)
-	s.user = appendNewest(nil, s.user)
+	s.edited = x.appendNewest(nil, s.edited)
+	s.user = x.appendNewest(nil, s.user)
 
-	allEdited := append(slices.Clone(previous.edited), s.edited...)
-	rooms := newFactRooms(max, previous, s)
+	allEdited := x.concat(previous.edited, s.edited)
+	rooms := newFactRooms(max, previous, s, x)
 	rejected := x.rejected
 	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, seen: x.seen[0], items: x.items[0][:0], keep: func(p string) (string, bool) {
 		if rejected[p] {
@@ -414,15 +429,15 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 	// most the entries found so far leave them.
 	settle := func(done bool) {
 		if rooms.filesUsed < 0 && (files.full() || done) {
-			rooms.settleFiles(files.oldestFirst(), previous, allEdited)
+			rooms.settleFiles(files.oldestFirst(x), previous, allEdited, x)
 			commands.limit = rooms.commands()
 		}
 		if rooms.filesUsed >= 0 && rooms.commandsUsed < 0 && (commands.full() || done) {
-			rooms.settleCommands(commands.oldestFirst(), previous)
+			rooms.settleCommands(commands.oldestFirst(x), previous, x)
 			errs.limit = rooms.errors()
 		}
 		if rooms.commandsUsed >= 0 && rooms.errorsUsed < 0 && (errs.full() || done) {
-			rooms.settleErrors(errs.oldestFirst(), previous)
+			rooms.settleErrors(errs.oldestFirst(x), previous, x)
 			names.limit = rooms.names()
 		}
 		if rooms.errorsUsed >= 0 {
@@ -530,18 +545,21 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 		}
 		settle(false)
 	}
-	s.files, s.commands, s.errors, s.names = files.oldestFirst(), commands.oldestFirst(), errs.oldestFirst(), names.oldestFirst()
+	s.files, s.commands, s.errors, s.names = files.oldestFirst(x), commands.oldestFirst(x), errs.oldestFirst(x), names.oldestFirst(x)
 	// The lists grown go back to the scratch, for the next extraction.
 	x.edited, x.calls, x.fs, x.ns = edited, calls, fs, ns
 	x.items = [4][]string{files.items, commands.items, errs.items, names.items}
 	return s
 }
 
-// factsScratch is what an extraction works in: maps and lists it empties
-// when done, kept in scratchPool so that the next extraction (on any
-// goroutine, one at a time) finds them grown. Nothing an extraction
-// returns is in it.
+// factsScratch is what a section is made in: maps and lists it empties
+// when done, kept in scratchPool so that the next section (on any
+// goroutine, one at a time) finds them grown. The section's lists are
+// made in it, and nothing a section returns is in it.
 type factsScratch struct {
+	parsed   [6][]string // the previous section's lists, by kind
+	lists    []string    // where the other lists are made, each a slice of it
+	drop     map[string]bool
 	rejected map[string]bool
 	seen     [4]map[string]bool // of the files, commands, errors and names collected
 	items    [4][]string        // the same kinds' entries
@@ -553,17 +571,20 @@ type factsScratch struct {
 	line     []byte // a call's line being written
 }
 
+// getScratch returns an empty scratch, from the pool when it holds one.
+func getScratch() *factsScratch { return scratchPool.Get().(*factsScratch) }
+
 var scratchPool = sync.Pool{New: func() any {
-	x := &factsScratch{rejected: map[string]bool{}, calls: make([]decodedCall, 0, 16)}
+	x := &factsScratch{rejected: map[string]bool{}, drop: map[string]bool{}, calls: make([]decodedCall, 0, 16)}
 	for k := range x.seen {
 		x.seen[k] = map[string]bool{}
 	}
 	return x
 }}
 
-// release empties x, which then holds no string of the extraction, and
-// puts it back in the pool; a scratch grown past scratchMax entries in a
-// map is dropped instead, so that the pool holds no huge map.
+// release empties x, which then holds no string of the section, and puts
+// it back in the pool; a scratch grown past scratchMax entries in a map or
+// a list is dropped instead, so that the pool holds no huge one.
 func (x *factsScratch) release() {
 	big := len(x.rejected) > scratchMax
 	clear(x.rejected)
@@ -575,6 +596,14 @@ func (x *factsScratch) release() {
 	}
 	x.shell.release()
 	x.args.release()
+	for k := range x.parsed {
+		clear(x.parsed[k][:cap(x.parsed[k])])
+		x.parsed[k] = x.parsed[k][:0]
+		big = big || cap(x.parsed[k]) > scratchMax
+	}
+	clear(x.lists[:cap(x.lists)])
+	x.lists = x.lists[:0]
+	big = big || cap(x.lists) > scratchMax
 	if cap(x.line) > scratchMax {
 		x.line = nil
 	}
@@ -702,7 +731,7 @@ type factRooms struct {
 	spareFiles, spareCommands, spareErrors int
 }
 
-func newFactRooms(max int, previous, s factSet) factRooms {
+func newFactRooms(max int, previous, s factSet, x *factsScratch) factRooms {
 	r := factRooms{budget: max - len(FactsHeader) - 1, filesUsed: -1, commandsUsed: -1, errorsUsed: -1}
 	for k := range r.share {
 		r.share[k] = r.budget * factShares[k] / 100
@@ -710,11 +739,11 @@ func newFactRooms(max int, previous, s factSet) factRooms {
 	if r.budget <= 0 {
 		return r // every room is 0 or less: nothing is read
 	}
-	user := appendNewest(previous.user, s.user)
+	user := x.appendNewest(previous.user, s.user)
 	share := r.share[0]
 	_, used := fitFirst(factsUser, user, true, share)
 	share = r.share[1] + share - used
-	_, used = fitFirst(factsEdited, appendNewest(previous.edited, s.edited), false, share)
+	_, used = fitFirst(factsEdited, x.appendNewest(previous.edited, s.edited), false, share)
 	r.files = r.share[2] + share - used
 	return r
 }
@@ -741,25 +770,21 @@ func (r *factRooms) names() int {
 }
 
 // settleFiles takes the files read found (all that can show) as final.
-func (r *factRooms) settleFiles(found []string, previous factSet, allEdited []string) {
-	files := appendNewest(previous.files, found)
-	edited := make(map[string]bool, len(allEdited))
-	for _, p := range allEdited {
-		edited[p] = true
-	}
-	_, r.filesUsed = fitFirst(factsFiles, dropIn(files, edited), false, r.files)
+func (r *factRooms) settleFiles(found []string, previous factSet, allEdited []string, x *factsScratch) {
+	files := x.appendNewest(previous.files, found)
+	_, r.filesUsed = fitFirst(factsFiles, x.dropAll(files, allEdited), false, r.files)
 	r.spareFiles = r.files - r.filesUsed
 }
 
-func (r *factRooms) settleCommands(found []string, previous factSet) {
+func (r *factRooms) settleCommands(found []string, previous factSet, x *factsScratch) {
 	room := r.commands()
-	_, r.commandsUsed = fitFirst(factsCommands, appendNewest(previous.commands, found), true, room)
+	_, r.commandsUsed = fitFirst(factsCommands, x.appendNewest(previous.commands, found), true, room)
 	r.spareCommands = room - r.commandsUsed
 }
 
-func (r *factRooms) settleErrors(found []string, previous factSet) {
+func (r *factRooms) settleErrors(found []string, previous factSet, x *factsScratch) {
 	room := r.errors()
-	_, r.errorsUsed = fitFirst(factsErrors, appendNewest(previous.errors, found), true, room)
+	_, r.errorsUsed = fitFirst(factsErrors, x.appendNewest(previous.errors, found), true, room)
 	r.spareErrors = room - r.errorsUsed
 }
 
@@ -845,13 +870,13 @@ func (c *newestFirst) addAll(es []string) {
 	}
 }
 
-// oldestFirst returns the entries, oldest first (a new slice).
-func (c *newestFirst) oldestFirst() []string {
-	out := make([]string, len(c.items))
-	for i, e := range c.items {
-		out[len(out)-1-i] = e
+// oldestFirst returns the entries, oldest first: a list made in x.
+func (c *newestFirst) oldestFirst(x *factsScratch) []string {
+	a := len(x.lists)
+	for i := len(c.items) - 1; i >= 0; i-- {
+		x.lists = append(x.lists, c.items[i])
 	}
-	return out
+	return x.lists[a:len(x.lists):len(x.lists)]
 }
 
 // Bounds of a call's line in the facts.
