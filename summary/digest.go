@@ -398,7 +398,7 @@ func errorLine(s string) string {
 	// One pass finds the first marker, and the lines starting with an exit
 	// prefix before it; most outputs hold neither.
 	mark := len(s)
-	exits := false
+	exits := -1 // where an exit prefix first occurs, -1 when none does
 scan:
 	for j := 0; j+2 < len(s); j += 2 {
 		if b := tripleBit(s[j], s[j+1], s[j+2]); markerTriples[b/64]&(1<<(b%64)) == 0 {
@@ -412,7 +412,9 @@ scan:
 					continue
 				}
 				if slices.Contains(exitPrefixes, m) {
-					exits = true
+					if exits < 0 {
+						exits = i
+					}
 					continue
 				}
 				mark = i
@@ -420,8 +422,49 @@ scan:
 			}
 		}
 	}
-	return errorLineAt(s, mark, exits)
+	if exits >= 0 {
+		// No line before the first exit prefix's starts with one.
+		if l, ok := exitLineFrom(s, strings.LastIndexByte(s[:exits], '\n')+1, mark); ok {
+			return l
+		}
+	}
+	return markLine(s, mark)
 }
+
+// exitLineFrom returns the exit line (see exitLine) of the first line of
+// s that reports a non-zero exit status (see exitStatus) among those that
+// start from from to mark, and whether there is one. A line whose first
+// byte but white space cannot start an exit prefix is passed over without
+// trimming it.
+func exitLineFrom(s string, from, mark int) (string, bool) {
+	for start := from; start < len(s) && start <= mark; {
+		end := strings.IndexByte(s[start:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start
+		}
+		k := start
+		for k < end && s[k] < utf8.RuneSelf && asciiSpace[s[k]] != 0 {
+			k++
+		}
+		if k < end && (s[k] >= utf8.RuneSelf || exitFirst[s[k]]) {
+			if l := strings.TrimSpace(s[start:end]); exitStatus(l) {
+				return exitLine(s, l), true
+			}
+		}
+		start = end + 1
+	}
+	return "", false
+}
+
+// exitFirst flags the first bytes of exitPrefixes.
+var exitFirst = func() (t [256]bool) {
+	for _, p := range exitPrefixes {
+		t[p[0]] = true
+	}
+	return t
+}()
 
 // errorLineAt returns the error line of s (see errorLine) once its first
 // error marker is found at mark (len(s) when there is none), exits telling
@@ -440,6 +483,12 @@ func errorLineAt(s string, mark int, exits bool) string {
 		}
 		start = end + 1
 	}
+	return markLine(s, mark)
+}
+
+// markLine returns the line of s holding its first error marker, at mark
+// (len(s) when there is none: ""), collapsed and clipped.
+func markLine(s string, mark int) string {
 	if mark == len(s) {
 		return ""
 	}
