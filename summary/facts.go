@@ -207,9 +207,10 @@ func (x *factsScratch) dropAll(list, drop []string) []string {
 		return list
 	}
 	if len(drop) <= 16 {
+		m := maskOf(drop)
 		out := list[:0]
 		for _, e := range list {
-			if !slices.Contains(drop, e) {
+			if !m.has(drop, e) {
 				out = append(out, e)
 			}
 		}
@@ -232,9 +233,17 @@ func (x *factsScratch) appendNewest(old, new []string) []string {
 	all := x.lists[a:]
 	out := all[:0]
 	if len(all) <= 32 {
-		// Few entries: comparing them beats building a map.
+		// Few entries: comparing them beats building a map, and only an
+		// entry whose length another has needs comparing.
+		var once, twice lenMask
+		for _, e := range all {
+			if once.may(e) {
+				twice.set(e)
+			}
+			once.set(e)
+		}
 		for i, e := range all {
-			if e != "" && !slices.Contains(all[i+1:], e) {
+			if e != "" && (!twice.may(e) || !slices.Contains(all[i+1:], e)) {
 				out = append(out, e)
 			}
 		}
@@ -256,6 +265,30 @@ func (x *factsScratch) appendNewest(old, new []string) []string {
 	}
 	x.lists = x.lists[:a+len(out)]
 	return out[:len(out):len(out)]
+}
+
+// lenMask flags lengths (modulo 128) of strings: a string whose length is
+// not flagged is none of them, without comparing it to each.
+type lenMask [2]uint64
+
+// maskOf returns the mask of the lengths of list's entries.
+func maskOf(list []string) lenMask {
+	var m lenMask
+	for _, e := range list {
+		m.set(e)
+	}
+	return m
+}
+
+// set flags the length of e.
+func (m *lenMask) set(e string) { n := len(e) & 127; m[n>>6] |= 1 << (n & 63) }
+
+// may reports whether the length of e is flagged.
+func (m lenMask) may(e string) bool { n := len(e) & 127; return m[n>>6]&(1<<(n&63)) != 0 }
+
+// has reports whether e is in list, m being the mask of list.
+func (m lenMask) has(list []string, e string) bool {
+	return m.may(e) && slices.Contains(list, e)
 }
 
 // concat returns a followed by b: a list made in x.
@@ -405,6 +438,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 	s.user = x.appendNewest(nil, s.user)
 
 	allEdited := x.concat(previous.edited, s.edited)
+	editedMask, filesMask := maskOf(allEdited), maskOf(previous.files)
 	rooms := newFactRooms(max, previous, s, x)
 	rejected := x.rejected
 	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, seen: x.seen[0], items: x.items[0][:0], keep: func(p string) (string, bool) {
@@ -412,7 +446,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 			return "", false
 		}
 		q := cleanPath(p)
-		if q == "" || slices.Contains(allEdited, q) || suffixOf(q, allEdited) {
+		if q == "" || editedMask.has(allEdited, q) || suffixOf(q, allEdited) {
 			rejected[p] = true
 			return "", false
 		}
@@ -422,7 +456,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3, seen: x.seen[2], items: x.items[2][:0]}
 	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, seen: x.seen[3], items: x.items[3][:0], keep: func(n string) (string, bool) {
 		// What the section lists as a file is no name.
-		return n, !slices.Contains(allEdited, n) && !slices.Contains(previous.files, n)
+		return n, !editedMask.has(allEdited, n) && !filesMask.has(previous.files, n)
 	}}
 	// settle narrows the rooms of the kinds after those whose entries are
 	// now final, and, for the kinds after those still growing, to the
