@@ -501,10 +501,13 @@ func looksLikePath(t string) bool {
 
 // isKnownExt reports whether strings.ToLower(ext) is in knownExt. An ASCII
 // ext is lowered on the stack, and rejected at once when it is longer than
-// every known extension; any other (whose lower case may be shorter, or
-// ASCII: the Kelvin sign lowers to 'k') goes through strings.ToLower.
+// every known extension; one of at most 8 bytes is looked up as a word in
+// extTable, a longer one in knownExt. Any other (whose lower case may be
+// shorter, or ASCII: the Kelvin sign lowers to 'k') goes through
+// strings.ToLower.
 func isKnownExt(ext string) bool {
 	var b [maxExtLen]byte
+	var k uint64 // ext lowered as a word, its first byte lowest, when it fits
 	for i := 0; i < len(ext); i++ {
 		c := ext[i]
 		switch {
@@ -514,11 +517,55 @@ func isKnownExt(ext string) bool {
 			continue // too long, unless a later byte is not ASCII
 		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
+		case c == 0:
+			return false // in no known extension (nor told apart in a word)
 		}
 		b[i] = c
+		k |= uint64(c) << (8 * (i & 7))
 	}
-	return len(ext) <= maxExtLen && knownExt[string(b[:len(ext)])]
+	switch {
+	case len(ext) == 0 || len(ext) > maxExtLen:
+		return false
+	case len(ext) > 8:
+		return knownExt[string(b[:len(ext)])]
+	}
+	for i := extSlot(k); ; i = (i + 1) % extSlots {
+		switch extTable[i] {
+		case k:
+			return true
+		case 0:
+			return false
+		}
+	}
 }
+
+// extTable holds the extensions of knownExt of at most 8 bytes, each as a
+// word (its first byte lowest, zeros after its last) at the first free
+// slot from extSlot of it on: a lookup compares words, not strings.
+var extTable = func() (t [extSlots]uint64) {
+	for e := range knownExt {
+		if len(e) > 8 {
+			continue
+		}
+		var k uint64
+		for i := 0; i < len(e); i++ {
+			k |= uint64(e[i]) << (8 * i)
+		}
+		i := extSlot(k)
+		for t[i] != 0 {
+			i = (i + 1) % extSlots
+		}
+		t[i] = k
+	}
+	return t
+}()
+
+// extSlots is the size of extTable, about four times the extensions it
+// holds: most lookups read one slot.
+const extSlots = 512
+
+// extSlot is the slot of extTable a word is looked for from.
+func extSlot(k uint64) uint64 { return k * 0x9e3779b97f4a7c15 >> (64 - 9) }
 
 // maxExtLen is the length of the longest extension in knownExt (checked
 // by a test).
