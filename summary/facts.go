@@ -1020,8 +1020,10 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 		}
 		return files, names
 	}
-	// Only a run with a dot, a slash, an underscore or a capital yields a
-	// token: find those bytes, 8 at a time, and read the runs around them.
+	// Only a run with a dot, a slash, an underscore or a capital after a
+	// lower-case letter yields a token: find those bytes, 8 at a time, and
+	// read the runs around them. (A run whose capitals follow no lower-case
+	// letter, and that holds no other of those bytes, yields nothing.)
 	done := 0 // text[:done] is read
 	for {
 		p := nextMarkByte(text, done)
@@ -1029,8 +1031,8 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 			return files, names
 		}
 		// The run holding p, text[i:j]; the bytes before p in it are
-		// plain. Its end is found first: most runs are passed over
-		// without their start.
+		// plain but for capitals after no lower-case letter. Its end is
+		// found first: most runs are passed over without their start.
 		j := p + 1
 		var rest uint8 // the classes of the run's bytes after p
 		for ; j < len(text); j++ {
@@ -1042,16 +1044,13 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 		}
 		from := done // the run starts at or after it
 		done = j
-		if rest&classMarks == 0 {
-			// p is the run's only mark. A capital that follows no
-			// lower-case letter (a word of prose: This, I), or a dot
-			// that ends the run (the end of a sentence), leaves no path
-			// (nothing but plain bytes once the dot is trimmed) and no
-			// name (no underscore, inner dot or inner capital). (A
-			// lower-case letter before p is a path byte, so in the run.)
-			if c := text[p]; 'A' <= c && c <= 'Z' && (p == from || !('a' <= text[p-1] && text[p-1] <= 'z')) || c == '.' && j == p+1 {
-				continue
-			}
+		if text[p] == '.' && j == p+1 {
+			// A dot that ends the run (the end of a sentence), the run's
+			// only mark but capitals after no lower-case letter, leaves
+			// no path (no dot or slash once the dot is trimmed) and no
+			// name (no underscore, inner dot or capital after a
+			// lower-case letter).
+			continue
 		}
 		i := p
 		var before uint8 // the classes of the run's bytes before p
@@ -1149,28 +1148,34 @@ func nextDotOrSlash(s string, i int) int {
 	return -1
 }
 
-// classMarks are the byte classes that make a run worth reading: a dot, a
-// slash, an underscore or a capital.
-const classMarks = classDot | classSlash | classMark
-
-// nextMarkByte returns the index of the first byte of s at or after i in
-// classMarks, or -1. It tests 8 bytes at a time.
+// nextMarkByte returns the index of the first byte of s at or after i
+// that marks a run worth reading, or -1: a dot, a slash, an underscore, or
+// a capital after a lower-case letter (for the byte at i, s[i-1] counts).
+// It tests 8 bytes at a time.
 func nextMarkByte(s string, i int) int {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & high }
+	var carry uint64 // 0x80 when the byte before the word is lower-case
+	if i > 0 && 'a' <= s[i-1] && s[i-1] <= 'z' {
+		carry = 0x80
+	}
 	for ; i+8 <= len(s); i += 8 {
 		x := load8(s, i)
-		t := x &^ high                                                      // each byte's low 7 bits
-		upper := (t + ones*(0x80-'A')) & ^(t + ones*(0x7f-'Z')) & high &^ x // ASCII 'A' to 'Z'
 		// Each test flags a byte by its high bit; the lowest byte flagged
 		// is exact (a borrow runs only toward higher bytes).
+		t := x &^ swarHigh                                                              // each byte's low 7 bits
+		upper := (t + swarOnes*(0x80-'A')) & ^(t + swarOnes*(0x7f-'Z')) & swarHigh &^ x // ASCII 'A' to 'Z'
+		lower := (t + swarOnes*(0x80-'a')) & ^(t + swarOnes*(0x7f-'z')) & swarHigh &^ x // ASCII 'a' to 'z'
+		afterLower := lower<<8 | carry
 		// '.' and '/' differ in their lowest bit only: one test finds both.
-		if hit := upper | hasZero((x|ones)^(ones*'/')) | hasZero(x^(ones*'_')); hit != 0 {
+		if hit := upper&afterLower | swarZero((x|swarOnes)^(swarOnes*'/')) | swarZero(x^(swarOnes*'_')); hit != 0 {
 			return i + bits.TrailingZeros64(hit)>>3
 		}
+		carry = lower >> 56
 	}
 	for ; i < len(s); i++ {
-		if byteClass[s[i]]&classMarks != 0 {
+		switch c := s[i]; {
+		case c == '.' || c == '/' || c == '_':
+			return i
+		case 'A' <= c && c <= 'Z' && i > 0 && 'a' <= s[i-1] && s[i-1] <= 'z':
 			return i
 		}
 	}
