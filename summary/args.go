@@ -50,7 +50,35 @@ const maxArgDepth = 10000
 // the text is not valid JSON, is not an object, or holds a number beyond
 // float64.
 func decodeArgs(raw string) ([]argMember, bool) {
-	d := argDecoder{s: raw}
+	return decodeArgsIn(raw, &argScratch{})
+}
+
+// argScratch is where decodeArgsIn keeps the members of the objects it
+// reads: each object's members are gathered on stack, then copied to the
+// end of arena, the object's slice of it (capped at its length), so that
+// the objects of many calls take a few allocations between them.
+type argScratch struct {
+	stack, arena []argMember
+}
+
+// release empties x, which then holds no value it read; a list grown past
+// scratchMax members is dropped, so that a pooled scratch holds no huge one.
+func (x *argScratch) release() {
+	clear(x.stack[:cap(x.stack)])
+	clear(x.arena[:cap(x.arena)])
+	x.stack, x.arena = x.stack[:0], x.arena[:0]
+	if cap(x.stack) > scratchMax {
+		x.stack = nil
+	}
+	if cap(x.arena) > scratchMax {
+		x.arena = nil
+	}
+}
+
+// decodeArgsIn is decodeArgs, its objects' members kept in x.
+func decodeArgsIn(raw string, x *argScratch) ([]argMember, bool) {
+	d := argDecoder{s: raw, x: x}
+	x.stack = x.stack[:0]
 	d.space()
 	if !d.more() || d.s[d.i] != '{' {
 		return nil, false
@@ -69,6 +97,7 @@ func decodeArgs(raw string) ([]argMember, bool) {
 type argDecoder struct {
 	s string
 	i int
+	x *argScratch
 }
 
 func (d *argDecoder) more() bool { return d.i < len(d.s) }
@@ -129,6 +158,7 @@ func (d *argDecoder) object(depth int) (argValue, bool) {
 		return v, true
 	}
 	sorted := true
+	base := len(d.x.stack) // this object's members are d.x.stack[base:]
 	for {
 		d.space()
 		if !d.more() || d.s[d.i] != '"' {
@@ -147,10 +177,10 @@ func (d *argDecoder) object(depth int) (argValue, bool) {
 		if !ok {
 			return argValue{}, false
 		}
-		if n := len(v.members); n > 0 && v.members[n-1].key >= k {
+		if n := len(d.x.stack); n > base && d.x.stack[n-1].key >= k {
 			sorted = false
 		}
-		v.members = append(v.members, argMember{k, e})
+		d.x.stack = append(d.x.stack, argMember{k, e})
 		d.space()
 		if !d.more() {
 			return argValue{}, false
@@ -164,18 +194,24 @@ func (d *argDecoder) object(depth int) (argValue, bool) {
 			return argValue{}, false
 		}
 	}
+	members := d.x.stack[base:]
 	if !sorted {
 		// Sort stably by key, then keep each key's last value.
-		slices.SortStableFunc(v.members, func(a, b argMember) int { return strings.Compare(a.key, b.key) })
-		out := v.members[:0]
-		for i, m := range v.members {
-			if i+1 < len(v.members) && v.members[i+1].key == m.key {
+		slices.SortStableFunc(members, func(a, b argMember) int { return strings.Compare(a.key, b.key) })
+		out := members[:0]
+		for i, m := range members {
+			if i+1 < len(members) && members[i+1].key == m.key {
 				continue
 			}
 			out = append(out, m)
 		}
-		v.members = out
+		members = out
 	}
+	a := len(d.x.arena)
+	d.x.arena = append(d.x.arena, members...)
+	v.members = d.x.arena[a:len(d.x.arena):len(d.x.arena)]
+	clear(d.x.stack[base:])
+	d.x.stack = d.x.stack[:base]
 	return v, true
 }
 
@@ -448,12 +484,12 @@ func argStr(args []argMember, k string) (string, bool) {
 }
 
 // writtenByDecoded is writtenByArgs for arguments decodeArgs read (ok:
-// they are a JSON object): the paths a tool call writes.
-func writtenByDecoded(c processor.ToolCall, args []argMember, ok bool) []string {
+// they are a JSON object): it appends to out the paths a tool call writes,
+// its shell commands read by sh.
+func writtenByDecoded(out []string, sh *shellWriter, c processor.ToolCall, args []argMember, ok bool) []string {
 	if !ok {
-		return writtenByArgs(c, nil)
+		return append(out, writtenByArgs(c, nil)...)
 	}
-	var out []string
 	if writesDecoded(strings.ToLower(c.ToolName), args) {
 		for _, k := range pathKeys {
 			if s, ok := argStr(args, k); ok {
@@ -480,7 +516,7 @@ func writtenByDecoded(c processor.ToolCall, args []argMember, ok bool) []string 
 	}
 	for _, k := range commandKeys {
 		if s, ok := argStr(args, k); ok && shellMayWrite(s) {
-			out = append(out, shellWritten(s)...)
+			out = sh.appendWritten(out, s)
 		}
 	}
 	return out
@@ -513,9 +549,9 @@ const (
 // load8 returns the 8 bytes of s at i (at least 8 left) as a little-endian
 // word.
 func load8(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	w := s[i : i+8] // one bounds check, not one a byte
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 }
 
 // swarZero flags, by its high bit, each zero byte of v; the lowest flag

@@ -124,6 +124,19 @@ func FuzzDecodeArgs(f *testing.F) {
 		if got, want := callLine(c, members, ok), refCallLine(c, ref, refSortedKeys(ref)); got != want {
 			t.Fatalf("callLine(%q):\n got %q\nwant %q", raw, got, want)
 		}
+		// Decoded twice in one scratch, as an extraction decodes its
+		// calls, the first values stay whole.
+		var x argScratch
+		first, _ := decodeArgsIn(raw, &x)
+		second, _ := decodeArgsIn(raw, &x)
+		if ok {
+			want := canonAny(m)
+			for _, ms := range [][]argMember{first, second} {
+				if got := canonArg(argValue{kind: argObject, members: ms}); got != want {
+					t.Fatalf("decodeArgsIn(%q), twice in one scratch:\n got %s\nwant %s", raw, got, want)
+				}
+			}
+		}
 	})
 }
 
@@ -171,7 +184,12 @@ func FuzzWrittenByDecoded(f *testing.F) {
 		// The same files from the arguments decodeArgs read (in any order:
 		// the reference takes patches from a map).
 		args, ok := decodeArgs(raw)
-		got := writtenByDecoded(c, args, ok)
+		var sh shellWriter
+		got := writtenByDecoded(nil, &sh, c, args, ok)
+		// A writer reused finds the same files.
+		if again := writtenByDecoded(nil, &sh, c, args, ok); !slices.Equal(again, got) {
+			t.Fatalf("writtenByDecoded(%q, %q) = %q, then %q with the same writer", name, raw, got, again)
+		}
 		slices.Sort(got)
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
@@ -211,26 +229,40 @@ func FuzzAppendTokens(f *testing.F) {
 }
 
 // nextDotOrSlash and nextMarkByte find each byte value they look for at
-// every place of an 8-byte word, and no other byte value.
+// every place of an 8-byte word, and no other byte value: nextMarkByte a
+// capital only after a lower-case letter (in the text, before where the
+// search starts too).
 func TestNextByteOfClass(t *testing.T) {
+	isLower := func(b byte) bool { return 'a' <= b && b <= 'z' }
 	for _, tc := range []struct {
 		name string
 		next func(string, int) int
-		find func(b byte) bool
+		at   func(s string, i int) bool // whether s[i] is looked for
 	}{
-		{"nextDotOrSlash", nextDotOrSlash, func(b byte) bool { return b == '.' || b == '/' }},
-		{"nextMarkByte", nextMarkByte, func(b byte) bool { return byteClass[b]&classMarks != 0 }},
+		{"nextDotOrSlash", nextDotOrSlash, func(s string, i int) bool { return s[i] == '.' || s[i] == '/' }},
+		{"nextMarkByte", nextMarkByte, func(s string, i int) bool {
+			c := s[i]
+			return c == '.' || c == '/' || c == '_' || 'A' <= c && c <= 'Z' && i > 0 && isLower(s[i-1])
+		}},
 	} {
-		for b := range 256 {
-			for at := range 20 {
-				buf := []byte(strings.Repeat("a", 20))
-				buf[at] = byte(b)
-				want := -1
-				if tc.find(byte(b)) {
-					want = at
-				}
-				if got := tc.next(string(buf), 0); got != want {
-					t.Fatalf("%s: byte %#x at %d: got %d, want %d", tc.name, b, at, got, want)
+		for _, filler := range []string{"a", "0", "Q"} {
+			for b := range 256 {
+				for at := range 20 {
+					buf := []byte(strings.Repeat(filler, 20))
+					buf[at] = byte(b)
+					s := string(buf)
+					for _, from := range []int{0, at} {
+						want := -1
+						for i := from; i < len(s); i++ {
+							if tc.at(s, i) {
+								want = i
+								break
+							}
+						}
+						if got := tc.next(s, from); got != want {
+							t.Fatalf("%s(%q, %d): got %d, want %d", tc.name, s, from, got, want)
+						}
+					}
 				}
 			}
 		}

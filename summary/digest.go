@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -157,23 +159,109 @@ func mergePaths(a, b []string) []string {
 	return out
 }
 
-// collapse replaces runs of white space with one space, and trims it.
+// collapse replaces runs of white space with one space, and trims it:
+// strings.Join(strings.Fields(s), " "), built in one pass.
 func collapse(s string) string {
-	// Most texts need nothing done: check before building.
-	clean := true
-	for i := 0; i < len(s) && clean; i++ {
+	if isCollapsed(s) {
+		return s // most texts need nothing done
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; ; {
+		start, end := nextField(s, i)
+		if start == end {
+			return b.String()
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s[start:end])
+		i = end
+	}
+}
+
+// collapseWithin returns collapse(s) and its length when that is at most
+// max, and only the length ("" for the text) when it is more: a longer
+// text is not built.
+func collapseWithin(s string, max int) (string, int) {
+	if isCollapsed(s) {
+		if len(s) > max {
+			return "", len(s)
+		}
+		return s, len(s)
+	}
+	n := 0 // the length of collapse(s)
+	for i := 0; ; {
+		start, end := nextField(s, i)
+		if start == end {
+			break
+		}
+		if n > 0 {
+			n++
+		}
+		n += end - start
+		i = end
+	}
+	if n > max {
+		return "", n
+	}
+	return collapse(s), n
+}
+
+// isCollapsed reports whether s is sure to be its own collapse: ASCII,
+// without a white space byte but single spaces between other bytes.
+func isCollapsed(s string) bool {
+	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == ' ':
-			clean = i > 0 && i < len(s)-1 && s[i+1] != ' '
-		case c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= 0x80:
-			clean = false
+			if i == 0 || i == len(s)-1 || s[i+1] == ' ' {
+				return false
+			}
+		case c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= utf8.RuneSelf:
+			return false
 		}
 	}
-	if clean {
-		return s
-	}
-	return strings.Join(strings.Fields(s), " ")
+	return true
 }
+
+// nextField returns the bounds of the first field of s at or after i, as
+// strings.Fields splits s (at white space as unicode.IsSpace tells it),
+// or two equal indexes when there is none.
+func nextField(s string, i int) (int, int) {
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiSpace[c] == 0 {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		i += n
+	}
+	start := i
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiSpace[c] != 0 {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			break
+		}
+		i += n
+	}
+	return start, i
+}
+
+// asciiSpace flags the ASCII white space bytes.
+var asciiSpace = [utf8.RuneSelf]uint8{'\t': 1, '\n': 1, '\v': 1, '\f': 1, '\r': 1, ' ': 1}
 
 // fitLines joins items as "- item" lines within budget characters, always
 // keeping the first item and then as many of the latest as fit, in order.
@@ -310,7 +398,7 @@ func errorLine(s string) string {
 	// One pass finds the first marker, and the lines starting with an exit
 	// prefix before it; most outputs hold neither.
 	mark := len(s)
-	exits := false
+	exits := -1 // where an exit prefix first occurs, -1 when none does
 scan:
 	for j := 0; j+2 < len(s); j += 2 {
 		if b := tripleBit(s[j], s[j+1], s[j+2]); markerTriples[b/64]&(1<<(b%64)) == 0 {
@@ -324,7 +412,9 @@ scan:
 					continue
 				}
 				if slices.Contains(exitPrefixes, m) {
-					exits = true
+					if exits < 0 {
+						exits = i
+					}
 					continue
 				}
 				mark = i
@@ -332,8 +422,49 @@ scan:
 			}
 		}
 	}
-	return errorLineAt(s, mark, exits)
+	if exits >= 0 {
+		// No line before the first exit prefix's starts with one.
+		if l, ok := exitLineFrom(s, strings.LastIndexByte(s[:exits], '\n')+1, mark); ok {
+			return l
+		}
+	}
+	return markLine(s, mark)
 }
+
+// exitLineFrom returns the exit line (see exitLine) of the first line of
+// s that reports a non-zero exit status (see exitStatus) among those that
+// start from from to mark, and whether there is one. A line whose first
+// byte but white space cannot start an exit prefix is passed over without
+// trimming it.
+func exitLineFrom(s string, from, mark int) (string, bool) {
+	for start := from; start < len(s) && start <= mark; {
+		end := strings.IndexByte(s[start:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start
+		}
+		k := start
+		for k < end && s[k] < utf8.RuneSelf && asciiSpace[s[k]] != 0 {
+			k++
+		}
+		if k < end && (s[k] >= utf8.RuneSelf || exitFirst[s[k]]) {
+			if l := strings.TrimSpace(s[start:end]); exitStatus(l) {
+				return exitLine(s, l), true
+			}
+		}
+		start = end + 1
+	}
+	return "", false
+}
+
+// exitFirst flags the first bytes of exitPrefixes.
+var exitFirst = func() (t [256]bool) {
+	for _, p := range exitPrefixes {
+		t[p[0]] = true
+	}
+	return t
+}()
 
 // errorLineAt returns the error line of s (see errorLine) once its first
 // error marker is found at mark (len(s) when there is none), exits telling
@@ -352,6 +483,12 @@ func errorLineAt(s string, mark int, exits bool) string {
 		}
 		start = end + 1
 	}
+	return markLine(s, mark)
+}
+
+// markLine returns the line of s holding its first error marker, at mark
+// (len(s) when there is none: ""), collapsed and clipped.
+func markLine(s string, mark int) string {
 	if mark == len(s) {
 		return ""
 	}

@@ -285,3 +285,27 @@ func TestDigestBoundAnyInput(t *testing.T) {
 		})
 	}
 }
+
+// collapse is strings.Join(strings.Fields(s), " "), and collapseWithin
+// gives its length, and the text when it is within the bound.
+func FuzzCollapse(f *testing.F) {
+	for _, s := range []string{
+		"", " ", "a", "a b", " a  b ", "a\tb\nc\r\nd", "caf\u00e9 \u00a0x\u2003y\u0085z", "\xff \xfe\t\xc2",
+		"one  two", "x\u3000", "\u00a0", "ab\v\fcd", strings.Repeat("word ", 60),
+	} {
+		f.Add(s, 10)
+	}
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		want := strings.Join(strings.Fields(s), " ")
+		if got := collapse(s); got != want {
+			t.Fatalf("collapse(%q) = %q, want %q", s, got, want)
+		}
+		wantText := want
+		if len(want) > max {
+			wantText = ""
+		}
+		if got, n := collapseWithin(s, max); got != wantText || n != len(want) {
+			t.Fatalf("collapseWithin(%q, %d) = %q, %d; want %q, %d", s, max, got, n, wantText, len(want))
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -82,8 +83,10 @@ func (f *Facts) Section(messages []processor.Message, previous string, max int) 
 	if max <= 0 || max > f.maxChars {
 		max = f.maxChars
 	}
-	s := parseFacts(previous)
-	s.add(extractFacts(messages, s, max))
+	x := getScratch()
+	defer x.release()
+	s := parseFacts(previous, x)
+	s.add(extractFacts(messages, s, max, x), x)
 	return s.render(max)
 }
 
@@ -135,9 +138,12 @@ func WithFacts(prose, facts string) string {
 	return prose + "\n\n" + facts
 }
 
-// parseFacts reads the lines of a facts section (without its header).
-func parseFacts(section string) factSet {
-	var s factSet
+// parseFacts reads the lines of a facts section (without its header), its
+// lists grown from those of x.
+func parseFacts(section string, x *factsScratch) factSet {
+	p := &x.parsed
+	s := factSet{user: p[0][:0], edited: p[1][:0], files: p[2][:0], commands: p[3][:0], errors: p[4][:0], names: p[5][:0]}
+	defer func() { *p = [6][]string{s.user, s.edited, s.files, s.commands, s.errors, s.names} }()
 	var list *[]string // the list "- " lines go to
 	for rest, more := section, true; more; {
 		var line string
@@ -180,71 +186,116 @@ func appendList(out []string, s string) []string {
 }
 
 // add appends the facts of n after those of s, each once (a fact seen
-// again moves to the end: it is newer).
-func (s *factSet) add(n factSet) {
-	s.user = appendNewest(s.user, n.user)
-	s.edited = appendNewest(s.edited, n.edited)
-	s.files = appendNewest(s.files, n.files)
-	s.commands = appendNewest(s.commands, n.commands)
-	s.errors = appendNewest(s.errors, n.errors)
-	s.names = appendNewest(s.names, n.names)
+// again moves to the end: it is newer), the lists made in x.
+func (s *factSet) add(n factSet, x *factsScratch) {
+	s.user = x.appendNewest(s.user, n.user)
+	s.edited = x.appendNewest(s.edited, n.edited)
+	s.files = x.appendNewest(s.files, n.files)
+	s.commands = x.appendNewest(s.commands, n.commands)
+	s.errors = x.appendNewest(s.errors, n.errors)
+	s.names = x.appendNewest(s.names, n.names)
 	// A file edited is not listed again as read.
-	s.files = dropAll(s.files, s.edited)
-	s.names = dropAll(dropAll(s.names, s.edited), s.files)
+	s.files = x.dropAll(s.files, s.edited)
+	s.names = x.dropAll(x.dropAll(s.names, s.edited), s.files)
 }
 
 // dropAll returns list without the entries in drop, filtered in place
 // (every caller passes a list of its own): against a few entries by
-// comparing them, against more through a map.
-func dropAll(list, drop []string) []string {
+// comparing them, against more through x's map.
+func (x *factsScratch) dropAll(list, drop []string) []string {
 	if len(drop) == 0 || len(list) == 0 {
 		return list
 	}
 	if len(drop) <= 16 {
+		m := maskOf(drop)
 		out := list[:0]
 		for _, e := range list {
-			if !slices.Contains(drop, e) {
+			if !m.has(drop, e) {
 				out = append(out, e)
 			}
 		}
 		return out
 	}
-	m := make(map[string]bool, len(drop))
+	m := x.drop
 	for _, p := range drop {
 		m[p] = true
 	}
-	return dropIn(list, m)
+	list = dropIn(list, m)
+	clear(m)
+	return list
 }
 
 // appendNewest returns old followed by new, each entry once at the place
-// of its last occurrence.
-func appendNewest(old, new []string) []string {
-	all := append(append(make([]string, 0, len(old)+len(new)), old...), new...)
+// of its last occurrence: a list made in x.
+func (x *factsScratch) appendNewest(old, new []string) []string {
+	a := len(x.lists)
+	x.lists = append(append(x.lists, old...), new...)
+	all := x.lists[a:]
 	out := all[:0]
 	if len(all) <= 32 {
-		// Few entries: comparing them beats building a map.
+		// Few entries: comparing them beats building a map, and only an
+		// entry whose length another has needs comparing.
+		var once, twice lenMask
+		for _, e := range all {
+			if once.may(e) {
+				twice.set(e)
+			}
+			once.set(e)
+		}
 		for i, e := range all {
-			if e != "" && !slices.Contains(all[i+1:], e) {
+			if e != "" && (!twice.may(e) || !slices.Contains(all[i+1:], e)) {
 				out = append(out, e)
 			}
 		}
-		return out
-	}
-	lp := lastPool.Get().(*map[string]int)
-	last := *lp
-	for i, e := range all {
-		last[e] = i
-	}
-	for i, e := range all {
-		if e != "" && last[e] == i {
-			out = append(out, e)
+	} else {
+		lp := lastPool.Get().(*map[string]int)
+		last := *lp
+		for i, e := range all {
+			last[e] = i
+		}
+		for i, e := range all {
+			if e != "" && last[e] == i {
+				out = append(out, e)
+			}
+		}
+		if len(last) <= scratchMax {
+			clear(last)
+			lastPool.Put(lp)
 		}
 	}
-	if len(last) <= scratchMax {
-		clear(last)
-		lastPool.Put(lp)
+	x.lists = x.lists[:a+len(out)]
+	return out[:len(out):len(out)]
+}
+
+// lenMask flags lengths (modulo 128) of strings: a string whose length is
+// not flagged is none of them, without comparing it to each.
+type lenMask [2]uint64
+
+// maskOf returns the mask of the lengths of list's entries.
+func maskOf(list []string) lenMask {
+	var m lenMask
+	for _, e := range list {
+		m.set(e)
 	}
-	return out
+	return m
+}
+
+// set flags the length of e.
+func (m *lenMask) set(e string) { n := len(e) & 127; m[n>>6] |= 1 << (n & 63) }
+
+// may reports whether the length of e is flagged.
+func (m lenMask) may(e string) bool { n := len(e) & 127; return m[n>>6]&(1<<(n&63)) != 0 }
+
+// has reports whether e is in list, m being the mask of list.
+func (m lenMask) has(list []string, e string) bool {
+	return m.may(e) && slices.Contains(list, e)
+}
+
+// concat returns a followed by b: a list made in x.
+func (x *factsScratch) concat(a, b []string) []string {
+	i := len(x.lists)
+	x.lists = append(append(x.lists, a...), b...)
+	return x.lists[i:len(x.lists):len(x.lists)]
 }
 
 // lastPool holds the maps appendNewest finds each entry's last place
@@ -356,9 +407,7 @@ func fitFirst(label string, items []string, list bool, budget int) (int, int) {
 // errors and names are read from the newest message back, each kind until
 // what it holds passes the most room it can get in the section (see
 // [factRooms]), so the section renders as the whole extraction would.
-func extractFacts(messages []processor.Message, previous factSet, max int) factSet {
-	x := scratchPool.Get().(*factsScratch)
-	defer x.release()
+func extractFacts(messages []processor.Message, previous factSet, max int, x *factsScratch) factSet {
 	var s factSet
 	edited := x.edited[:0] // as found, before cleaning
 	calls := x.calls[:0]   // in order; read back in reverse
@@ -374,9 +423,9 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 				}
 			case processor.ToolCall:
 				var c decodedCall
-				c.args, c.ok = decodeArgs(p.Args)
+				c.args, c.ok = decodeArgsIn(p.Args, &x.args)
 				calls = append(calls, c)
-				edited = append(edited, writtenByDecoded(p, c.args, c.ok)...)
+				edited = writtenByDecoded(edited, &x.shell, p, c.args, c.ok)
 			}
 		}
 	}
@@ -385,18 +434,19 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 			s.edited = append(s.edited, p)
 		}
 	}
-	s.edited = appendNewest(nil, s.edited)
-	s.user = appendNewest(nil, s.user)
+	s.edited = x.appendNewest(nil, s.edited)
+	s.user = x.appendNewest(nil, s.user)
 
-	allEdited := append(slices.Clone(previous.edited), s.edited...)
-	rooms := newFactRooms(max, previous, s)
+	allEdited := x.concat(previous.edited, s.edited)
+	editedMask, filesMask := maskOf(allEdited), maskOf(previous.files)
+	rooms := newFactRooms(max, previous, s, x)
 	rejected := x.rejected
 	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, seen: x.seen[0], items: x.items[0][:0], keep: func(p string) (string, bool) {
 		if rejected[p] {
 			return "", false
 		}
 		q := cleanPath(p)
-		if q == "" || slices.Contains(allEdited, q) || suffixOf(q, allEdited) {
+		if q == "" || editedMask.has(allEdited, q) || suffixOf(q, allEdited) {
 			rejected[p] = true
 			return "", false
 		}
@@ -406,22 +456,22 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3, seen: x.seen[2], items: x.items[2][:0]}
 	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, seen: x.seen[3], items: x.items[3][:0], keep: func(n string) (string, bool) {
 		// What the section lists as a file is no name.
-		return n, !slices.Contains(allEdited, n) && !slices.Contains(previous.files, n)
+		return n, !editedMask.has(allEdited, n) && !filesMask.has(previous.files, n)
 	}}
 	// settle narrows the rooms of the kinds after those whose entries are
 	// now final, and, for the kinds after those still growing, to the
 	// most the entries found so far leave them.
 	settle := func(done bool) {
 		if rooms.filesUsed < 0 && (files.full() || done) {
-			rooms.settleFiles(files.oldestFirst(), previous, allEdited)
+			rooms.settleFiles(files.oldestFirst(x), previous, allEdited, x)
 			commands.limit = rooms.commands()
 		}
 		if rooms.filesUsed >= 0 && rooms.commandsUsed < 0 && (commands.full() || done) {
-			rooms.settleCommands(commands.oldestFirst(), previous)
+			rooms.settleCommands(commands.oldestFirst(x), previous, x)
 			errs.limit = rooms.errors()
 		}
 		if rooms.commandsUsed >= 0 && rooms.errorsUsed < 0 && (errs.full() || done) {
-			rooms.settleErrors(errs.oldestFirst(), previous)
+			rooms.settleErrors(errs.oldestFirst(x), previous, x)
 			names.limit = rooms.names()
 		}
 		if rooms.errorsUsed >= 0 {
@@ -489,7 +539,9 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 				}
 				c := &calls[next]
 				if !commands.full() {
-					commands.add(callLine(p, c.args, c.ok))
+					var line string
+					line, x.line = callLineIn(x.line, p, c.args, c.ok)
+					commands.add(line)
 				}
 				if files.full() && names.full() {
 					continue
@@ -527,37 +579,46 @@ func extractFacts(messages []processor.Message, previous factSet, max int) factS
 		}
 		settle(false)
 	}
-	s.files, s.commands, s.errors, s.names = files.oldestFirst(), commands.oldestFirst(), errs.oldestFirst(), names.oldestFirst()
+	s.files, s.commands, s.errors, s.names = files.oldestFirst(x), commands.oldestFirst(x), errs.oldestFirst(x), names.oldestFirst(x)
 	// The lists grown go back to the scratch, for the next extraction.
 	x.edited, x.calls, x.fs, x.ns = edited, calls, fs, ns
 	x.items = [4][]string{files.items, commands.items, errs.items, names.items}
 	return s
 }
 
-// factsScratch is what an extraction works in: maps and lists it empties
-// when done, kept in scratchPool so that the next extraction (on any
-// goroutine, one at a time) finds them grown. Nothing an extraction
-// returns is in it.
+// factsScratch is what a section is made in: maps and lists it empties
+// when done, kept in scratchPool so that the next section (on any
+// goroutine, one at a time) finds them grown. The section's lists are
+// made in it, and nothing a section returns is in it.
 type factsScratch struct {
+	parsed   [6][]string // the previous section's lists, by kind
+	lists    []string    // where the other lists are made, each a slice of it
+	drop     map[string]bool
 	rejected map[string]bool
 	seen     [4]map[string]bool // of the files, commands, errors and names collected
 	items    [4][]string        // the same kinds' entries
 	edited   []string
 	calls    []decodedCall
 	fs, ns   []string
+	shell    shellWriter
+	args     argScratch
+	line     []byte // a call's line being written
 }
 
+// getScratch returns an empty scratch, from the pool when it holds one.
+func getScratch() *factsScratch { return scratchPool.Get().(*factsScratch) }
+
 var scratchPool = sync.Pool{New: func() any {
-	x := &factsScratch{rejected: map[string]bool{}, calls: make([]decodedCall, 0, 16)}
+	x := &factsScratch{rejected: map[string]bool{}, drop: map[string]bool{}, calls: make([]decodedCall, 0, 16)}
 	for k := range x.seen {
 		x.seen[k] = map[string]bool{}
 	}
 	return x
 }}
 
-// release empties x, which then holds no string of the extraction, and
-// puts it back in the pool; a scratch grown past scratchMax entries in a
-// map is dropped instead, so that the pool holds no huge map.
+// release empties x, which then holds no string of the section, and puts
+// it back in the pool; a scratch grown past scratchMax entries in a map or
+// a list is dropped instead, so that the pool holds no huge one.
 func (x *factsScratch) release() {
 	big := len(x.rejected) > scratchMax
 	clear(x.rejected)
@@ -566,6 +627,19 @@ func (x *factsScratch) release() {
 		clear(x.seen[k])
 		clear(x.items[k])
 		x.items[k] = x.items[k][:0]
+	}
+	x.shell.release()
+	x.args.release()
+	for k := range x.parsed {
+		clear(x.parsed[k][:cap(x.parsed[k])])
+		x.parsed[k] = x.parsed[k][:0]
+		big = big || cap(x.parsed[k]) > scratchMax
+	}
+	clear(x.lists[:cap(x.lists)])
+	x.lists = x.lists[:0]
+	big = big || cap(x.lists) > scratchMax
+	if cap(x.line) > scratchMax {
+		x.line = nil
 	}
 	clear(x.edited)
 	clear(x.calls)
@@ -691,7 +765,7 @@ type factRooms struct {
 	spareFiles, spareCommands, spareErrors int
 }
 
-func newFactRooms(max int, previous, s factSet) factRooms {
+func newFactRooms(max int, previous, s factSet, x *factsScratch) factRooms {
 	r := factRooms{budget: max - len(FactsHeader) - 1, filesUsed: -1, commandsUsed: -1, errorsUsed: -1}
 	for k := range r.share {
 		r.share[k] = r.budget * factShares[k] / 100
@@ -699,11 +773,11 @@ func newFactRooms(max int, previous, s factSet) factRooms {
 	if r.budget <= 0 {
 		return r // every room is 0 or less: nothing is read
 	}
-	user := appendNewest(previous.user, s.user)
+	user := x.appendNewest(previous.user, s.user)
 	share := r.share[0]
 	_, used := fitFirst(factsUser, user, true, share)
 	share = r.share[1] + share - used
-	_, used = fitFirst(factsEdited, appendNewest(previous.edited, s.edited), false, share)
+	_, used = fitFirst(factsEdited, x.appendNewest(previous.edited, s.edited), false, share)
 	r.files = r.share[2] + share - used
 	return r
 }
@@ -730,25 +804,21 @@ func (r *factRooms) names() int {
 }
 
 // settleFiles takes the files read found (all that can show) as final.
-func (r *factRooms) settleFiles(found []string, previous factSet, allEdited []string) {
-	files := appendNewest(previous.files, found)
-	edited := make(map[string]bool, len(allEdited))
-	for _, p := range allEdited {
-		edited[p] = true
-	}
-	_, r.filesUsed = fitFirst(factsFiles, dropIn(files, edited), false, r.files)
+func (r *factRooms) settleFiles(found []string, previous factSet, allEdited []string, x *factsScratch) {
+	files := x.appendNewest(previous.files, found)
+	_, r.filesUsed = fitFirst(factsFiles, x.dropAll(files, allEdited), false, r.files)
 	r.spareFiles = r.files - r.filesUsed
 }
 
-func (r *factRooms) settleCommands(found []string, previous factSet) {
+func (r *factRooms) settleCommands(found []string, previous factSet, x *factsScratch) {
 	room := r.commands()
-	_, r.commandsUsed = fitFirst(factsCommands, appendNewest(previous.commands, found), true, room)
+	_, r.commandsUsed = fitFirst(factsCommands, x.appendNewest(previous.commands, found), true, room)
 	r.spareCommands = room - r.commandsUsed
 }
 
-func (r *factRooms) settleErrors(found []string, previous factSet) {
+func (r *factRooms) settleErrors(found []string, previous factSet, x *factsScratch) {
 	room := r.errors()
-	_, r.errorsUsed = fitFirst(factsErrors, appendNewest(previous.errors, found), true, room)
+	_, r.errorsUsed = fitFirst(factsErrors, x.appendNewest(previous.errors, found), true, room)
 	r.spareErrors = room - r.errorsUsed
 }
 
@@ -799,22 +869,29 @@ func (c *newestFirst) full() bool { return c.base+c.chars > c.limit || c.base >=
 
 // add adds e, older than the entries added before it.
 func (c *newestFirst) add(e string) {
-	if c.seen[e] {
-		return // a kept entry is its own cleaned form
-	}
-	if c.keep != nil {
-		var ok bool
-		if e, ok = c.keep(e); !ok {
-			return
-		}
-	}
-	if e == "" || c.seen[e] {
-		return
-	}
 	if c.seen == nil {
 		c.seen = map[string]bool{}
 	}
-	c.seen[e] = true
+	if c.keep != nil {
+		if c.seen[e] {
+			return // a kept entry is its own cleaned form
+		}
+		k, ok := c.keep(e)
+		if !ok || k == "" {
+			return
+		}
+		if k != e && c.seen[k] {
+			return // (e itself is not in seen: it was just looked up)
+		}
+		e = k
+	} else if e == "" {
+		return
+	}
+	// One hash of e both looks it up and adds it.
+	n := len(c.seen)
+	if c.seen[e] = true; len(c.seen) == n {
+		return
+	}
 	c.items = append(c.items, e)
 	c.chars += len(e) + c.sep
 }
@@ -827,13 +904,13 @@ func (c *newestFirst) addAll(es []string) {
 	}
 }
 
-// oldestFirst returns the entries, oldest first (a new slice).
-func (c *newestFirst) oldestFirst() []string {
-	out := make([]string, len(c.items))
-	for i, e := range c.items {
-		out[len(out)-1-i] = e
+// oldestFirst returns the entries, oldest first: a list made in x.
+func (c *newestFirst) oldestFirst(x *factsScratch) []string {
+	a := len(x.lists)
+	for i := len(c.items) - 1; i >= 0; i-- {
+		x.lists = append(x.lists, c.items[i])
 	}
-	return out
+	return x.lists[a:len(x.lists):len(x.lists)]
 }
 
 // Bounds of a call's line in the facts.
@@ -849,9 +926,16 @@ const (
 // over maxArgChars shown as its size (as file contents written are); the
 // line is cut at maxCallChars.
 func callLine(c processor.ToolCall, args []argMember, ok bool) string {
-	var line string
+	line, _ := callLineIn(nil, c, args, ok)
+	return line
+}
+
+// callLineIn is callLine writing the line in buf (and returning it grown,
+// for the next line): the line is then copied out once, at its length.
+func callLineIn(buf []byte, c processor.ToolCall, args []argMember, ok bool) (string, []byte) {
+	b := buf[:0]
 	if !ok {
-		line = c.ToolName + ": " + collapse(c.Args)
+		b = append(append(append(b, c.ToolName...), ": "...), collapse(c.Args)...)
 	} else {
 		// The first of argKeys present goes first, in the place of the
 		// first key.
@@ -862,12 +946,9 @@ func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 				break
 			}
 		}
-		var b strings.Builder
-		b.Grow(maxCallChars + 8)
-		b.WriteString(c.ToolName)
-		b.WriteString(": ")
+		b = append(append(b, c.ToolName...), ": "...)
 		wrote := false
-		for k := 0; k < len(args) && b.Len() <= maxCallChars; k++ {
+		for k := 0; k < len(args) && len(b) <= maxCallChars; k++ {
 			i := k
 			switch {
 			case first >= 0 && k == 0:
@@ -876,16 +957,17 @@ func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 				i = 0
 			}
 			var val string
+			size := -1 // a value shown as its size
 			switch v := &args[i].val; v.kind {
 			case argString:
 				if len(v.s) > 4*maxArgChars {
-					val = "(" + strconv.Itoa(len(v.s)) + " characters)"
+					size = len(v.s)
 					break
 				}
-				switch t := collapse(v.s); {
-				case len(t) > maxArgChars:
-					val = "(" + strconv.Itoa(len(t)) + " characters)"
-				default:
+				// A value over maxArgChars once collapsed is not built.
+				if t, n := collapseWithin(v.s, maxArgChars); n > maxArgChars {
+					size = n
+				} else {
 					val = t
 				}
 			case argNumber:
@@ -895,21 +977,28 @@ func callLine(c processor.ToolCall, args []argMember, ok bool) string {
 			case argBool:
 				val = strconv.FormatBool(v.b)
 			}
-			if val == "" {
+			if val == "" && size < 0 {
 				continue
 			}
 			if wrote {
-				b.WriteString("; ")
+				b = append(b, "; "...)
 			}
-			b.WriteString(val)
+			if size >= 0 {
+				b = append(strconv.AppendInt(append(b, '('), int64(size), 10), " characters)"...)
+			} else {
+				b = append(b, val...)
+			}
 			wrote = true
 		}
-		line = b.String()
 	}
-	if len(line) > maxCallChars {
-		line = line[:runeFloor(line, maxCallChars-len("…"))] + "…"
+	if len(b) > maxCallChars {
+		cut := maxCallChars - len("…")
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut-- // as runeFloor
+		}
+		return string(b[:cut]) + "…", b
 	}
-	return line
+	return string(b), b
 }
 
 // appendTokens appends to files the path-like tokens of text (as
@@ -931,19 +1020,19 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 		}
 		return files, names
 	}
-	// Only a run with a dot, a slash, an underscore or a capital yields a
-	// token: find those bytes, 8 at a time, and read the runs around them.
+	// Only a run with a dot, a slash, an underscore or a capital after a
+	// lower-case letter yields a token: find those bytes, 8 at a time, and
+	// read the runs around them. (A run whose capitals follow no lower-case
+	// letter, and that holds no other of those bytes, yields nothing.)
 	done := 0 // text[:done] is read
 	for {
 		p := nextMarkByte(text, done)
 		if p < 0 {
 			return files, names
 		}
-		// The run holding p; the bytes before p in it are plain.
-		i := p
-		for i > done && isPathByte(text[i-1]) {
-			i--
-		}
+		// The run holding p, text[i:j]; the bytes before p in it are
+		// plain but for capitals after no lower-case letter. Its end is
+		// found first: most runs are passed over without their start.
 		j := p + 1
 		var rest uint8 // the classes of the run's bytes after p
 		for ; j < len(text); j++ {
@@ -953,16 +1042,24 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 			}
 			rest |= c
 		}
+		from := done // the run starts at or after it
 		done = j
-		if rest&classMarks == 0 {
-			// p is the run's only mark. A capital that follows no
-			// lower-case letter (a word of prose: This, I), or a dot
-			// that ends the run (the end of a sentence), leaves no path
-			// (nothing but plain bytes once the dot is trimmed) and no
-			// name (no underscore, inner dot or inner capital).
-			if c := text[p]; 'A' <= c && c <= 'Z' && (p == i || !('a' <= text[p-1] && text[p-1] <= 'z')) || c == '.' && j == p+1 {
-				continue
+		if text[p] == '.' && j == p+1 {
+			// A dot that ends the run (the end of a sentence), the run's
+			// only mark but capitals after no lower-case letter, leaves
+			// no path (no dot or slash once the dot is trimmed) and no
+			// name (no underscore, inner dot or capital after a
+			// lower-case letter).
+			continue
+		}
+		i := p
+		var before uint8 // the classes of the run's bytes before p
+		for ; i > from; i-- {
+			c := byteClass[text[i-1]]
+			if c&classPath == 0 {
+				break
 			}
+			before |= c
 		}
 		class := rest | byteClass[text[p]]
 		dot, slash, mark := class&classDot != 0, class&classSlash != 0, class&classMark != 0
@@ -974,6 +1071,17 @@ func appendTokensOf(files, names []string, text string, wantFiles, wantNames boo
 		}
 		if !wantNames || slash || !dot && !mark {
 			continue // a path's segments are no names
+		}
+		if (class|before)&classOther == 0 {
+			// The run is one segment of name bytes and dots.
+			if !dot {
+				if len(run) <= 80 && isCodeIdent(run) {
+					names = append(names, run)
+				}
+			} else if name, ok := codeName(strings.Trim(run, ".")); ok {
+				names = append(names, name)
+			}
+			continue
 		}
 		for k := 0; k < len(run); {
 			m, dot := k, -1 // dot: the segment's last dot
@@ -1040,29 +1148,34 @@ func nextDotOrSlash(s string, i int) int {
 	return -1
 }
 
-// classMarks are the byte classes that make a run worth reading: a dot, a
-// slash, an underscore or a capital.
-const classMarks = classDot | classSlash | classMark
-
-// nextMarkByte returns the index of the first byte of s at or after i in
-// classMarks, or -1. It tests 8 bytes at a time.
+// nextMarkByte returns the index of the first byte of s at or after i
+// that marks a run worth reading, or -1: a dot, a slash, an underscore, or
+// a capital after a lower-case letter (for the byte at i, s[i-1] counts).
+// It tests 8 bytes at a time.
 func nextMarkByte(s string, i int) int {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	hasZero := func(v uint64) uint64 { return (v - ones) &^ v & high }
+	var carry uint64 // 0x80 when the byte before the word is lower-case
+	if i > 0 && 'a' <= s[i-1] && s[i-1] <= 'z' {
+		carry = 0x80
+	}
 	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		t := x &^ high                                                      // each byte's low 7 bits
-		upper := (t + ones*(0x80-'A')) & ^(t + ones*(0x7f-'Z')) & high &^ x // ASCII 'A' to 'Z'
+		x := load8(s, i)
 		// Each test flags a byte by its high bit; the lowest byte flagged
 		// is exact (a borrow runs only toward higher bytes).
+		t := x &^ swarHigh                                                              // each byte's low 7 bits
+		upper := (t + swarOnes*(0x80-'A')) & ^(t + swarOnes*(0x7f-'Z')) & swarHigh &^ x // ASCII 'A' to 'Z'
+		lower := (t + swarOnes*(0x80-'a')) & ^(t + swarOnes*(0x7f-'z')) & swarHigh &^ x // ASCII 'a' to 'z'
+		afterLower := lower<<8 | carry
 		// '.' and '/' differ in their lowest bit only: one test finds both.
-		if hit := upper | hasZero((x|ones)^(ones*'/')) | hasZero(x^(ones*'_')); hit != 0 {
+		if hit := upper&afterLower | swarZero((x|swarOnes)^(swarOnes*'/')) | swarZero(x^(swarOnes*'_')); hit != 0 {
 			return i + bits.TrailingZeros64(hit)>>3
 		}
+		carry = lower >> 56
 	}
 	for ; i < len(s); i++ {
-		if byteClass[s[i]]&classMarks != 0 {
+		switch c := s[i]; {
+		case c == '.' || c == '/' || c == '_':
+			return i
+		case 'A' <= c && c <= 'Z' && i > 0 && 'a' <= s[i-1] && s[i-1] <= 'z':
 			return i
 		}
 	}

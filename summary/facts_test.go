@@ -69,7 +69,9 @@ func TestFactsKinds(t *testing.T) {
 			factSet{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := extractFacts(tc.msgs, factSet{}, DefaultFactsChars)
+			x := getScratch()
+			defer x.release()
+			got := extractFacts(tc.msgs, factSet{}, DefaultFactsChars, x)
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(factSet{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("extractFacts (-want +got):\n%s", diff)
 			}
@@ -101,7 +103,9 @@ func TestFactsRolling(t *testing.T) {
 	if strings.Contains(section, "run_step_caa") {
 		t.Errorf("the oldest command outlived 30 newer ones in 600 bytes:\n%s", section)
 	}
-	parsed := parseFacts(strings.TrimPrefix(section, FactsHeader+"\n"))
+	x := getScratch()
+	defer x.release()
+	parsed := parseFacts(strings.TrimPrefix(section, FactsHeader+"\n"), x)
 	if n := len(parsed.commands); n < 5 {
 		t.Errorf("only %d commands kept in 600 bytes", n)
 	}

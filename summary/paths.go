@@ -414,14 +414,15 @@ func isPathByte(c byte) bool { return byteClass[c]&classPath != 0 }
 func isNameByte(c byte) bool { return byteClass[c]&className != 0 }
 
 // Byte classes, looked up in byteClass: a byte may be in a path, in a
-// name, and be a dot, a slash, or a mark of a code name (an underscore or
-// a capital).
+// name, and be a dot, a slash, a mark of a code name (an underscore or a
+// capital), or another path byte (~ @ + -).
 const (
 	classPath = 1 << iota
 	className
 	classDot
 	classSlash
 	classMark
+	classOther // a path byte that is neither in a name nor a dot or a slash
 )
 
 var byteClass = func() (t [256]uint8) {
@@ -435,7 +436,7 @@ var byteClass = func() (t [256]uint8) {
 		}
 	}
 	for _, b := range []byte("~@+-") {
-		t[b] = classPath
+		t[b] = classPath | classOther
 	}
 	t['.'] = classPath | classDot
 	t['/'] = classPath | classSlash
@@ -500,10 +501,13 @@ func looksLikePath(t string) bool {
 
 // isKnownExt reports whether strings.ToLower(ext) is in knownExt. An ASCII
 // ext is lowered on the stack, and rejected at once when it is longer than
-// every known extension; any other (whose lower case may be shorter, or
-// ASCII: the Kelvin sign lowers to 'k') goes through strings.ToLower.
+// every known extension; one of at most 8 bytes is looked up as a word in
+// extTable, a longer one in knownExt. Any other (whose lower case may be
+// shorter, or ASCII: the Kelvin sign lowers to 'k') goes through
+// strings.ToLower.
 func isKnownExt(ext string) bool {
 	var b [maxExtLen]byte
+	var k uint64 // ext lowered as a word, its first byte lowest, when it fits
 	for i := 0; i < len(ext); i++ {
 		c := ext[i]
 		switch {
@@ -513,11 +517,55 @@ func isKnownExt(ext string) bool {
 			continue // too long, unless a later byte is not ASCII
 		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
+		case c == 0:
+			return false // in no known extension (nor told apart in a word)
 		}
 		b[i] = c
+		k |= uint64(c) << (8 * (i & 7))
 	}
-	return len(ext) <= maxExtLen && knownExt[string(b[:len(ext)])]
+	switch {
+	case len(ext) == 0 || len(ext) > maxExtLen:
+		return false
+	case len(ext) > 8:
+		return knownExt[string(b[:len(ext)])]
+	}
+	for i := extSlot(k); ; i = (i + 1) % extSlots {
+		switch extTable[i] {
+		case k:
+			return true
+		case 0:
+			return false
+		}
+	}
 }
+
+// extTable holds the extensions of knownExt of at most 8 bytes, each as a
+// word (its first byte lowest, zeros after its last) at the first free
+// slot from extSlot of it on: a lookup compares words, not strings.
+var extTable = func() (t [extSlots]uint64) {
+	for e := range knownExt {
+		if len(e) > 8 {
+			continue
+		}
+		var k uint64
+		for i := 0; i < len(e); i++ {
+			k |= uint64(e[i]) << (8 * i)
+		}
+		i := extSlot(k)
+		for t[i] != 0 {
+			i = (i + 1) % extSlots
+		}
+		t[i] = k
+	}
+	return t
+}()
+
+// extSlots is the size of extTable, about four times the extensions it
+// holds: most lookups read one slot.
+const extSlots = 512
+
+// extSlot is the slot of extTable a word is looked for from.
+func extSlot(k uint64) uint64 { return k * 0x9e3779b97f4a7c15 >> (64 - 9) }
 
 // maxExtLen is the length of the longest extension in knownExt (checked
 // by a test).
@@ -538,3 +586,230 @@ var knownExt = func() map[string]bool {
 	}
 	return m
 }()
+
+// shellWriter finds the files shell commands write, as shellWritten does,
+// in buffers it reuses from one command to the next: each simple command
+// is read as soon as it ends, and a word that holds no quote or backslash
+// is a slice of the command rather than a copy.
+type shellWriter struct {
+	seg      []word   // the simple command being read
+	words    []string // its words without redirections
+	operands []string // its operands (see commandWrites)
+	tok      []byte   // the word being read
+	inTok    bool     // a word is being read
+	plain    bool     // the word is cmd[start:start+len(tok)]
+	start    int
+	heredocs []string
+}
+
+// appendWritten appends to out the files cmd writes: shellWritten(cmd),
+// in its order.
+func (w *shellWriter) appendWritten(out []string, cmd string) []string {
+	w.seg, w.tok, w.inTok, w.heredocs = w.seg[:0], w.tok[:0], false, w.heredocs[:0]
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(cmd[i+1:], c)
+			if j < 0 {
+				j = len(cmd) - i - 1
+			}
+			w.tok = append(w.tok, cmd[i+1:i+1+j]...)
+			w.inTok, w.plain = true, false
+			i += j + 1
+		case c == '\\' && i+1 < len(cmd):
+			w.tok = append(w.tok, cmd[i+1])
+			w.inTok, w.plain = true, false
+			i++
+		case c == ' ' || c == '\t':
+			w.flush(cmd)
+		case c == '\n':
+			out = w.endSeg(out, cmd)
+			if len(w.heredocs) > 0 {
+				// Skip the bodies of the here-documents opened on this line.
+				rest := cmd[i+1:]
+				for _, delim := range w.heredocs {
+					for {
+						line, after, found := strings.Cut(rest, "\n")
+						rest = after
+						if strings.TrimSpace(line) == delim || !found {
+							if !found {
+								rest = ""
+							}
+							break
+						}
+					}
+				}
+				w.heredocs = w.heredocs[:0]
+				i = len(cmd) - len(rest) - 1
+			}
+		case c == ';' || c == '|' || c == '&' || c == '(' || c == ')':
+			if c == '&' && i+1 < len(cmd) && cmd[i+1] == '>' {
+				// &> or &>>: redirect both streams.
+				w.flush(cmd)
+				continue
+			}
+			out = w.endSeg(out, cmd)
+		case c == '<':
+			w.flush(cmd)
+			if strings.HasPrefix(cmd[i:], "<<<") {
+				i += 2
+				w.seg = append(w.seg, word{s: "<<<", op: true})
+				continue
+			}
+			if strings.HasPrefix(cmd[i:], "<<") {
+				i++
+				if i+1 < len(cmd) && cmd[i+1] == '-' {
+					i++
+				}
+				// Read the delimiter word.
+				j := i + 1
+				for j < len(cmd) && (cmd[j] == ' ' || cmd[j] == '\t') {
+					j++
+				}
+				k := j
+				for k < len(cmd) && cmd[k] != ' ' && cmd[k] != '\t' && cmd[k] != '\n' && cmd[k] != ';' && cmd[k] != '>' && cmd[k] != '|' {
+					k++
+				}
+				if delim := strings.Trim(cmd[j:k], `'"\`); delim != "" {
+					w.heredocs = append(w.heredocs, delim)
+				}
+				i = k - 1
+				continue
+			}
+			w.seg = append(w.seg, word{s: "<", op: true})
+		case c == '>':
+			// A file descriptor number right before > belongs to it.
+			if w.inTok && isDigits(string(w.tok)) {
+				w.tok = w.tok[:0]
+				w.inTok = false
+			}
+			w.flush(cmd)
+			op := ">"
+			if i+1 < len(cmd) && cmd[i+1] == '>' {
+				op = ">>"
+				i++
+			}
+			if i+1 < len(cmd) && (cmd[i+1] == '&' || cmd[i+1] == '|') {
+				// >&2 duplicates a descriptor; >| forces.
+				if cmd[i+1] == '&' {
+					i++
+					for i+1 < len(cmd) && (cmd[i+1] >= '0' && cmd[i+1] <= '9' || cmd[i+1] == '-') {
+						i++
+					}
+					continue
+				}
+				i++
+			}
+			w.seg = append(w.seg, word{s: op, op: true})
+		default:
+			if !w.inTok {
+				w.start, w.plain = i, true
+			}
+			w.tok = append(w.tok, c)
+			w.inTok = true
+		}
+	}
+	return w.endSeg(out, cmd)
+}
+
+// flush ends the word being read, if any.
+func (w *shellWriter) flush(cmd string) {
+	if !w.inTok {
+		return
+	}
+	s := cmd[w.start : w.start+len(w.tok)]
+	if !w.plain {
+		s = string(w.tok)
+	}
+	w.seg = append(w.seg, word{s: s})
+	w.tok, w.inTok = w.tok[:0], false
+}
+
+// endSeg ends the simple command being read, appending to out the files
+// it writes.
+func (w *shellWriter) endSeg(out []string, cmd string) []string {
+	w.flush(cmd)
+	seg := w.seg
+	w.seg = w.seg[:0]
+	if len(seg) == 0 {
+		return out
+	}
+	for i := 0; i+1 < len(seg); i++ {
+		if seg[i].op && (seg[i].s == ">" || seg[i].s == ">>") && !seg[i+1].op {
+			out = append(out, seg[i+1].s)
+		}
+	}
+	words := w.words[:0] // the command's words without redirections
+	for i := 0; i < len(seg); i++ {
+		if seg[i].op {
+			i++ // skip the redirection's target
+			continue
+		}
+		words = append(words, seg[i].s)
+	}
+	w.words = words
+	for len(words) > 0 && (strings.Contains(words[0], "=") || words[0] == "sudo" || words[0] == "env" || words[0] == "command") {
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return out
+	}
+	return w.appendCommandWrites(out, path.Base(words[0]), words[1:])
+}
+
+// appendCommandWrites appends to out the files one simple command writes
+// (commandWrites(name, args)).
+func (w *shellWriter) appendCommandWrites(out []string, name string, args []string) []string {
+	operands := w.operands[:0]
+	inPlace, script := false, false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+		case strings.HasPrefix(a, "-"):
+			if strings.HasPrefix(a, "-i") || a == "--in-place" || (name == "perl" && strings.Contains(a, "i")) {
+				inPlace = true
+			}
+			takesScript := a == "-e" || a == "-f" || a == "--expression" || a == "--file" ||
+				(name == "perl" && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, "e"))
+			if takesScript {
+				script = true
+				i++ // the option's value
+			}
+			if strings.HasPrefix(a, "--expression=") || strings.HasPrefix(a, "--file=") {
+				script = true
+			}
+		default:
+			operands = append(operands, a)
+		}
+	}
+	w.operands = operands
+	switch name {
+	case "sed", "perl":
+		if !inPlace {
+			return out
+		}
+		if !script && len(operands) > 0 {
+			operands = operands[1:] // the script itself
+		}
+		return append(out, operands...)
+	case "tee", "touch", "truncate":
+		return append(out, operands...)
+	case "cp", "mv", "install", "ln", "rsync":
+		if len(operands) >= 2 {
+			return append(out, operands[len(operands)-1])
+		}
+	}
+	return out
+}
+
+// release empties w's buffers, which then hold no string of the commands
+// read.
+func (w *shellWriter) release() {
+	clear(w.seg[:cap(w.seg)])
+	clear(w.words[:cap(w.words)])
+	clear(w.operands[:cap(w.operands)])
+	clear(w.heredocs[:cap(w.heredocs)])
+	w.seg, w.words, w.operands, w.heredocs, w.tok = w.seg[:0], w.words[:0], w.operands[:0], w.heredocs[:0], w.tok[:0]
+}

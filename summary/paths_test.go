@@ -54,7 +54,7 @@ func FuzzPathTokens(f *testing.F) {
 // Kelvin sign lowers to an ASCII 'k'); maxExtLen is the longest known.
 func TestIsKnownExt(t *testing.T) {
 	longest := 0
-	exts := []string{"", "x", "properties1", "dockerfiles", "\u212Ats", "\u212At", "T\u212AS", "İni", "go\u00e9", "PROPERTIES", "Dockerfile"}
+	exts := []string{"", "x", "properties1", "dockerfiles", "\u212Ats", "\u212At", "T\u212AS", "İni", "go\u00e9", "PROPERTIES", "Dockerfile", "c\x00", "\x00c", "go\x00", "a\x00\u00e9", "markdown", "MARKDOWN", "markdowns"}
 	for e := range knownExt {
 		longest = max(longest, len(e))
 		exts = append(exts, e, strings.ToUpper(e), strings.ToUpper(e[:1])+e[1:], e+"x", "x"+e)
