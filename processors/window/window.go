@@ -533,7 +533,24 @@ type view struct {
 	head int
 	key  Key
 	span *Span   // the span applied, nil when none
-	hash *hasher // the content of history[:head+span.Count+span.Cleared] fed, when span is set
+	hash fedHash // the content of history[:head+span.Count+span.Cleared] fed, when span is set
+}
+
+// fedHash is a hasher fed the first messages of a history, or the state
+// such a hasher stood in, restored only when more is fed: most requests
+// that find their span compact nothing.
+type fedHash struct {
+	h     *hasher
+	state []byte
+}
+
+// hasher returns the hasher, restored from the state when it is one; nil
+// when f holds neither.
+func (f fedHash) hasher() *hasher {
+	if f.h == nil && f.state != nil {
+		return restore(f.state)
+	}
+	return f.h
 }
 
 // view applies to history the most recent span its store has for it: the
@@ -551,7 +568,7 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	v := view{msgs: history, head: head}
 	scope := conversationOf(ctx)
 	var s *Span
-	var h *hasher
+	var h fedHash
 	if head < len(history)-1 {
 		v.key = w.keys.key(scope, history[:head+1])
 		s, h = w.lookup(ctx, history, head, v.key)
@@ -582,11 +599,11 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 
 // lookup returns the span the store has for history, its head ending at
 // head, with the hasher find returns; nil when there is none.
-func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, *hasher) {
+func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, fedHash) {
 	spans, err := w.store.Spans(ctx, k, func() []Key { return w.keys.lasts(history, head) })
 	if err != nil {
 		w.storeFailed(ctx, "spans", err)
-		return nil, nil
+		return nil, fedHash{}
 	}
 	return w.find(history, head, spans)
 }
@@ -597,7 +614,7 @@ func (w *Window) lookup(ctx context.Context, history []processor.Message, head i
 // whose end is not a place to cut, or whose last message differs from the
 // history's at that place, are rejected before any digest is computed;
 // the others share one pass over the history's content.
-func (w *Window) find(history []processor.Message, head int, spans []Span) (*Span, *hasher) {
+func (w *Window) find(history []processor.Message, head int, spans []Span) (*Span, fedHash) {
 	var cands []int // indexes into spans, to check in order of their end
 	for i := range spans {
 		s := &spans[i]
@@ -609,7 +626,7 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 		cands = append(cands, i)
 	}
 	if len(cands) == 0 {
-		return nil, nil
+		return nil, fedHash{}
 	}
 	// The longest candidate whose content checks out wins (the newest of
 	// equals): a history sent again from its start finds the span made for
@@ -622,7 +639,7 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 	slices.SortStableFunc(cands, func(a, b int) int { return length(b) - length(a) })
 	top := &spans[cands[0]]
 	if state, ok := w.memo.match(top.Digest, history[:head+top.Count+top.Cleared]); ok {
-		return top, restore(state)
+		return top, fedHash{state: state}
 	}
 	slices.Reverse(cands) // shortest first, to feed the hasher once
 	h := newHasher(false)
@@ -637,7 +654,7 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 		}
 	}
 	if best < 0 {
-		return nil, nil
+		return nil, fedHash{}
 	}
 	end := head + spans[best].Count + spans[best].Cleared
 	if fed > end {
@@ -649,7 +666,7 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) (*Spa
 		}
 	}
 	w.memo.verify(spans[best].Digest, history[:end], h.state())
-	return &spans[best], h
+	return &spans[best], fedHash{h: h}
 }
 
 // marker returns the marker of a summary, a new message each time (its
@@ -806,17 +823,22 @@ func (w *Window) storeKey(ctx context.Context, v view, history []processor.Messa
 }
 
 // spanDigest returns the digest of the content of history[:end], going on from
-// hash (nil: none), which has been fed history[:fed], when it stands
-// within; the memo remembers the digest as verified. Without hash, it goes
+// from (when it holds a hasher or a state), which has been fed
+// history[:fed], when it stands within; the memo remembers the digest as
+// verified. Without it, it goes
 // on from the hash state after the head (history[:head]) when the memo
 // has it for the same content, and else gives the memo that state: a
 // conversation's head is the same at each of its compactions, and a host
 // that sends the processed history has its marker after it, so no span is
 // found to go on from.
-func (w *Window) spanDigest(history []processor.Message, head int, hash *hasher, fed, end int) Digest {
+func (w *Window) spanDigest(history []processor.Message, head int, from fedHash, fed, end int) Digest {
 	var headKey Key
-	if hash == nil || fed > end {
-		hash, fed = nil, 0
+	var hash *hasher
+	if fed <= end {
+		hash = from.hasher()
+	}
+	if hash == nil {
+		fed = 0
 		if 0 < head && head <= end {
 			headKey = w.keys.key("", history[:head])
 			if state, ok := w.memo.headState(headKey, history[:head]); ok {
