@@ -232,18 +232,19 @@ func (x *factsScratch) appendNewest(old, new []string) []string {
 	x.lists = append(append(x.lists, old...), new...)
 	all := x.lists[a:]
 	out := all[:0]
-	if len(all) <= 32 {
-		// Few entries: comparing them beats building a map, and only an
-		// entry whose length another has needs comparing.
-		var once, twice lenMask
+	if len(all) <= 256 {
+		// Not too many entries: comparing them beats building a map, and
+		// only an entry whose fingerprint another has needs comparing.
+		var once, twice printSet
 		for _, e := range all {
-			if once.may(e) {
-				twice.set(e)
+			h := fingerprint(e)
+			if once.has(h) {
+				twice.set(h)
 			}
-			once.set(e)
+			once.set(h)
 		}
 		for i, e := range all {
-			if e != "" && (!twice.may(e) || !slices.Contains(all[i+1:], e)) {
+			if e != "" && (!twice.has(fingerprint(e)) || !slices.Contains(all[i+1:], e)) {
 				out = append(out, e)
 			}
 		}
@@ -266,6 +267,28 @@ func (x *factsScratch) appendNewest(old, new []string) []string {
 	x.lists = x.lists[:a+len(out)]
 	return out[:len(out):len(out)]
 }
+
+// printSet flags fingerprints of strings (see fingerprint): a string
+// whose fingerprint is not flagged is none of them, without comparing it
+// to each.
+type printSet [32]uint64
+
+// fingerprint returns 11 bits of a string, from its length and three of
+// its bytes: equal strings have the same.
+func fingerprint(e string) uint {
+	n := len(e)
+	if n == 0 {
+		return 0
+	}
+	h := uint64(n) | uint64(e[0])<<16 | uint64(e[n/2])<<24 | uint64(e[n-1])<<32
+	return uint((h * 0x9E3779B97F4A7C15) >> 53)
+}
+
+// set flags the fingerprint h.
+func (m *printSet) set(h uint) { m[h>>6] |= 1 << (h & 63) }
+
+// has reports whether the fingerprint h is flagged.
+func (m *printSet) has(h uint) bool { return m[h>>6]&(1<<(h&63)) != 0 }
 
 // lenMask flags lengths (modulo 128) of strings: a string whose length is
 // not flagged is none of them, without comparing it to each.

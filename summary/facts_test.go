@@ -1,6 +1,8 @@
 package summary
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -234,5 +236,51 @@ func TestClipTexts(t *testing.T) {
 	}
 	if _, changed := ClipTexts(m, 0); changed {
 		t.Error("n = 0 clipped")
+	}
+}
+
+// TestAppendNewest checks appendNewest against the reference's merge on
+// lists below and above the sizes where it changes method, with empty
+// entries, entries seen again in either list, and entries alike in length
+// and in the bytes their fingerprint reads.
+func TestAppendNewest(t *testing.T) {
+	gen := func(n, distinct int, shift int) []string {
+		var out []string
+		for i := range n {
+			k := (i*7 + shift) % distinct
+			switch {
+			case k%11 == 0:
+				out = append(out, "")
+			case k%2 == 0:
+				// Same length, first, middle and last bytes: one fingerprint.
+				out = append(out, fmt.Sprintf("a%03db", k))
+			default:
+				out = append(out, fmt.Sprintf("name_%d", k))
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		old, new []string
+	}{
+		{"empty", nil, nil},
+		{"few", gen(5, 4, 0), gen(6, 9, 3)},
+		{"under 32", gen(16, 12, 0), gen(15, 20, 1)},
+		{"over 32", gen(30, 25, 0), gen(30, 40, 2)},
+		{"under 256", gen(120, 100, 0), gen(130, 150, 5)},
+		{"over 256", gen(200, 180, 0), gen(200, 300, 7)},
+		{"all alike", gen(40, 1, 2), gen(40, 1, 2)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := getScratch()
+			defer x.release()
+			got := slices.Clone(x.appendNewest(tt.old, tt.new))
+			want := refAppendNewest(slices.Clone(tt.old), slices.Clone(tt.new))
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("appendNewest (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
