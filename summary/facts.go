@@ -464,7 +464,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 	editedMask, filesMask := maskOf(allEdited), maskOf(previous.files)
 	rooms := newFactRooms(max, previous, s, x)
 	rejected := x.rejected
-	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, seen: x.seen[0], items: x.items[0][:0], keep: func(p string) (string, bool) {
+	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, seen: &x.seen[0], items: x.items[0][:0], keep: func(p string) (string, bool) {
 		if rejected[p] {
 			return "", false
 		}
@@ -475,9 +475,9 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 		}
 		return q, true
 	}}
-	commands := newestFirst{limit: rooms.commands(), base: 1 + len(factsCommands), sep: 3, seen: x.seen[1], items: x.items[1][:0]}
-	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3, seen: x.seen[2], items: x.items[2][:0]}
-	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, seen: x.seen[3], items: x.items[3][:0], keep: func(n string) (string, bool) {
+	commands := newestFirst{limit: rooms.commands(), base: 1 + len(factsCommands), sep: 3, seen: &x.seen[1], items: x.items[1][:0]}
+	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3, seen: &x.seen[2], items: x.items[2][:0]}
+	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, seen: &x.seen[3], items: x.items[3][:0], keep: func(n string) (string, bool) {
 		// What the section lists as a file is no name.
 		return n, !editedMask.has(allEdited, n) && !filesMask.has(previous.files, n)
 	}}
@@ -618,8 +618,8 @@ type factsScratch struct {
 	lists    []string    // where the other lists are made, each a slice of it
 	drop     map[string]bool
 	rejected map[string]bool
-	seen     [4]map[string]bool // of the files, commands, errors and names collected
-	items    [4][]string        // the same kinds' entries
+	seen     [4]seenIndex // of the files, commands, errors and names collected
+	items    [4][]string  // the same kinds' entries
 	edited   []string
 	calls    []decodedCall
 	fs, ns   []string
@@ -633,9 +633,6 @@ func getScratch() *factsScratch { return scratchPool.Get().(*factsScratch) }
 
 var scratchPool = sync.Pool{New: func() any {
 	x := &factsScratch{rejected: map[string]bool{}, drop: map[string]bool{}, calls: make([]decodedCall, 0, 16)}
-	for k := range x.seen {
-		x.seen[k] = map[string]bool{}
-	}
 	return x
 }}
 
@@ -646,8 +643,7 @@ func (x *factsScratch) release() {
 	big := len(x.rejected) > scratchMax
 	clear(x.rejected)
 	for k := range x.seen {
-		big = big || len(x.seen[k]) > scratchMax
-		clear(x.seen[k])
+		big = x.seen[k].reset() || big
 		clear(x.items[k])
 		x.items[k] = x.items[k][:0]
 	}
@@ -883,7 +879,7 @@ type newestFirst struct {
 	base  int                         // the label and its line break
 	sep   int                         // an entry's separator
 	keep  func(string) (string, bool) // nil: every entry, as it is
-	seen  map[string]bool
+	seen  *seenIndex
 	items []string
 	chars int
 }
@@ -893,30 +889,95 @@ func (c *newestFirst) full() bool { return c.base+c.chars > c.limit || c.base >=
 // add adds e, older than the entries added before it.
 func (c *newestFirst) add(e string) {
 	if c.seen == nil {
-		c.seen = map[string]bool{}
+		c.seen = &seenIndex{}
 	}
 	if c.keep != nil {
-		if c.seen[e] {
+		if c.has(e) {
 			return // a kept entry is its own cleaned form
 		}
 		k, ok := c.keep(e)
 		if !ok || k == "" {
 			return
 		}
-		if k != e && c.seen[k] {
+		if k != e && c.has(k) {
 			return // (e itself is not in seen: it was just looked up)
 		}
 		e = k
-	} else if e == "" {
-		return
-	}
-	// One hash of e both looks it up and adds it.
-	n := len(c.seen)
-	if c.seen[e] = true; len(c.seen) == n {
+	} else if e == "" || c.has(e) {
 		return
 	}
 	c.items = append(c.items, e)
 	c.chars += len(e) + c.sep
+	c.seen.added(c.items)
+}
+
+// has reports whether e is one of the entries.
+func (c *newestFirst) has(e string) bool {
+	x := c.seen
+	if x.many != nil {
+		return x.many[e]
+	}
+	h := fingerprint(e)
+	i := x.slot[h]
+	if i == 0 {
+		return false
+	}
+	return c.items[i-1] == e || x.shared.has(h) && slices.Contains(c.items, e)
+}
+
+// seenIndex finds the entries a newestFirst holds: up to seenSlots of them
+// by their fingerprint (see fingerprint), the place of the first entry of
+// each fingerprint in its slot (an entry with the fingerprint of another
+// is compared to all of them); more through a map.
+type seenIndex struct {
+	slot   [2048]uint16 // 1 + the index of the first entry of a fingerprint
+	shared printSet     // the fingerprints of more than one entry
+	used   []uint16     // the slots set
+	many   map[string]bool
+	m      map[string]bool // what many is, when the entries are many
+}
+
+// seenSlots is the most entries a seenIndex finds by their fingerprint.
+const seenSlots = 256
+
+// added records the last of items, which it did not hold.
+func (x *seenIndex) added(items []string) {
+	e := items[len(items)-1]
+	if x.many != nil {
+		x.many[e] = true
+		return
+	}
+	if len(items) > seenSlots {
+		if x.m == nil {
+			x.m = map[string]bool{}
+		}
+		x.many = x.m
+		for _, e := range items {
+			x.many[e] = true
+		}
+		return
+	}
+	h := fingerprint(e)
+	if x.slot[h] != 0 {
+		x.shared.set(h)
+		return
+	}
+	x.slot[h] = uint16(len(items))
+	x.used = append(x.used, uint16(h))
+}
+
+// reset empties x, and reports whether its map held more than scratchMax
+// entries.
+func (x *seenIndex) reset() bool {
+	for _, h := range x.used {
+		x.slot[h] = 0
+	}
+	x.used = x.used[:0]
+	x.shared = printSet{}
+	big := len(x.m) > scratchMax
+	clear(x.m)
+	x.many = nil
+	return big
 }
 
 // addAll adds es, in their order (so the last is the newest), older than

@@ -284,3 +284,56 @@ func TestAppendNewest(t *testing.T) {
 		})
 	}
 }
+
+// TestNewestFirstSeen checks that newestFirst keeps each entry once, as
+// the reference's collector does, below and above the number of entries
+// it finds by their fingerprint, with entries alike in their fingerprint,
+// empty ones and ones a keep function changes; and that its scratch,
+// reused, starts empty.
+func TestNewestFirstSeen(t *testing.T) {
+	gen := func(n, distinct int) []string {
+		var out []string
+		for i := range n {
+			k := (i * 7) % distinct
+			switch {
+			case k%13 == 0:
+				out = append(out, "")
+			case k%2 == 0:
+				out = append(out, fmt.Sprintf("a%03db", k)) // many share a fingerprint
+			default:
+				out = append(out, fmt.Sprintf("name_%d", k))
+			}
+		}
+		return out
+	}
+	trim := func(e string) (string, bool) { return strings.TrimSuffix(e, "b"), true }
+	tests := []struct {
+		name string
+		in   []string
+		keep func(string) (string, bool)
+	}{
+		{"few", gen(20, 9), nil},
+		{"some", gen(400, 200), nil},
+		{"many", gen(3000, 900), nil},
+		{"some kept", gen(400, 200), trim},
+		{"many kept", gen(3000, 900), trim},
+		{"few again", gen(20, 9), nil},
+	}
+	x := getScratch()
+	defer x.release()
+	for _, tt := range tests {
+		for round := range 2 {
+			t.Run(fmt.Sprint(tt.name, round), func(t *testing.T) {
+				c := newestFirst{limit: 1 << 30, sep: 3, keep: tt.keep, seen: &x.seen[0], items: x.items[0][:0]}
+				ref := refNewestFirst{limit: 1 << 30, keep: tt.keep}
+				c.addAll(tt.in)
+				ref.addAll(tt.in)
+				if diff := cmp.Diff(ref.items, c.items); diff != "" {
+					t.Errorf("entries (-want +got):\n%s", diff)
+				}
+				x.items[0] = c.items
+				x.seen[0].reset()
+			})
+		}
+	}
+}
