@@ -510,8 +510,8 @@ func writtenByDecoded(out []string, sh *shellWriter, c processor.ToolCall, args 
 		}
 	}
 	for _, m := range args {
-		if s := m.val.s; m.val.kind == argString && (strings.Contains(s, "*** Add File:") || strings.Contains(s, "*** Update File:") || strings.Contains(s, "\n+++ ") || strings.HasPrefix(s, "+++ ") || strings.HasPrefix(s, "--- ")) {
-			out = append(out, patchPaths(s)...)
+		if m.val.kind == argString && hasPatchMarker(m.val.s) {
+			out = append(out, patchPaths(m.val.s)...)
 		}
 	}
 	for _, k := range commandKeys {
@@ -520,6 +520,38 @@ func writtenByDecoded(out []string, sh *shellWriter, c processor.ToolCall, args 
 		}
 	}
 	return out
+}
+
+// hasPatchMarker reports whether s holds "*** Add File:", "*** Update
+// File:" or "\n+++ ", or starts with "+++ " or "--- ": what makes
+// writtenByArgs read s as a patch. It looks for "*** " and "+++ " (their
+// first bytes are rare, where a line break is not), then at what is
+// around them.
+func hasPatchMarker(s string) bool {
+	if strings.HasPrefix(s, "+++ ") || strings.HasPrefix(s, "--- ") {
+		return true
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], "*** ")
+		if j < 0 {
+			break
+		}
+		i += j + len("*** ")
+		if strings.HasPrefix(s[i:], "Add File:") || strings.HasPrefix(s[i:], "Update File:") {
+			return true
+		}
+	}
+	for i := 1; i < len(s); {
+		j := strings.Index(s[i:], "+++ ")
+		if j < 0 {
+			break
+		}
+		if i += j; s[i-1] == '\n' {
+			return true
+		}
+		i++
+	}
+	return false
 }
 
 // writesDecoded is writesFiles for arguments decodeArgs read.

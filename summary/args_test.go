@@ -341,3 +341,24 @@ func FuzzShellMayWrite(f *testing.F) {
 		}
 	})
 }
+
+// refHasPatchMarker is the test writtenByArgs makes of a string value.
+func refHasPatchMarker(s string) bool {
+	return strings.Contains(s, "*** Add File:") || strings.Contains(s, "*** Update File:") || strings.Contains(s, "\n+++ ") || strings.HasPrefix(s, "+++ ") || strings.HasPrefix(s, "--- ")
+}
+
+// hasPatchMarker tells a patch as writtenByArgs does.
+func FuzzHasPatchMarker(f *testing.F) {
+	for _, s := range []string{
+		"", "+++ b/x", "--- a/x", "x\n+++ b/x", "+++ ", "x+++ b", "\n++++ x", "++++ x\n+++ y",
+		"*** Add File: a.go", "**** Update File: a.go", "*** *** Add File:", "*** Delete File: a", "*** Add File",
+		"a\n*** Begin Patch\n*** Update File: b.go\n@@\n-x\n+y\n*** End Patch",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := hasPatchMarker(s), refHasPatchMarker(s); got != want {
+			t.Fatalf("hasPatchMarker(%q) = %v, want %v", s, got, want)
+		}
+	})
+}
