@@ -200,17 +200,22 @@ func (s *factSet) add(n factSet, x *factsScratch) {
 }
 
 // dropAll returns list without the entries in drop, filtered in place
-// (every caller passes a list of its own): against a few entries by
-// comparing them, against more through x's map.
+// (every caller passes a list of its own): against up to 256 entries by
+// comparing only the entries of list whose fingerprint one of them has,
+// against more through x's map.
 func (x *factsScratch) dropAll(list, drop []string) []string {
 	if len(drop) == 0 || len(list) == 0 {
 		return list
 	}
-	if len(drop) <= 16 {
-		m := maskOf(drop)
+	if len(drop) <= 256 {
+		// Only an entry whose fingerprint one of drop has needs comparing.
+		var m printSet
+		for _, e := range drop {
+			m.set(fingerprint(e))
+		}
 		out := list[:0]
 		for _, e := range list {
-			if !m.has(drop, e) {
+			if !m.has(fingerprint(e)) || !slices.Contains(drop, e) {
 				out = append(out, e)
 			}
 		}

@@ -337,3 +337,41 @@ func TestNewestFirstSeen(t *testing.T) {
 		}
 	}
 }
+
+// TestDropAll checks dropAll against filtering by a set, with lists to
+// drop below and above the size where it changes method, and entries
+// alike in their fingerprint.
+func TestDropAll(t *testing.T) {
+	gen := func(n, from int) []string {
+		var out []string
+		for i := range n {
+			k := from + i*3
+			if k%2 == 0 {
+				out = append(out, fmt.Sprintf("a%03db", k%1000)) // many share a fingerprint
+			} else {
+				out = append(out, fmt.Sprintf("name_%d", k))
+			}
+		}
+		return out
+	}
+	for _, n := range []int{0, 3, 16, 17, 100, 256, 257, 600} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			list, drop := gen(400, 0), gen(n, 5)
+			set := map[string]bool{}
+			for _, e := range drop {
+				set[e] = true
+			}
+			var want []string
+			for _, e := range list {
+				if !set[e] {
+					want = append(want, e)
+				}
+			}
+			x := getScratch()
+			defer x.release()
+			if diff := cmp.Diff(want, x.dropAll(list, drop), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("dropAll (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
