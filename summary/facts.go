@@ -172,9 +172,9 @@ func parseFacts(section string, x *factsScratch) factSet {
 }
 
 // appendList appends to out the entries of the comma-separated list s,
-// white space trimmed, the empty ones left out.
+// white space trimmed, the empty ones left out (out, from the pooled
+// scratch, is most often grown already: s is not counted first).
 func appendList(out []string, s string) []string {
-	out = slices.Grow(out, strings.Count(s, ", ")+1)
 	for more := true; more; {
 		var e string
 		e, s, more = strings.Cut(s, ", ")
