@@ -295,30 +295,6 @@ func (m *printSet) set(h uint) { m[h>>6] |= 1 << (h & 63) }
 // has reports whether the fingerprint h is flagged.
 func (m *printSet) has(h uint) bool { return m[h>>6]&(1<<(h&63)) != 0 }
 
-// lenMask flags lengths (modulo 128) of strings: a string whose length is
-// not flagged is none of them, without comparing it to each.
-type lenMask [2]uint64
-
-// maskOf returns the mask of the lengths of list's entries.
-func maskOf(list []string) lenMask {
-	var m lenMask
-	for _, e := range list {
-		m.set(e)
-	}
-	return m
-}
-
-// set flags the length of e.
-func (m *lenMask) set(e string) { n := len(e) & 127; m[n>>6] |= 1 << (n & 63) }
-
-// may reports whether the length of e is flagged.
-func (m lenMask) may(e string) bool { n := len(e) & 127; return m[n>>6]&(1<<(n&63)) != 0 }
-
-// has reports whether e is in list, m being the mask of list.
-func (m lenMask) has(list []string, e string) bool {
-	return m.may(e) && slices.Contains(list, e)
-}
-
 // concat returns a followed by b: a list made in x.
 func (x *factsScratch) concat(a, b []string) []string {
 	i := len(x.lists)
@@ -466,7 +442,16 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 	s.user = x.appendNewest(nil, s.user)
 
 	allEdited := x.concat(previous.edited, s.edited)
-	editedMask, filesMask := maskOf(allEdited), maskOf(previous.files)
+	// Only a token whose fingerprint one of those files has needs
+	// comparing to them.
+	editedPrints, filesPrints := &x.prints[0], &x.prints[1]
+	*editedPrints, *filesPrints = printSet{}, printSet{}
+	for _, e := range allEdited {
+		editedPrints.set(fingerprint(e))
+	}
+	for _, e := range previous.files {
+		filesPrints.set(fingerprint(e))
+	}
 	rooms := newFactRooms(max, previous, s, x)
 	rejected := x.rejected
 	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, seen: &x.seen[0], items: x.items[0][:0], keep: func(p string) (string, bool) {
@@ -474,7 +459,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 			return "", false
 		}
 		q := cleanPath(p)
-		if q == "" || editedMask.has(allEdited, q) || suffixOf(q, allEdited) {
+		if q == "" || editedPrints.has(fingerprint(q)) && slices.Contains(allEdited, q) || suffixOf(q, allEdited) {
 			rejected[p] = true
 			return "", false
 		}
@@ -484,7 +469,8 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3, seen: &x.seen[2], items: x.items[2][:0]}
 	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, seen: &x.seen[3], items: x.items[3][:0], keep: func(n string) (string, bool) {
 		// What the section lists as a file is no name.
-		return n, !editedMask.has(allEdited, n) && !filesMask.has(previous.files, n)
+		h := fingerprint(n)
+		return n, !(editedPrints.has(h) && slices.Contains(allEdited, n)) && !(filesPrints.has(h) && slices.Contains(previous.files, n))
 	}}
 	// settle narrows the rooms of the kinds after those whose entries are
 	// now final, and, for the kinds after those still growing, to the
@@ -630,7 +616,8 @@ type factsScratch struct {
 	fs, ns   []string
 	shell    shellWriter
 	args     argScratch
-	line     []byte // a call's line being written
+	line     []byte      // a call's line being written
+	prints   [2]printSet // the fingerprints of the files edited and of the previous section's files
 }
 
 // getScratch returns an empty scratch, from the pool when it holds one.
