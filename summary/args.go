@@ -298,26 +298,23 @@ func (d *argDecoder) str() (string, bool) {
 	start := d.i + 1
 	i := start
 	ascii := true
-	for i < len(s) {
-		c := s[i]
-		if c == '"' {
+	// The plain ASCII runs are passed over 8 bytes at a time.
+	for i = nextSpecial(s, i); i < len(s); i = nextSpecial(s, i+1) {
+		switch c := s[i]; {
+		case c == '"':
 			d.i = i + 1
 			v := s[start:i]
 			if !ascii && !utf8.ValidString(v) {
 				return d.unquote(start) // each invalid byte becomes U+FFFD
 			}
 			return v, true
-		}
-		if c == '\\' {
+		case c == '\\':
 			return d.unquote(start)
-		}
-		if c < 0x20 {
+		case c < 0x20:
 			return "", false
-		}
-		if c >= 0x80 {
+		default: // a byte of a multi-byte character
 			ascii = false
 		}
-		i++
 	}
 	return "", false
 }
