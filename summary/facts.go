@@ -1047,9 +1047,7 @@ func callLineIn(buf []byte, c processor.ToolCall, args []argMember, ok bool) (st
 					val = t
 				}
 			case argNumber:
-				f, _ := strconv.ParseFloat(v.s, 64)
-				j, _ := json.Marshal(f)
-				val = string(j)
+				val = numberText(v.s)
 			case argBool:
 				val = strconv.FormatBool(v.b)
 			}
@@ -1075,6 +1073,26 @@ func callLineIn(buf []byte, c processor.ToolCall, args []argMember, ok bool) (st
 		return string(b[:cut]) + "…", b
 	}
 	return string(b), b
+}
+
+// numberText returns the JSON number lit as encoding/json writes the
+// float64 it reads as: an integer of at most 15 digits (exact in a
+// float64, and below 1e21) is written as it is read, so it is returned
+// in place; any other goes through json.Marshal.
+func numberText(lit string) string {
+	digits := strings.TrimPrefix(lit, "-")
+	plain := len(digits) > 0 && len(digits) <= 15
+	for i := 0; plain && i < len(digits); i++ {
+		plain = '0' <= digits[i] && digits[i] <= '9'
+	}
+	// A JSON number has no leading zero, but lit is checked here, not
+	// trusted.
+	if plain && (digits[0] != '0' || len(digits) == 1) {
+		return lit
+	}
+	f, _ := strconv.ParseFloat(lit, 64)
+	j, _ := json.Marshal(f)
+	return string(j)
 }
 
 // appendTokens appends to files the path-like tokens of text (as

@@ -1,8 +1,10 @@
 package summary
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -373,5 +375,21 @@ func TestDropAll(t *testing.T) {
 				t.Errorf("dropAll (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestNumberText checks numberText against encoding/json writing the
+// float64 a number reads as.
+func TestNumberText(t *testing.T) {
+	for _, lit := range []string{
+		"0", "-0", "7", "-7", "10000", "120000", "999999999999999", "-999999999999999",
+		"9999999999999999", "12345678901234567890", "100000000000000000000", "1000000000000000000000",
+		"00", "007", "1.0", "1.50", "-2.5e3", "1e-7", "1E+2", "0.000001", "123456789012345678901234",
+	} {
+		f, _ := strconv.ParseFloat(lit, 64)
+		j, _ := json.Marshal(f)
+		if got, want := numberText(lit), string(j); got != want {
+			t.Errorf("numberText(%q) = %q, want %q", lit, got, want)
+		}
 	}
 }
