@@ -415,6 +415,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 	var s factSet
 	edited := x.edited[:0] // as found, before cleaning
 	calls := x.calls[:0]   // in order; read back in reverse
+	user := x.user[:0]     // as found, before merging
 	for _, m := range messages {
 		if IsMarker(m) {
 			continue
@@ -423,7 +424,7 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 			switch p := part.(type) {
 			case processor.UserPrompt:
 				if c := collapse(Clip(UserText(p), 1200)); c != "" {
-					s.user = append(s.user, Clip(c, 300))
+					user = append(user, Clip(c, 300))
 				}
 			case processor.ToolCall:
 				var c decodedCall
@@ -433,13 +434,16 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 			}
 		}
 	}
+	// The paths cleaned, in place.
+	cleaned := edited[:0]
 	for _, p := range edited {
 		if p = cleanPath(p); p != "" {
-			s.edited = append(s.edited, p)
+			cleaned = append(cleaned, p)
 		}
 	}
-	s.edited = x.appendNewest(nil, s.edited)
-	s.user = x.appendNewest(nil, s.user)
+	s.edited = x.appendNewest(nil, cleaned)
+	s.user = x.appendNewest(nil, user)
+	x.user = user
 
 	allEdited := x.concat(previous.edited, s.edited)
 	// Only a token whose fingerprint one of those files has needs
@@ -612,6 +616,7 @@ type factsScratch struct {
 	seen     [4]seenIndex // of the files, commands, errors and names collected
 	items    [4][]string  // the same kinds' entries
 	edited   []string
+	user     []string
 	calls    []decodedCall
 	fs, ns   []string
 	shell    shellWriter
@@ -653,6 +658,9 @@ func (x *factsScratch) release() {
 		x.line = nil
 	}
 	clear(x.edited)
+	clear(x.user)
+	x.user = x.user[:0]
+	big = big || cap(x.user) > scratchMax
 	clear(x.calls)
 	clear(x.fs)
 	clear(x.ns)
