@@ -446,36 +446,13 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 	x.user = user
 
 	allEdited := x.concat(previous.edited, s.edited)
-	// Only a token whose fingerprint one of those files has needs
-	// comparing to them.
-	editedPrints, filesPrints := &x.prints[0], &x.prints[1]
-	*editedPrints, *filesPrints = printSet{}, printSet{}
-	for _, e := range allEdited {
-		editedPrints.set(fingerprint(e))
-	}
-	for _, e := range previous.files {
-		filesPrints.set(fingerprint(e))
-	}
+	filter := &x.filter
+	filter.set(allEdited, previous.files)
 	rooms := newFactRooms(max, previous, s, x)
-	rejected := x.rejected
-	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, seen: &x.seen[0], items: x.items[0][:0], keep: func(p string) (string, bool) {
-		if rejected[p] {
-			return "", false
-		}
-		q := cleanPath(p)
-		if q == "" || editedPrints.has(fingerprint(q)) && slices.Contains(allEdited, q) || suffixOf(q, allEdited) {
-			rejected[p] = true
-			return "", false
-		}
-		return q, true
-	}}
+	files := newestFirst{limit: rooms.files, base: 1 + len(factsFiles), sep: 2, seen: &x.seen[0], items: x.items[0][:0], filter: filter}
 	commands := newestFirst{limit: rooms.commands(), base: 1 + len(factsCommands), sep: 3, seen: &x.seen[1], items: x.items[1][:0]}
 	errs := newestFirst{limit: rooms.errors(), base: 1 + len(factsErrors), sep: 3, seen: &x.seen[2], items: x.items[2][:0]}
-	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, seen: &x.seen[3], items: x.items[3][:0], keep: func(n string) (string, bool) {
-		// What the section lists as a file is no name.
-		h := fingerprint(n)
-		return n, !(editedPrints.has(h) && slices.Contains(allEdited, n)) && !(filesPrints.has(h) && slices.Contains(previous.files, n))
-	}}
+	names := newestFirst{limit: rooms.names(), base: 1 + len(factsNames), sep: 2, seen: &x.seen[3], items: x.items[3][:0], filter: filter, names: true}
 	// settle narrows the rooms of the kinds after those whose entries are
 	// now final, and, for the kinds after those still growing, to the
 	// most the entries found so far leave them.
@@ -609,27 +586,26 @@ func extractFacts(messages []processor.Message, previous factSet, max int, x *fa
 // goroutine, one at a time) finds them grown. The section's lists are
 // made in it, and nothing a section returns is in it.
 type factsScratch struct {
-	parsed   [6][]string // the previous section's lists, by kind
-	lists    []string    // where the other lists are made, each a slice of it
-	drop     map[string]bool
-	rejected map[string]bool
-	seen     [4]seenIndex // of the files, commands, errors and names collected
-	items    [4][]string  // the same kinds' entries
-	edited   []string
-	user     []string
-	calls    []decodedCall
-	fs, ns   []string
-	shell    shellWriter
-	args     argScratch
-	line     []byte      // a call's line being written
-	prints   [2]printSet // the fingerprints of the files edited and of the previous section's files
+	parsed [6][]string // the previous section's lists, by kind
+	lists  []string    // where the other lists are made, each a slice of it
+	drop   map[string]bool
+	seen   [4]seenIndex // of the files, commands, errors and names collected
+	items  [4][]string  // the same kinds' entries
+	edited []string
+	user   []string
+	calls  []decodedCall
+	fs, ns []string
+	shell  shellWriter
+	args   argScratch
+	line   []byte // a call's line being written
+	filter factFilter
 }
 
 // getScratch returns an empty scratch, from the pool when it holds one.
 func getScratch() *factsScratch { return scratchPool.Get().(*factsScratch) }
 
 var scratchPool = sync.Pool{New: func() any {
-	x := &factsScratch{rejected: map[string]bool{}, drop: map[string]bool{}, calls: make([]decodedCall, 0, 16)}
+	x := &factsScratch{filter: factFilter{rejected: map[string]bool{}}, drop: map[string]bool{}, calls: make([]decodedCall, 0, 16)}
 	return x
 }}
 
@@ -637,8 +613,9 @@ var scratchPool = sync.Pool{New: func() any {
 // it back in the pool; a scratch grown past scratchMax entries in a map or
 // a list is dropped instead, so that the pool holds no huge one.
 func (x *factsScratch) release() {
-	big := len(x.rejected) > scratchMax
-	clear(x.rejected)
+	big := len(x.filter.rejected) > scratchMax
+	clear(x.filter.rejected)
+	x.filter.edited, x.filter.files = nil, nil
 	for k := range x.seen {
 		big = x.seen[k].reset() || big
 		clear(x.items[k])
@@ -878,24 +855,34 @@ type newestFirst struct {
 	limit int
 	base  int                         // the label and its line break
 	sep   int                         // an entry's separator
-	keep  func(string) (string, bool) // nil: every entry, as it is
-	seen  *seenIndex
-	items []string
-	chars int
+	keep  func(string) (string, bool) // nil (and no filter): every entry, as it is
+	// filter, when not nil, keeps the files (or, when names, the names)
+	// as the extraction does, instead of keep.
+	filter *factFilter
+	names  bool
+	seen   *seenIndex
+	items  []string
+	chars  int
 }
 
 func (c *newestFirst) full() bool { return c.base+c.chars > c.limit || c.base >= c.limit }
 
 // add adds e, older than the entries added before it.
 func (c *newestFirst) add(e string) {
-	if c.seen == nil {
-		c.seen = &seenIndex{}
-	}
-	if c.keep != nil {
+	if c.keep != nil || c.filter != nil {
 		if c.has(e) {
 			return // a kept entry is its own cleaned form
 		}
-		k, ok := c.keep(e)
+		var k string
+		var ok bool
+		switch {
+		case c.filter == nil:
+			k, ok = c.keep(e)
+		case c.names:
+			k, ok = c.filter.name(e)
+		default:
+			k, ok = c.filter.file(e)
+		}
 		if !ok || k == "" {
 			return
 		}
@@ -909,6 +896,51 @@ func (c *newestFirst) add(e string) {
 	c.items = append(c.items, e)
 	c.chars += len(e) + c.sep
 	c.seen.added(c.items)
+}
+
+// factFilter keeps the files and the names the extraction finds that
+// the section lists as neither files edited nor, for a name, files of the
+// previous section (a file's path cleaned first): it lives in the
+// scratch, where the collectors reach it without a closure.
+type factFilter struct {
+	edited, files             []string // all the files edited; the previous section's files
+	editedPrints, filesPrints printSet // their fingerprints
+	rejected                  map[string]bool
+}
+
+// set makes f filter against edited and files.
+func (f *factFilter) set(edited, files []string) {
+	f.edited, f.files = edited, files
+	// Only a token whose fingerprint one of those files has needs
+	// comparing to them.
+	f.editedPrints, f.filesPrints = printSet{}, printSet{}
+	for _, e := range edited {
+		f.editedPrints.set(fingerprint(e))
+	}
+	for _, e := range files {
+		f.filesPrints.set(fingerprint(e))
+	}
+}
+
+// file returns the path p cleaned, and whether it is kept: not a file
+// edited, nor the suffix of one.
+func (f *factFilter) file(p string) (string, bool) {
+	if f.rejected[p] {
+		return "", false
+	}
+	q := cleanPath(p)
+	if q == "" || f.editedPrints.has(fingerprint(q)) && slices.Contains(f.edited, q) || suffixOf(q, f.edited) {
+		f.rejected[p] = true
+		return "", false
+	}
+	return q, true
+}
+
+// name returns n, and whether it is kept: what the section lists as a
+// file is no name.
+func (f *factFilter) name(n string) (string, bool) {
+	h := fingerprint(n)
+	return n, !(f.editedPrints.has(h) && slices.Contains(f.edited, n)) && !(f.filesPrints.has(h) && slices.Contains(f.files, n))
 }
 
 // has reports whether e is one of the entries.
