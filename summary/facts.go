@@ -660,7 +660,7 @@ type decodedCall struct {
 // shellMayWrite reports whether shellWritten may find a file the shell
 // command s writes: it is false only when s holds no redirection (a '>'
 // but a lone one that duplicates a descriptor, >&) and no name of a command that
-// commandWrites knows, quotes and backslashes (which may split a word)
+// appendCommandWrites knows, quotes and backslashes (which may split a word)
 // looked through.
 func shellMayWrite(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -676,7 +676,7 @@ func shellMayWrite(s string) bool {
 	return strings.ContainsAny(s, `'"\`) && hasWritingCommand(s, true)
 }
 
-// writingCommands are the commands commandWrites finds files for.
+// writingCommands are the commands appendCommandWrites finds files for.
 var writingCommands = []string{"sed", "perl", "tee", "touch", "truncate", "cp", "mv", "install", "ln", "rsync"}
 
 // hasWritingCommand reports whether one of writingCommands is in s as a

@@ -97,7 +97,8 @@ func TestFactsEarlyStopSynthetic(t *testing.T) {
 
 // factsHistory returns n rounds of a random agent conversation rich in
 // facts: prompts, texts and calls naming paths and identifiers, edits,
-// shell commands that write files, and failing outputs.
+// shell commands that write files (some starting with a quoted word), and
+// failing outputs.
 func factsHistory(r *rand.Rand, n int) []processor.Message {
 	word := func() string {
 		pool := []string{"read_config", "FileStorage", "os.path.join", "settings.DEBUG", "parse_args", "HttpClient",
@@ -135,7 +136,7 @@ func factsHistory(r *rand.Rand, n int) []processor.Message {
 			h = append(h, processor.TextMessage(sentence(3+r.IntN(60))))
 		}
 		var tool, args string
-		switch r.IntN(5) {
+		switch r.IntN(6) {
 		case 0:
 			tool, args = "Edit", fmt.Sprintf(`{"file_path":%q,"old_string":%q,"new_string":%q}`, word(), sentence(2), sentence(3))
 		case 1:
@@ -144,6 +145,10 @@ func factsHistory(r *rand.Rand, n int) []processor.Message {
 			tool, args = "bash", fmt.Sprintf(`{"command":"sed -i 's/a/b/' %s && grep -rn %s %s 2>&1 | head"}`, word(), word(), word())
 		case 3:
 			tool, args = "search", fmt.Sprintf(`{"query":%q,"paths":[%q,%q],"limit":%d,"deep":{"k":%q}}`, sentence(3), word(), word(), r.IntN(9), word())
+		case 4:
+			// Words in quotes that start a command, after other commands
+			// (a reused reader must not take them for words before).
+			tool, args = "bash", fmt.Sprintf(`{"command":"'%s' > %s && \"%s\" 2>&1 | tee %s"}`, word(), word(), word(), word())
 		default:
 			tool, args = "shell", "ls -la "+word()
 		}

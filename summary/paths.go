@@ -172,76 +172,11 @@ func patchPaths(s string) []string {
 }
 
 // shellWritten returns the files a shell command writes: redirection
-// targets, and the files of sed -i, perl -i, tee, touch, cp and mv.
+// targets, and the files of sed -i, perl -i, tee, touch, cp and mv (see
+// shellWriter).
 func shellWritten(cmd string) []string {
-	var out []string
-	for _, seg := range shellSegments(cmd) {
-		for i := 0; i+1 < len(seg); i++ {
-			if seg[i].op && (seg[i].s == ">" || seg[i].s == ">>") && !seg[i+1].op {
-				out = append(out, seg[i+1].s)
-			}
-		}
-		var words []string // the command's words without redirections
-		for i := 0; i < len(seg); i++ {
-			if seg[i].op {
-				i++ // skip the redirection's target
-				continue
-			}
-			words = append(words, seg[i].s)
-		}
-		for len(words) > 0 && (strings.Contains(words[0], "=") || words[0] == "sudo" || words[0] == "env" || words[0] == "command") {
-			words = words[1:]
-		}
-		if len(words) == 0 {
-			continue
-		}
-		out = append(out, commandWrites(path.Base(words[0]), words[1:])...)
-	}
-	return out
-}
-
-// commandWrites returns the files one simple command writes.
-func commandWrites(name string, args []string) []string {
-	var operands []string
-	inPlace, script := false, false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-		case strings.HasPrefix(a, "-"):
-			if strings.HasPrefix(a, "-i") || a == "--in-place" || (name == "perl" && strings.Contains(a, "i")) {
-				inPlace = true
-			}
-			takesScript := a == "-e" || a == "-f" || a == "--expression" || a == "--file" ||
-				(name == "perl" && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, "e"))
-			if takesScript {
-				script = true
-				i++ // the option's value
-			}
-			if strings.HasPrefix(a, "--expression=") || strings.HasPrefix(a, "--file=") {
-				script = true
-			}
-		default:
-			operands = append(operands, a)
-		}
-	}
-	switch name {
-	case "sed", "perl":
-		if !inPlace {
-			return nil
-		}
-		if !script && len(operands) > 0 {
-			operands = operands[1:] // the script itself
-		}
-		return operands
-	case "tee", "touch", "truncate":
-		return operands
-	case "cp", "mv", "install", "ln", "rsync":
-		if len(operands) >= 2 {
-			return operands[len(operands)-1:]
-		}
-	}
-	return nil
+	var w shellWriter
+	return w.appendWritten(nil, cmd)
 }
 
 // word is one token of a shell command: a word (quotes removed) or an
@@ -249,135 +184,6 @@ func commandWrites(name string, args []string) []string {
 type word struct {
 	s  string
 	op bool
-}
-
-// shellSegments splits a shell command into simple commands (at newlines,
-// ;, &, |, && and ||), each a list of words and redirection operators.
-// Here-document bodies are skipped. It is a heuristic, not a shell parser.
-func shellSegments(cmd string) [][]word {
-	var segs [][]word
-	var cur []word
-	var tok []byte // the word being read; each word is copied out of it
-	inTok := false
-	var heredocs []string
-	flush := func() {
-		if inTok {
-			cur = append(cur, word{s: string(tok)})
-			tok = tok[:0]
-			inTok = false
-		}
-	}
-	endSeg := func() {
-		flush()
-		if len(cur) > 0 {
-			segs = append(segs, cur)
-		}
-		cur = nil
-	}
-	for i := 0; i < len(cmd); i++ {
-		c := cmd[i]
-		switch {
-		case c == '\'' || c == '"':
-			j := strings.IndexByte(cmd[i+1:], c)
-			if j < 0 {
-				j = len(cmd) - i - 1
-			}
-			tok = append(tok, cmd[i+1:i+1+j]...)
-			inTok = true
-			i += j + 1
-		case c == '\\' && i+1 < len(cmd):
-			tok = append(tok, cmd[i+1])
-			inTok = true
-			i++
-		case c == ' ' || c == '\t':
-			flush()
-		case c == '\n':
-			endSeg()
-			if len(heredocs) > 0 {
-				// Skip the bodies of the here-documents opened on this line.
-				rest := cmd[i+1:]
-				for _, delim := range heredocs {
-					for {
-						line, after, found := strings.Cut(rest, "\n")
-						rest = after
-						if strings.TrimSpace(line) == delim || !found {
-							if !found {
-								rest = ""
-							}
-							break
-						}
-					}
-				}
-				heredocs = nil
-				i = len(cmd) - len(rest) - 1
-			}
-		case c == ';' || c == '|' || c == '&' || c == '(' || c == ')':
-			if c == '&' && i+1 < len(cmd) && cmd[i+1] == '>' {
-				// &> or &>>: redirect both streams.
-				flush()
-				continue
-			}
-			endSeg()
-		case c == '<':
-			flush()
-			if strings.HasPrefix(cmd[i:], "<<<") {
-				i += 2
-				cur = append(cur, word{s: "<<<", op: true})
-				continue
-			}
-			if strings.HasPrefix(cmd[i:], "<<") {
-				i++
-				if i+1 < len(cmd) && cmd[i+1] == '-' {
-					i++
-				}
-				// Read the delimiter word.
-				j := i + 1
-				for j < len(cmd) && (cmd[j] == ' ' || cmd[j] == '\t') {
-					j++
-				}
-				k := j
-				for k < len(cmd) && cmd[k] != ' ' && cmd[k] != '\t' && cmd[k] != '\n' && cmd[k] != ';' && cmd[k] != '>' && cmd[k] != '|' {
-					k++
-				}
-				delim := strings.Trim(cmd[j:k], `'"\`)
-				if delim != "" {
-					heredocs = append(heredocs, delim)
-				}
-				i = k - 1
-				continue
-			}
-			cur = append(cur, word{s: "<", op: true})
-		case c == '>':
-			// A file descriptor number right before > belongs to it.
-			if inTok && isDigits(string(tok)) {
-				tok = tok[:0]
-				inTok = false
-			}
-			flush()
-			op := ">"
-			if i+1 < len(cmd) && cmd[i+1] == '>' {
-				op = ">>"
-				i++
-			}
-			if i+1 < len(cmd) && (cmd[i+1] == '&' || cmd[i+1] == '|') {
-				// >&2 duplicates a descriptor; >| forces.
-				if cmd[i+1] == '&' {
-					i++
-					for i+1 < len(cmd) && (cmd[i+1] >= '0' && cmd[i+1] <= '9' || cmd[i+1] == '-') {
-						i++
-					}
-					continue
-				}
-				i++
-			}
-			cur = append(cur, word{s: op, op: true})
-		default:
-			tok = append(tok, c)
-			inTok = true
-		}
-	}
-	endSeg()
-	return segs
 }
 
 func isDigits(s string) bool {
@@ -587,14 +393,16 @@ var knownExt = func() map[string]bool {
 	return m
 }()
 
-// shellWriter finds the files shell commands write, as shellWritten does,
-// in buffers it reuses from one command to the next: each simple command
-// is read as soon as it ends, and a word that holds no quote or backslash
-// is a slice of the command rather than a copy.
+// shellWriter finds the files shell commands write (redirection targets,
+// and the files of sed -i, perl -i, tee, touch, cp, mv and the like), in
+// buffers it reuses from one command to the next: each simple command is
+// read as soon as it ends, and a word that holds no quote or backslash is a
+// slice of the command rather than a copy. It is a heuristic, not a shell
+// parser; here-document bodies are skipped.
 type shellWriter struct {
 	seg      []word   // the simple command being read
 	words    []string // its words without redirections
-	operands []string // its operands (see commandWrites)
+	operands []string // its operands (see appendCommandWrites)
 	tok      []byte   // the word being read
 	inTok    bool     // a word is being read
 	plain    bool     // the word is cmd[start:start+len(tok)]
@@ -602,8 +410,8 @@ type shellWriter struct {
 	heredocs []string
 }
 
-// appendWritten appends to out the files cmd writes: shellWritten(cmd),
-// in its order.
+// appendWritten appends to out the files cmd writes, in the order of the
+// command.
 func (w *shellWriter) appendWritten(out []string, cmd string) []string {
 	w.seg, w.tok, w.inTok, w.heredocs = w.seg[:0], w.tok[:0], false, w.heredocs[:0]
 	for i := 0; i < len(cmd); i++ {
@@ -718,8 +526,12 @@ func (w *shellWriter) flush(cmd string) {
 	if !w.inTok {
 		return
 	}
-	s := cmd[w.start : w.start+len(w.tok)]
-	if !w.plain {
+	var s string
+	if w.plain {
+		s = cmd[w.start : w.start+len(w.tok)]
+	} else {
+		// A word with quotes or backslashes, whose start may be that of
+		// a word before it, or of another command.
 		s = string(w.tok)
 	}
 	w.seg = append(w.seg, word{s: s})
@@ -758,8 +570,8 @@ func (w *shellWriter) endSeg(out []string, cmd string) []string {
 	return w.appendCommandWrites(out, path.Base(words[0]), words[1:])
 }
 
-// appendCommandWrites appends to out the files one simple command writes
-// (commandWrites(name, args)).
+// appendCommandWrites appends to out the files one simple command, name
+// and its arguments args, writes.
 func (w *shellWriter) appendCommandWrites(out []string, name string, args []string) []string {
 	operands := w.operands[:0]
 	inPlace, script := false, false
