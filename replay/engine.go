@@ -574,10 +574,10 @@ func (r *run) messageJSON(m processor.Message, k, n int, s sent) ([]byte, error)
 
 // marshalForms fills the JSON cache with each message of the transcript as
 // it is and as the trimmer leaves it (one JSON when they are the same), and
-// sizes the requests' buffers, before the requests are timed: the garbage of serializing them would
-// otherwise set off collections while the processors run, which slow them
-// for work that is not theirs. A message that does not serialize is left
-// for the request that sends it to report.
+// sizes the requests' buffers, before the requests are timed: the garbage
+// of serializing them would otherwise set off collections while the
+// processors run, which slow them for work that is not theirs. A message
+// that does not serialize is left for the request that sends it to report.
 func (r *run) marshalForms(transcript []processor.Message) {
 	if r.noCache {
 		return

@@ -466,26 +466,6 @@ var exitFirst = func() (t [256]bool) {
 	return t
 }()
 
-// errorLineAt returns the error line of s (see errorLine) once its first
-// error marker is found at mark (len(s) when there is none), exits telling
-// whether a line before it may start with an exit prefix: an exit status
-// line before the marker wins, else the marker's line.
-func errorLineAt(s string, mark int, exits bool) string {
-	for start := 0; exits && start < len(s) && start <= mark; {
-		end := strings.IndexByte(s[start:], '\n')
-		if end < 0 {
-			end = len(s)
-		} else {
-			end += start
-		}
-		if l := strings.TrimSpace(s[start:end]); exitStatus(l) {
-			return exitLine(s, l)
-		}
-		start = end + 1
-	}
-	return markLine(s, mark)
-}
-
 // markLine returns the line of s holding its first error marker, at mark
 // (len(s) when there is none: ""), collapsed and clipped.
 func markLine(s string, mark int) string {

@@ -540,6 +540,26 @@ scan:
 	return errorLineAt(s, mark, exits)
 }
 
+// errorLineAt is refErrorLine once its first error marker is found at
+// mark (len(s) when there is none), exits telling whether a line before it
+// may start with an exit prefix: an exit status line before the marker
+// wins, else the marker's line.
+func errorLineAt(s string, mark int, exits bool) string {
+	for start := 0; exits && start < len(s) && start <= mark; {
+		end := strings.IndexByte(s[start:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start
+		}
+		if l := strings.TrimSpace(s[start:end]); exitStatus(l) {
+			return exitLine(s, l)
+		}
+		start = end + 1
+	}
+	return markLine(s, mark)
+}
+
 // refShellMayWrite is shellMayWrite as it was, the quotes and backslashes
 // taken out of a copy of the command.
 func refShellMayWrite(s string) bool {
