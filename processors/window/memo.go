@@ -300,6 +300,7 @@ type result struct {
 	summary string
 	failure *failure
 	err     error
+	usage   processor.Usage // what the summarizer's model calls used
 }
 
 // flights lets concurrent requests that need the same summary (the same

@@ -279,6 +279,27 @@ type Event struct {
 	// request of the same conversation and reused: no summarizer was
 	// called for this one.
 	Shared bool
+	// Summary is the summary the marker carries, facts included
+	// (EventFinished): the model receives it as summary.Marker(Summary).
+	Summary string
+	// Replaced describes the messages the marker replaced, in order, as
+	// the window saw them: a previous marker among them is one entry
+	// (EventFinished).
+	Replaced []Replaced
+	// From and To delimit the messages the marker stands for in the
+	// history given to the window, history[From:To], a previous marker's
+	// messages included when the host sent its full history
+	// (EventFinished).
+	From, To int
+	// Span is the content digest of the compacted span (see [Span.Digest])
+	// (EventFinished): the same for every request, host and replica that
+	// compacts the same messages the same way.
+	Span Digest
+	// SummarizerUsage is what the summarizer's model calls for this
+	// summary used, where its model reports usage through
+	// processor.AddUsage (EventFinished; zero when a digest wrote it or
+	// the summary was shared or found ready).
+	SummarizerUsage processor.Usage
 	// Reason names the failure briefly: "timeout", "summarizer error",
 	// "empty summary", "summary too large", "circuit open", "unpaid" (see
 	// WithoutSummarizer), or, when
@@ -286,6 +307,53 @@ type Event struct {
 	// (EventFailed); "spans", "save" or "summary" (EventStoreFailed: the
 	// store method that failed).
 	Reason string
+}
+
+// Replaced describes one message a summary marker replaced.
+type Replaced struct {
+	// Role is "system", "user", "tool" or "assistant": a request holding
+	// a tool return is "tool", one holding a system prompt only "system".
+	Role string
+	// Tools names the tools the message called or answered, in order.
+	Tools []string
+	// Chars is the message's size in characters (processor.Chars).
+	Chars int
+	// Marker is true for a previous summary marker, folded into the new
+	// summary.
+	Marker bool
+}
+
+// describe returns the description of the messages ms.
+func (w *Window) describe(ms []processor.Message) []Replaced {
+	out := make([]Replaced, len(ms))
+	for i, m := range ms {
+		r := Replaced{Chars: processor.Chars(m), Marker: w.memo.isMarker(m), Role: "user"}
+		system := m.Kind == processor.Request
+		for _, p := range m.Parts {
+			switch p := p.(type) {
+			case processor.ToolReturn:
+				r.Role = "tool"
+				r.Tools = append(r.Tools, p.ToolName)
+			case processor.RetryPrompt:
+				if p.ToolName != "" {
+					r.Tools = append(r.Tools, p.ToolName)
+				}
+			case processor.ToolCall:
+				r.Tools = append(r.Tools, p.ToolName)
+			}
+			if _, ok := p.(processor.SystemPrompt); !ok {
+				system = false
+			}
+		}
+		switch {
+		case m.Kind == processor.Response:
+			r.Role = "assistant"
+		case system && len(m.Parts) > 0:
+			r.Role = "system"
+		}
+		out[i] = r
+	}
+	return out
 }
 
 // Window is the sliding-window processor. It is safe for concurrent use by
@@ -754,7 +822,9 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	write := func() result {
 		var r result
 		facts := w.factsOf(fresh, prevFacts, replaced)
-		r.summary, r.failure, r.err = w.summarize(ctx, w.clipForSummary(fresh), prev, replaced-len(facts)-2, force)
+		mctx, meter := processor.WithUsageMeter(ctx)
+		r.summary, r.failure, r.err = w.summarize(mctx, w.clipForSummary(fresh), prev, replaced-len(facts)-2, force)
+		r.usage, _ = meter.Usage()
 		if r.err == nil && r.summary != "" {
 			r.summary = summary.WithFacts(r.summary, facts)
 		}
@@ -803,6 +873,11 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	ev.SummaryChars = len(sum)
 	ev.Fallback = failure != nil
 	ev.Shared = shared
+	ev.Summary, ev.Replaced = sum, w.describe(h[head:start])
+	ev.From, ev.To, ev.Span = head, head+covered, d
+	if !shared {
+		ev.SummarizerUsage = res.usage
+	}
 	if failure != nil {
 		failed := ev
 		failed.Err, failed.Reason, failed.Duration = failure.err, failure.reason, failure.took

@@ -962,3 +962,43 @@ func TestClearOnlyTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// --- receipts -----------------------------------------------------------------
+
+func TestFinishedDescribesCompaction(t *testing.T) {
+	reply := processor.TextMessage("Summary: read file0.go to file3.go.").WithMeta(processor.Meta{
+		Usage: processor.Usage{InputTokens: 1200, CachedInputTokens: 100, OutputTokens: 40},
+	})
+	sum, _ := recorder(model.Respond(reply))
+	var ev events
+	w := New(Options{MaxMessages: 12, Summarizer: sum, OnEvent: ev.on, Facts: -1})
+	h := conversation(10, 200) // S U A U (C R)x10
+	out, err := w.Process(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fin := ev.last(EventFinished)
+	want := []Replaced{{Role: "user", Chars: processor.Chars(h[3])}}
+	for i := 4; i < fin.To; i++ {
+		r := Replaced{Role: "assistant", Tools: []string{"bash"}, Chars: processor.Chars(h[i])}
+		if i%2 == 1 {
+			r.Role = "tool"
+		}
+		want = append(want, r)
+	}
+	if diff := cmp.Diff(want, fin.Replaced); diff != "" {
+		t.Errorf("Replaced (-want +got):\n%s", diff)
+	}
+	if fin.From != 3 || fin.To != len(h)-len(out)+fin.From+1 {
+		t.Errorf("From, To = %d, %d for %d messages in, %d out", fin.From, fin.To, len(h), len(out))
+	}
+	if got, _ := markerOf(out); got != fin.Summary || got != "Summary: read file0.go to file3.go." {
+		t.Errorf("Summary = %q, the marker holds %q", fin.Summary, got)
+	}
+	if fin.Span == (Digest{}) {
+		t.Error("Span is zero")
+	}
+	if diff := cmp.Diff(processor.Usage{InputTokens: 1200, CachedInputTokens: 100, OutputTokens: 40}, fin.SummarizerUsage); diff != "" {
+		t.Errorf("SummarizerUsage (-want +got):\n%s", diff)
+	}
+}
