@@ -9,7 +9,7 @@ import (
 // schemaVersion is the migration this program brings databases to. The
 // schema is described in the package documentation; it is the same on
 // SQLite and PostgreSQL but for the type of the sessions' key.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // migrations[i] takes a database from version i to version i+1. The
 // sessions' key type is written {{key}}: the dialect's auto-increment key.
@@ -80,6 +80,18 @@ var migrations = [][]string{
 		`UPDATE summaries SET used = created`,
 		`CREATE INDEX summaries_last ON summaries (key, last)`,
 		`CREATE INDEX summaries_used ON summaries (used)`,
+	},
+	{
+		// Version 5: a span may be prepared ahead of its compaction (its
+		// summary written in the background, not applied yet); a summary
+		// being written is claimed, so that one process writes it while
+		// the others sharing the database wait for it or go on without.
+		`ALTER TABLE summaries ADD COLUMN prepared BOOLEAN NOT NULL DEFAULT FALSE`,
+		`CREATE TABLE summary_claims (
+			digest TEXT NOT NULL PRIMARY KEY,
+			holder TEXT NOT NULL,
+			expires BIGINT NOT NULL
+		)`,
 	},
 }
 

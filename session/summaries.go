@@ -88,7 +88,7 @@ func (s summaries) Spans(ctx context.Context, key window.Key, ends func() []wind
 				args = append(args, l.String())
 				marks[i] = "$" + strconv.Itoa(i+2)
 			}
-			rs, err := t.query(ctx, `SELECT digest, head, count, cleared, last, summary, fallback, created, used FROM summaries
+			rs, err := t.query(ctx, `SELECT digest, head, count, cleared, last, summary, fallback, prepared, created, used FROM summaries
 				WHERE key = $1 AND last IN (`+strings.Join(marks, ", ")+`) ORDER BY created DESC, count DESC LIMIT `+
 				strconv.Itoa(summarySpansRead), args...)
 			if err != nil {
@@ -137,7 +137,7 @@ func scanSpans(rs rows, each func(sp window.Span, created, used int64)) error {
 			head, count, cleared, created, used int64
 			sp                                  window.Span
 		)
-		if err := rs.scan(&digest, &head, &count, &cleared, &last, &sp.Summary, &sp.Fallback, &created, &used); err != nil {
+		if err := rs.scan(&digest, &head, &count, &cleared, &last, &sp.Summary, &sp.Fallback, &sp.Prepared, &created, &used); err != nil {
 			return err
 		}
 		if err := decodeHex(sp.Digest[:], digest); err != nil {
@@ -181,14 +181,14 @@ func (s summaries) Save(ctx context.Context, key window.Key, span window.Span) e
 	}
 	now := time.Now()
 	err := s.st.write(ctx, "save summary", func(t tx) error {
-		_, err := t.exec(ctx, `INSERT INTO summaries (key, digest, head, count, cleared, last, ref, summary, created, fallback, used)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9)
+		_, err := t.exec(ctx, `INSERT INTO summaries (key, digest, head, count, cleared, last, ref, summary, created, fallback, used, prepared)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9, $11)
 			ON CONFLICT (key, digest) DO UPDATE SET head = excluded.head, count = excluded.count, cleared = excluded.cleared,
 				last = excluded.last, ref = excluded.ref, summary = excluded.summary, created = excluded.created,
-				fallback = excluded.fallback, used = excluded.used
-			WHERE summaries.fallback OR NOT excluded.fallback`,
+				fallback = excluded.fallback, used = excluded.used, prepared = excluded.prepared
+			WHERE (summaries.fallback OR NOT excluded.fallback) AND (summaries.prepared OR NOT excluded.prepared)`,
 			k, span.Digest.String(), int64(span.Head), int64(span.Count), int64(span.Cleared), span.Last.String(),
-			ref, span.Summary, now.UnixNano(), span.Fallback)
+			ref, span.Summary, now.UnixNano(), span.Fallback, span.Prepared)
 		return err
 	})
 	if err != nil {

@@ -229,6 +229,28 @@ func TestSummariesStore(t *testing.T) {
 		if got, _ := s.Spans(ctx, k2, ends(fb.Last)); len(got) != 1 || got[0] != again {
 			t.Errorf("a fallback span saved again with a summary: %+v", got)
 		}
+		// A prepared span is replaced by the span that uses it, never the
+		// other way round.
+		prepared := span(60)
+		prepared.Prepared, prepared.Summary = true, "prose written ahead"
+		used := span(60)
+		for _, sp := range []window.Span{prepared, used, prepared} {
+			if err := s.Save(ctx, k2, sp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, _ := s.Spans(ctx, k2, ends(used.Last)); len(got) != 1 || got[0] != used {
+			t.Errorf("a used span saved again as prepared: %+v", got)
+		}
+		if err := s.Save(ctx, k2, prepared); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Save(ctx, k1, prepared); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Spans(ctx, k1, ends(prepared.Last)); len(got) != 1 || got[0] != prepared {
+			t.Errorf("a prepared span read back: %+v", got)
+		}
 		text, ok, err := s.Summary(ctx, summary.Ref("summary again"))
 		if err != nil || !ok || text != "summary again" {
 			t.Errorf("Summary by reference = %q, %v, %v", text, ok, err)
@@ -345,12 +367,16 @@ func containsMarker(h []processor.Message) bool {
 	return false
 }
 
-// downgrade takes the database of st back to version (2 or 3), as the
+// downgrade takes the database of st back to version (2, 3 or 4), as the
 // previous programs left it, and closes st.
 func downgrade(t *testing.T, st Store, version int) {
 	t.Helper()
 	ctx := context.Background()
 	steps := map[int][]string{
+		4: {
+			`DROP TABLE summary_claims`,
+			`ALTER TABLE summaries DROP COLUMN prepared`,
+		},
 		3: {
 			`DROP INDEX summaries_last`,
 			`DROP INDEX summaries_used`,
@@ -383,11 +409,12 @@ func downgrade(t *testing.T, st Store, version int) {
 // TestMigrate opens a database as a previous program left it (version 2:
 // the summaries table without cleared spans, compactions without withdrawn
 // turns; version 3: spans without fallback or use), with a session and a
-// summary in it: it is migrated, both are intact (the span counts as used
+// summary in it (version 4: spans never prepared, no claims): it is
+// migrated, both are intact (the span counts as used
 // when it was saved, and is no fallback), and spans that clear or hold a
 // fallback can be stored.
 func TestMigrate(t *testing.T) {
-	for _, from := range []int{2, 3} {
+	for _, from := range []int{2, 3, 4} {
 		t.Run(fmt.Sprintf("from-%d", from), func(t *testing.T) {
 			backends(t, func(t *testing.T, newDSN newDSN) {
 				ctx := context.Background()

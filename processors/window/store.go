@@ -59,6 +59,12 @@ type Span struct {
 	// the span, and asks the summarizer again for the messages it stands
 	// for when it is next needed, replacing it on success.
 	Fallback bool
+	// Prepared is true for a summary written ahead of the compaction that
+	// will use it (see Options.Ahead): the window applies such a span
+	// only once a trigger fires, and then saves it again as an ordinary
+	// span. Its Summary is the summarizer's prose alone; the facts are
+	// added when it is used.
+	Prepared bool
 }
 
 // Store remembers the spans windows summarized, so that a history sent
@@ -84,8 +90,10 @@ type Store interface {
 	Spans(ctx context.Context, key Key, lasts func() []Key) ([]Span, error)
 	// Save records span under key. Saving a span with the digest of one
 	// already saved under key replaces it, unless the new span is a
-	// fallback and the saved one is not: a summarizer's summary is never
-	// replaced by a fallback for the same messages.
+	// fallback and the saved one is not (a summarizer's summary is never
+	// replaced by a fallback for the same messages), or the new span is
+	// prepared and the saved one is not (a span in use is never taken
+	// back to prepared).
 	Save(ctx context.Context, key Key, span Span) error
 	// Summary returns the summary of a span saved under any key whose
 	// summary has the reference ref (see summary.Ref), and whether there
@@ -204,7 +212,7 @@ func (s *MemoryStore) Save(_ context.Context, key Key, span Span) error {
 	el := byDigest[span.Digest]
 	if el != nil {
 		e := el.Value.(*memSpan)
-		if span.Fallback && !e.span.Fallback {
+		if (span.Fallback && !e.span.Fallback) || (span.Prepared && !e.span.Prepared) {
 			s.order.MoveToFront(el)
 			return nil
 		}
