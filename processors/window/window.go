@@ -291,6 +291,10 @@ type Event struct {
 	// messages included when the host sent its full history
 	// (EventFinished).
 	From, To int
+	// Key is the key the span is saved under in the store (EventFinished):
+	// it names the conversation by its head (and the conversation id of
+	// WithConversation, when given), never by its content in clear.
+	Key Key
 	// Span is the content digest of the compacted span (see [Span.Digest])
 	// (EventFinished): the same for every request, host and replica that
 	// compacts the same messages the same way.
@@ -874,7 +878,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	ev.Fallback = failure != nil
 	ev.Shared = shared
 	ev.Summary, ev.Replaced = sum, w.describe(h[head:start])
-	ev.From, ev.To, ev.Span = head, head+covered, d
+	ev.From, ev.To, ev.Key, ev.Span = head, head+covered, k, d
 	if !shared {
 		ev.SummarizerUsage = res.usage
 	}

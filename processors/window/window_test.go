@@ -995,8 +995,8 @@ func TestFinishedDescribesCompaction(t *testing.T) {
 	if got, _ := markerOf(out); got != fin.Summary || got != "Summary: read file0.go to file3.go." {
 		t.Errorf("Summary = %q, the marker holds %q", fin.Summary, got)
 	}
-	if fin.Span == (Digest{}) {
-		t.Error("Span is zero")
+	if fin.Span == (Digest{}) || fin.Key == (Key{}) {
+		t.Errorf("Span, Key = %v, %v", fin.Span, fin.Key)
 	}
 	if diff := cmp.Diff(processor.Usage{InputTokens: 1200, CachedInputTokens: 100, OutputTokens: 40}, fin.SummarizerUsage); diff != "" {
 		t.Errorf("SummarizerUsage (-want +got):\n%s", diff)
