@@ -264,6 +264,60 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
+			Group: GroupProcessors, Name: Prefix + "AHEAD", Default: "5", Accepted: "an integer ≥ 1, or -1 to write each summary when its compaction is due",
+			Description: "How many requests ahead of a trigger the window starts writing, in the background, the summary its compaction will need, so that no request waits for a summarizer; when it is not ready in time, requests go out uncompacted (billed in full) until it is, within ABRIDGE_HARD_MESSAGES and ABRIDGE_HARD_TOKENS.",
+		},
+		field: "Ahead", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.Ahead == -1 || c.Ahead >= 1 },
+		show:  itoa(func(c *Config) int { return c.Ahead }),
+	},
+	{
+		Variable: Variable{
+			Group: GroupProcessors, Name: Prefix + "HARD_MESSAGES", Default: "0", Accepted: "an integer ≥ 1, 0 for twice ABRIDGE_MAX_MESSAGES, or -1 for no bound but the provider's",
+			Description: "Most messages a request may hold and still go out uncompacted while its summary is being written; past it, the request waits for the summary.",
+		},
+		field: "HardMessages", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.HardMessages >= -1 },
+		show:  itoa(func(c *Config) int { return c.HardMessages }),
+	},
+	{
+		Variable: Variable{
+			Group: GroupProcessors, Name: Prefix + "HARD_TOKENS", Default: "0", Accepted: "an integer ≥ 1, 0 for the default, or -1 for no bound but the provider's",
+			Description: "Most estimated prompt tokens a request may hold and still go out uncompacted while its summary is being written; past it, the request waits for the summary. 0 means 95% of ABRIDGE_CONTEXT_WINDOW when set, else twice ABRIDGE_TRIGGER_TOKENS when set, else no bound.",
+		},
+		field: "HardTokens", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.HardTokens >= -1 },
+		show:  itoa(func(c *Config) int { return c.HardTokens }),
+	},
+	{
+		Variable: Variable{
+			Group: GroupProcessors, Name: Prefix + "SUMMARY_WORKERS", Default: "4", Accepted: "an integer from 1 to 1024",
+			Description: "How many summaries are written in the background at once; the payers with summaries waiting take turns.",
+		},
+		field: "SummaryWorkers", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.SummaryWorkers >= 1 && c.SummaryWorkers <= 1024 },
+		show:  itoa(func(c *Config) int { return c.SummaryWorkers }),
+	},
+	{
+		Variable: Variable{
+			Group: GroupProcessors, Name: Prefix + "SUMMARY_QUEUE", Default: "1024", Accepted: "an integer from 1 to 1048576",
+			Description: "Most summaries waiting for a background worker, each payer holding an eighth of them at most; a summary that finds no room is written when its compaction is due.",
+		},
+		field: "SummaryQueue", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.SummaryQueue >= 1 && c.SummaryQueue <= 1<<20 },
+		show:  itoa(func(c *Config) int { return c.SummaryQueue }),
+	},
+	{
+		Variable: Variable{
+			Group: GroupSession, Name: Prefix + "SUMMARY_CLAIM_TTL", Default: "30s", Accepted: "a positive duration with a unit (30s, 1m)",
+			Description: "How long a process's claim on a summary it is writing lasts unrenewed in a shared session database (renewed every third of it): the replicas sharing it write each summary once, and when the writer dies another takes over once its claim has run out.",
+		},
+		field: "SummaryClaimTTL", kind: "a duration", problem: outOfRange,
+		valid: func(c *Config) bool { return c.SummaryClaimTTL > 0 },
+		show:  func(c *Config) string { return c.SummaryClaimTTL.String() },
+	},
+	{
+		Variable: Variable{
 			Group: GroupModel, Name: Prefix + "SUMMARIZER", Default: "auto", Accepted: "auto, llm or digest",
 			Description: "Who writes summaries: llm (a model call), digest (offline, no network), or auto: llm when an endpoint is configured (OPENAI_API_KEY, OPENAI_BASE_URL or ABRIDGE_SUMMARY_BASE_URL set), else digest.",
 		},

@@ -36,6 +36,10 @@ type Metrics struct {
 	summarizerSeconds prometheus.Histogram
 	summarizerTokens  *prometheus.CounterVec
 	storeErrors       *prometheus.CounterVec
+	ahead             *prometheus.CounterVec
+	aheadWasted       prometheus.Counter
+	deferred          prometheus.Counter
+	summaryWait       prometheus.Histogram
 
 	estimates *estimateMetrics // the provider's usage against abridge's estimates
 	// Summaries by API (see summaries.go).
@@ -87,7 +91,22 @@ type Metrics struct {
 //     [Metrics.Digest]: no model call could be paid for them, or the
 //     summarizer is the digest);
 //   - abridge_summary_store_errors_total{op}: summary store failures, by
-//     method ("spans", "save", "summary");
+//     method ("spans", "save", "summary", "claim");
+//   - abridge_ahead_summaries_total{event}: summaries written ahead of
+//     their compaction, in the background: "started", "written",
+//     "failed" (the summarizer could not write it: the compaction uses
+//     the digest), "used" (a compaction applied it), "wasted" (abandoned
+//     unused: its conversation was compacted otherwise, went silent, or
+//     the proxy stopped);
+//   - abridge_ahead_wasted_input_chars_total: summarizer input, in
+//     characters, of the summaries written ahead and never used;
+//   - abridge_deferred_compactions_total: requests sent uncompacted
+//     because their compaction's summary was not ready (under the hard
+//     limits, see ABRIDGE_HARD_MESSAGES and ABRIDGE_HARD_TOKENS);
+//   - abridge_summary_wait_seconds: how long requests that waited for a
+//     summary waited (those past the hard limits, or whose summary was
+//     not written ahead); a request whose summary was ready is not
+//     counted;
 //   - abridge_tokens_total{api, stage}: estimated prompt tokens of
 //     processed requests, by wire API, as the client sent them ("sent")
 //     and as forwarded ("forwarded");
@@ -168,6 +187,19 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "abridge_summary_store_errors_total", Help: "Summary store failures, by method.",
 		}, []string{"op"}),
+		ahead: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_ahead_summaries_total", Help: "Summaries written ahead of their compaction: started, written, failed, used, wasted.",
+		}, []string{"event"}),
+		aheadWasted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "abridge_ahead_wasted_input_chars_total", Help: "Summarizer input, in characters, of the summaries written ahead and never used.",
+		}),
+		deferred: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "abridge_deferred_compactions_total", Help: "Requests sent uncompacted because their compaction's summary was not ready.",
+		}),
+		summaryWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "abridge_summary_wait_seconds", Help: "How long requests that waited for a summary waited.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+		}),
 	}
 	m.estimates = newEstimateMetrics()
 	if err := m.estimates.register(reg); err != nil {
@@ -175,7 +207,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.requestSeconds, m.processingSeconds, m.promptTokens,
 		m.apiTokens, m.providerTokens, m.stored, m.rejected, m.chainFailures, m.overflows, m.upstreamErrors, m.compactions, m.compactionTokens,
-		m.summarizerCalls, m.summarizerSeconds, m.summarizerTokens, m.storeErrors} {
+		m.summarizerCalls, m.summarizerSeconds, m.summarizerTokens, m.storeErrors, m.ahead, m.aheadWasted, m.deferred, m.summaryWait} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register proxy metrics: %w", err)
 		}
@@ -189,7 +221,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		m.overflows:       {"true", "false"},
 		m.compactions:     {"summarized", "fallback", "shared", "skipped", "canceled"},
 		m.summarizerCalls: {"ok", "error", "timeout"},
-		m.storeErrors:     {"spans", "save", "summary"},
+		m.storeErrors:     {"spans", "save", "summary", "claim"},
+		m.ahead:           {"started", "written", "failed", "used", "wasted"},
 	} {
 		for _, v := range values {
 			vec.WithLabelValues(v)
@@ -275,6 +308,25 @@ func (m *Metrics) WindowEvent(_ context.Context, e window.Event) {
 		m.compactions.WithLabelValues(result).Inc()
 		m.compactionTokens.WithLabelValues("before").Observe(float64(e.TokensBefore))
 		m.compactionTokens.WithLabelValues("after").Observe(float64(e.TokensAfter))
+		if e.Prepared {
+			m.ahead.WithLabelValues("used").Inc()
+		}
+		if e.Waited > 0 {
+			m.summaryWait.Observe(e.Waited.Seconds())
+		}
+	case window.EventDeferred:
+		m.deferred.Inc()
+	case window.EventAheadStarted:
+		m.ahead.WithLabelValues("started").Inc()
+	case window.EventAheadFinished:
+		if e.Err != nil {
+			m.ahead.WithLabelValues("failed").Inc()
+		} else {
+			m.ahead.WithLabelValues("written").Inc()
+		}
+	case window.EventAheadWasted:
+		m.ahead.WithLabelValues("wasted").Inc()
+		m.aheadWasted.Add(float64(e.SummaryInput))
 	case window.EventFailed:
 		switch {
 		case e.Reason == "canceled":

@@ -149,6 +149,15 @@ type Options struct {
 	// Strategy names the strategy (package strategy) the Window and Trim
 	// settings come from, for the report; "" names none.
 	Strategy string
+	// Turn is the virtual time between two requests (the model's answer,
+	// the tools' run); 0 means DefaultTurn (0.5s). The replay never
+	// waits: its clock only tells which summaries written ahead would be
+	// ready at each request.
+	Turn time.Duration
+	// SummaryLatency is the virtual time a summary takes to write; 0
+	// means DefaultSummaryLatency (2s). A request that needs a summary
+	// not written by then waits for it (see Result.Waits).
+	SummaryLatency time.Duration
 }
 
 // Settings is the part of [Options] a [Report] records.
@@ -235,6 +244,26 @@ type Result struct {
 	Compactions int `json:"compactions"`
 	// SummarizerCalls counts calls of the window's summarizer.
 	SummarizerCalls int `json:"summarizer_calls"`
+	// Waits counts the requests that waited for a summary, in virtual
+	// time (Options.Turn, Options.SummaryLatency): those whose summary
+	// was written while they waited, because it had not been written
+	// ahead or they were past the window's hard limits.
+	Waits int `json:"waits"`
+	// WaitTime is the virtual time those requests waited, a summary's
+	// latency for each summary written while a request waited (an upper
+	// bound when it had been started ahead).
+	WaitTime time.Duration `json:"wait_time_ns"`
+	// Deferred counts the requests sent uncompacted because the summary
+	// their compaction needed was not ready yet (window.EventDeferred):
+	// billed in full rather than waiting.
+	Deferred int `json:"deferred"`
+	// AheadSummaries counts the summaries started ahead of their
+	// compaction.
+	AheadSummaries int `json:"ahead_summaries"`
+	// WastedInputChars is the summarizer input of the summaries written
+	// ahead and never used (their conversation ended, or was compacted
+	// otherwise), counted as the window gives it to the summarizer.
+	WastedInputChars int64 `json:"wasted_input_chars"`
 	// FallbackCalls counts calls of the window's fallback summarizer.
 	FallbackCalls int `json:"fallback_calls"`
 	// Failures counts, by the window's reason ("timeout", "summary too
@@ -455,6 +484,11 @@ func (r *Result) add(o Result) {
 	r.Skipped += o.Skipped
 	r.Compactions += o.Compactions
 	r.SummarizerCalls += o.SummarizerCalls
+	r.Waits += o.Waits
+	r.WaitTime += o.WaitTime
+	r.Deferred += o.Deferred
+	r.AheadSummaries += o.AheadSummaries
+	r.WastedInputChars += o.WastedInputChars
 	r.FallbackCalls += o.FallbackCalls
 	for k, v := range o.Failures {
 		if r.Failures == nil {

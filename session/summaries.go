@@ -57,7 +57,10 @@ type summaries struct {
 	st *store
 }
 
-var _ window.Store = summaries{}
+var (
+	_ window.Store   = summaries{}
+	_ window.Claimer = summaries{}
+)
 
 // Summaries returns the window's summary store on this database: windows in
 // any process sharing it reuse the summaries the others wrote for the same
@@ -211,6 +214,10 @@ func (s summaries) prune(ctx context.Context, now time.Time) error {
 		if _, err := t.exec(ctx, `DELETE FROM summaries WHERE used < $1`, now.Add(-maxAge).UnixNano()); err != nil {
 			return err
 		}
+		// Claims whose holders died without releasing them.
+		if _, err := t.exec(ctx, `DELETE FROM summary_claims WHERE expires < $1`, now.Add(-time.Hour).UnixNano()); err != nil {
+			return err
+		}
 		var n int64
 		if err := t.queryRow(ctx, `SELECT COUNT(*) FROM summaries`).scan(&n); err != nil {
 			return err
@@ -220,6 +227,33 @@ func (s summaries) prune(ctx context.Context, now time.Time) error {
 		}
 		_, err := t.exec(ctx, `DELETE FROM summaries WHERE (key, digest) IN
 			(SELECT key, digest FROM summaries ORDER BY used ASC LIMIT $1)`, n-maxSpans)
+		return err
+	})
+}
+
+// Claim claims the summary of the span with digest d for holder until ttl
+// from now (see window.Claimer): it inserts the claim, renews the
+// holder's own, or takes over one that expired, in one statement, so that
+// of the processes sharing the database that claim an unclaimed span at
+// once exactly one gets it.
+func (s summaries) Claim(ctx context.Context, d window.Digest, holder string, ttl time.Duration) (bool, error) {
+	now := time.Now()
+	var n int64
+	err := s.st.write(ctx, "claim summary", func(t tx) error {
+		var err error
+		n, err = t.exec(ctx, `INSERT INTO summary_claims (digest, holder, expires) VALUES ($1, $2, $3)
+			ON CONFLICT (digest) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
+			WHERE summary_claims.holder = excluded.holder OR summary_claims.expires <= $4`,
+			d.String(), holder, now.Add(ttl).UnixNano(), now.UnixNano())
+		return err
+	})
+	return n == 1, err
+}
+
+// Release ends holder's claim on d.
+func (s summaries) Release(ctx context.Context, d window.Digest, holder string) error {
+	return s.st.write(ctx, "release summary", func(t tx) error {
+		_, err := t.exec(ctx, `DELETE FROM summary_claims WHERE digest = $1 AND holder = $2`, d.String(), holder)
 		return err
 	})
 }

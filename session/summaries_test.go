@@ -577,3 +577,51 @@ func markerText(h []processor.Message) string {
 func ends(keys ...window.Key) func() []window.Key {
 	return func() []window.Key { return keys }
 }
+
+// TestSummaryClaims: one holder at a time claims a span's summary, renews
+// its claim, releases it; another takes over a claim that expired.
+func TestSummaryClaims(t *testing.T) {
+	backends(t, func(t *testing.T, newDSN newDSN) {
+		ctx := context.Background()
+		dsn := newDSN(t)
+		a := openStore(t, dsn).Summaries().(window.Claimer)
+		b := openStore(t, dsn).Summaries().(window.Claimer) // another process
+		d := window.Digest{7}
+		steps := []struct {
+			name   string
+			c      window.Claimer
+			holder string
+			ttl    time.Duration
+			want   bool
+		}{
+			{"first claim", a, "a", time.Hour, true},
+			{"another holder while it runs", b, "b", time.Hour, false},
+			{"renewed by its holder", a, "a", time.Millisecond, true},
+		}
+		for _, st := range steps {
+			got, err := st.c.Claim(ctx, d, st.holder, st.ttl)
+			if err != nil || got != st.want {
+				t.Fatalf("%s: Claim = %v, %v; want %v", st.name, got, err, st.want)
+			}
+		}
+		time.Sleep(5 * time.Millisecond) // the renewed claim (1ms) expires
+		if got, err := b.Claim(ctx, d, "b", time.Hour); err != nil || !got {
+			t.Fatalf("taking over an expired claim = %v, %v", got, err)
+		}
+		if got, _ := a.Claim(ctx, d, "a", time.Hour); got {
+			t.Fatal("the expired holder claimed it back")
+		}
+		if err := a.Release(ctx, d, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := a.Claim(ctx, d, "a", time.Hour); got {
+			t.Fatal("a release by a holder that lost the claim ended the other's")
+		}
+		if err := b.Release(ctx, d, "b"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := a.Claim(ctx, d, "a", time.Hour); err != nil || !got {
+			t.Fatalf("claim after release = %v, %v", got, err)
+		}
+	})
+}

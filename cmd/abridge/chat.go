@@ -141,6 +141,13 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 		), opts...)
 		ch.agent = agent.New(m, opts...)
 		ch.compact = focusSummarizer(env, c, "")
+		defer func() {
+			// The chat is over: the summaries still being written ahead
+			// are abandoned whole, not paid for to no use.
+			done, cancel := context.WithCancel(context.Background())
+			cancel()
+			_ = w.Close(done)
+		}()
 		return ch.loop(ctx)
 	}
 }
@@ -528,6 +535,12 @@ func (ch *chat) waitForModel() {
 
 // windowEvent shows what the window is doing.
 func (ch *chat) windowEvent(_ context.Context, ev window.Event) {
+	switch ev.Type {
+	case window.EventAheadStarted, window.EventAheadFinished, window.EventAheadWasted:
+		// Summaries written in the background, while the user types: the
+		// log has them (ABRIDGE_LOG_LEVEL=debug).
+		return
+	}
 	ch.status(describeWindowEvent(ev))
 	ch.wait.follow(ev, "Ctrl-C stops it")
 }
@@ -542,7 +555,12 @@ func describeWindowEvent(ev window.Event) string {
 		if ev.Fallback {
 			s += " with the fallback digest"
 		}
+		if ev.Prepared && ev.Waited == 0 {
+			s += ", its summary written ahead"
+		}
 		return s
+	case window.EventDeferred:
+		return fmt.Sprintf("compaction due at %d messages; its summary is still being written, so this request goes uncompacted", ev.MessagesBefore)
 	case window.EventFailed:
 		if ev.Reason == "canceled" {
 			return "summarizing interrupted: nothing compacted"

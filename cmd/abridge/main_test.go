@@ -40,6 +40,7 @@ func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) r
 // interrupts the test sends, and returns a channel that receives the result
 // once abridge returns.
 func startCLI(ctx context.Context, interrupts <-chan os.Signal, env map[string]string, stdin io.Reader, args ...string) <-chan result {
+	env = foreground(env)
 	done := make(chan result, 1)
 	go func() {
 		var stdout, stderr bytes.Buffer
@@ -47,6 +48,23 @@ func startCLI(ctx context.Context, interrupts <-chan os.Signal, env map[string]s
 		done <- result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	}()
 	return done
+}
+
+// foreground returns env with ABRIDGE_AHEAD=-1 unless it sets the
+// variable: the tests of this package, but those of the summaries written
+// ahead, count compactions and summaries at the requests where they fall
+// due, which a summary written in the background on its own goroutine
+// would make depend on timing. The tests that set ABRIDGE_AHEAD cover
+// that path.
+func foreground(env map[string]string) map[string]string {
+	if _, ok := env["ABRIDGE_AHEAD"]; ok {
+		return env
+	}
+	out := map[string]string{"ABRIDGE_AHEAD": "-1"}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }
 
 // fakeOpenAI is an OpenAI Chat Completions server for tests. It answers a

@@ -54,7 +54,11 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		}
 		hint := fmt.Sprintf("the digest takes over after %s", env.cfg.SummaryTimeout)
 		events := windowEvents{on: func(ev window.Event) { wait.follow(ev, hint) }}
-		w := env.cfg.NewWindow(s, env.logger, events.add)
+		// One request: its summary is written now, not ahead of a
+		// request that never comes.
+		oneShot := *env.cfg
+		oneShot.Ahead = -1
+		w := oneShot.NewWindow(s, env.logger, events.add)
 		// The chain in its two steps, so the trimmer's own work is
 		// counted, the returns the window then summarizes included.
 		trim := env.cfg.NewChain(nil)

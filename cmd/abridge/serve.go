@@ -216,6 +216,11 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
+	// The summaries being written ahead finish in the time left, or are
+	// abandoned whole: nothing half-written is saved.
+	if err := win.Close(sctx); err != nil {
+		logger.Info("serve: summaries being written ahead abandoned at shutdown", zap.Error(err))
+	}
 	logger.Info("serve: stopped")
 	return nil
 }

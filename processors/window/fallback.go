@@ -11,7 +11,8 @@ import (
 // retry returns s, a span found under k for history (its head ending at
 // head), or, when s holds a fallback's summary and the summarizer now
 // writes one for the messages s stands for, a span with that summary,
-// which it saves in s's place. The summarizer is asked only when the
+// which it saves in s's place. When summaries are written ahead, the
+// summarizer writes it in the background and s is returned. The summarizer is asked only when the
 // request may pay (see WithoutSummarizer), the payer's breaker is closed,
 // and this window has not asked for the same span within the breaker's
 // cool-down; its failure counts toward the breaker and leaves s as it is.
@@ -29,6 +30,12 @@ func (w *Window) retry(ctx context.Context, history []processor.Message, head in
 	// when it was made.
 	fresh = append(fresh, history[end:end+s.Cleared]...)
 	if len(fresh) == 0 {
+		return s
+	}
+	if w.aheadOn(ctx) {
+		// In the background: this request goes on with the fallback's
+		// summary, a later one gets the summarizer's.
+		w.retryBehind(ctx, k, s, w.clipForSummary(fresh), prev, w.factsOf(fresh, prevFacts, replaced), replaced)
 		return s
 	}
 	res, shared, err := w.flights.do(ctx, s.Digest, func() result {
@@ -85,4 +92,28 @@ func (w *Window) sortMiddle(ctx context.Context, middle []processor.Message) (pr
 		fresh = append(fresh, m)
 	}
 	return strings.Join(previous, "\n\n"), strings.Join(facts, "\n"), fresh, replaced
+}
+
+// retryBehind asks the summarizer, in the background, for the summary of
+// fresh merged with prev in place of s's fallback summary, and saves s
+// with it under k when it fits in replaced characters with facts.
+func (w *Window) retryBehind(ctx context.Context, k Key, s *Span, fresh []processor.Message, prev, facts string, replaced int) {
+	span, values := *s, context.WithoutCancel(ctx)
+	w.runner().Go(payerOf(ctx), func(rctx context.Context) {
+		if rctx.Err() != nil {
+			return
+		}
+		ctx, cancel := context.WithCancel(values)
+		defer context.AfterFunc(rctx, cancel)()
+		defer cancel()
+		text, f := w.ask(ctx, fresh, prev, replaced-len(facts)-2)
+		if f != nil || ctx.Err() != nil {
+			return
+		}
+		span.Summary, span.Fallback = summary.WithFacts(text, facts), false
+		w.memo.trust(w.memo.ref(span.Summary))
+		if err := w.store.Save(ctx, k, span); err != nil {
+			w.storeFailed(ctx, "save", err)
+		}
+	})
 }

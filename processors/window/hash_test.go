@@ -152,7 +152,7 @@ func (s *savingStore) Save(ctx context.Context, k Key, span Span) error {
 // differ only where a cheap key does not read) but not the same content.
 func TestSpanDigestsFromHead(t *testing.T) {
 	store := &savingStore{MemoryStore: NewMemoryStore(0)}
-	w := New(Options{MaxMessages: 12, Store: store})
+	w := New(Options{Ahead: -1, MaxMessages: 12, Store: store})
 	prompt := func(c byte) string {
 		return "You are a coding agent. " + strings.Repeat("r", 100) + string(c) + strings.Repeat("r", 100) + " Be brief."
 	}

@@ -27,6 +27,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/abridge-go/abridge/processor"
@@ -187,6 +189,48 @@ type Options struct {
 	// off the summaries of the others sharing it. Nil means every failure
 	// counts.
 	RequestFault func(err error) bool
+	// Ahead is how far ahead of a trigger the summary its compaction will
+	// need starts being written, in the background, in percent of the
+	// trigger: once the history passes (100-Ahead)% of the count or token
+	// trigger, the window writes the summary of the span the next
+	// compaction will replace and keeps it in the store as a prepared
+	// span; when the trigger fires, it applies it, and the request waits
+	// for nothing. When it is not ready then, the request goes out
+	// uncompacted while the history is under HardMessages and HardTokens,
+	// and waits for it only past them. 0 means DefaultAhead (25); a
+	// negative value writes each summary in the foreground when its
+	// trigger fires, the request waiting for it. The offline digest
+	// (Summarizer nil) always writes in the foreground: it takes
+	// microseconds.
+	Ahead int
+	// Background runs the summaries written ahead, and rewrites fallback
+	// summaries (see [Span.Fallback]). Nil means a [Pool] of the window's
+	// own, with the options Pool gives, started on first use and stopped
+	// by Close. Share one Pool between windows to bound and share out
+	// their background work.
+	Background Runner
+	// Pool configures the Pool the window starts when Background is nil.
+	// The zero value means the Pool's defaults.
+	Pool PoolOptions
+	// HardMessages is the most messages a history may have and still go
+	// out uncompacted because its summary was not ready when the count
+	// trigger fired. 0 means twice MaxMessages (none when the count
+	// trigger is off); a negative value means no bound but the
+	// provider's (the host compacts and retries when the provider
+	// reports a context overflow).
+	HardMessages int
+	// HardTokens is the most prompt tokens (CountTokens) a history may
+	// have and still go out uncompacted because its summary was not ready
+	// when a trigger fired. 0 means 95% of ContextWindow when it is set,
+	// else twice TriggerTokens when it is set, else no bound; a negative
+	// value means no bound but the provider's.
+	HardTokens int
+	// ClaimTTL is how long a claim on a summary being written lasts
+	// without being renewed, in a store shared by processes (see
+	// [Claimer]); its writer renews it every third of it. 0 means
+	// DefaultClaimTTL (30s). When a process dies while writing, another
+	// takes over once its claim has run out.
+	ClaimTTL time.Duration
 	// OnEvent, when set, is called synchronously for every compaction
 	// event and store failure. It must be safe for concurrent use when the
 	// window is shared.
@@ -226,10 +270,34 @@ const (
 	// which brought the history under the triggers without a summary
 	// (sizes before and after).
 	EventCleared
+	// EventAheadStarted: the summary of the span the next compaction will
+	// replace started being written in the background (Summarized,
+	// SummaryInput, From, To, Key, Span). It is reported from the request
+	// that started it.
+	EventAheadStarted
+	// EventAheadFinished: a summary written ahead is ready (Duration,
+	// SummarizerUsage, SummaryInput, SummaryChars), or the summarizer
+	// could not write it (Err, Reason): its compaction will use the
+	// fallback's. It is reported from the background, under the
+	// context of the request that started it, which has ended.
+	EventAheadFinished
+	// EventAheadWasted: a summary written ahead, or to be, was abandoned
+	// unused (Reason: "superseded" when its conversation was compacted
+	// with another, "idle" when it went silent, "closed" when the window
+	// closed, "abandoned" when its writing was stopped, "queue full" when
+	// the Runner could not take it). SummaryInput is what its writing
+	// cost in summarizer input (0 when it was never written).
+	EventAheadWasted
+	// EventDeferred: a trigger fired, but the summary the compaction needs
+	// was not ready: the history went out uncompacted, under the hard
+	// limits (MessagesBefore, TokensBefore), and the summary is being
+	// written.
+	EventDeferred
 )
 
 // String returns "started", "finished", "failed", "store failed",
-// "cleared" or "event(N)".
+// "cleared", "ahead started", "ahead finished", "ahead wasted",
+// "deferred" or "event(N)".
 func (t EventType) String() string {
 	switch t {
 	case EventStarted:
@@ -242,6 +310,14 @@ func (t EventType) String() string {
 		return "store failed"
 	case EventCleared:
 		return "cleared"
+	case EventAheadStarted:
+		return "ahead started"
+	case EventAheadFinished:
+		return "ahead finished"
+	case EventAheadWasted:
+		return "ahead wasted"
+	case EventDeferred:
+		return "deferred"
 	}
 	return "event(" + strconv.Itoa(int(t)) + ")"
 }
@@ -304,6 +380,17 @@ type Event struct {
 	// processor.AddUsage (EventFinished; zero when a digest wrote it or
 	// the summary was shared or found ready).
 	SummarizerUsage processor.Usage
+	// Prepared is true when the summary had been written ahead, in the
+	// background (EventFinished).
+	Prepared bool
+	// Waited is how long the request waited for its summary
+	// (EventFinished): 0 when it was written ahead and ready, the time
+	// the summarizer took when it was written in the foreground.
+	Waited time.Duration
+	// SummaryInput is the characters the summarizer was given, the
+	// previous summary included (EventAheadStarted, EventAheadFinished,
+	// EventAheadWasted).
+	SummaryInput int
 	// Reason names the failure briefly: "timeout", "summarizer error",
 	// "empty summary", "summary too large", "circuit open", "unpaid" (see
 	// WithoutSummarizer), or, when
@@ -396,6 +483,20 @@ type Window struct {
 	memo    memo // content-keyed memories: markers, trusted references, waits
 	keys    keyer
 	flights flights // summaries being written, by the digest of what they cover
+
+	ahead        int // percent of a trigger ahead of which summaries are written; <= 0: never
+	background   Runner
+	pool         *Pool // the window's own, when background is nil
+	poolOnce     sync.Once
+	poolOpts     PoolOptions
+	closed       atomic.Bool
+	jobs         aheadJobs
+	hardMessages int // <= 0: none
+	hardTokens   int // <= 0: none
+	claimTTL     time.Duration
+	holder       string        // this window's name in a shared store's claims
+	poll         time.Duration // how often to look for a summary another process writes
+	sleep        func(ctx context.Context, d time.Duration) bool
 }
 
 var _ processor.Processor = (*Window)(nil)
@@ -477,6 +578,29 @@ func New(opts Options) *Window {
 	if w.now == nil {
 		w.now = time.Now
 	}
+	w.ahead = opts.Ahead
+	if w.ahead == 0 {
+		w.ahead = DefaultAhead
+	}
+	w.background, w.poolOpts = opts.Background, opts.Pool
+	w.hardMessages = opts.HardMessages
+	if w.hardMessages == 0 {
+		w.hardMessages = 2 * w.maxMessages
+	}
+	w.hardTokens = opts.HardTokens
+	if w.hardTokens == 0 {
+		switch {
+		case opts.ContextWindow > 0:
+			w.hardTokens = opts.ContextWindow * 95 / 100
+		case w.tokenTrigger > 0:
+			w.hardTokens = 2 * w.tokenTrigger
+		}
+	}
+	w.claimTTL = opts.ClaimTTL
+	if w.claimTTL <= 0 {
+		w.claimTTL = DefaultClaimTTL
+	}
+	w.holder, w.poll, w.sleep = newHolder(), claimPoll, sleep
 	w.memo.init()
 	w.flights.init()
 	return w
@@ -504,6 +628,7 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 	}
 	v := w.view(ctx, history)
 	if !w.triggered(v.msgs) {
+		w.prepare(ctx, history, v)
 		return v.msgs, nil
 	}
 	if w.tailOutputs > 0 && (w.maxMessages <= 0 || len(v.msgs) <= w.maxMessages) {
@@ -601,11 +726,12 @@ func conversationOf(ctx context.Context) string {
 
 // view is a history with a saved span applied.
 type view struct {
-	msgs []processor.Message
-	head int
-	key  Key
-	span *Span   // the span applied, nil when none
-	hash fedHash // the content of history[:head+span.Count+span.Cleared] fed, when span is set
+	msgs     []processor.Message
+	head     int
+	key      Key
+	span     *Span   // the span applied, nil when none
+	hash     fedHash // the content of history[:head+span.Count+span.Cleared] fed, when span is set
+	prepared []Span  // the prepared spans the store has under key, not checked against the history
 }
 
 // fedHash is a hasher fed the first messages of a history, or the state
@@ -643,7 +769,7 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	var h fedHash
 	if head < len(history)-1 {
 		v.key = w.keys.key(scope, history[:head+1])
-		s, h = w.lookup(ctx, history, head, v.key)
+		s, h, v.prepared = w.lookup(ctx, history, head, v.key)
 	}
 	if s == nil {
 		lead := slices.IndexFunc(history, func(m processor.Message) bool { return m.Kind == processor.Response })
@@ -651,9 +777,10 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 			return v
 		}
 		k := w.keys.key(scope, history[:lead+1])
-		if s, h = w.lookup(ctx, history, lead, k); s == nil {
+		if s, h, _ = w.lookup(ctx, history, lead, k); s == nil {
 			return v
 		}
+		v.prepared = nil
 		head, v.head, v.key = lead, lead, k
 	}
 	s = w.retry(ctx, history, head, v.key, s)
@@ -670,14 +797,28 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 }
 
 // lookup returns the span the store has for history, its head ending at
-// head, with the hasher find returns; nil when there is none.
-func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, fedHash) {
+// head, with the hasher find returns (nil when there is none), and the
+// prepared spans it has under k.
+func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, fedHash, []Span) {
 	spans, err := w.store.Spans(ctx, k, func() []Key { return w.keys.lasts(history, head) })
 	if err != nil {
 		w.storeFailed(ctx, "spans", err)
-		return nil, fedHash{}
+		return nil, fedHash{}, nil
 	}
-	return w.find(history, head, spans)
+	var prepared []Span
+	if slices.ContainsFunc(spans, func(s Span) bool { return s.Prepared }) {
+		used := spans[:0:0]
+		for _, s := range spans {
+			if s.Prepared {
+				prepared = append(prepared, s)
+			} else {
+				used = append(used, s)
+			}
+		}
+		spans = used
+	}
+	s, h := w.find(history, head, spans)
+	return s, h, prepared
 }
 
 // find returns the first of spans (most recent first) whose content
@@ -769,6 +910,15 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	var waited time.Duration // for a summary another process was writing
+	if !force && w.aheadOn(ctx) {
+		var out []processor.Message
+		var ok bool
+		var err error
+		if out, ok, waited, err = w.fromAhead(ctx, history, v, c); ok {
+			return out, err
+		}
 	}
 	// The tail's old outputs to clear (TailOutputs): h[start:clearEnd].
 	clearEnd := w.clearEnd(h, start)
@@ -871,6 +1021,9 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		w.save(ctx, k, history, Span{Head: head, Count: covered, Cleared: cleared, Digest: d, Summary: sum,
 			Fallback: (failure != nil && failure.retry) || (v.span != nil && v.span.Fallback)})
 	}
+	for _, j := range w.jobs.takeAll(&k) {
+		w.drop(j, "superseded") // written ahead for a compaction that came otherwise
+	}
 
 	ev.MessagesAfter = len(out)
 	ev.TokensAfter = w.countTail(out)
@@ -888,6 +1041,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		w.emit(ctx, EventFailed, failed)
 	}
 	ev.Duration = w.now().Sub(began)
+	ev.Waited = waited + ev.Duration
 	w.emit(ctx, EventFinished, ev)
 	return out, nil
 }
@@ -1010,26 +1164,47 @@ type failure struct {
 // summarize returns the summary of fresh merged with prev, from the
 // summarizer or, when it cannot be used, from the fallback (then failure
 // says why). Whatever its source, the summary's marker is smaller than
-// replaced (the characters of the messages it replaces): when neither the
-// summarizer's nor the fallback's is, a digest sized to fit is used, and
-// when even that is not smaller, failure.err is ErrNoSmallerSummary and
-// nothing should be compacted, unless force is set: then the smallest
-// summary found is returned with that failure (a forced compaction still
-// leaves fewer messages). It fails only when ctx is done.
-func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, replaced int, force bool) (string, *failure, error) {
-	fits := func(s string) bool {
-		// The marker's size, without making it: its framing and the
-		// summary it trims.
-		s = strings.TrimSpace(s)
-		return s != "" && w.framing+len(s) < replaced
-	}
+// budget characters: when neither the summarizer's nor the fallback's is,
+// a digest sized to fit is used, and when even that is not smaller,
+// failure.err is ErrNoSmallerSummary and nothing should be compacted,
+// unless force is set: then the smallest summary found is returned with
+// that failure (a forced compaction still leaves fewer messages). It
+// fails only when ctx is done.
+func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, budget int, force bool) (string, *failure, error) {
 	if len(fresh) == 0 {
 		// Only markers in the middle: merge their summaries as they are.
-		if fits(prev) || (force && strings.TrimSpace(prev) != "") {
+		if w.fits(prev, budget) || (force && strings.TrimSpace(prev) != "") {
 			return prev, nil, nil
 		}
 		return "", &failure{err: ErrNoSmallerSummary, reason: "no smaller summary"}, nil
 	}
+	s, f := w.ask(ctx, fresh, prev, budget)
+	if err := ctx.Err(); err != nil {
+		return "", nil, err
+	}
+	if f == nil {
+		return s, nil, nil
+	}
+	s, f = w.complete(ctx, fresh, prev, budget, force, f)
+	if err := ctx.Err(); err != nil {
+		return "", nil, err
+	}
+	return s, f, nil
+}
+
+// fits reports whether the marker of summary s is smaller than budget
+// characters (told without making it: its framing and the summary it
+// trims).
+func (w *Window) fits(s string, budget int) bool {
+	s = strings.TrimSpace(s)
+	return s != "" && w.framing+len(s) < budget
+}
+
+// ask returns the summarizer's summary of fresh merged with prev, when it
+// writes one whose marker is smaller than budget characters, or why it
+// did not. It asks only when the request is paid for and the payer's
+// breaker is closed, and counts the outcome toward the breaker.
+func (w *Window) ask(ctx context.Context, fresh []processor.Message, prev string, budget int) (string, *failure) {
 	began := w.now()
 	var reason string
 	var err error
@@ -1043,7 +1218,7 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		var s string
 		s, err = w.call(ctx, w.sum, fresh, prev)
 		if cerr := ctx.Err(); cerr != nil {
-			return "", nil, cerr
+			return "", &failure{err: cerr, reason: "canceled"}
 		}
 		switch {
 		case err != nil && errors.Is(err, context.DeadlineExceeded):
@@ -1054,54 +1229,60 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 			reason = "summarizer error"
 		case strings.TrimSpace(s) == "":
 			reason, err = "empty summary", summary.ErrEmpty
-		case !fits(s):
+		case !w.fits(s, budget):
 			reason, err = "summary too large", ErrSummaryTooLarge
 		}
 		w.tally(payer, err)
 		if err == nil {
-			return strings.TrimSpace(s), nil, nil
+			return strings.TrimSpace(s), nil
 		}
 	}
-	f := &failure{err: err, reason: reason, took: w.now().Sub(began)}
 	// A summary the summarizer could not write (as opposed to one it
 	// wrote too large) may be written when the span is next needed.
-	f.retry = reason != "summary too large" && reason != "unpaid"
+	return "", &failure{err: err, reason: reason, took: w.now().Sub(began),
+		retry: reason != "summary too large" && reason != "unpaid"}
+}
 
+// complete returns the fallback's summary of fresh merged with prev after
+// the summarizer's failure f, or a digest sized to fit in budget, and the
+// failure to report; see summarize.
+func (w *Window) complete(ctx context.Context, fresh []processor.Message, prev string, budget int, force bool, f *failure) (string, *failure) {
 	fallback := w.fallback
 	if unpaid(ctx) {
 		fallback = w.digest
 	}
 	s, ferr := w.call(ctx, fallback, fresh, prev)
-	if cerr := ctx.Err(); cerr != nil {
-		return "", nil, cerr
+	if ctx.Err() != nil {
+		return "", f
 	}
-	if ferr == nil && fits(s) {
-		return strings.TrimSpace(s), f, nil
+	if ferr == nil && w.fits(s, budget) {
+		return strings.TrimSpace(s), f
 	}
 	// A digest bounded by what the middle leaves once the marker's framing
 	// is paid for (for a forced compaction, at least a small one).
-	budget := replaced - w.framing - 1
+	room := budget - w.framing - 1
 	if force {
-		budget = max(budget, 1)
+		room = max(room, 1)
 	}
 	var best string
-	if budget > 0 {
-		s, _ = summary.NewDigest(summary.DigestOptions{MaxChars: budget}).Summarize(ctx, fresh, prev)
-		if fits(s) {
-			return strings.TrimSpace(s), f, nil
+	if room > 0 {
+		s, _ = summary.NewDigest(summary.DigestOptions{MaxChars: room}).Summarize(ctx, fresh, prev)
+		if w.fits(s, budget) {
+			return strings.TrimSpace(s), f
 		}
 		best = strings.TrimSpace(s)
 	}
+	g := *f
 	if ferr != nil {
-		f.err = fmt.Errorf("%w (after %s: %w; the fallback failed too: %w)", ErrNoSmallerSummary, reason, err, ferr)
+		g.err = fmt.Errorf("%w (after %s: %w; the fallback failed too: %w)", ErrNoSmallerSummary, f.reason, f.err, ferr)
 	} else {
-		f.err = fmt.Errorf("%w (after %s: %w)", ErrNoSmallerSummary, reason, err)
+		g.err = fmt.Errorf("%w (after %s: %w)", ErrNoSmallerSummary, f.reason, f.err)
 	}
-	f.reason = "no smaller summary"
+	g.reason = "no smaller summary"
 	if !force {
 		best = ""
 	}
-	return best, f, nil
+	return best, &g
 }
 
 // clipForSummary returns ms with their texts clipped to the window's clip

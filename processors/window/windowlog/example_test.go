@@ -40,6 +40,6 @@ func ExampleEvents() {
 	fmt.Println("compactions:", compactions)
 	// Output:
 	// {"level":"warn","msg":"window: summary not used","reason":"timeout","error":"context deadline exceeded","messages_after":23,"fallback":true}
-	// {"level":"info","msg":"window: compacted","messages_before":41,"messages_after":23,"tokens_before":9120,"tokens_after":4410,"summarized":19,"summary_chars":812,"fallback":false,"shared":false,"duration":1.5}
+	// {"level":"info","msg":"window: compacted","messages_before":41,"messages_after":23,"tokens_before":9120,"tokens_after":4410,"summarized":19,"summary_chars":812,"fallback":false,"shared":false,"prepared":false,"waited":0,"duration":1.5}
 	// compactions: 1
 }

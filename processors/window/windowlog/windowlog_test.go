@@ -38,7 +38,22 @@ func TestEvents(t *testing.T) {
 		{"finished", window.Event{Type: window.EventFinished, MessagesBefore: 41, MessagesAfter: 23, SummaryChars: 800, Shared: true},
 			[]line{{"info", "window: compacted", map[string]any{"messages_before": int64(41), "messages_after": int64(23),
 				"tokens_before": int64(0), "tokens_after": int64(0), "summarized": int64(0), "summary_chars": int64(800),
-				"fallback": false, "shared": true, "duration": "0s"}}}},
+				"fallback": false, "shared": true, "prepared": false, "waited": "0s", "duration": "0s"}}}},
+		{"finished ahead", window.Event{Type: window.EventFinished, MessagesBefore: 41, MessagesAfter: 23, SummaryChars: 800, Prepared: true},
+			[]line{{"info", "window: compacted", map[string]any{"messages_before": int64(41), "messages_after": int64(23),
+				"tokens_before": int64(0), "tokens_after": int64(0), "summarized": int64(0), "summary_chars": int64(800),
+				"fallback": false, "shared": false, "prepared": true, "waited": "0s", "duration": "0s"}}}},
+		{"deferred", window.Event{Type: window.EventDeferred, MessagesBefore: 42, TokensBefore: 9100},
+			[]line{{"info", "window: compaction deferred, its summary not ready", map[string]any{"messages": int64(42), "tokens": int64(9100)}}}},
+		{"ahead started", window.Event{Type: window.EventAheadStarted, MessagesBefore: 36, Summarized: 17, SummaryInput: 5000, Span: window.Digest{1}},
+			[]line{{"debug", "window: writing a summary ahead", map[string]any{"messages": int64(36), "summarized": int64(17),
+				"summary_input": int64(5000), "span": window.Digest{1}.String()}}}},
+		{"ahead finished", window.Event{Type: window.EventAheadFinished, SummaryChars: 700, Span: window.Digest{1}},
+			[]line{{"debug", "window: summary written ahead", map[string]any{"summary_chars": int64(700), "duration": "0s", "span": window.Digest{1}.String()}}}},
+		{"ahead failed", window.Event{Type: window.EventAheadFinished, Reason: "timeout", Err: boom, Span: window.Digest{1}},
+			[]line{{"warn", "window: summary ahead not written", map[string]any{"reason": "timeout", "error": "boom", "span": window.Digest{1}.String()}}}},
+		{"ahead wasted", window.Event{Type: window.EventAheadWasted, Reason: "superseded", SummaryInput: 5000, Span: window.Digest{1}},
+			[]line{{"debug", "window: summary ahead abandoned", map[string]any{"reason": "superseded", "summary_input": int64(5000), "span": window.Digest{1}.String()}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,8 +64,10 @@ func TestEvents(t *testing.T) {
 			var got []line
 			for _, l := range logs.All() {
 				fields := l.ContextMap()
-				if d, ok := fields["duration"]; ok {
-					fields["duration"] = d.(interface{ String() string }).String()
+				for _, k := range []string{"duration", "waited", "span"} {
+					if d, ok := fields[k].(interface{ String() string }); ok {
+						fields[k] = d.String()
+					}
 				}
 				got = append(got, line{l.Level.String(), l.Message, fields})
 			}

@@ -1,0 +1,961 @@
+package window
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summary"
+)
+
+// Writing summaries ahead. Once a history nears a trigger, the span the
+// next compaction will replace is known: its head, and (by the tail rule
+// applied to the history as it will be when the trigger fires) its end.
+// The window then writes that span's summary in the background and saves
+// it in the store as a prepared span; when the trigger fires, it applies
+// it at once. When it is not ready yet, the request goes out uncompacted
+// while the history stays under the hard limits; past them, the request
+// waits for it, as every compaction did before.
+
+// Defaults of the options of writing ahead.
+const (
+	// DefaultAhead is how far ahead of the trigger, in requests, the
+	// summary the compaction will need starts being written.
+	DefaultAhead = 5
+	// DefaultClaimTTL is how long a claim on a summary being written lasts
+	// in a store shared by processes, unless its writer renews it.
+	DefaultClaimTTL = 30 * time.Second
+	// aheadIdle is how long a conversation's summaries written ahead are
+	// kept unused after its last request before they are abandoned.
+	aheadIdle = 30 * time.Minute
+	// aheadConversations bounds the conversations whose summaries written
+	// ahead a window tracks; the least recently seen are abandoned first.
+	aheadConversations = 4096
+	// claimPoll is how often a request that must wait for a summary
+	// another process is writing looks for it in the store.
+	claimPoll = 250 * time.Millisecond
+)
+
+// Claimer is a [Store] shared by processes that lets them agree on which
+// one writes a summary: a claim on the span's digest, held until it
+// expires unless renewed. A process that holds a span's claim writes its
+// summary and saves it; the others use it once it is saved, and take over
+// when the claim expires unrenewed (its holder died). Package session's
+// store implements it; a store that does not lets every process write
+// what it needs.
+type Claimer interface {
+	// Claim claims the summary of the span with digest d for holder until
+	// ttl from now. It reports true when holder now holds the claim
+	// (nobody held it, the holder's own claim is renewed, or another
+	// holder's claim had expired), false when another holder's claim
+	// still runs.
+	Claim(ctx context.Context, d Digest, holder string, ttl time.Duration) (bool, error)
+	// Release ends holder's claim on d, if it holds it.
+	Release(ctx context.Context, d Digest, holder string) error
+}
+
+// job is a summary written ahead: the summarizer's prose for a span, and
+// the state of its writing.
+type job struct {
+	key    Key
+	digest Digest
+	head   int
+	count  int // messages the summary stands for after the head, in the input history
+	last   Key // the key of the span's last message
+	prev   string
+	fresh  []processor.Message // to summarize, clipped; nil once written
+	budget int                 // characters the summary may take in its marker (facts left out)
+	input  int                 // characters given to the summarizer
+	values context.Context     // the request's values (payer, credential), not its end
+	queued time.Time
+
+	mu sync.Mutex
+	// committed is set for a summary a compaction that came due waits
+	// for (its requests deferred): it is used when ready, wherever the
+	// compaction would cut by then; one started ahead is used only when
+	// its cut is close to the compaction's.
+	committed bool
+	state     jobState
+	cancel    context.CancelFunc // while running
+	done      chan struct{}      // closed once written or abandoned
+	prose     string             // the summarizer's summary, when it wrote one
+	failure   *failure           // why it did not
+	usage     processor.Usage
+	took      time.Duration
+	used      bool
+}
+
+type jobState uint8
+
+const (
+	jobQueued jobState = iota
+	jobRunning
+	jobDone
+	jobAbandoned
+)
+
+// take moves a queued job to running, for the caller to run; false when
+// it was taken before or abandoned.
+func (j *job) take() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state != jobQueued {
+		return false
+	}
+	j.state = jobRunning
+	return true
+}
+
+// ready reports whether the job was written, successfully or not.
+func (j *job) ready() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.state == jobDone
+}
+
+// abandon stops the job: a queued one never runs, a running one's
+// summarizer call is cancelled. It reports the state the job was in.
+func (j *job) abandon() jobState {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	was := j.state
+	switch was {
+	case jobQueued:
+		j.state = jobAbandoned
+		j.fresh = nil
+		close(j.done)
+	case jobRunning:
+		if j.cancel != nil {
+			j.cancel()
+		}
+	}
+	return was
+}
+
+// aheadJobs are the summaries a window writes ahead, by the key of their
+// conversation.
+type aheadJobs struct {
+	mu    sync.Mutex
+	convs map[Key]*aheadConv
+	swept time.Time
+}
+
+type aheadConv struct {
+	jobs []*job // the newest last
+	seen time.Time
+}
+
+// jobsOf returns the jobs of the conversation k, marking it seen at now.
+func (a *aheadJobs) jobsOf(k Key, now time.Time) []*job {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.convs[k]
+	if c == nil {
+		return nil
+	}
+	c.seen = now
+	return append([]*job(nil), c.jobs...)
+}
+
+// add adds j to its conversation and returns the conversations forgotten
+// to make room, or idle too long, whose jobs are to be abandoned.
+func (a *aheadJobs) add(j *job, now time.Time) []*job {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.convs == nil {
+		a.convs = map[Key]*aheadConv{}
+	}
+	c := a.convs[j.key]
+	if c == nil {
+		c = &aheadConv{}
+		a.convs[j.key] = c
+	}
+	c.jobs, c.seen = append(c.jobs, j), now
+	var dropped []*job
+	if len(a.convs) > aheadConversations || now.Sub(a.swept) > time.Minute {
+		a.swept = now
+		var oldest Key
+		var oldestSeen time.Time
+		for k, c := range a.convs {
+			if now.Sub(c.seen) > aheadIdle {
+				dropped = append(dropped, c.jobs...)
+				delete(a.convs, k)
+				continue
+			}
+			if oldestSeen.IsZero() || c.seen.Before(oldestSeen) {
+				oldest, oldestSeen = k, c.seen
+			}
+		}
+		if len(a.convs) > aheadConversations {
+			dropped = append(dropped, a.convs[oldest].jobs...)
+			delete(a.convs, oldest)
+		}
+	}
+	return dropped
+}
+
+// remove removes j from its conversation.
+func (a *aheadJobs) remove(j *job) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.convs[j.key]
+	if c == nil {
+		return
+	}
+	for i, x := range c.jobs {
+		if x == j {
+			c.jobs = append(c.jobs[:i:i], c.jobs[i+1:]...)
+			break
+		}
+	}
+	if len(c.jobs) == 0 {
+		delete(a.convs, j.key)
+	}
+}
+
+// takeAll removes and returns the jobs of conversation k (all of them
+// when k is nil).
+func (a *aheadJobs) takeAll(k *Key) []*job {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []*job
+	for key, c := range a.convs {
+		if k == nil || key == *k {
+			out = append(out, c.jobs...)
+			delete(a.convs, key)
+		}
+	}
+	return out
+}
+
+// newHolder returns a random name for this window in the claims of a
+// shared store.
+func newHolder() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// aheadOn reports whether the summaries of ctx's request are written
+// ahead: writing ahead is on and the window not closed, the request is
+// paid for, the summarizer is
+// not the offline digest (which takes microseconds) and the payer's
+// breaker is not resting (the fallback then writes at once).
+func (w *Window) aheadOn(ctx context.Context) bool {
+	return w.ahead > 0 && !w.closed.Load() && !unpaid(ctx) && w.sum != Summarizer(w.digest) && !w.breakerResting(payerOf(ctx))
+}
+
+// near reports whether h is within Ahead requests of a trigger: of the
+// count trigger at two messages a request, of a token trigger at the size
+// of its recent messages.
+func (w *Window) near(h []processor.Message) bool {
+	if w.maxMessages > 0 && len(h)+2*w.ahead > w.maxMessages {
+		return true
+	}
+	return w.tokenTrigger > 0 && w.count(h)+w.ahead*2*perMessage(w, h) > w.tokenTrigger
+}
+
+// perMessage returns the mean tokens (the tail's count) of h's last ten
+// messages: how fast the history grows.
+func perMessage(w *Window, h []processor.Message) int {
+	recent := h[max(0, len(h)-10):]
+	if len(recent) == 0 {
+		return 1
+	}
+	return max(1, w.countTail(recent)/len(recent))
+}
+
+// overHard reports whether h is past a hard limit: a request must not go
+// out uncompacted.
+func (w *Window) overHard(h []processor.Message) bool {
+	if w.hardMessages > 0 && len(h) > w.hardMessages {
+		return true
+	}
+	return w.hardTokens > 0 && w.count(h) > w.hardTokens
+}
+
+// projected returns the cut the next compaction of h will make, as far as
+// h tells, the same for every request of a conversation until that
+// compaction: with the count trigger, the tail rule applied to the
+// history as it is when the trigger first fires, growing two messages a
+// request (a call and its return); with a token trigger, the tail that
+// fits in half of it once the history has grown to it. When that cut
+// would leave h over a trigger (the history has grown well past it), or
+// the tail is one of user turns, it is the cut a compaction makes now.
+func (w *Window) projected(h []processor.Message) cut {
+	c := w.split(h, false)
+	if w.keepTurns > 0 {
+		return c
+	}
+	p := c
+	switch {
+	case w.maxMessages > 0:
+		// The first length past MaxMessages that a history growing by two
+		// messages a request from h's length reaches, or reached.
+		at := len(h) + 2*((w.maxMessages+2-len(h))/2)
+		if len(h) > w.maxMessages {
+			at = len(h) - 2*((len(h)-w.maxMessages-1)/2)
+		}
+		p.start = backToPair(h, max(c.head, at-w.keep), c.head)
+	case w.tokenTrigger > 0:
+		// The tail keeps its last KeepMessages, shortened to fit in half
+		// the trigger: the history will have grown by what the trigger
+		// leaves, at the size of its messages so far.
+		growth := max(0, w.tokenTrigger-w.count(h))
+		if len(h) <= c.head {
+			return c
+		}
+		at := len(h) + 2*((growth/perMessage(w, h)+1)/2)
+		p.start = backToPair(h, max(c.head, at-w.keep), c.head)
+		if p.start < len(h) {
+			p.start = max(p.start, w.shrink(h, p.start, len(h)-1, max(0, w.tokenTrigger/2-growth)))
+		}
+	}
+	switch {
+	case !w.triggered(h) && p.start >= len(h):
+		// Not known yet: the span will end past what h holds.
+		p.start = len(h)
+	case w.triggered(h) && (p.start >= len(h) || !w.usable(view{msgs: h}, p)):
+		return c
+	}
+	return p
+}
+
+// plan is what a compaction of a view at a cut replaces and summarizes.
+type plan struct {
+	cut
+	clearEnd  int // the tail's outputs to clear are h[start:clearEnd]
+	covered   int // messages the marker stands for after the head, in the input history
+	cleared   int // messages cleared after them
+	prev      string
+	prevFacts string
+	fresh     []processor.Message // the messages to summarize, then the cleared ones
+	summed    int                 // how many of fresh the summarizer is given (the cleared ones are after)
+	replaced  int                 // characters the marker replaces, clearing's saving included
+}
+
+// end returns where the plan's span ends in the input history.
+func (p plan) end() int { return p.head + p.covered + p.cleared }
+
+// planAt returns the compaction of the view v at c, clearing the tail's
+// old outputs when clear is set.
+func (w *Window) planAt(ctx context.Context, v view, c cut, clear bool) plan {
+	h := v.msgs
+	p := plan{cut: c, clearEnd: c.start}
+	if clear {
+		p.clearEnd = w.clearEnd(h, c.start)
+	}
+	p.prev, p.prevFacts, p.fresh, p.replaced = w.sortMiddle(ctx, h[c.head:c.start])
+	p.summed = len(p.fresh)
+	for i := c.start; i < p.clearEnd; i++ {
+		p.fresh = append(p.fresh, h[i])
+		if parts := summary.ClearParts(h[i].Parts, w.recall, nil); parts != nil {
+			cleared := h[i]
+			cleared.Parts = parts
+			p.replaced += processor.Chars(h[i]) - processor.Chars(cleared)
+		}
+	}
+	p.covered = c.middle()
+	p.cleared = p.clearEnd - c.start
+	if v.span != nil && v.span.Count > 0 {
+		p.covered += v.span.Count - 1 // the view's marker stands for them
+	}
+	return p
+}
+
+// digestOf returns the content digest of msgs.
+func digestOf(msgs []processor.Message) Digest {
+	h := newHasher(false)
+	for i := range msgs {
+		h.message(&msgs[i])
+	}
+	return h.sum()
+}
+
+// prepare starts writing, in the background, the summary of the span the
+// next compaction of v will replace, unless it is being written or was
+// written already (here, or by another process sharing the store), or v
+// is not near a trigger.
+func (w *Window) prepare(ctx context.Context, history []processor.Message, v view) {
+	if !w.aheadOn(ctx) || !w.near(v.msgs) {
+		return
+	}
+	w.prepareAt(ctx, history, v, w.projected(v.msgs), false)
+}
+
+// prepareAt starts writing, in the background, the summary of the span
+// of v at c, unless it is being written or was written already; a
+// committed one is used when ready whatever the compaction's cut by then
+// (see job.committed).
+func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v view, c cut, committed bool) {
+	h := v.msgs
+	if c.middle() < 2 || c.start >= len(h) {
+		return
+	}
+	p := w.planAt(ctx, v, c, false)
+	if len(p.fresh) == 0 || p.replaced <= w.framing {
+		return // only markers, whose merging costs nothing, or too little to replace
+	}
+	k := w.storeKey(ctx, v, history, c.head)
+	end := p.end()
+	last := w.keys.key("", history[end-1:end])
+	now := w.now()
+	for _, j := range w.jobs.jobsOf(k, now) {
+		if j.head == c.head && j.count == p.covered && j.last == last {
+			return // being written, or written
+		}
+		// One whose cut is close enough to this one's will do: the
+		// projection of a token trigger moves a little as the history
+		// grows.
+		if js := startIn(v, c.head, j.count); j.head == c.head && js >= 0 && js < len(h) && !w.tooEarly(h, js, c.start) {
+			return
+		}
+	}
+	for _, s := range v.prepared {
+		if s.Count == p.covered && s.Last == last {
+			return // written by another process
+		}
+	}
+	d := digestOf(history[:end])
+	if cl, ok := w.store.(Claimer); ok {
+		mine, err := cl.Claim(ctx, d, w.holder, w.claimTTL)
+		if err != nil {
+			w.storeFailed(ctx, "claim", err)
+			return
+		}
+		if !mine {
+			return // another process writes it
+		}
+	}
+	facts := w.factsOf(p.fresh, p.prevFacts, p.replaced)
+	fresh := w.clipForSummary(p.fresh)
+	j := &job{
+		key: k, digest: d, head: c.head, count: p.covered, last: last, prev: p.prev,
+		fresh: fresh, budget: p.replaced - len(facts) - 2, input: summaryInput(fresh, p.prev),
+		values: context.WithoutCancel(ctx), queued: now, done: make(chan struct{}), committed: committed,
+	}
+	for _, old := range w.jobs.add(j, now) {
+		w.drop(old, "idle")
+	}
+	w.emit(ctx, EventAheadStarted, Event{
+		MessagesBefore: len(h), TokensBefore: w.countTail(h),
+		Summarized: len(fresh), SummaryInput: j.input, From: c.head, To: c.head + p.covered,
+		Key: k, Span: d,
+	})
+	if !w.runner().Go(payerOf(ctx), func(rctx context.Context) { w.runJob(rctx, j) }) {
+		// No room: the compaction writes it when it comes.
+		j.abandon()
+		w.jobs.remove(j)
+		w.release(ctx, d)
+		w.emit(ctx, EventAheadWasted, Event{Reason: "queue full", Key: k, Span: d})
+	}
+}
+
+// summaryInput returns the characters a summarizer is given for fresh and
+// prev.
+func summaryInput(fresh []processor.Message, prev string) int {
+	n := len(prev)
+	for _, m := range fresh {
+		n += processor.Chars(m)
+	}
+	return n
+}
+
+// runJob writes j's summary when nobody took it before (a request that
+// could not wait), under the runner's rctx: a job that waited longer than
+// a conversation stays idle is abandoned.
+func (w *Window) runJob(rctx context.Context, j *job) {
+	if !j.take() {
+		return
+	}
+	if rctx.Err() != nil || w.now().Sub(j.queued) > aheadIdle {
+		w.giveUp(j)
+		return
+	}
+	w.write(rctx, j)
+}
+
+// giveUp ends a job taken from the queue without writing it.
+func (w *Window) giveUp(j *job) {
+	j.mu.Lock()
+	j.state = jobAbandoned
+	j.fresh = nil
+	close(j.done)
+	j.mu.Unlock()
+	w.jobs.remove(j)
+	w.release(j.values, j.digest)
+	w.emit(j.values, EventAheadWasted, Event{Reason: "abandoned", Key: j.key, Span: j.digest})
+}
+
+// write writes j's summary, j taken by the caller, within the runner's
+// rctx (or a waiting request's context), paid as the request that started
+// it: the summarizer is called with that request's values. It saves the
+// summary as a prepared span and keeps the job's claim alive meanwhile.
+func (w *Window) write(rctx context.Context, j *job) {
+	ctx, cancel := context.WithCancel(j.values)
+	stop := context.AfterFunc(rctx, cancel)
+	defer stop()
+	defer cancel()
+	j.mu.Lock()
+	j.cancel = cancel
+	j.mu.Unlock()
+	renewed := w.keepClaim(ctx, j.digest)
+	defer renewed()
+
+	began := w.now()
+	mctx, meter := processor.WithUsageMeter(ctx)
+	prose, f := w.ask(mctx, j.fresh, j.prev, j.budget)
+	usage, _ := meter.Usage()
+	canceled := ctx.Err() != nil
+	if f == nil && !canceled {
+		sp := Span{Head: j.head, Count: j.count, Digest: j.digest, Last: j.last, Summary: prose, Prepared: true}
+		if err := w.store.Save(ctx, j.key, sp); err != nil {
+			w.storeFailed(ctx, "save", err)
+		}
+	}
+	w.release(j.values, j.digest)
+
+	j.mu.Lock()
+	j.prose, j.failure, j.usage, j.took = prose, f, usage, w.now().Sub(began)
+	j.fresh, j.cancel = nil, nil
+	if canceled {
+		j.state = jobAbandoned
+	} else {
+		j.state = jobDone
+	}
+	close(j.done)
+	j.mu.Unlock()
+
+	ev := Event{Duration: j.took, SummarizerUsage: usage, SummaryInput: j.input, Key: j.key, Span: j.digest,
+		From: j.head, To: j.head + j.count, SummaryChars: len(prose)}
+	switch {
+	case canceled:
+		w.jobs.remove(j)
+		ev.Reason = "abandoned"
+		w.emit(j.values, EventAheadWasted, ev)
+	case f != nil:
+		ev.Err, ev.Reason = f.err, f.reason
+		w.emit(j.values, EventAheadFinished, ev)
+	default:
+		w.emit(j.values, EventAheadFinished, ev)
+	}
+}
+
+// keepClaim renews the claim on d while ctx lasts, when the store has
+// claims; the function it returns stops it.
+func (w *Window) keepClaim(ctx context.Context, d Digest) func() {
+	cl, ok := w.store.(Claimer)
+	if !ok {
+		return func() {}
+	}
+	every := max(w.claimTTL/3, time.Millisecond)
+	t := time.NewTicker(every)
+	done := make(chan struct{})
+	go func() {
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				if _, err := cl.Claim(ctx, d, w.holder, w.claimTTL); err != nil && ctx.Err() == nil {
+					w.storeFailed(ctx, "claim", err)
+				}
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// release releases this window's claim on d, when the store has claims.
+func (w *Window) release(ctx context.Context, d Digest) {
+	cl, ok := w.store.(Claimer)
+	if !ok {
+		return
+	}
+	if err := cl.Release(context.WithoutCancel(ctx), d, w.holder); err != nil {
+		w.storeFailed(ctx, "claim", err)
+	}
+}
+
+// drop abandons j, unused, reporting the summarizer input it cost when it
+// was written.
+func (w *Window) drop(j *job, reason string) {
+	was := j.abandon()
+	if was == jobQueued {
+		w.release(j.values, j.digest)
+	}
+	j.mu.Lock()
+	used, input := j.used, 0
+	if was == jobDone && j.failure == nil {
+		input = j.input
+	}
+	j.mu.Unlock()
+	if used || was == jobAbandoned {
+		return
+	}
+	w.emit(j.values, EventAheadWasted, Event{Reason: reason, SummaryInput: input, Key: j.key, Span: j.digest,
+		From: j.head, To: j.head + j.count})
+}
+
+// ready is a summary written ahead that a compaction can use: the
+// summarizer's prose, or why it could not write one.
+type ready struct {
+	span    Span // Head, Count, Digest of the prepared span
+	prose   string
+	failure *failure
+	usage   processor.Usage
+	job     *job // nil when another process wrote it
+}
+
+// startIn returns where, in the view v, the tail begins after a prepared
+// span of count messages after the head (in the input history); -1 when
+// the span does not fold in the view's marker.
+func startIn(v view, head, count int) int {
+	if v.span == nil || v.span.Count == 0 {
+		return head + count
+	}
+	if count <= v.span.Count {
+		return -1
+	}
+	return head + 1 + count - v.span.Count
+}
+
+// validCut reports whether a compaction of h at c gives a valid history,
+// with at least two messages compacted and a tail of two.
+func validCut(h []processor.Message, c cut) bool {
+	return c.middle() >= 2 && c.start <= len(h)-2 && !answers(h[c.start])
+}
+
+// usable reports whether a compaction of v at c gives a valid history
+// under the triggers (see validCut).
+func (w *Window) usable(v view, c cut) bool {
+	h := v.msgs
+	if !validCut(h, c) {
+		return false
+	}
+	n := c.head + 1 + len(h) - c.start
+	if w.maxMessages > 0 && n > w.maxMessages {
+		return false
+	}
+	return w.tokenTrigger == 0 || w.countTail(h[:c.head])+w.countTail(h[c.start:]) <= w.tokenTrigger
+}
+
+// tooEarly reports whether a cut of h at start, before the compaction's
+// own cut at want, would keep too much more than it in the tail: more than
+// one request's call and return with the count trigger, more than an
+// eighth of the token trigger's tokens with a token trigger. The next
+// compaction would come that much sooner.
+func (w *Window) tooEarly(h []processor.Message, start, want int) bool {
+	if start >= want {
+		return false
+	}
+	if w.tokenTrigger > 0 && w.maxMessages <= 0 {
+		return w.countTail(h[start:want]) > w.tokenTrigger/8
+	}
+	return want-start > 2
+}
+
+// readyFor returns the summaries written ahead for v, its head ending at
+// c.head, that a compaction can use now, the best first (the one whose
+// tail is closest to c's, shorter tails last), and the jobs still being
+// written for it.
+func (w *Window) readyFor(ctx context.Context, history []processor.Message, v view, c cut, k Key) (found []ready, writing []*job) {
+	type cand struct {
+		r     ready
+		start int
+	}
+	var cands []cand
+	// A summary written ahead whose cut is too early is not used: the
+	// next compaction would come too soon. One started when the
+	// compaction was due, here or in another process (whose span the
+	// store holds), is.
+	mine := map[Digest]bool{}
+	// A summary that came too late to bring the history under the
+	// triggers is used all the same: it shortens what would otherwise go
+	// out whole, and the next compaction, due at once, folds it in.
+	add := func(r ready, close bool) {
+		start := startIn(v, c.head, r.span.Count)
+		if start < 0 || r.span.Head != c.head || !validCut(v.msgs, cut{head: c.head, start: start}) || (close && w.tooEarly(v.msgs, start, c.start)) {
+			return
+		}
+		end := c.head + r.span.Count
+		if end > len(history)-1 || digestOf(history[:end]) != r.span.Digest {
+			return
+		}
+		cands = append(cands, cand{r, start})
+	}
+	for _, j := range w.jobs.jobsOf(k, w.now()) {
+		if j.head != c.head {
+			continue
+		}
+		mine[j.digest] = true
+		if !j.ready() {
+			start := startIn(v, c.head, j.count)
+			j.mu.Lock()
+			if start >= 0 && validCut(v.msgs, cut{head: c.head, start: start}) && (j.committed || !w.tooEarly(v.msgs, start, c.start)) {
+				// The compaction waits for it: it is used when ready,
+				// however the requests deferred meanwhile move the cut.
+				j.committed = true
+				writing = append(writing, j)
+			}
+			j.mu.Unlock()
+			continue
+		}
+		j.mu.Lock()
+		r := ready{span: Span{Head: j.head, Count: j.count, Digest: j.digest}, prose: j.prose, failure: j.failure, usage: j.usage, job: j}
+		committed := j.committed
+		j.mu.Unlock()
+		add(r, !committed)
+	}
+	for _, s := range v.prepared {
+		if !mine[s.Digest] {
+			add(ready{span: s, prose: s.Summary}, false)
+		}
+	}
+	// The closest to the compaction's own cut first, a longer tail before
+	// a shorter one at the same distance.
+	dist := func(x cand) int {
+		if x.start <= c.start {
+			return 2 * (c.start - x.start)
+		}
+		return 2*(x.start-c.start) + 1
+	}
+	for i := 1; i < len(cands); i++ {
+		for j := i; j > 0 && dist(cands[j]) < dist(cands[j-1]); j-- {
+			cands[j], cands[j-1] = cands[j-1], cands[j]
+		}
+	}
+	for _, x := range cands {
+		found = append(found, x.r)
+	}
+	return found, writing
+}
+
+// await waits for j to be written, writing it itself when nobody took it
+// yet; false when ctx ended first or the job was abandoned.
+func (w *Window) await(ctx context.Context, j *job) (ready, bool) {
+	if j.take() {
+		w.write(ctx, j)
+	}
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		return ready{}, false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state != jobDone {
+		return ready{}, false
+	}
+	return ready{span: Span{Head: j.head, Count: j.count, Digest: j.digest}, prose: j.prose, failure: j.failure, usage: j.usage, job: j}, true
+}
+
+// awaitClaimed waits, while another process holds the claim on the
+// summary of the projected span of v, for that summary to appear in the
+// store; it returns it, or false when the claim ran out unanswered (this
+// window then holds it) or ctx ended.
+func (w *Window) awaitClaimed(ctx context.Context, history []processor.Message, v view, c cut, k Key) (ready, bool) {
+	cl, ok := w.store.(Claimer)
+	if !ok {
+		return ready{}, false
+	}
+	pc := w.projected(v.msgs)
+	if pc.head != c.head {
+		return ready{}, false
+	}
+	p := w.planAt(ctx, v, pc, false)
+	end := p.end()
+	if end > len(history)-1 {
+		return ready{}, false
+	}
+	d := digestOf(history[:end])
+	last := w.keys.key("", history[end-1:end])
+	for {
+		mine, err := cl.Claim(ctx, d, w.holder, w.claimTTL)
+		if err != nil || mine {
+			if mine {
+				w.release(ctx, d)
+			}
+			return ready{}, false
+		}
+		spans, err := w.store.Spans(ctx, k, func() []Key { return []Key{last} })
+		if err != nil {
+			return ready{}, false
+		}
+		for _, s := range spans {
+			if s.Prepared && s.Digest == d && s.Head == c.head {
+				return ready{span: s, prose: s.Summary}, true
+			}
+		}
+		if !w.sleep(ctx, w.poll) {
+			return ready{}, false
+		}
+	}
+}
+
+// sleep waits for d, or until ctx ends (then it reports false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// fromAhead compacts v with a summary written ahead when one is ready,
+// or, while the history is under the hard limits, defers the compaction
+// (the history goes out as it is) and makes sure the summary is being
+// written; past them, it waits for the summary being written, here or in
+// another process. It reports false when the compaction must write its
+// summary now, in the foreground, with the time it waited already.
+func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v view, c cut) ([]processor.Message, bool, time.Duration, error) {
+	k := w.storeKey(ctx, v, history, c.head)
+	found, writing := w.readyFor(ctx, history, v, c, k)
+	if len(found) > 0 {
+		return w.applyReady(ctx, history, v, k, found[0], 0), true, 0, nil
+	}
+	h := v.msgs
+	if !w.overHard(h) {
+		if len(writing) == 0 && w.aheadOn(ctx) {
+			// The span projected before the trigger, while it is still
+			// usable: the one another process may be writing.
+			w.prepareAt(ctx, history, v, w.projected(h), true)
+		}
+		w.emit(ctx, EventDeferred, Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Key: k})
+		return h, true, 0, nil
+	}
+	began := w.now()
+	for _, j := range writing {
+		if r, ok := w.await(ctx, j); ok {
+			return w.applyReady(ctx, history, v, k, r, w.now().Sub(began)), true, 0, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, true, 0, err
+		}
+	}
+	if r, ok := w.awaitClaimed(ctx, history, v, c, k); ok {
+		return w.applyReady(ctx, history, v, k, r, w.now().Sub(began)), true, 0, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, true, 0, err
+	}
+	return nil, false, w.now().Sub(began), nil
+}
+
+// applyReady compacts v with the summary r written ahead, after waiting
+// waited for it: the marker holds r's prose with the facts of what it
+// replaces, or, when the summarizer could not write a summary that fits,
+// the fallback's (written now). It saves the span, abandons the
+// conversation's other summaries written ahead, and reports the
+// compaction.
+func (w *Window) applyReady(ctx context.Context, history []processor.Message, v view, k Key, r ready, waited time.Duration) []processor.Message {
+	head := r.span.Head
+	c := cut{head: head, start: startIn(v, head, r.span.Count)}
+	p := w.planAt(ctx, v, c, true)
+	h := v.msgs
+	ev := Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Summarized: p.summed}
+	w.emit(ctx, EventStarted, ev)
+	began := w.now()
+
+	facts := w.factsOf(p.fresh, p.prevFacts, p.replaced)
+	sum, f := "", r.failure
+	if f == nil {
+		sum = summary.WithFacts(r.prose, facts)
+		if !w.fits(strings.TrimSpace(sum), p.replaced) {
+			f = &failure{err: ErrSummaryTooLarge, reason: "summary too large"}
+		}
+	}
+	if f != nil {
+		// The fallback writes it now: the offline digest takes
+		// microseconds.
+		sum, f = w.complete(ctx, w.clipForSummary(p.fresh), p.prev, p.replaced-len(facts)-2, false, f)
+		if sum != "" {
+			sum = summary.WithFacts(sum, facts)
+		}
+	}
+	if sum == "" {
+		// Nothing fits: send the history as it is.
+		failed := ev
+		failed.MessagesAfter, failed.TokensAfter = len(h), ev.TokensBefore
+		failed.Err, failed.Reason = f.err, f.reason
+		w.emit(ctx, EventFailed, failed)
+		return h
+	}
+	out := make([]processor.Message, 0, head+1+len(h)-c.start)
+	out = append(out, h[:head]...)
+	out = append(out, w.marker(sum))
+	out = w.appendCleared(out, h[c.start:p.clearEnd])
+	out = append(out, h[p.clearEnd:]...)
+	w.memo.trust(w.memo.ref(sum))
+	end := p.end()
+	d := r.span.Digest
+	if p.cleared > 0 {
+		d = digestOf(history[:end])
+	}
+	fallback := (f != nil && f.retry) || (v.span != nil && v.span.Fallback)
+	w.save(ctx, k, history, Span{Head: head, Count: p.covered, Cleared: p.cleared, Digest: d, Summary: sum, Fallback: fallback})
+	if r.job != nil {
+		r.job.mu.Lock()
+		r.job.used = true
+		r.job.mu.Unlock()
+	}
+	for _, j := range w.jobs.takeAll(&k) {
+		if j != r.job {
+			w.drop(j, "superseded")
+		}
+	}
+
+	ev.MessagesAfter, ev.TokensAfter = len(out), w.countTail(out)
+	ev.SummaryChars, ev.Fallback = len(sum), f != nil
+	ev.Summary, ev.Replaced = sum, w.describe(h[head:c.start])
+	ev.From, ev.To, ev.Key, ev.Span = head, head+p.covered, k, d
+	ev.SummarizerUsage, ev.Prepared, ev.Waited = r.usage, true, waited
+	if f != nil {
+		failed := ev
+		failed.Err, failed.Reason = f.err, f.reason
+		w.emit(ctx, EventFailed, failed)
+	}
+	ev.Duration = waited + w.now().Sub(began)
+	w.emit(ctx, EventFinished, ev)
+	return out
+}
+
+// runner returns the window's Runner, starting its own Pool on first use.
+func (w *Window) runner() Runner {
+	if w.background != nil {
+		return w.background
+	}
+	w.poolOnce.Do(func() { w.pool = NewPool(w.poolOpts) })
+	return w.pool
+}
+
+// Close abandons the summaries the window is writing ahead, or waits for
+// them until ctx ends when they are running, and stops the Pool the
+// window started for itself (not a Runner given in Options.Background,
+// which its owner closes). Nothing half-written is saved: a summary is
+// saved whole or not at all. The window still works after Close, writing
+// its summaries in the foreground.
+func (w *Window) Close(ctx context.Context) error {
+	w.closed.Store(true)
+	var err error
+	if w.background == nil {
+		w.poolOnce.Do(func() {}) // no pool is started after this
+		if w.pool != nil {
+			err = w.pool.Close(ctx)
+		}
+	}
+	for _, j := range w.jobs.takeAll(nil) {
+		w.drop(j, "closed")
+	}
+	return err
+}
