@@ -100,24 +100,7 @@ func oneFile(cmd string, args []string) (string, error) {
 	case 1:
 		return args[0], nil
 	}
-	for _, a := range args[1:] {
-		if strings.HasPrefix(a, "-") && a != "-" {
-			return "", usagef("%s: flags go before FILE: abridge %s %s %s", cmd, cmd, shellJoin(args[1:]), shellJoin(args[:1]))
-		}
-	}
 	return "", usagef("%s: want one FILE, got %d arguments: %s", cmd, len(args), strings.Join(args, " "))
-}
-
-// shellJoin joins args with spaces, quoting those a shell would split.
-func shellJoin(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?;&|<>()") {
-			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(out, " ")
 }
 
 // historyCommand does what every command taking one history FILE does
