@@ -50,7 +50,7 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 
 		s, kind := env.cfg.NewWindowSummarizer(env.logger)
 		if kind != config.SummarizerLLM {
-			c.noteDigest(env, "")
+			s = c.digestNoted(env, s, "")
 		}
 		hint := fmt.Sprintf("the digest takes over after %s", env.cfg.SummaryTimeout)
 		events := windowEvents{on: func(ev window.Event) { wait.follow(ev, hint) }}
