@@ -125,9 +125,9 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err != nil {
 		return fmt.Errorf("serve: %s: %w", config.EnvAnthropicBaseURL, err)
 	}
-	store, err := session.Open(ctx, cfg.SessionDB, logger)
+	store, err := openStore(ctx, cfg.SessionDB, logger, true)
 	if err != nil {
-		return fmt.Errorf("serve: %s: %w", envSession, err) // "open session store: …"
+		return fmt.Errorf("serve: %w", err)
 	}
 	defer store.Close()
 
