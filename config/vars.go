@@ -357,7 +357,7 @@ var variables = []variable{
 	{
 		Variable: Variable{
 			Group: GroupSession, Name: Prefix + "SESSION_DB", Default: "(a SQLite file)", Accepted: "a file path, sqlite:PATH, a postgres:// or postgresql:// URL, or a PostgreSQL keyword/value string (host=… dbname=…; anything starting with a word and =) (no other scheme, no :memory: or file: URI)",
-			Description: "Where sessions are stored, and the summaries abridge serve writes (replicas on one PostgreSQL database share them). A password in it is never printed or logged.",
+			Description: "Where sessions are stored, and the summaries abridge serve writes (replicas on one PostgreSQL database share them). A SQLite file's directory must exist, unless it is abridge's default one, which is created. A password in it is never printed or logged.",
 		},
 		field: "SessionDB", kind: "a string", dsn: true,
 		show: func(c *Config) string { return c.SessionDB },

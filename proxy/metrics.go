@@ -50,7 +50,10 @@ type Metrics struct {
 //
 //   - abridge_requests_total{route, code}: requests served, by route
 //     (the wire API: "chat", "responses", "messages", or "other") and
-//     HTTP status;
+//     the HTTP status the client was sent, the status of the request's
+//     log line: a stream cut after its 200 was sent counts as a 200 (and
+//     in abridge_upstream_errors_total), a whole answer cut short as the
+//     502 or 504 the client was answered;
 //   - abridge_request_duration_seconds{route}: time to serve a request,
 //     the upstream's answer included;
 //   - abridge_processing_duration_seconds: abridge's own time on a chat
@@ -72,7 +75,10 @@ type Metrics struct {
 //   - abridge_upstream_errors_total{reason}: "connection" (no answer),
 //     "timeout" (no complete answer in time, a stream cut off included),
 //     "reset" (the answer broke off: the connection reset, or fewer bytes
-//     than announced), "status_5xx";
+//     than announced), "status_5xx". Each answer that broke off counts
+//     once: its log line says error upstream_reset or upstream_timeout
+//     when the client was answered 502 or 504 for it, answer_cut_off with
+//     the same code when its status had been sent on;
 //   - abridge_compactions_total{result}: compactions by the window:
 //     "summarized", "fallback" (the digest stood in), "shared" (a
 //     concurrent request's summary reused), "skipped" (no smaller summary),

@@ -97,8 +97,8 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 			// interrupt ends the chat then.
 			_, err := ch.interruptible(ctx, func(ctx context.Context) error {
 				var err error
-				if store, err = session.Open(ctx, env.cfg.SessionDB, env.logger); err != nil {
-					return fmt.Errorf("chat: %s: %w", envSession, err) // "open session store: …"
+				if store, err = openStore(ctx, env.cfg.SessionDB, env.logger, true); err != nil {
+					return fmt.Errorf("chat: %w", err)
 				}
 				if sess, err = store.Session(ctx, *name); err != nil {
 					return fmt.Errorf("chat: session %q: %w", *name, err)

@@ -88,7 +88,6 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			opts.Model = env.cfg.NewSummaryModel(env.logger)
 		} else {
 			opts.Summarizer = replay.SummarizerDigest
-			c.noteDigest(env, "")
 		}
 		var report *replay.Report
 		if len(args) > 0 {
@@ -107,6 +106,9 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 				which = fmt.Sprintf("none of the %d transcripts has an assistant message", n)
 			}
 			return fmt.Errorf("replay: nothing replayed: %s, and a request is replayed before each one", which)
+		}
+		if opts.Summarizer == replay.SummarizerDigest && report.Total.SummarizerCalls > 0 {
+			c.noteDigest(env, "")
 		}
 		for _, r := range report.Results {
 			if r.Requests == 0 {

@@ -38,8 +38,7 @@ func TestReplayShippedOffline(t *testing.T) {
 	if !strings.Contains(r.stdout, "digest") {
 		t.Errorf("table does not say the digest summarized:\n%s", r.stdout)
 	}
-	want := "abridge: no model endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL): summarizing with the offline digest\n"
-	if r.stderr != want {
+	if want := digestNote + "\n"; r.stderr != want {
 		t.Errorf("stderr = %q, want %q", r.stderr, want)
 	}
 }

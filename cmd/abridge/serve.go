@@ -48,6 +48,18 @@ Responses request naming previous_response_id passes untouched. A body
 that is not JSON, has no history or holds an invalid one is answered 400,
 in its API's error shape, and sent nowhere.
 
+A whole (not streamed) answer to a chat, responses or messages request is
+read before its status is sent on, up to 8 MiB: one the upstream cuts
+short is answered 502 upstream_reset (504 upstream_timeout once
+ABRIDGE_SERVE_TIMEOUT passes) in its API's error shape, and its log line
+and abridge_requests_total say 502 (504), the line with
+error=upstream_reset (upstream_timeout). A stream cut mid-event was sent
+its 200: its client sees the connection end, its log line says status 200
+and answer_cut_off=upstream_reset (or upstream_timeout), and
+abridge_requests_total counts a 200. Either cut counts once in
+abridge_upstream_errors_total (reason reset or timeout), and is logged at
+warn as "proxy: answer cut off" with its reason and the read's error.
+
 Summaries are kept in the session database (ABRIDGE_SESSION_DB: a SQLite
 file by default, or a PostgreSQL URL that several replicas share) and found
 by content, or by the conversation named in an optional
@@ -76,7 +88,11 @@ held at once take at most ABRIDGE_SERVE_BODY_MEMORY_MB (past it a body
 waits, then gets 503). ABRIDGE_SUMMARY_TIMEOUT must be shorter than
 ABRIDGE_SERVE_TIMEOUT. SIGTERM or Ctrl-C stops it after the requests in flight
 have finished (ABRIDGE_SERVE_SHUTDOWN_TIMEOUT at most). Logs go to stderr at
-ABRIDGE_LOG_LEVEL (info unless set); no header is ever logged.`,
+ABRIDGE_LOG_LEVEL (info unless set), a line per request (method, path,
+status, duration, sizes before and after, error, answer_cut_off); no line
+repeats a key, and no header is ever logged. A SQLite ABRIDGE_SESSION_DB
+in a directory that does not exist is an error, unless it is abridge's
+default directory, which is created.`,
 	env:      []config.Group{config.GroupServe, config.GroupSession, config.GroupModel, config.GroupProcessors, config.GroupLog},
 	logLevel: "info",
 	flags:    serveFlags,
@@ -125,9 +141,9 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err != nil {
 		return fmt.Errorf("serve: %s: %w", config.EnvAnthropicBaseURL, err)
 	}
-	store, err := session.Open(ctx, cfg.SessionDB, logger)
+	store, err := openStore(ctx, cfg.SessionDB, logger, true)
 	if err != nil {
-		return fmt.Errorf("serve: %s: %w", envSession, err) // "open session store: …"
+		return fmt.Errorf("serve: %w", err)
 	}
 	defer store.Close()
 
