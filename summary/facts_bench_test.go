@@ -21,6 +21,20 @@ func factsFilesB(tb testing.TB) []string {
 	return files
 }
 
+// trimmedHistory loads a transcript as the window gets it in the default
+// chain: its old tool outputs trimmed.
+func trimmedHistory(tb testing.TB, file string) []processor.Message {
+	h, err := model.LoadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h, err = trimtools.New(trimtools.Options{}).Process(context.Background(), h)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
 // factsSpan is about the mean number of messages the window's compactions
 // summarize in the replay of the shared transcripts (3,733 in 201).
 const factsSpan = 19
@@ -34,15 +48,7 @@ func BenchmarkFacts(b *testing.B) {
 	f := summary.NewFacts(summary.FactsOptions{})
 	var spans [][]processor.Message
 	for _, file := range factsFilesB(b) {
-		h, err := model.LoadFile(file)
-		if err != nil {
-			b.Fatal(err)
-		}
-		// What the window sees: old outputs trimmed.
-		h, err = trimtools.New(trimtools.Options{}).Process(context.Background(), h)
-		if err != nil {
-			b.Fatal(err)
-		}
+		h := trimmedHistory(b, file)
 		for from := 0; from < len(h); from += factsSpan {
 			spans = append(spans, h[from:min(len(h), from+factsSpan)])
 		}

@@ -1,0 +1,304 @@
+package summary_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/summary"
+)
+
+var (
+	updateCompare  = flag.Bool("update", false, "rewrite testdata/facts-compare.txt from the current extraction")
+	updateBaseline = flag.Bool("facts-baseline", false, "rewrite testdata/facts-baseline.json.gz from the current extraction")
+)
+
+// Files of the comparison.
+const (
+	baselineFile = "testdata/facts-baseline.json.gz"
+	compareFile  = "testdata/facts-compare.txt"
+)
+
+// compareSpan is the length of the spans the comparison cuts a transcript
+// in: about the mean of the window's compactions (see factsSpan).
+const compareSpan = factsSpan
+
+// transcriptFacts is what the comparison keeps of one transcript: its
+// SHA-256, the rolling sections of its spans (default bound), and the
+// section of the whole transcript at once with no practical bound (every
+// fact the extraction finds).
+type transcriptFacts struct {
+	SHA256   string   `json:"sha256"`
+	Sections []string `json:"sections"`
+	Whole    string   `json:"whole"`
+}
+
+// compareSets returns the transcript sets the comparison reads, by name:
+// the shared set and the validation set beside it.
+func compareSets(t *testing.T) map[string][]string {
+	dir, ok := transcripts.SharedDir()
+	if !ok {
+		t.Skipf("shared transcripts not found at %s (set %s, or run beside ../shared): skipping the comparison", dir, transcripts.EnvDir)
+	}
+	sets := map[string][]string{}
+	for name, d := range map[string]string{"shared": dir, "validation": filepath.Join(dir, "..", "validation", "openai")} {
+		files, err := filepath.Glob(filepath.Join(d, "*.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(files) == 0 {
+			t.Logf("no transcripts in %s: the %s set is left out", d, name)
+			continue
+		}
+		slices.Sort(files)
+		sets[name] = files
+	}
+	return sets
+}
+
+// factsOf computes a transcript's facts with the current extraction.
+func factsOf(t *testing.T, file string) transcriptFacts {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	h := trimmedHistory(t, file)
+	tf := transcriptFacts{SHA256: hex.EncodeToString(sum[:])}
+	f := summary.NewFacts(summary.FactsOptions{})
+	prev := ""
+	for from := 0; from < len(h); from += compareSpan {
+		s := f.Section(h[from:min(len(h), from+compareSpan)], prev, 0)
+		tf.Sections = append(tf.Sections, s)
+		_, prev = summary.SplitFacts(s)
+	}
+	tf.Whole = summary.NewFacts(summary.FactsOptions{MaxChars: 1 << 30}).Section(h, "", 0)
+	return tf
+}
+
+// TestFactsCompare computes the facts sections of the shared and
+// validation transcripts, and compares them, kind by kind, with those of
+// the baseline extraction stored in testdata/facts-baseline.json.gz: the
+// report (what each keeps, what was added and lost) must be the one in
+// testdata/facts-compare.txt, where each difference is there to be read.
+// -update rewrites the report; -facts-baseline makes the current
+// extraction the baseline. It skips when the transcripts are absent.
+func TestFactsCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the comparison reads every shared transcript: skipped with -short")
+	}
+	sets := compareSets(t)
+	current := map[string]map[string]transcriptFacts{}
+	for name, files := range sets {
+		current[name] = map[string]transcriptFacts{}
+		for _, file := range files {
+			current[name][filepath.Base(file)] = factsOf(t, file)
+		}
+	}
+	if *updateBaseline {
+		writeBaseline(t, current)
+	}
+	baseline := readBaseline(t)
+	report := compareReport(t, baseline, current)
+	if *updateCompare {
+		if err := os.WriteFile(compareFile, []byte(report), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(compareFile)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if diff := cmp.Diff(string(want), report); diff != "" {
+		t.Errorf("the facts compared with the baseline differ from %s (-want +got):\n%s", compareFile, diff)
+	}
+}
+
+func writeBaseline(t *testing.T, facts map[string]map[string]transcriptFacts) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(zw)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(facts); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(baselineFile, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readBaseline(t *testing.T) map[string]map[string]transcriptFacts {
+	f, err := os.Open(baselineFile)
+	if err != nil {
+		t.Fatalf("%v (run with -facts-baseline to write it)", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", baselineFile, err)
+	}
+	var facts map[string]map[string]transcriptFacts
+	if err := json.NewDecoder(zr).Decode(&facts); err != nil {
+		t.Fatalf("%s: %v", baselineFile, err)
+	}
+	return facts
+}
+
+// factKinds are the labels of a section's kinds, in their order.
+var factKinds = []struct {
+	label string
+	list  bool // "- " lines rather than one comma-separated line
+}{
+	{"User said:", true},
+	{"Files edited: ", false},
+	{"Files read or named: ", false},
+	{"Commands and tool calls:", true},
+	{"Errors met:", true},
+	{"Names used: ", false},
+}
+
+// sectionEntries reads a section's entries by kind (in factKinds' order).
+func sectionEntries(section string) [][]string {
+	out := make([][]string, len(factKinds))
+	_, facts := summary.SplitFacts(section)
+	kind := -1 // the kind "- " lines go to
+	for line := range strings.SplitSeq(facts, "\n") {
+		matched := false
+		for k, fk := range factKinds {
+			if fk.list && line == fk.label {
+				kind, matched = k, true
+				break
+			}
+			if rest, ok := strings.CutPrefix(line, fk.label); ok && !fk.list {
+				out[k] = append(out[k], strings.Split(rest, ", ")...)
+				kind, matched = -1, true
+				break
+			}
+		}
+		if !matched && kind >= 0 && strings.HasPrefix(line, "- ") {
+			out[kind] = append(out[kind], line[2:])
+		}
+	}
+	return out
+}
+
+// compareReport writes, for each set, the entries each extraction keeps
+// by kind (in all the rolling sections, and distinct in the whole
+// transcript's), then each transcript's entries added and lost: in the
+// whole transcript's extraction, and in its rolling sections (where an
+// entry may come or go as room is freed or taken).
+func compareReport(t *testing.T, baseline, current map[string]map[string]transcriptFacts) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Facts sections of the transcripts, the current extraction against the baseline (%s).\n", baselineFile)
+	fmt.Fprintf(&b, "Rolling sections: spans of %d messages, old tool outputs trimmed, %d characters.\n", compareSpan, summary.DefaultFactsChars)
+	fmt.Fprintf(&b, "Whole: each transcript at once, unbounded. Rewrite with: go test ./summary -run TestFactsCompare -update\n")
+	for _, set := range slices.Sorted(maps.Keys(current)) {
+		var names []string
+		for name, tf := range current[set] {
+			if old, ok := baseline[set][name]; !ok || old.SHA256 != tf.SHA256 {
+				t.Logf("%s/%s: not in the baseline, or changed since: left out", set, name)
+				continue
+			}
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		type counts struct{ keptOld, keptNew, wholeOld, wholeNew, added, lost int }
+		total := make([]counts, len(factKinds))
+		var details strings.Builder
+		sections := 0
+		for _, name := range names {
+			old, cur := baseline[set][name], current[set][name]
+			sections += len(cur.Sections)
+			oldSeen, newSeen := make([]map[string]bool, len(factKinds)), make([]map[string]bool, len(factKinds))
+			for k := range factKinds {
+				oldSeen[k], newSeen[k] = map[string]bool{}, map[string]bool{}
+			}
+			for _, s := range old.Sections {
+				for k, es := range sectionEntries(s) {
+					total[k].keptOld += len(es)
+					for _, e := range es {
+						oldSeen[k][e] = true
+					}
+				}
+			}
+			for _, s := range cur.Sections {
+				for k, es := range sectionEntries(s) {
+					total[k].keptNew += len(es)
+					for _, e := range es {
+						newSeen[k][e] = true
+					}
+				}
+			}
+			oldWhole, newWhole := sectionEntries(old.Whole), sectionEntries(cur.Whole)
+			for k, fk := range factKinds {
+				total[k].wholeOld += len(oldWhole[k])
+				total[k].wholeNew += len(newWhole[k])
+				added, lost := diffEntries(oldWhole[k], newWhole[k])
+				total[k].added += len(added)
+				total[k].lost += len(lost)
+				label := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(fk.label), ":"))
+				for _, e := range added {
+					fmt.Fprintf(&details, "%s %s, %s, whole: + %q\n", set, name, label, e)
+				}
+				for _, e := range lost {
+					fmt.Fprintf(&details, "%s %s, %s, whole: - %q\n", set, name, label, e)
+				}
+				added, lost = diffEntries(slices.Sorted(maps.Keys(oldSeen[k])), slices.Sorted(maps.Keys(newSeen[k])))
+				for _, e := range added {
+					fmt.Fprintf(&details, "%s %s, %s, sections: + %q\n", set, name, label, e)
+				}
+				for _, e := range lost {
+					fmt.Fprintf(&details, "%s %s, %s, sections: - %q\n", set, name, label, e)
+				}
+			}
+		}
+		fmt.Fprintf(&b, "\n%s: %d transcripts, %d rolling sections\n", set, len(names), sections)
+		fmt.Fprintf(&b, "%-25s %12s %12s %12s %12s %8s %8s\n", "kind", "kept before", "kept after", "whole before", "whole after", "added", "lost")
+		for k, fk := range factKinds {
+			c := total[k]
+			fmt.Fprintf(&b, "%-25s %12d %12d %12d %12d %8d %8d\n", strings.TrimSpace(fk.label), c.keptOld, c.keptNew, c.wholeOld, c.wholeNew, c.added, c.lost)
+		}
+		b.WriteString(details.String())
+	}
+	return b.String()
+}
+
+// diffEntries returns the entries of b not in a, and those of a not in b,
+// each in its list's order.
+func diffEntries(a, b []string) (added, lost []string) {
+	inA, inB := map[string]bool{}, map[string]bool{}
+	for _, e := range a {
+		inA[e] = true
+	}
+	for _, e := range b {
+		inB[e] = true
+		if !inA[e] {
+			added = append(added, e)
+		}
+	}
+	for _, e := range a {
+		if !inB[e] {
+			lost = append(lost, e)
+		}
+	}
+	return added, lost
+}
