@@ -3,6 +3,7 @@ package summary_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -44,6 +45,12 @@ type transcriptFacts struct {
 	SHA256   string   `json:"sha256"`
 	Sections []string `json:"sections"`
 	Whole    string   `json:"whole"`
+	// Written and Mentioned are the transcript's paths (see summary.Paths),
+	// Digest its offline digest: they read the same shell commands,
+	// errors and paths.
+	Written   []string `json:"written"`
+	Mentioned []string `json:"mentioned"`
+	Digest    string   `json:"digest"`
 }
 
 // compareSets returns the transcript sets the comparison reads, by name:
@@ -86,6 +93,11 @@ func factsOf(t *testing.T, file string) transcriptFacts {
 		_, prev = summary.SplitFacts(s)
 	}
 	tf.Whole = summary.NewFacts(summary.FactsOptions{MaxChars: 1 << 30}).Section(h, "", 0)
+	tf.Written, tf.Mentioned = summary.Paths(h)
+	tf.Digest, err = summary.NewDigest(summary.DigestOptions{}).Summarize(context.Background(), h, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	return tf
 }
 
@@ -203,14 +215,22 @@ func sectionEntries(section string) [][]string {
 
 // compareReport writes, for each set, the entries each extraction keeps
 // by kind (in all the rolling sections, and distinct in the whole
-// transcript's), then each transcript's entries added and lost: in the
-// whole transcript's extraction, and in its rolling sections (where an
-// entry may come or go as room is freed or taken).
+// transcript's section), the paths written and mentioned, and how many
+// digests are the same; then each transcript's entries added and lost:
+// in the whole transcript's extraction, and in its rolling sections
+// (where an entry may come or go as room is freed or taken), and the
+// transcripts whose digest changed.
 func compareReport(t *testing.T, baseline, current map[string]map[string]transcriptFacts) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Facts sections of the transcripts, the current extraction against the baseline (%s).\n", baselineFile)
 	fmt.Fprintf(&b, "Rolling sections: spans of %d messages, old tool outputs trimmed, %d characters.\n", compareSpan, summary.DefaultFactsChars)
-	fmt.Fprintf(&b, "Whole: each transcript at once, unbounded. Rewrite with: go test ./summary -run TestFactsCompare -update\n")
+	fmt.Fprintf(&b, "Whole: each transcript at once, unbounded; paths and digest of each transcript whole.\n")
+	fmt.Fprintf(&b, "Rewrite with: go test ./summary -run TestFactsCompare -update\n")
+	// The kinds compared: the facts' kinds, then the paths.
+	labels := []string{"Paths written", "Paths mentioned"}
+	for _, fk := range slices.Backward(factKinds) {
+		labels = slices.Insert(labels, 0, strings.TrimSuffix(strings.TrimSpace(fk.label), ":"))
+	}
 	for _, set := range slices.Sorted(maps.Keys(current)) {
 		var names []string
 		for name, tf := range current[set] {
@@ -222,64 +242,97 @@ func compareReport(t *testing.T, baseline, current map[string]map[string]transcr
 		}
 		slices.Sort(names)
 		type counts struct{ keptOld, keptNew, wholeOld, wholeNew, added, lost int }
-		total := make([]counts, len(factKinds))
+		total := make([]counts, len(labels))
 		var details strings.Builder
-		sections := 0
+		sections, sameDigests := 0, 0
 		for _, name := range names {
 			old, cur := baseline[set][name], current[set][name]
 			sections += len(cur.Sections)
-			oldSeen, newSeen := make([]map[string]bool, len(factKinds)), make([]map[string]bool, len(factKinds))
-			for k := range factKinds {
-				oldSeen[k], newSeen[k] = map[string]bool{}, map[string]bool{}
-			}
-			for _, s := range old.Sections {
-				for k, es := range sectionEntries(s) {
-					total[k].keptOld += len(es)
-					for _, e := range es {
-						oldSeen[k][e] = true
-					}
-				}
-			}
-			for _, s := range cur.Sections {
-				for k, es := range sectionEntries(s) {
-					total[k].keptNew += len(es)
-					for _, e := range es {
-						newSeen[k][e] = true
-					}
-				}
-			}
-			oldWhole, newWhole := sectionEntries(old.Whole), sectionEntries(cur.Whole)
-			for k, fk := range factKinds {
-				total[k].wholeOld += len(oldWhole[k])
-				total[k].wholeNew += len(newWhole[k])
+			oldKept, newKept := keptEntries(old.Sections), keptEntries(cur.Sections)
+			oldWhole := append(sectionEntries(old.Whole), old.Written, old.Mentioned)
+			newWhole := append(sectionEntries(cur.Whole), cur.Written, cur.Mentioned)
+			for k, label := range labels {
+				c := &total[k]
+				c.wholeOld += len(oldWhole[k])
+				c.wholeNew += len(newWhole[k])
 				added, lost := diffEntries(oldWhole[k], newWhole[k])
-				total[k].added += len(added)
-				total[k].lost += len(lost)
-				label := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(fk.label), ":"))
-				for _, e := range added {
-					fmt.Fprintf(&details, "%s %s, %s, whole: + %q\n", set, name, label, e)
+				c.added += len(added)
+				c.lost += len(lost)
+				writeDiff(&details, set+" "+name+", "+label+", whole", added, lost)
+				if k >= len(factKinds) {
+					continue // the paths have no sections
 				}
-				for _, e := range lost {
-					fmt.Fprintf(&details, "%s %s, %s, whole: - %q\n", set, name, label, e)
+				for _, e := range oldKept[k] {
+					c.keptOld += e.n
 				}
-				added, lost = diffEntries(slices.Sorted(maps.Keys(oldSeen[k])), slices.Sorted(maps.Keys(newSeen[k])))
-				for _, e := range added {
-					fmt.Fprintf(&details, "%s %s, %s, sections: + %q\n", set, name, label, e)
+				for _, e := range newKept[k] {
+					c.keptNew += e.n
 				}
-				for _, e := range lost {
-					fmt.Fprintf(&details, "%s %s, %s, sections: - %q\n", set, name, label, e)
-				}
+				added, lost = diffEntries(entryNames(oldKept[k]), entryNames(newKept[k]))
+				writeDiff(&details, set+" "+name+", "+label+", sections", added, lost)
+			}
+			if old.Digest == cur.Digest {
+				sameDigests++
+			} else {
+				fmt.Fprintf(&details, "%s %s: the digest changed\n", set, name)
 			}
 		}
-		fmt.Fprintf(&b, "\n%s: %d transcripts, %d rolling sections\n", set, len(names), sections)
+		fmt.Fprintf(&b, "\n%s: %d transcripts, %d rolling sections, %d digests the same\n", set, len(names), sections, sameDigests)
 		fmt.Fprintf(&b, "%-25s %12s %12s %12s %12s %8s %8s\n", "kind", "kept before", "kept after", "whole before", "whole after", "added", "lost")
-		for k, fk := range factKinds {
+		for k, label := range labels {
 			c := total[k]
-			fmt.Fprintf(&b, "%-25s %12d %12d %12d %12d %8d %8d\n", strings.TrimSpace(fk.label), c.keptOld, c.keptNew, c.wholeOld, c.wholeNew, c.added, c.lost)
+			keptOld, keptNew := fmt.Sprint(c.keptOld), fmt.Sprint(c.keptNew)
+			if k >= len(factKinds) {
+				keptOld, keptNew = "-", "-"
+			}
+			fmt.Fprintf(&b, "%-25s %12s %12s %12d %12d %8d %8d\n", label, keptOld, keptNew, c.wholeOld, c.wholeNew, c.added, c.lost)
 		}
 		b.WriteString(details.String())
 	}
 	return b.String()
+}
+
+// keptCount is an entry of rolling sections and how many of them keep it.
+type keptCount struct {
+	e string
+	n int
+}
+
+// keptEntries returns, by kind, the distinct entries of sections (in the
+// order they first appear) and how many sections keep each.
+func keptEntries(sections []string) [][]keptCount {
+	out := make([][]keptCount, len(factKinds))
+	for _, s := range sections {
+		for k, es := range sectionEntries(s) {
+			for _, e := range es {
+				i := slices.IndexFunc(out[k], func(c keptCount) bool { return c.e == e })
+				if i < 0 {
+					out[k] = append(out[k], keptCount{e: e})
+					i = len(out[k]) - 1
+				}
+				out[k][i].n++
+			}
+		}
+	}
+	return out
+}
+
+func entryNames(cs []keptCount) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.e)
+	}
+	return out
+}
+
+// writeDiff writes a line for each entry added and lost, after what.
+func writeDiff(b *strings.Builder, what string, added, lost []string) {
+	for _, e := range added {
+		fmt.Fprintf(b, "%s: + %q\n", what, e)
+	}
+	for _, e := range lost {
+		fmt.Fprintf(b, "%s: - %q\n", what, e)
+	}
 }
 
 // diffEntries returns the entries of b not in a, and those of a not in b,
