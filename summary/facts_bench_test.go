@@ -63,38 +63,3 @@ func BenchmarkFacts(b *testing.B) {
 		k++
 	}
 }
-
-// BenchmarkTokens measures the scan for names (the files kind full, as
-// it soon is) over the assistant's texts and the tool calls' arguments
-// of every shipped and shared transcript; ns/op is all of them once, and
-// bytes/op what they hold.
-func BenchmarkTokens(b *testing.B) {
-	var texts []string
-	chars := 0
-	for _, file := range factsFilesB(b) {
-		h, err := model.LoadFile(file)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, m := range h {
-			for _, p := range m.Parts {
-				switch p := p.(type) {
-				case processor.Text:
-					texts = append(texts, p.Content)
-				case processor.ToolCall:
-					texts = append(texts, p.Args)
-				default:
-					continue
-				}
-				chars += len(texts[len(texts)-1])
-			}
-		}
-	}
-	b.SetBytes(int64(chars))
-	var fs, ns []string
-	for b.Loop() {
-		for _, t := range texts {
-			fs, ns = summary.AppendTokensOf(fs[:0], ns[:0], t, false, true)
-		}
-	}
-}
