@@ -350,6 +350,13 @@ func extractFacts(messages []processor.Message, previousEdited []string) factSet
 			s.files = append(s.files, p)
 		}
 	}
+	// An entry stays on its line (a clipped text's note is written between
+	// spaces, not line breaks), so that the next section reads it back.
+	for _, list := range [][]string{s.user, s.commands, s.errors} {
+		for i, e := range list {
+			list[i] = strings.ReplaceAll(e, "\n", " ")
+		}
+	}
 	s.user, s.files, s.commands = appendNewest(nil, s.user), appendNewest(nil, s.files), appendNewest(nil, s.commands)
 	s.errors, s.names = appendNewest(nil, s.errors), appendNewest(nil, s.names)
 	return s

@@ -206,8 +206,15 @@ func sectionEntries(section string) [][]string {
 				break
 			}
 		}
-		if !matched && kind >= 0 && strings.HasPrefix(line, "- ") {
+		switch {
+		case matched || kind < 0:
+		case strings.HasPrefix(line, "- "):
 			out[kind] = append(out[kind], line[2:])
+		case len(out[kind]) > 0:
+			// A clipped entry the baseline wrote on several lines (its note
+			// of what was cut between line breaks): one entry, as the
+			// extraction now writes it.
+			out[kind][len(out[kind])-1] += " " + line
 		}
 	}
 	return out

@@ -197,13 +197,15 @@ func patchPaths(s string) []string {
 }
 
 // cleanPath trims a path found by a heuristic and rejects what is not a
-// file path worth keeping.
+// file path worth keeping: a device, a variable, a pattern, a URL, or a
+// text holding a line break or the ", " that separates the paths of a
+// list (the facts' and the digest's, which are read back).
 func cleanPath(p string) string {
 	p = strings.TrimSpace(p)
 	p = strings.Trim(p, "\"'`,;:()[]{}<>")
 	switch {
 	case p == "", p == "-", strings.HasPrefix(p, "/dev/"), strings.HasPrefix(p, "$"),
-		strings.ContainsAny(p, "*?\n"), strings.Contains(p, "://"):
+		strings.ContainsAny(p, "*?\n"), strings.Contains(p, "://"), strings.Contains(p, ", "):
 		return ""
 	}
 	return p
