@@ -265,16 +265,17 @@ var exitPrefixes = []string{"Exit code ", "exit status ", "<returncode>"}
 // the last line of the output, or else the line of the first error
 // marker, collapsed and clipped.
 func errorLine(s string) string {
-	mark := len(s) // where the first error marker starts
+	mark := len(s) // where the first error marker starts; len(s) when none does
 	for _, m := range errorMarkers {
-		if i := strings.Index(s[:min(len(s), mark+len(m))], m); i >= 0 {
+		if i := strings.Index(s, m); i >= 0 && i < mark {
 			mark = i
 		}
 	}
 	end := len(s) // the end of the marker's line
-	if i := strings.IndexByte(s[min(mark, len(s)):], '\n'); i >= 0 {
+	if i := strings.IndexByte(s[mark:], '\n'); i >= 0 {
 		end = mark + i
 	}
+	// An exit status reported up to that line comes first.
 	for line := range strings.Lines(s[:end]) {
 		if l := strings.TrimSpace(line); exitStatus(l) {
 			return exitLine(s, l)
@@ -283,7 +284,8 @@ func errorLine(s string) string {
 	if mark == len(s) {
 		return ""
 	}
-	return Clip(collapse(s[strings.LastIndexByte(s[:mark], '\n')+1:end]), 200)
+	start := strings.LastIndexByte(s[:mark], '\n') + 1
+	return Clip(collapse(s[start:end]), 200)
 }
 
 // exitStatus reports whether the line l (trimmed) reports a non-zero exit
