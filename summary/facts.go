@@ -288,9 +288,10 @@ func newestWithin(label string, items []string, list bool, budget int) ([]string
 	return items[first:], used
 }
 
-// extractFacts returns the facts of messages, oldest first, each once at
-// its last place; markers are passed over. The files read or named leave
-// out the files edited, by the messages or in previousEdited.
+// extractFacts returns the facts of messages, oldest first, as found (an
+// entry may come more than once, or be "": add keeps each once, at its
+// last place); markers are passed over. The files read or named leave out
+// the files edited, by the messages or in previousEdited.
 func extractFacts(messages []processor.Message, previousEdited []string) factSet {
 	var s factSet
 	var edited, files []string // as found, before cleaning
@@ -343,7 +344,6 @@ func extractFacts(messages []processor.Message, previousEdited []string) factSet
 	for _, p := range edited {
 		s.edited = append(s.edited, cleanPath(p))
 	}
-	s.edited = appendNewest(nil, s.edited)
 	allEdited := append(slices.Clip(previousEdited), s.edited...)
 	for _, p := range files {
 		if p = cleanPath(p); !slices.Contains(allEdited, p) && !suffixOf(p, allEdited) {
@@ -357,8 +357,6 @@ func extractFacts(messages []processor.Message, previousEdited []string) factSet
 			list[i] = strings.ReplaceAll(e, "\n", " ")
 		}
 	}
-	s.user, s.files, s.commands = appendNewest(nil, s.user), appendNewest(nil, s.files), appendNewest(nil, s.commands)
-	s.errors, s.names = appendNewest(nil, s.errors), appendNewest(nil, s.names)
 	return s
 }
 

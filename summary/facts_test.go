@@ -69,9 +69,10 @@ func TestFactsKinds(t *testing.T) {
 			factSet{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := extractFacts(tc.msgs, nil)
+			var got factSet
+			got.add(extractFacts(tc.msgs, nil))
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(factSet{}), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("extractFacts (-want +got):\n%s", diff)
+				t.Errorf("facts (-want +got):\n%s", diff)
 			}
 		})
 	}
