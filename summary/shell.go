@@ -11,16 +11,20 @@ import (
 // the command: the targets of its output redirections (not a descriptor
 // it duplicates, nor a device under /dev/), and the files of the commands
 // that write the files they name (see commandWrites). The command is read
-// by a Bash parser; one it cannot parse (an unclosed quote, a command cut
-// short) is read line by line, each line that parses on its own read as
-// above.
+// by a Bash parser; of one it cannot parse (an unclosed quote or
+// here-document, a command cut short), the lines before the first that
+// does not parse on its own are read as above (the lines after it may be
+// inside its quote or here-document).
 func shellWritten(cmd string) []string {
 	if out, ok := parsedWritten(cmd); ok {
 		return out
 	}
 	var out []string
 	for line := range strings.Lines(cmd) {
-		w, _ := parsedWritten(line)
+		w, ok := parsedWritten(line)
+		if !ok {
+			break
+		}
 		out = append(out, w...)
 	}
 	return out

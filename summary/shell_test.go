@@ -36,7 +36,11 @@ func TestShellWritten(t *testing.T) {
 		// bash itself refuses this command (a quote inside single quotes):
 		// it writes nothing, and its words are not files.
 		{"unparsable: nothing from the bad line", "sed -i '1c\\    # Don\\'t show it' f.py", nil},
-		{"unparsable: the lines that parse are read", "echo ok > first.txt\necho \"unclosed", []string{"first.txt"}},
+		{"unparsable: the lines before the bad one are read", "echo ok > first.txt\necho \"unclosed\necho > inside_the_quote.txt", []string{"first.txt"}},
+		// Its first line does not parse on its own either: nothing is read
+		// (bash would still write notes.md), and its body is not read as
+		// commands.
+		{"unclosed here-document", "cat > notes.md <<EOF\necho > not_a_file.txt", nil},
 		{"not shell", "edit 4:4\ndef division(a: float, b: float) -> float:\nend_of_edit", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
