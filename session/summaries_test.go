@@ -68,7 +68,7 @@ func TestSummariesShared(t *testing.T) {
 		ctx := context.Background()
 		sum := &countingSummarizer{}
 		win := func(st Store) *window.Window {
-			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries()})
+			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries(), Ahead: -1})
 		}
 		a, b := win(openStore(t, dsn)), win(openStore(t, dsn))
 		outA, err := a.Process(ctx, conversation(10))
@@ -127,7 +127,7 @@ func TestSummaryWithNUL(t *testing.T) {
 		var failures []string
 		var mu sync.Mutex
 		win := func(st Store) *window.Window {
-			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries(),
+			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries(), Ahead: -1,
 				OnEvent: func(_ context.Context, e window.Event) {
 					if e.Type == window.EventStoreFailed {
 						mu.Lock()
@@ -477,7 +477,7 @@ func TestSummariesSharedOpening(t *testing.T) {
 		ctx := context.Background()
 		st := openStore(t, newDSN(t))
 		sum := &countingSummarizer{}
-		w := window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries()})
+		w := window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries(), Ahead: -1})
 		variant := func(i, n int) []processor.Message {
 			h := conversation(n)
 			for j := 4; j < len(h); j++ {
@@ -538,7 +538,7 @@ func TestSummariesFallbackRetried(t *testing.T) {
 		dsn := newDSN(t)
 		sum := &flakySummarizer{down: true}
 		win := func() *window.Window {
-			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: openStore(t, dsn).Summaries()})
+			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: openStore(t, dsn).Summaries(), Ahead: -1})
 		}
 		out, err := win().Process(ctx, conversation(10))
 		if err != nil {
