@@ -115,6 +115,11 @@ type Options struct {
 	// CacheBytes bounds the middleware's cache of decoded messages (see
 	// openaimw.Options.CacheBytes): 0 means 64 MiB, -1 none.
 	CacheBytes int
+	// Receipts, when set, records a receipt of every compaction and a
+	// record of every processed request, and names the receipt of the
+	// compaction a forwarded history carries in its answer's
+	// HeaderReceipt (see [NewReceipts]). Nil means none.
+	Receipts *Receipts
 }
 
 // Proxy is the proxy's http.Handler. It is safe for concurrent use.
@@ -128,13 +133,15 @@ type Proxy struct {
 	metrics     *Metrics
 	onEvent     func(context.Context, openaimw.Event)
 	upstreamOf  func(path string) *url.URL // where a request for path goes
+	receipts    *Receipts
 }
 
 var _ http.Handler = (*Proxy)(nil)
 
 // New returns a Proxy configured by opts.
 func New(opts Options) *Proxy {
-	p := &Proxy{maxBody: opts.MaxBodyBytes, timeout: opts.Timeout, log: opts.Logger, metrics: opts.Metrics, onEvent: opts.OnEvent}
+	p := &Proxy{maxBody: opts.MaxBodyBytes, timeout: opts.Timeout, log: opts.Logger, metrics: opts.Metrics, onEvent: opts.OnEvent,
+		receipts: opts.Receipts}
 	if p.maxBody <= 0 {
 		p.maxBody = DefaultMaxBodyBytes
 	}
@@ -172,7 +179,11 @@ func New(opts Options) *Proxy {
 		return upstream
 	}
 	p.upstreamOf = upstreamOf
-	mw := openaimw.New(opts.Chain, openaimw.Options{
+	chain := opts.Chain
+	if p.receipts != nil {
+		chain = p.receipts.chain(chain)
+	}
+	mw := openaimw.New(chain, openaimw.Options{
 		Compactor:  opts.Compactor,
 		Logger:     p.log,
 		OnEvent:    p.event,
@@ -228,6 +239,9 @@ type exchange struct {
 	// was sent on: its reason ("upstream_reset", "upstream_timeout",
 	// "client gone").
 	cut string
+	// trail is what the receipts learn of the request (nil without
+	// Options.Receipts).
+	trail *trail
 }
 
 type exchangeKey struct{}
@@ -267,6 +281,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
 	ctx = context.WithValue(ctx, clientKey{}, r.Context())
 	ctx = context.WithValue(ctx, authKey{}, credential{header: clientCredential(r.Header), api: route, to: p.upstreamOf(r.URL.Path)})
+	if p.receipts != nil && processed {
+		ctx = p.receipts.begin(ctx, ex, r)
+	}
 	p.rp.ServeHTTP(rec, r.WithContext(ctx))
 }
 
@@ -348,6 +365,9 @@ func (p *Proxy) event(ctx context.Context, e openaimw.Event) {
 	if ex == nil {
 		return
 	}
+	if ex.trail != nil {
+		p.receipts.event(ctx, ex.trail, e)
+	}
 	switch e.Type {
 	case openaimw.EventProcessed:
 		ex.event = &e
@@ -366,6 +386,7 @@ func (p *Proxy) response(resp *http.Response) error {
 	}
 	ctx := resp.Request.Context()
 	if ex, _ := ctx.Value(exchangeKey{}).(*exchange); ex != nil {
+		setHeaders(resp.Header, ex)
 		client, _ := ctx.Value(clientKey{}).(context.Context)
 		resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, client: client, ex: ex, p: p}
 	}
@@ -460,6 +481,9 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 		status = http.StatusOK
 	}
 	p.metrics.request(route, status, d)
+	if ex.trail != nil {
+		p.receipts.finish(ex.trail, status)
+	}
 	// What was sent last: the compacted retry after a context overflow,
 	// else the processed request.
 	var sent *openaimw.Event

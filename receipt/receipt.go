@@ -220,15 +220,15 @@ func ValidID(s string) bool { return idPattern.MatchString(s) }
 // ConversationID returns the opaque id of the conversation history belongs
 // to: a digest of scope (the conversation id the client named, or "") and
 // of the leading requests of history (the messages before its first
-// response: the system prompt and the first user prompt), which no
-// compaction changes. Conversations that begin alike share an id unless
-// their clients name them apart.
+// response or summary marker: the system prompt and the first user
+// prompt), which no compaction changes. Conversations that begin alike
+// share an id unless their clients name them apart.
 func ConversationID(scope string, history []processor.Message) string {
 	h := sha256.New()
 	h.Write([]byte("abridge conversation\x00"))
 	h.Write([]byte(scope))
 	for _, m := range history {
-		if m.Kind != processor.Request {
+		if m.Kind != processor.Request || summary.IsMarker(m) {
 			break
 		}
 		for _, p := range m.Parts {

@@ -88,7 +88,9 @@ func TestConversationID(t *testing.T) {
 		processor.TextMessage("done"), processor.UserMessage("thanks")}
 	id := ConversationID("", h[:2])
 	compacted := []processor.Message{h[0], h[1], h[2], summary.Marker("fixed it"), h[3]}
-	for name, other := range map[string]string{"grown": ConversationID("", h), "compacted": ConversationID("", compacted)} {
+	headless := []processor.Message{h[0], h[1], summary.Marker("fixed it"), h[3]}
+	for name, other := range map[string]string{"grown": ConversationID("", h), "compacted": ConversationID("", compacted),
+		"compacted before any answer": ConversationID("", headless)} {
 		if other != id {
 			t.Errorf("%s: id %s, want %s", name, other, id)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/session"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
@@ -141,8 +142,19 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	s, kind, payer := serveSummarizer(cfg, upstream, anthropicUpstream, logger, metrics)
-	win := cfg.NewWindowWith(s, config.BuildOptions{Logger: logger, OnEvent: metrics.WindowEvent, Store: store.Summaries()})
+	s, kind, payer, digests := serveSummarizer(cfg, upstream, anthropicUpstream, logger, metrics)
+	receipts := proxy.NewReceipts(store.Receipts(), proxy.ReceiptOptions{Logger: logger, Writer: func(api string) string {
+		if slices.Contains(digests, api) {
+			return receipt.WriterDigest
+		}
+		return receipt.WriterModel
+	}})
+	defer receipts.Close()
+	win := cfg.NewWindowWith(s, config.BuildOptions{Logger: logger, Store: store.Summaries(),
+		OnEvent: func(ctx context.Context, e window.Event) {
+			metrics.WindowEvent(ctx, e)
+			receipt.Observe(ctx, e)
+		}})
 	tenants := proxy.NewTenants(proxy.TenantOptions{SummarizeFor: cfg.ServeSummarizeFor, ProxyPays: cfg.SummaryKeySet()})
 	p := proxy.New(proxy.Options{
 		Upstream:     upstream,
@@ -155,6 +167,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		Timeout:      cfg.ServeTimeout,
 		Logger:       logger,
 		Metrics:      metrics,
+		Receipts:     receipts,
 	})
 
 	mux := http.NewServeMux()
@@ -221,7 +234,9 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 }
 
 // serveSummarizer returns the window's summarizer, counted by metrics,
-// its kind, and who pays for its summaries.
+// its kind, who pays for its summaries, and the APIs whose summaries the
+// digest writes when the model is not called (every API's, for the kind
+// digest).
 //
 // With a key of its own, the proxy pays for every summary, written by the
 // Chat Completions model on the summary endpoint. Without one, each client
@@ -234,17 +249,18 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 // API's, when it is elsewhere; the Messages API's, when it is on
 // OPENAI_BASE_URL) gets the offline digest, and no request is made: a
 // client's credential goes nowhere but its upstream.
-func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, logger *zap.Logger, metrics *proxy.Metrics) (window.Summarizer, string, string) {
+func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, logger *zap.Logger, metrics *proxy.Metrics) (window.Summarizer, string, string, []string) {
 	digest := metrics.Digest(summary.NewDigest(summary.DigestOptions{}))
+	every := []string{"chat", "responses", "messages"}
 	if cfg.Summarizer == config.SummarizerDigest {
-		return metrics.Summarizer(digest), config.SummarizerDigest, "nobody (no model calls)"
+		return metrics.Summarizer(digest), config.SummarizerDigest, "nobody (no model calls)", every
 	}
 	llm := func(m model.Model) window.Summarizer {
 		return summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{Timeout: cfg.SummaryTimeout, Logger: logger})
 	}
 	if cfg.SummaryKeySet() {
 		// The proxy always has an endpoint, the upstream: auto means llm.
-		return metrics.Summarizer(llm(model.NewOpenAI(cfg.SummaryModelOptions(logger)...))), config.SummarizerLLM, "the proxy's API key"
+		return metrics.Summarizer(llm(model.NewOpenAI(cfg.SummaryModelOptions(logger)...))), config.SummarizerLLM, "the proxy's API key", nil
 	}
 	endpoint := cfg.SummaryEndpoint()
 	// A summary endpoint of its own is where every summary goes; it takes
@@ -289,7 +305,7 @@ func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, l
 	case len(digests) > 0:
 		payer += "; the digest for " + strings.Join(digests, ", ") + " (no API key for " + config.Prefix + "SUMMARY_BASE_URL)"
 	}
-	return metrics.Summarizer(sums), kind, payer
+	return metrics.Summarizer(sums), kind, payer, digests
 }
 
 // fitsServeTimeout refuses a summary timeout that does not leave the
