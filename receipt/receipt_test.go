@@ -192,7 +192,7 @@ func TestPrompt(t *testing.T) {
 		reported      bool
 	}{
 		{"estimated", Request{Client: Size{Tokens: 9000}, Sent: Size{Tokens: 3000}}, 3000, 9000, false},
-		{"reported", Request{Client: Size{Tokens: 9000}, Sent: Size{Tokens: 3000}, Usage: &Usage{Input: 3500, Cached: 2000}}, 3500, 9500, true},
+		{"reported", Request{Client: Size{Tokens: 9000}, Sent: Size{Tokens: 3000}, Usage: &Usage{Input: 3600, Cached: 2000}}, 3600, 10800, true},
 		{"nothing reported", Request{Client: Size{Tokens: 100}, Sent: Size{Tokens: 100}, Usage: &Usage{}}, 100, 100, false},
 	}
 	for _, tc := range tests {

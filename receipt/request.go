@@ -1,6 +1,9 @@
 package receipt
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Request is the record of one request a proxy forwarded.
 type Request struct {
@@ -32,13 +35,19 @@ type Request struct {
 // Prompt returns the request's prompt tokens with abridge and without it:
 // with is the provider's input tokens when it reported them (reported is
 // then set), else the estimate of what was sent; without adds the tokens
-// abridge took out (Client.Tokens - Sent.Tokens, estimated).
+// abridge took out (Client.Tokens - Sent.Tokens, estimated), scaled by
+// the provider's count over the estimate of what was sent when it
+// reported one, so that both are counted alike.
 func (q Request) Prompt() (with, without int64, reported bool) {
 	with = int64(q.Sent.Tokens)
+	removed := float64(q.Client.Tokens - q.Sent.Tokens)
 	if q.Usage != nil && q.Usage.Input > 0 {
+		if q.Sent.Tokens > 0 {
+			removed *= float64(q.Usage.Input) / float64(q.Sent.Tokens)
+		}
 		with, reported = q.Usage.Input, true
 	}
-	return with, with + int64(q.Client.Tokens-q.Sent.Tokens), reported
+	return with, with + int64(math.Round(removed)), reported
 }
 
 // Conversation sums up the requests of one conversation.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/internal/apierror"
+	"github.com/abridge-go/abridge/internal/ui"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
@@ -187,6 +188,8 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		return fmt.Errorf("serve: %s (%s) is this proxy's own address: set it to the upstream, and the clients' OPENAI_BASE_URL to http://%s%s",
 			config.EnvOpenAIBaseURL, shownUpstream(cfg), ln.Addr(), proxy.Prefix)
 	}
+	pages, pagesNote := operatorPage(cfg, ln.Addr(), store.Receipts(), logger)
+	mux.Handle(ui.Prefix, pages)
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -203,8 +206,9 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	}
 	listening := []zap.Field{zap.String("addr", ln.Addr().String()), zap.String("upstream", shownUpstream(cfg)),
 		zap.String("summarizer", kind), zap.String("summaries_paid_by", payer)}
-	say(fmt.Sprintf("serving on http://%s%s (upstream %s; summaries: %s, kept in %s, paid by %s)",
-		ln.Addr(), proxy.Prefix, shownUpstream(cfg), kind, session.Describe(cfg.SessionDB), payer), listening...)
+	listening = append(listening, zap.String("operator_page", pagesNote))
+	say(fmt.Sprintf("serving on http://%s%s (upstream %s; summaries: %s, kept in %s, paid by %s); %s",
+		ln.Addr(), proxy.Prefix, shownUpstream(cfg), kind, session.Describe(cfg.SessionDB), payer, pagesNote), listening...)
 	if cfg.LogFormat != "json" {
 		logger.Info("serve: listening", listening...)
 	}
@@ -306,6 +310,24 @@ func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, l
 		payer += "; the digest for " + strings.Join(digests, ", ") + " (no API key for " + config.Prefix + "SUMMARY_BASE_URL)"
 	}
 	return metrics.Summarizer(sums), kind, payer, digests
+}
+
+// operatorPage returns the handler of the operator's page (/ui/) of a
+// proxy listening on addr, and what the start-up line says of it: with
+// ABRIDGE_UI_TOKEN, it asks for the token; without, it is served only
+// when addr is a loopback address, and is off otherwise.
+func operatorPage(cfg *config.Config, addr net.Addr, src ui.Source, logger *zap.Logger) (http.Handler, string) {
+	at := "http://" + addr.String() + ui.Prefix
+	if cfg.UIToken != "" {
+		return ui.Handler(ui.Options{Source: src, Token: cfg.UIToken, Logger: logger}),
+			"operator's page at " + at + " (" + config.Prefix + "UI_TOKEN asked for)"
+	}
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		return ui.Handler(ui.Options{Source: src, Logger: logger}), "operator's page at " + at + " (loopback only, no token)"
+	}
+	why := "this proxy listens on " + addr.String() + ", not a loopback address, and " + config.Prefix +
+		"UI_TOKEN is unset (set it to serve the page, which shows the conversations, to whoever has the token)"
+	return ui.Off(why), "operator's page off: " + why
 }
 
 // fitsServeTimeout refuses a summary timeout that does not leave the
