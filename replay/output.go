@@ -386,15 +386,20 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // its base name without the .json, .jsonl and .traj extensions, cut in the
 // middle when longer than 56 characters.
 func DisplayName(path string) string {
+	return cutMiddle(baseName(path), maxNameWidth)
+}
+
+// baseName returns the base name of a transcript path without the .json,
+// .jsonl and .traj extensions.
+func baseName(path string) string {
 	name := filepath.Base(path)
 	for {
 		trimmed := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, ".json"), ".jsonl"), ".traj")
 		if trimmed == name {
-			break
+			return name
 		}
 		name = trimmed
 	}
-	return cutMiddle(name, maxNameWidth)
 }
 
 // cutMiddle returns s cut to limit runes by replacing its middle with "…".

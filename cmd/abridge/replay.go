@@ -15,7 +15,7 @@ import (
 var replayCommand = &command{
 	name:    "replay",
 	summary: "replay transcripts as the agent would have sent them and report the savings",
-	usage:   "abridge replay [--wide | --json] [--plot FILE] [--mode processed|full|fresh] [FILE...]",
+	usage:   "abridge replay [--wide | --json] [--plot FILE] [--html FILE] [--mode processed|full|fresh] [FILE...]",
 	about: `Replay replays each transcript request by request, running abridge's
 processors before every request as an agent would, and reports what they
 save. Its table fits 100 columns: a row per transcript and a total with the
@@ -50,6 +50,9 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		"(the default table fits 100 columns and gives the other figures for all transcripts together)")
 	plot := fs.String("plot", "", "draw the estimated prompt tokens per request, with and without abridge, "+
 		"one panel per transcript, to `FILE`: SVG for a .svg name, PNG for .png")
+	htmlFile := fs.String("html", "", "write one self-contained HTML report to `FILE` (it opens offline in any browser): "+
+		"every figure per transcript with each column explained, the terms, and per transcript its chart and each compaction's receipt, "+
+		"the summary marker as sent included")
 	mode := fs.String("mode", "processed", "how the host keeps its history: `processed|full|fresh` "+
 		"(processed: the processed history replaces the stored one; full: the full history is kept and processed whole before every request; "+
 		"fresh: the full history is decoded from a request's JSON before every request, as a proxy sees it, and the decoding is timed apart)")
@@ -82,6 +85,7 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			Trim:     env.cfg.TrimOptions(),
 			Progress: newProgress(c.stderr).update,
 			Strategy: env.cfg.Strategy,
+			Receipts: *htmlFile != "",
 		}
 		if env.cfg.SummarizerKind() == config.SummarizerLLM {
 			opts.Summarizer = replay.SummarizerModel
@@ -131,11 +135,30 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			}
 			c.note(plotNote(*plot, files, len(report.Results)))
 		}
+		if *htmlFile != "" {
+			if err := writeHTML(*htmlFile, report); err != nil {
+				return fmt.Errorf("replay: --html %s: %w", *htmlFile, err)
+			}
+			c.note(fmt.Sprintf("wrote %s: the report, with the charts and the receipts of the %d compactions", *htmlFile, report.Total.Compactions))
+		}
 		if report.Total.InvalidRequests > 0 {
 			return fmt.Errorf("replay: %s", invalidSummary(report))
 		}
 		return nil
 	}
+}
+
+// writeHTML writes the report's HTML to path.
+func writeHTML(path string, report *replay.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteHTML(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // plotNote says what the plot written to path shows: the transcripts

@@ -331,3 +331,33 @@ func (emptySource) Receipt(context.Context, string) (receipt.Receipt, bool, erro
 	return receipt.Receipt{}, false, nil
 }
 func (emptySource) Version(context.Context) (string, error) { return "0", nil }
+
+// TestReplayHTMLInBrowser opens the report of abridge replay --html in a
+// real Chromium, from the file, with no server: the figures table, a chart
+// with both lines for each transcript, and each compaction's marker.
+func TestReplayHTMLInBrowser(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "report.html")
+	res := runCLI(t, nil, "", "replay", "--html", path)
+	if res.code != 0 || !strings.Contains(res.stderr, "wrote "+path) {
+		t.Fatalf("abridge replay --html: %d\n%s", res.code, res.stderr)
+	}
+	ctx := browsertest.New(t)
+	browsertest.Do(t, ctx, time.Minute, chromedp.Navigate("file://"+path), chromedp.WaitVisible(chromedp.CSS("#figures")))
+	for expr, want := range map[string]int{
+		`document.querySelectorAll("#figures tr").length`:                7, // the heading, 5 transcripts, the total
+		`document.querySelectorAll("svg.chart").length`:                  5,
+		`document.querySelectorAll("svg.chart polyline").length`:         10,
+		`document.querySelectorAll("section.receipt pre.marker").length`: 6,
+	} {
+		if got := browsertest.Eval[int](t, ctx, expr); got != want {
+			t.Errorf("%s = %d, want %d", expr, got, want)
+		}
+	}
+	marker := browsertest.Eval[string](t, ctx, `document.querySelector("pre.marker").textContent`)
+	if !strings.HasPrefix(marker, "[abridge: summary of the earlier conversation]") {
+		t.Errorf("the first marker shown: %.200s", marker)
+	}
+	if w := browsertest.Eval[int](t, ctx, `document.querySelector("svg.chart").getBoundingClientRect().width`); w < 400 {
+		t.Errorf("the chart is %d pixels wide", w)
+	}
+}
