@@ -102,9 +102,12 @@ type Options struct {
 	// Timeout bounds one proxied request, summaries and the upstream's
 	// answer included; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Logger receives one line per request (method, path, status, sizes
-	// before and after, durations; never a header) and the middleware's
-	// lines. Nil means no logging.
+	// Logger receives one line per request (method, path, status, the
+	// history's messages and tokens before and after: as the client sent
+	// it and as forwarded, about 4 characters a token; durations; with
+	// Receipts, the receipt of the compaction the forwarded history
+	// carries; never a header) and the middleware's lines. Nil means no
+	// logging.
 	Logger *zap.Logger
 	// Metrics, when set, counts what the proxy does (see [NewMetrics]).
 	Metrics *Metrics
@@ -523,6 +526,9 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 	}
 	if ex.cut != "" {
 		fields = append(fields, zap.String("answer_cut_off", ex.cut))
+	}
+	if t := ex.trail; t != nil && t.receipt != "" {
+		fields = append(fields, zap.String("receipt", t.receipt), zap.Bool("compacted", t.compacted))
 	}
 	ce.Write(fields...)
 }

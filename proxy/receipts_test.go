@@ -122,6 +122,20 @@ func TestReceipts(t *testing.T) {
 		t.Errorf("the forwarded history sent back: %s %q (%s), want %q carried", proxy.HeaderReceipt, got, h.Get(proxy.HeaderCompaction), ids[len(ids)-1])
 	}
 
+	// The request log names the receipts, and so do the window's lines.
+	logged := map[string]map[string]bool{}
+	for _, l := range f.logs.All() {
+		if r, ok := l.ContextMap()["receipt"].(string); ok {
+			if logged[l.Message] == nil {
+				logged[l.Message] = map[string]bool{}
+			}
+			logged[l.Message][r] = true
+		}
+	}
+	if !logged["proxy: request"][id] || !logged["window: compacted"][id] {
+		t.Errorf("receipt %s in the log lines: %v", id, logged)
+	}
+
 	if err := rcpts.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,17 @@ With no FILE it replays the five real transcripts shipped in abridge (the
 binary holds them; testdata/README.md in the source says
 where they come from). Without a model endpoint the window summarizes with
 the offline digest; with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the
-model.`,
+model.
+
+When the transcripts' names do not fit beside the figures, the table numbers
+its rows and lists the names whole above it. --html writes the same figures,
+each column explained, with a chart per transcript and the receipt of every
+compaction (the summary marker as it was sent, the messages it replaced, who
+wrote it), as one HTML file that opens offline.
+
+Terms:
+
+` + replayTerms(),
 	env:   []config.Group{config.GroupModel, config.GroupProcessors, config.GroupLog},
 	flags: replayFlags,
 }
@@ -146,6 +156,16 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		}
 		return nil
 	}
+}
+
+// replayTerms explains the replay's terms (replay.Terms), one paragraph
+// each, for the help.
+func replayTerms() string {
+	var b strings.Builder
+	for _, t := range replay.Terms {
+		b.WriteString("  " + t.Name + "\n" + wrap(t.About, "        ", 76))
+	}
+	return b.String()
 }
 
 // writeHTML writes the report's HTML to path.

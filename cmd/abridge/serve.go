@@ -71,6 +71,30 @@ client's failures stop only its own summaries. A summarizer that fails
 never fails a request: the offline digest stands in, and the model is asked
 again when that part of the conversation is next sent.
 
+Every answer to a processed request says what abridge did, in headers:
+Abridge-Messages and Abridge-Tokens give the history's messages and
+estimated tokens (about 4 characters each) as the client sent it and as
+forwarded, "BEFORE AFTER"; Abridge-Receipt gives the path of the receipt of
+the compaction the forwarded history carries (/ui/receipts/ID), and
+Abridge-Compaction says whether this request made it ("new") or carries one
+made before ("carried"). A receipt, kept in the session database as long as
+the summaries (replicas read each other's), holds the messages replaced
+(role, tool, size), the summary marker as the model received it, who wrote
+it (the model, or the digest and why), the summarizer's tokens and time, and
+the provider's usage of the requests sent with it.
+
+The operator's page, GET /ui/, lists the conversations (requests,
+compactions, tokens not sent, last activity), each with a chart of its
+prompt tokens per request with and without abridge, its requests and its
+compactions, and a page per receipt; it updates while the proxy works. Its
+JSON is under /ui/api/ (conversations, conversations/ID, receipts/ID,
+version). It shows conversation content: without ABRIDGE_UI_TOKEN it is
+served only when the proxy listens on a loopback address (and answers only
+requests for a loopback host), and is off otherwise, as the start-up line
+says; with the token, every request must bring it, as "Authorization:
+Bearer TOKEN" or once as /ui/?token=TOKEN, which sets an HttpOnly,
+SameSite=Strict cookie; others get 401. No key or token is ever shown.
+
 GET /healthz answers 200 while the proxy serves; GET /metrics gives the
 Prometheus metrics (OpenMetrics when the client asks for it); other methods
 get 405. A chat body must arrive within a minute (else 408), and the bodies

@@ -22,6 +22,7 @@ import (
 	"github.com/abridge-go/abridge/internal/openaitest"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/receipt"
+	"github.com/abridge-go/abridge/replay"
 )
 
 // envScreenshot, set to 1, makes TestOperatorPage write the screenshot the
@@ -359,5 +360,35 @@ func TestReplayHTMLInBrowser(t *testing.T) {
 	}
 	if w := browsertest.Eval[int](t, ctx, `document.querySelector("svg.chart").getBoundingClientRect().width`); w < 400 {
 		t.Errorf("the chart is %d pixels wide", w)
+	}
+}
+
+// TestHelpReceipts: abridge help serve documents the page, the headers
+// and the token; abridge help replay explains every term the tables
+// print, and --html.
+func TestHelpReceipts(t *testing.T) {
+	tests := []struct {
+		command string
+		want    []string
+	}{
+		{"serve", []string{"/ui/", "Abridge-Receipt", "Abridge-Compaction", "Abridge-Tokens", "Abridge-Messages", "ABRIDGE_UI_TOKEN",
+			"Authorization:\nBearer TOKEN", "?token=TOKEN", "HttpOnly", "loopback", "401", "/ui/api/"}},
+		{"replay", []string{"--html", "Terms:"}},
+	}
+	for _, term := range replay.Terms {
+		tests[1].want = append(tests[1].want, "\n  "+term.Name+"\n")
+	}
+	for _, tc := range tests {
+		t.Run(tc.command, func(t *testing.T) {
+			res := runCLI(t, nil, "", "help", tc.command)
+			if res.code != 0 {
+				t.Fatalf("abridge help %s: %d %s", tc.command, res.code, res.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.stdout, w) {
+					t.Errorf("abridge help %s does not say %q", tc.command, w)
+				}
+			}
+		})
 	}
 }
