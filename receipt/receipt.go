@@ -25,6 +25,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"regexp"
 	"slices"
 	"sync"
@@ -232,8 +233,19 @@ func ConversationID(scope string, history []processor.Message) string {
 			break
 		}
 		for _, p := range m.Parts {
-			h.Write([]byte{0})
-			h.Write([]byte(processor.Describe(p, 0)))
+			io.WriteString(h, "\x00"+p.PartKind()+"\x00")
+			switch p := p.(type) {
+			case processor.SystemPrompt:
+				io.WriteString(h, p.Content)
+			case processor.UserPrompt:
+				io.WriteString(h, p.Content)
+				for _, c := range p.Contents {
+					io.WriteString(h, "\x00"+c.Type+"\x00"+c.Text)
+					h.Write(c.Data)
+				}
+			default:
+				io.WriteString(h, processor.Describe(p, 0))
+			}
 		}
 		h.Write([]byte{1})
 	}
