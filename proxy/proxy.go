@@ -13,9 +13,12 @@
 // body that does not arrive in time or finds no room under the bound on
 // the bodies held at once) is answered with an OpenAI-shaped error and
 // sent nowhere; a summarizer that fails never fails the request (the window
-// falls back to its digest). Mount the handler on a server of your own, or
-// run abridge serve, which adds /healthz, /metrics, the summary store on
-// the session database and a graceful shutdown.
+// falls back to its digest). Each answer to a processed request says in
+// Abridge-* headers what abridge did (see HeaderTokens), and, with
+// [Receipts], names the receipt of the compaction its history carries.
+// Mount the handler on a server of your own, or run abridge serve, which
+// adds /healthz, /metrics, the summary store and the receipts on the
+// session database, the operator's page (/ui/) and a graceful shutdown.
 package proxy
 
 import (
