@@ -177,6 +177,10 @@ type Config struct {
 	// summarizer may call its model: accepted (the default), credential
 	// or all (see the constants Summarize*).
 	ServeSummarizeFor string `env:"SERVE_SUMMARIZE_FOR" envDefault:"accepted"`
+	// UIToken is the token abridge serve's operator's page (/ui/) asks
+	// for; "" means none, and the page is served only on a loopback
+	// address.
+	UIToken string `env:"UI_TOKEN" json:"-"`
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
 	// LogFormat is console or json. Default console.

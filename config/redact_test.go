@@ -41,6 +41,7 @@ func TestRedacted(t *testing.T) {
 		"ABRIDGE_SUMMARY_MODEL":    "model-sk-summary-key",
 		"ABRIDGE_SESSION_DB":       "postgres://u:pw@db/abridge",
 		"ABRIDGE_MAX_MESSAGES":     "0",
+		"ABRIDGE_UI_TOKEN":         "ui-token-secret",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +81,7 @@ func TestRedacted(t *testing.T) {
 		"ABRIDGE_SERVE_TIMEOUT":           "10m0s",
 		"ABRIDGE_SERVE_SHUTDOWN_TIMEOUT":  "30s",
 		"ABRIDGE_SERVE_SUMMARIZE_FOR":     "accepted",
+		"ABRIDGE_UI_TOKEN":                "[REDACTED]",
 		"ABRIDGE_LOG_LEVEL":               "info",
 		"ABRIDGE_LOG_FORMAT":              "console",
 		"OPENAI_API_KEY":                  "[REDACTED]",
@@ -134,7 +136,7 @@ func TestString(t *testing.T) {
 		`ABRIDGE_SUMMARY_CLAIM_TTL=30s ABRIDGE_SUMMARIZER=auto ABRIDGE_MAX_STEPS=25 ` +
 		`ABRIDGE_REQUEST_TIMEOUT=5m0s ABRIDGE_STREAM_IDLE_TIMEOUT=2m0s ` +
 		`ABRIDGE_SESSION_DB="host=db password=[REDACTED]" ABRIDGE_SERVE_ADDR=127.0.0.1:8787 ABRIDGE_SERVE_MAX_BODY_MB=32 ABRIDGE_SERVE_BODY_MEMORY_MB=256 ` +
-		`ABRIDGE_SERVE_TIMEOUT=10m0s ABRIDGE_SERVE_SHUTDOWN_TIMEOUT=30s ABRIDGE_SERVE_SUMMARIZE_FOR=accepted ABRIDGE_LOG_LEVEL=info ABRIDGE_LOG_FORMAT=console ` +
+		`ABRIDGE_SERVE_TIMEOUT=10m0s ABRIDGE_SERVE_SHUTDOWN_TIMEOUT=30s ABRIDGE_SERVE_SUMMARIZE_FOR=accepted ABRIDGE_UI_TOKEN="" ABRIDGE_LOG_LEVEL=info ABRIDGE_LOG_FORMAT=console ` +
 		`OPENAI_API_KEY=[REDACTED] OPENAI_BASE_URL="" ANTHROPIC_BASE_URL=""`
 	if diff := cmp.Diff(want, c.String()); diff != "" {
 		t.Errorf("String (-want +got):\n%s", diff)

@@ -28,6 +28,7 @@ func TestNoSecretAnywhere(t *testing.T) {
 		primaryKey = "sk-proj-PRIMARYSECRET-4f1c2e9a7b"
 		summaryKey = "sk-SUMMARYSECRET-9d8c7b6a5e"
 		dbPassword = "DBPASSWORDSECRET"
+		uiToken    = "UITOKENSECRET-77"
 	)
 	srv := newFakeOpenAI(t)
 	environ := map[string]string{
@@ -37,6 +38,7 @@ func TestNoSecretAnywhere(t *testing.T) {
 		"ABRIDGE_SESSION_DB":      "postgres://abridge:" + dbPassword + "@db/abridge?password=" + dbPassword,
 		"ABRIDGE_LOG_LEVEL":       "debug",
 		"ABRIDGE_MAX_MESSAGES":    "8",
+		"ABRIDGE_UI_TOKEN":        uiToken,
 	}
 	c := mustLoad(t, environ)
 
@@ -168,7 +170,7 @@ func TestNoSecretAnywhere(t *testing.T) {
 	if logs.FilterMessage("configuration").Len() < 2 || !strings.Contains(all, Redaction) {
 		t.Errorf("the configuration was not logged with redactions")
 	}
-	for _, secret := range []string{primaryKey, summaryKey, dbPassword} {
+	for _, secret := range []string{primaryKey, summaryKey, dbPassword, uiToken} {
 		if i := strings.Index(all, secret); i >= 0 {
 			t.Errorf("secret %q found in the output:\n...%s...", secret, all[max(0, i-200):min(len(all), i+len(secret)+50)])
 		}

@@ -420,6 +420,14 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
+			Group: GroupServe, Name: Prefix + "UI_TOKEN", Default: "(none)", Accepted: "a token (any non-empty text; a long random one)",
+			Description: "Token of abridge serve's operator's page (/ui/, which shows the conversations' content): every request must bring it, as Authorization: Bearer TOKEN or once as ?token=TOKEN (which sets an HttpOnly, SameSite=Strict cookie), else it is answered 401. Unset, the page is served only when abridge serve listens on a loopback address, and is off otherwise. Never printed or logged.",
+		},
+		field: "UIToken", kind: "a string", secret: true,
+		show: func(c *Config) string { return c.UIToken },
+	},
+	{
+		Variable: Variable{
 			Group: GroupLog, Name: Prefix + "LOG_LEVEL", Default: "info", Accepted: "debug, info, warn or error",
 			Description: "Least severe level logged (to stderr). The abridge CLI logs at warn when it is unset.",
 		},

@@ -18,9 +18,12 @@
 // body that does not arrive in time or finds no room under the bound on
 // the bodies held at once) is answered with an OpenAI-shaped error and
 // sent nowhere; a summarizer that fails never fails the request (the window
-// falls back to its digest). Mount the handler on a server of your own, or
-// run abridge serve, which adds /healthz, /metrics, the summary store on
-// the session database and a graceful shutdown.
+// falls back to its digest). Each answer to a processed request says in
+// Abridge-* headers what abridge did (see HeaderTokens), and, with
+// [Receipts], names the receipt of the compaction its history carries.
+// Mount the handler on a server of your own, or run abridge serve, which
+// adds /healthz, /metrics, the summary store and the receipts on the
+// session database, the operator's page (/ui/) and a graceful shutdown.
 package proxy
 
 import (
@@ -109,9 +112,12 @@ type Options struct {
 	// Timeout bounds one proxied request, summaries and the upstream's
 	// answer included; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Logger receives one line per request (method, path, status, sizes
-	// before and after, durations; never a header) and the middleware's
-	// lines. Nil means no logging.
+	// Logger receives one line per request (method, path, status, the
+	// history's messages and tokens before and after: as the client sent
+	// it and as forwarded, about 4 characters a token; durations; with
+	// Receipts, the receipt of the compaction the forwarded history
+	// carries; never a header) and the middleware's lines. Nil means no
+	// logging.
 	Logger *zap.Logger
 	// Metrics, when set, counts what the proxy does (see [NewMetrics]).
 	Metrics *Metrics
@@ -122,6 +128,11 @@ type Options struct {
 	// CacheBytes bounds the middleware's cache of decoded messages (see
 	// openaimw.Options.CacheBytes): 0 means 64 MiB, -1 none.
 	CacheBytes int
+	// Receipts, when set, records a receipt of every compaction and a
+	// record of every processed request, and names the receipt of the
+	// compaction a forwarded history carries in its answer's
+	// HeaderReceipt (see [NewReceipts]). Nil means none.
+	Receipts *Receipts
 }
 
 // Proxy is the proxy's http.Handler. It is safe for concurrent use.
@@ -135,13 +146,15 @@ type Proxy struct {
 	metrics     *Metrics
 	onEvent     func(context.Context, openaimw.Event)
 	upstreamOf  func(path string) *url.URL // where a request for path goes
+	receipts    *Receipts
 }
 
 var _ http.Handler = (*Proxy)(nil)
 
 // New returns a Proxy configured by opts.
 func New(opts Options) *Proxy {
-	p := &Proxy{maxBody: opts.MaxBodyBytes, timeout: opts.Timeout, log: opts.Logger, metrics: opts.Metrics, onEvent: opts.OnEvent}
+	p := &Proxy{maxBody: opts.MaxBodyBytes, timeout: opts.Timeout, log: opts.Logger, metrics: opts.Metrics, onEvent: opts.OnEvent,
+		receipts: opts.Receipts}
 	if p.maxBody <= 0 {
 		p.maxBody = DefaultMaxBodyBytes
 	}
@@ -179,7 +192,11 @@ func New(opts Options) *Proxy {
 		return upstream
 	}
 	p.upstreamOf = upstreamOf
-	mw := openaimw.New(opts.Chain, openaimw.Options{
+	chain := opts.Chain
+	if p.receipts != nil {
+		chain = p.receipts.chain(chain)
+	}
+	mw := openaimw.New(chain, openaimw.Options{
 		Compactor:  opts.Compactor,
 		Logger:     p.log,
 		OnEvent:    p.event,
@@ -239,6 +256,9 @@ type exchange struct {
 	// found before the answer's status was sent on becomes the request's
 	// failure (see Proxy.error); one found after stays here.
 	cut string
+	// trail is what the receipts learn of the request (nil without
+	// Options.Receipts).
+	trail *trail
 }
 
 // clientGone is the failure, or the reason an answer was cut off, when
@@ -281,6 +301,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
 	ctx = context.WithValue(ctx, clientKey{}, r.Context())
 	ctx = context.WithValue(ctx, authKey{}, credential{header: clientCredential(r.Header), api: route, to: p.upstreamOf(r.URL.Path)})
+	if p.receipts != nil && ex.processed {
+		ctx = p.receipts.begin(ctx, ex, r)
+	}
 	p.rp.ServeHTTP(rec, r.WithContext(ctx))
 }
 
@@ -363,6 +386,9 @@ func (p *Proxy) event(ctx context.Context, e openaimw.Event) {
 	if ex == nil {
 		return
 	}
+	if ex.trail != nil {
+		p.receipts.event(ctx, ex.trail, e)
+	}
 	switch e.Type {
 	case openaimw.EventProcessed:
 		ex.event = &e
@@ -387,6 +413,7 @@ func (p *Proxy) response(resp *http.Response) error {
 	if ex == nil {
 		return nil
 	}
+	setHeaders(resp.Header, ex)
 	client, _ := ctx.Value(clientKey{}).(context.Context)
 	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, client: client, ex: ex, p: p}
 	if ex.processed && !isStream(resp) {
@@ -542,6 +569,9 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 		status = http.StatusOK
 	}
 	p.metrics.request(route, status, d)
+	if ex.trail != nil {
+		p.receipts.finish(ex.trail, status)
+	}
 	// What was sent last: the compacted retry after a context overflow,
 	// else the processed request.
 	var sent *openaimw.Event
@@ -581,6 +611,9 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 	}
 	if ex.cut != "" {
 		fields = append(fields, zap.String("answer_cut_off", ex.cut))
+	}
+	if t := ex.trail; t != nil && t.receipt != "" {
+		fields = append(fields, zap.String("receipt", t.receipt), zap.Bool("compacted", t.compacted))
 	}
 	ce.Write(fields...)
 }

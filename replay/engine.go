@@ -16,6 +16,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
@@ -80,6 +81,14 @@ type run struct {
 	deferred      bool
 	wasted        int64 // summarizer input of the summaries written ahead and never used
 	ahead         int   // summaries started ahead
+
+	// With Options.Receipts: the window's failed and finished events, as
+	// they came, and the number of the request each came in (request is
+	// the one being replayed).
+	keepEvents bool
+	events     []window.Event
+	eventsAt   []int
+	request    int
 }
 
 func newRun(opts Options) (*run, error) {
@@ -134,6 +143,8 @@ func newRun(opts Options) (*run, error) {
 		r.runner = &vrunner{clock: r.clock, latency: r.latency}
 		wopts.Background = r.runner
 	}
+
+	r.keepEvents = opts.Receipts
 	r.win = window.New(wopts)
 	r.trim, r.trimOpts = trimtools.New(opts.Trim), opts.Trim
 	r.keepLast = r.trim.KeepLast()
@@ -159,6 +170,9 @@ func (r *run) event(ctx context.Context, e window.Event) {
 		r.ahead++
 	case window.EventAheadWasted:
 		r.wasted += int64(e.SummaryInput)
+	}
+	if r.keepEvents && (e.Type == window.EventFailed || e.Type == window.EventFinished) {
+		r.events, r.eventsAt = append(r.events, e), append(r.eventsAt, r.request)
 	}
 	if e.Type == window.EventFailed {
 		if r.failures == nil {
@@ -262,6 +276,7 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 			next = i
 			in, inOrigins = stored, origins
 		}
+		r.request = res.Requests + 1
 		out, outOrigins, pt := r.step(ctx, &res, in, inOrigins, raw, trimmedSum)
 		r.fidelity.Request(i, pt.sent)
 		if r.mode == ModeProcessed {
@@ -339,6 +354,37 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 	}
 	res.finish()
 	return res, nil
+}
+
+// receipts returns the receipts of the compactions replayed, made from
+// the events kept, each naming conversation and its request.
+func (r *run) receipts(conversation, writer string) []receipt.Receipt {
+	var reasons receipt.Reasons
+	var out []receipt.Receipt
+	for i, e := range r.events {
+		reason := reasons.Note(e)
+		if e.Type != window.EventFinished {
+			continue
+		}
+		rc := receipt.New(e, reason, writer)
+		rc.Conversation, rc.Request = conversation, r.eventsAt[i]
+		out = append(out, rc)
+	}
+	return out
+}
+
+// writerOf names who writes the summaries of a replay with opts when the
+// window's summarizer succeeds.
+func writerOf(opts Options) string {
+	switch {
+	case opts.Window.Summarizer != nil:
+		return "custom summarizer"
+	case opts.Summarizer == SummarizerRecorder:
+		return "recording model"
+	case opts.Summarizer == SummarizerModel:
+		return receipt.WriterModel
+	}
+	return receipt.WriterDigest
 }
 
 // decode encodes raws as a request's JSON "messages" and decodes it into

@@ -29,6 +29,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
 )
 
@@ -158,6 +159,11 @@ type Options struct {
 	// means DefaultSummaryLatency (2s). A request that needs a summary
 	// not written by then waits for it (see Result.Waits).
 	SummaryLatency time.Duration
+	// Receipts, when set, keeps the receipt of each compaction in
+	// Result.Receipts (for the HTML report). The figures are the same
+	// either way: the window's events are kept as they come and made into
+	// receipts after the replay.
+	Receipts bool
 }
 
 // Settings is the part of [Options] a [Report] records.
@@ -408,6 +414,10 @@ type Result struct {
 	FirstError string `json:"first_error,omitempty"`
 	// Series holds one point per request.
 	Series []Point `json:"series,omitempty"`
+	// Receipts holds the receipt of each compaction, in order, when
+	// Options.Receipts was set; each names the transcript as its
+	// conversation and the request it was made for.
+	Receipts []receipt.Receipt `json:"receipts,omitempty"`
 
 	sumCharsBefore, sumCharsAfter   int64
 	sumTokensBefore, sumTokensAfter int64
@@ -570,6 +580,9 @@ func RunHistory(ctx context.Context, name string, history []processor.Message, o
 		return Result{}, err
 	}
 	res.File = name
+	if opts.Receipts {
+		res.Receipts = r.receipts(name, writerOf(opts))
+	}
 	return res, nil
 }
 

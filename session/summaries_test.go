@@ -373,6 +373,10 @@ func downgrade(t *testing.T, st Store, version int) {
 	t.Helper()
 	ctx := context.Background()
 	steps := map[int][]string{
+		5: {
+			`DROP TABLE receipts`,
+			`DROP TABLE requests`,
+		},
 		4: {
 			`DROP TABLE summary_claims`,
 			`ALTER TABLE summaries DROP COLUMN prepared`,
@@ -409,12 +413,12 @@ func downgrade(t *testing.T, st Store, version int) {
 // TestMigrate opens a database as a previous program left it (version 2:
 // the summaries table without cleared spans, compactions without withdrawn
 // turns; version 3: spans without fallback or use), with a session and a
-// summary in it (version 4: spans never prepared, no claims): it is
-// migrated, both are intact (the span counts as used
-// when it was saved, and is no fallback), and spans that clear or hold a
-// fallback can be stored.
+// summary in it (version 4: spans never prepared, no claims; version 5:
+// no receipts): it is migrated, both are intact (the span counts as used
+// when it was saved, and is no fallback), spans that clear or hold a
+// fallback can be stored, and so can receipts and requests.
 func TestMigrate(t *testing.T) {
-	for _, from := range []int{2, 3, 4} {
+	for _, from := range []int{2, 3, 4, 5} {
 		t.Run(fmt.Sprintf("from-%d", from), func(t *testing.T) {
 			backends(t, func(t *testing.T, newDSN newDSN) {
 				ctx := context.Background()
@@ -463,6 +467,7 @@ func TestMigrate(t *testing.T) {
 				if got, _ := st.Summaries().Spans(ctx, window.Key{2}, ends(window.Key{5})); len(got) != 1 || got[0] != fresh {
 					t.Errorf("spans of the new save: %+v", got)
 				}
+				checkReceiptsWork(t, st)
 			})
 		})
 	}

@@ -167,7 +167,7 @@ func TestMigrateWithdrawn(t *testing.T) {
 		}
 		// Back to version 1, as the previous program left it.
 		if err := st.(*store).write(ctx, "test", func(t tx) error {
-			for _, q := range []string{`DROP TABLE summaries`, `DROP TABLE summary_claims`} {
+			for _, q := range []string{`DROP TABLE summaries`, `DROP TABLE summary_claims`, `DROP TABLE receipts`, `DROP TABLE requests`} {
 				if _, err := t.exec(ctx, q); err != nil {
 					return err
 				}

@@ -15,7 +15,7 @@ import (
 var replayCommand = &command{
 	name:    "replay",
 	summary: "replay transcripts as the agent would have sent them and report the savings",
-	usage:   "abridge replay [--wide | --json] [--plot FILE] [--mode processed|full|fresh] [FILE...]",
+	usage:   "abridge replay [--wide | --json] [--plot FILE] [--html FILE] [--mode processed|full|fresh] [FILE...]",
 	about: `Replay replays each transcript request by request, running abridge's
 processors before every request as an agent would, and reports what they
 save. Its table fits 100 columns: a row per transcript and a total with the
@@ -39,7 +39,17 @@ With no FILE it replays the five real transcripts shipped in abridge (the
 binary holds them; testdata/README.md in the source says
 where they come from). Without a model endpoint the window summarizes with
 the offline digest; with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the
-model.`,
+model.
+
+When the transcripts' names do not fit beside the figures, the table numbers
+its rows and lists the names whole above it. --html writes the same figures,
+each column explained, with a chart per transcript and the receipt of every
+compaction (the summary marker as it was sent, the messages it replaced, who
+wrote it), as one HTML file that opens offline.
+
+Terms:
+
+` + replayTerms(),
 	env:   []config.Group{config.GroupModel, config.GroupProcessors, config.GroupLog},
 	flags: replayFlags,
 }
@@ -50,6 +60,9 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		"(the default table fits 100 columns and gives the other figures for all transcripts together)")
 	plot := fs.String("plot", "", "draw the estimated prompt tokens per request, with and without abridge, "+
 		"one panel per transcript, to `FILE`: SVG for a .svg name, PNG for .png")
+	htmlFile := fs.String("html", "", "write one self-contained HTML report to `FILE` (it opens offline in any browser): "+
+		"every figure per transcript with each column explained, the terms, and per transcript its chart and each compaction's receipt, "+
+		"the summary marker as sent included")
 	mode := fs.String("mode", "processed", "how the host keeps its history: `processed|full|fresh` "+
 		"(processed: the processed history replaces the stored one; full: the full history is kept and processed whole before every request; "+
 		"fresh: the full history is decoded from a request's JSON before every request, as a proxy sees it, and the decoding is timed apart)")
@@ -82,6 +95,7 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			Trim:     env.cfg.TrimOptions(),
 			Progress: newProgress(c.stderr).update,
 			Strategy: env.cfg.Strategy,
+			Receipts: *htmlFile != "",
 		}
 		if env.cfg.SummarizerKind() == config.SummarizerLLM {
 			opts.Summarizer = replay.SummarizerModel
@@ -133,11 +147,40 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			}
 			c.note(plotNote(*plot, files, len(report.Results)))
 		}
+		if *htmlFile != "" {
+			if err := writeHTML(*htmlFile, report); err != nil {
+				return fmt.Errorf("replay: --html %s: %w", *htmlFile, err)
+			}
+			c.note(fmt.Sprintf("wrote %s: the report, with the charts and the receipts of the %d compactions", *htmlFile, report.Total.Compactions))
+		}
 		if report.Total.InvalidRequests > 0 {
 			return fmt.Errorf("replay: %s", invalidSummary(report))
 		}
 		return nil
 	}
+}
+
+// replayTerms explains the replay's terms (replay.Terms), one paragraph
+// each, for the help.
+func replayTerms() string {
+	var b strings.Builder
+	for _, t := range replay.Terms {
+		b.WriteString("  " + t.Name + "\n" + wrap(t.About, "        ", 76))
+	}
+	return b.String()
+}
+
+// writeHTML writes the report's HTML to path.
+func writeHTML(path string, report *replay.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteHTML(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // plotNote says what the plot written to path shows: the transcripts
