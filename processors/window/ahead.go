@@ -242,11 +242,14 @@ func newHolder() string {
 
 // aheadOn reports whether the summaries of ctx's request are written
 // ahead: writing ahead is on and the window not closed, the request is
-// paid for, the summarizer is
-// not the offline digest (which takes microseconds) and the payer's
-// breaker is not resting (the fallback then writes at once).
+// paid for, the summarizer is not the offline digest (which takes
+// microseconds) and the payer's breaker is not resting (the fallback
+// then writes at once).
 func (w *Window) aheadOn(ctx context.Context) bool {
-	return w.ahead > 0 && !w.closed.Load() && !unpaid(ctx) && w.sum != Summarizer(w.digest) && !w.breakerResting(payerOf(ctx))
+	if _, digest := w.sum.(*summary.Digest); digest {
+		return false
+	}
+	return w.ahead > 0 && !w.closed.Load() && !unpaid(ctx) && !w.breakerResting(payerOf(ctx))
 }
 
 // near reports whether h is within Ahead requests of a trigger: of the
@@ -305,11 +308,14 @@ func (w *Window) projected(h []processor.Message) cut {
 		// The tail keeps its last KeepMessages, shortened to fit in half
 		// the trigger: the history will have grown by what the trigger
 		// leaves, at the size of its messages so far.
-		growth := max(0, w.tokenTrigger-w.count(h))
 		if len(h) <= c.head {
 			return c
 		}
-		at := len(h) + 2*((growth/perMessage(w, h)+1)/2)
+		// The history will pass the trigger by half a request, on
+		// average, at the size of its recent messages.
+		per := perMessage(w, h)
+		growth := max(0, w.tokenTrigger-w.count(h)) + per
+		at := len(h) + 2*((growth/per+1)/2)
 		p.start = backToPair(h, max(c.head, at-w.keep), c.head)
 		if p.start < len(h) {
 			p.start = max(p.start, w.shrink(h, p.start, len(h)-1, max(0, w.tokenTrigger/2-growth)))

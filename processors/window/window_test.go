@@ -428,15 +428,15 @@ func TestFailuresFallBack(t *testing.T) {
 }
 
 func TestCancelledContextFails(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
 	block := func(ctx context.Context, _ int, _ model.Call) (processor.Message, error) {
+		cancel() // the host gives up while the summary is written
 		<-ctx.Done()
 		return processor.Message{}, ctx.Err()
 	}
 	sum, _ := recorder(block)
 	var ev events
 	w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, OnEvent: ev.on})
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
 	h := conversation(10, 100)
 	_, err := w.Process(ctx, h)
 	if !errors.Is(err, context.Canceled) {
