@@ -45,6 +45,13 @@ var Terms = []Term{
 	{"summarizer input ÷ size", "The characters the summarizer was given over the transcripts' characters: about 1 means each message " +
 		"was summarized about once."},
 	{"fallback", "A summary the offline digest wrote because the summarizer's could not be used (its reason is given)."},
+	{"waited", "Requests that waited for a summary, in the replay's virtual time (--turn between requests, --summary-latency a " +
+		"summary): the window writes each summary ahead, in the background, a few requests before its compaction is due, so a " +
+		"request waits only when the history is past the hard limits and its summary is still being written."},
+	{"deferred", "Requests that went out uncompacted, billed in full, because the summary their compaction needed was still being " +
+		"written; the compaction comes with the first request after it is ready."},
+	{"wasted", "The share of the summarizer's input spent on summaries written ahead that no compaction used: the conversation " +
+		"ended before, or was compacted otherwise."},
 }
 
 // Term is a word of the replay's tables and what it means.
@@ -61,6 +68,9 @@ var columnAbout = map[string]string{
 	"requests":                              "Requests replayed: one before each assistant message that follows a request.",
 	"compactions":                           "Requests that sent a new summary marker.",
 	"summarizer calls":                      "Calls of the window's summarizer.",
+	"requests waited":                       "Requests that waited for a summary (virtual time: --turn between requests, --summary-latency a summary).",
+	"requests deferred":                     "Requests sent uncompacted because their compaction's summary was still being written.",
+	"summarizer input wasted":               "The share of the summarizer's input spent on summaries written ahead and never used.",
 	"fallback calls":                        "Calls of the fallback (the offline digest), when the summarizer's summary could not be used.",
 	"summarizer input ÷ size":               "What the summarizer was given, in characters, over the transcript's characters (about 1: each message summarized about once).",
 	"largest prompt tokens without → with":  "The largest request's estimated prompt tokens without abridge and with it.",

@@ -77,6 +77,9 @@ var (
 		colRequests,
 		colCompactions,
 		{"summarizer", "calls", func(x Result) string { return count(x.SummarizerCalls) }},
+		{"requests", "waited", func(x Result) string { return count(x.Waits) }},
+		{"requests", "deferred", func(x Result) string { return count(x.Deferred) }},
+		{"summarizer input", "wasted", func(x Result) string { return fmt.Sprintf("%.3f", x.WastedShare()) }},
 		{"fallback", "calls", func(x Result) string { return count(x.FallbackCalls) }},
 		colSummarizerRatio,
 		{"largest prompt tokens", "without → with", func(x Result) string {
@@ -231,6 +234,11 @@ func (r *Report) writeTotals(b *strings.Builder) {
 			t.CacheReuse, t.CacheReuseCeiling),
 		fmt.Sprintf("processor time %.1f µs CPU a request (%.1f µs wall, %v in all); summarizer time %v",
 			micros(t.PerRequestCPU), micros(t.PerRequest), t.ProcessorTime.Round(time.Microsecond), t.SummarizerTime.Round(time.Millisecond)),
+		fmt.Sprintf("waits, in virtual time (a turn of %v between requests, %v a summary): %s requests waited for a summary (%.2f%%, %v in all); "+
+			"%s went out uncompacted while theirs was written (deferred)",
+			r.Options.Turn, r.Options.SummaryLatency, count(t.Waits), 100*t.WaitShare(), t.WaitTime, count(t.Deferred)),
+		fmt.Sprintf("summaries written ahead: %s; those never used took %s characters, %.1f%% of the summarizer's input",
+			count(t.AheadSummaries), groupDigits(t.WastedInputChars), 100*t.WastedShare()),
 	}
 	if t.DecodeTime > 0 {
 		lines = append(lines, fmt.Sprintf("decoding the requests' JSON (encoding/json): %.1f µs CPU a request; the processors take %.3f of that",
@@ -359,6 +367,14 @@ func (o Settings) describe() []string {
 	}
 	if o.TrimKeepLast > 0 {
 		parts = append(parts, "the last "+count(o.TrimKeepLast)+" messages untrimmed")
+	}
+	switch {
+	case o.Ahead < 0:
+		parts = append(parts, "summaries written when due")
+	case o.Ahead == 0:
+		parts = append(parts, "summaries written "+count(window.DefaultAhead)+" requests ahead")
+	default:
+		parts = append(parts, "summaries written "+count(o.Ahead)+" requests ahead")
 	}
 	return parts
 }

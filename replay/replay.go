@@ -16,6 +16,7 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -101,6 +102,23 @@ func (r Result) Billed(cached float64) float64 {
 	}
 	summ := float64(r.SummarizerInputChars) / processor.CharsPerToken
 	return (r.sumUncachedTokens + cached*r.sumCachedTokens + summ) / float64(r.Requests)
+}
+
+// WaitShare returns the share of the requests that waited for a summary.
+func (r Result) WaitShare() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.Waits) / float64(r.Requests)
+}
+
+// WastedShare returns the share of the summarizer's input spent on
+// summaries written ahead and never used.
+func (r Result) WastedShare() float64 {
+	if r.SummarizerInputChars == 0 {
+		return 0
+	}
+	return float64(r.WastedInputChars) / float64(r.SummarizerInputChars)
 }
 
 // DecodeRatio returns, for a ModeFresh replay, the processors' CPU time
@@ -201,6 +219,14 @@ type Settings struct {
 	// TrimKeepLast is Trim.KeepLast as given (0 means the trimmer's
 	// default).
 	TrimKeepLast int `json:"trim_keep_last"`
+	// Ahead is Window.Ahead as given (0 means the window's default; -1:
+	// each summary written when its compaction is due).
+	Ahead int `json:"ahead"`
+	// Turn and SummaryLatency are the virtual time between requests and
+	// of a summary (Options.Turn, Options.SummaryLatency, defaults
+	// filled in).
+	Turn           time.Duration `json:"turn_ns"`
+	SummaryLatency time.Duration `json:"summary_latency_ns"`
 }
 
 // Point is one request of a replay, for plotting.
@@ -680,5 +706,8 @@ func settingsOf(opts Options) Settings {
 		Strategy:       opts.Strategy,
 		TrimMaxChars:   opts.Trim.MaxChars,
 		TrimKeepLast:   opts.Trim.KeepLast,
+		Ahead:          opts.Window.Ahead,
+		Turn:           cmp.Or(opts.Turn, DefaultTurn),
+		SummaryLatency: cmp.Or(opts.SummaryLatency, DefaultSummaryLatency),
 	}
 }

@@ -19,7 +19,10 @@ func TestParseFlags(t *testing.T) {
 	for _, cmd := range commands() {
 		commandFlags(cmd).VisitAll(func(f *flag.Flag) {
 			want := "v"
-			forms := [][]string{{"--" + f.Name, "v"}, {"-" + f.Name, "v"}, {"--" + f.Name + "=v"}}
+			if commandFlags(cmd).Set(f.Name, want) != nil {
+				want = "3s" // a duration's
+			}
+			forms := [][]string{{"--" + f.Name, want}, {"-" + f.Name, want}, {"--" + f.Name + "=" + want}}
 			if isBool(f) {
 				want = "true"
 				forms = [][]string{{"--" + f.Name}, {"-" + f.Name}, {"--" + f.Name + "=true"}}

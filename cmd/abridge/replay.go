@@ -63,6 +63,10 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 	htmlFile := fs.String("html", "", "write one self-contained HTML report to `FILE` (it opens offline in any browser): "+
 		"every figure per transcript with each column explained, the terms, and per transcript its chart and each compaction's receipt, "+
 		"the summary marker as sent included")
+	turn := fs.Duration("turn", replay.DefaultTurn, "virtual time between two requests (the model's answer and the tools' run): "+
+		"the summaries written ahead that are ready by the next request are used, the others make it wait or go out uncompacted")
+	latency := fs.Duration("summary-latency", replay.DefaultSummaryLatency, "virtual time a summary takes to write "+
+		"(the replay never waits: these only tell which requests would have)")
 	mode := fs.String("mode", "processed", "how the host keeps its history: `processed|full|fresh` "+
 		"(processed: the processed history replaces the stored one; full: the full history is kept and processed whole before every request; "+
 		"fresh: the full history is decoded from a request's JSON before every request, as a proxy sees it, and the decoding is timed apart)")
@@ -70,6 +74,9 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		m, err := replay.ParseMode(*mode)
 		if err != nil {
 			return usagef("replay: --mode is %q; want processed, full or fresh", *mode)
+		}
+		if *turn <= 0 || *latency <= 0 {
+			return usagef("replay: --turn %v, --summary-latency %v: want positive durations", *turn, *latency)
 		}
 		if *wide && *asJSON {
 			return usagef("replay: --wide and --json: choose one (--json holds every figure)")
@@ -96,6 +103,9 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			Progress: newProgress(c.stderr).update,
 			Strategy: env.cfg.Strategy,
 			Receipts: *htmlFile != "",
+			Turn:     *turn,
+
+			SummaryLatency: *latency,
 		}
 		if env.cfg.SummarizerKind() == config.SummarizerLLM {
 			opts.Summarizer = replay.SummarizerModel
