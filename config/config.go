@@ -133,8 +133,8 @@ type Config struct {
 	// provider's. Default 0.
 	HardTokens int `env:"HARD_TOKENS" envDefault:"0"`
 	// SummaryWorkers is how many summaries are written in the background
-	// at once (window.PoolOptions.Workers). Default 4.
-	SummaryWorkers int `env:"SUMMARY_WORKERS" envDefault:"4"`
+	// at once (window.PoolOptions.Workers). Default 64.
+	SummaryWorkers int `env:"SUMMARY_WORKERS" envDefault:"64"`
 	// SummaryQueue bounds the summaries waiting for a background worker
 	// (window.PoolOptions.Queue); each payer may hold an eighth of it.
 	// Default 1024.

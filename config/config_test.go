@@ -27,7 +27,7 @@ func defaults() Config {
 		SummaryClip:           300,
 		KeepUserTurns:         0,
 		Ahead:                 5,
-		SummaryWorkers:        4,
+		SummaryWorkers:        64,
 		SummaryQueue:          1024,
 		SummaryClaimTTL:       30 * time.Second,
 		Summarizer:            "auto",

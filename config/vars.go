@@ -291,8 +291,8 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Group: GroupProcessors, Name: Prefix + "SUMMARY_WORKERS", Default: "4", Accepted: "an integer from 1 to 1024",
-			Description: "How many summaries are written in the background at once; the payers with summaries waiting take turns.",
+			Group: GroupProcessors, Name: Prefix + "SUMMARY_WORKERS", Default: "64", Accepted: "an integer from 1 to 1024",
+			Description: "How many summaries are written in the background at once (each waits on a model, using no CPU meanwhile); the payers with summaries waiting take turns.",
 		},
 		field: "SummaryWorkers", kind: "an integer", problem: outOfRange,
 		valid: func(c *Config) bool { return c.SummaryWorkers >= 1 && c.SummaryWorkers <= 1024 },

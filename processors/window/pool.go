@@ -21,8 +21,9 @@ type Runner interface {
 
 // Defaults of [PoolOptions].
 const (
-	// DefaultWorkers is the number of summaries a Pool writes at once.
-	DefaultWorkers = 4
+	// DefaultWorkers is the number of summaries a Pool writes at once:
+	// each waits on a model for seconds, using no CPU meanwhile.
+	DefaultWorkers = 64
 	// DefaultQueue bounds the jobs a Pool holds waiting.
 	DefaultQueue = 1024
 	// DefaultQueuePerPayer bounds the jobs one payer has waiting in a
