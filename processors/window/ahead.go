@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,53 +12,46 @@ import (
 )
 
 // Writing summaries ahead. Once a history nears a trigger, the span the
-// next compaction will replace is known: its head, and (by the tail rule
-// applied to the history as it will be when the trigger fires) its end.
-// The window then writes that span's summary in the background and saves
-// it in the store as a prepared span; when the trigger fires, it applies
-// it at once. When it is not ready yet, the request goes out uncompacted
-// while the history stays under the hard limits; past them, the request
-// waits for it, as every compaction did before.
+// next compaction will replace is known (the tail rule applied to the
+// history as it will be when the trigger fires): the window writes its
+// summary in the background, saves it in the store as a prepared span,
+// and applies it when the trigger fires. While it is not ready, requests
+// go out uncompacted under the hard limits; past them, a request waits.
 
-// Defaults of the options of writing ahead.
+// Defaults of writing ahead.
 const (
-	// DefaultAhead is how far ahead of the trigger, in requests, the
-	// summary the compaction will need starts being written.
+	// DefaultAhead is how many requests ahead of the trigger the summary
+	// the compaction will need starts being written.
 	DefaultAhead = 5
 	// DefaultClaimTTL is how long a claim on a summary being written lasts
 	// in a store shared by processes, unless its writer renews it.
 	DefaultClaimTTL = 30 * time.Second
-	// aheadIdle is how long a conversation's summaries written ahead are
-	// kept unused after its last request before they are abandoned.
+	// aheadIdle is how long a summary written ahead is kept, its
+	// conversation silent, before it is abandoned.
 	aheadIdle = 30 * time.Minute
-	// aheadConversations bounds the conversations whose summaries written
-	// ahead a window tracks; the least recently seen are abandoned first.
-	aheadConversations = 4096
-	// claimPoll is how often a request that must wait for a summary
-	// another process is writing looks for it in the store.
-	claimPoll = 250 * time.Millisecond
+	// aheadJobs bounds the summaries written ahead a window keeps track
+	// of; past it the least recently needed are abandoned.
+	aheadJobs = 4096
 )
 
 // Claimer is a [Store] shared by processes that lets them agree on which
 // one writes a summary: a claim on the span's digest, held until it
-// expires unless renewed. A process that holds a span's claim writes its
-// summary and saves it; the others use it once it is saved, and take over
-// when the claim expires unrenewed (its holder died). Package session's
-// store implements it; a store that does not lets every process write
-// what it needs.
+// expires unless renewed. The holder writes the summary and saves it; the
+// others use it once saved, deferring their compaction meanwhile (under
+// the hard limits), and take over when the claim expires unrenewed (its
+// holder died). Package session's store implements it; with a store that
+// does not, each process writes what it needs.
 type Claimer interface {
 	// Claim claims the summary of the span with digest d for holder until
 	// ttl from now. It reports true when holder now holds the claim
-	// (nobody held it, the holder's own claim is renewed, or another
-	// holder's claim had expired), false when another holder's claim
-	// still runs.
+	// (nobody did, it renews its own, or another's expired), false while
+	// another holder's claim runs.
 	Claim(ctx context.Context, d Digest, holder string, ttl time.Duration) (bool, error)
 	// Release ends holder's claim on d, if it holds it.
 	Release(ctx context.Context, d Digest, holder string) error
 }
 
-// job is a summary written ahead: the summarizer's prose for a span, and
-// the state of its writing.
+// job is a summary written ahead, and the state of its writing.
 type job struct {
 	key    Key
 	digest Digest
@@ -67,25 +59,24 @@ type job struct {
 	count  int // messages the summary stands for after the head, in the input history
 	last   Key // the key of the span's last message
 	prev   string
-	fresh  []processor.Message // to summarize, clipped; nil once written
+	fresh  []processor.Message // to summarize, clipped
 	budget int                 // characters the summary may take in its marker (facts left out)
 	input  int                 // characters given to the summarizer
 	values context.Context     // the request's values (payer, credential), not its end
 	queued time.Time
 
 	mu sync.Mutex
-	// committed is set for a summary a compaction that came due waits
-	// for (its requests deferred): it is used when ready, wherever the
-	// compaction would cut by then; one started ahead is used only when
-	// its cut is close to the compaction's.
+	// committed is set when a compaction that came due waits for it: it
+	// is used when ready wherever the deferred requests moved the cut;
+	// otherwise only when its cut is close to the compaction's.
 	committed bool
 	state     jobState
+	seen      time.Time          // when a request last looked for it
 	cancel    context.CancelFunc // while running
 	done      chan struct{}      // closed once written or abandoned
-	prose     string             // the summarizer's summary, when it wrote one
-	failure   *failure           // why it did not
+	prose     string             // the summarizer's summary
+	failure   *failure           // why it wrote none
 	usage     processor.Usage
-	took      time.Duration
 	used      bool
 }
 
@@ -98,8 +89,8 @@ const (
 	jobAbandoned
 )
 
-// take moves a queued job to running, for the caller to run; false when
-// it was taken before or abandoned.
+// take moves a queued job to running, for the caller to write; false when
+// it was taken or abandoned before.
 func (j *job) take() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -110,23 +101,32 @@ func (j *job) take() bool {
 	return true
 }
 
-// ready reports whether the job was written, successfully or not.
-func (j *job) ready() bool {
+// end ends a running job in state, with what writing it gave.
+func (j *job) end(state jobState, prose string, f *failure, usage processor.Usage) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.state == jobDone
+	j.state, j.prose, j.failure, j.usage = state, prose, f, usage
+	j.fresh, j.cancel = nil, nil
+	close(j.done)
+	j.mu.Unlock()
 }
 
-// abandon stops the job: a queued one never runs, a running one's
-// summarizer call is cancelled. It reports the state the job was in.
+// ready returns what the job wrote, and whether it is done.
+func (j *job) ready() (ready, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return ready{span: Span{Head: j.head, Count: j.count, Digest: j.digest}, prose: j.prose, failure: j.failure,
+		usage: j.usage, job: j}, j.state == jobDone
+}
+
+// abandon stops the job: a queued one never runs, a running one's call is
+// cancelled. It reports the state the job was in.
 func (j *job) abandon() jobState {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	was := j.state
 	switch was {
 	case jobQueued:
-		j.state = jobAbandoned
-		j.fresh = nil
+		j.state, j.fresh = jobAbandoned, nil
 		close(j.done)
 	case jobRunning:
 		if j.cancel != nil {
@@ -136,104 +136,89 @@ func (j *job) abandon() jobState {
 	return was
 }
 
-// aheadJobs are the summaries a window writes ahead, by the key of their
-// conversation.
-type aheadJobs struct {
+// jobs are the summaries a window writes ahead, by digest.
+type jobs struct {
 	mu    sync.Mutex
-	convs map[Key]*aheadConv
+	all   map[Digest]*job
 	swept time.Time
 }
 
-type aheadConv struct {
-	jobs []*job // the newest last
-	seen time.Time
-}
-
-// jobsOf returns the jobs of the conversation k, marking it seen at now.
-func (a *aheadJobs) jobsOf(k Key, now time.Time) []*job {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	c := a.convs[k]
-	if c == nil {
-		return nil
-	}
-	c.seen = now
-	return append([]*job(nil), c.jobs...)
-}
-
-// add adds j to its conversation and returns the conversations forgotten
-// to make room, or idle too long, whose jobs are to be abandoned.
-func (a *aheadJobs) add(j *job, now time.Time) []*job {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.convs == nil {
-		a.convs = map[Key]*aheadConv{}
-	}
-	c := a.convs[j.key]
-	if c == nil {
-		c = &aheadConv{}
-		a.convs[j.key] = c
-	}
-	c.jobs, c.seen = append(c.jobs, j), now
-	var dropped []*job
-	if len(a.convs) > aheadConversations || now.Sub(a.swept) > time.Minute {
-		a.swept = now
-		var oldest Key
-		var oldestSeen time.Time
-		for k, c := range a.convs {
-			if now.Sub(c.seen) > aheadIdle {
-				dropped = append(dropped, c.jobs...)
-				delete(a.convs, k)
-				continue
-			}
-			if oldestSeen.IsZero() || c.seen.Before(oldestSeen) {
-				oldest, oldestSeen = k, c.seen
-			}
-		}
-		if len(a.convs) > aheadConversations {
-			dropped = append(dropped, a.convs[oldest].jobs...)
-			delete(a.convs, oldest)
-		}
-	}
-	return dropped
-}
-
-// remove removes j from its conversation.
-func (a *aheadJobs) remove(j *job) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	c := a.convs[j.key]
-	if c == nil {
-		return
-	}
-	for i, x := range c.jobs {
-		if x == j {
-			c.jobs = append(c.jobs[:i:i], c.jobs[i+1:]...)
-			break
-		}
-	}
-	if len(c.jobs) == 0 {
-		delete(a.convs, j.key)
-	}
-}
-
-// takeAll removes and returns the jobs of conversation k (all of them
-// when k is nil).
-func (a *aheadJobs) takeAll(k *Key) []*job {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+// of returns the jobs of the conversation k, marking them seen at now.
+func (js *jobs) of(k Key, now time.Time) []*job {
+	js.mu.Lock()
+	defer js.mu.Unlock()
 	var out []*job
-	for key, c := range a.convs {
-		if k == nil || key == *k {
-			out = append(out, c.jobs...)
-			delete(a.convs, key)
+	for _, j := range js.all {
+		if j.key == k {
+			j.mu.Lock()
+			j.seen = now
+			j.mu.Unlock()
+			out = append(out, j)
 		}
 	}
 	return out
 }
 
-// newHolder returns a random name for this window in the claims of a
-// shared store.
+// add adds j, and returns the jobs forgotten: idle too long, or the least
+// recently seen past the bound.
+func (js *jobs) add(j *job, now time.Time) []*job {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if js.all == nil {
+		js.all = map[Digest]*job{}
+	}
+	j.seen = now
+	js.all[j.digest] = j
+	if len(js.all) <= aheadJobs && now.Sub(js.swept) < time.Minute {
+		return nil
+	}
+	js.swept = now
+	var out []*job
+	var oldest *job
+	for d, o := range js.all {
+		o.mu.Lock()
+		seen := o.seen
+		o.mu.Unlock()
+		switch {
+		case now.Sub(seen) > aheadIdle:
+			out = append(out, o)
+			delete(js.all, d)
+		case oldest == nil || seen.Before(oldest.seen):
+			oldest = o
+		}
+	}
+	if len(js.all) > aheadJobs && oldest != nil {
+		out = append(out, oldest)
+		delete(js.all, oldest.digest)
+	}
+	return out
+}
+
+// remove removes j.
+func (js *jobs) remove(j *job) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if js.all[j.digest] == j {
+		delete(js.all, j.digest)
+	}
+}
+
+// take removes and returns the jobs of conversation k (all of them when k
+// is nil).
+func (js *jobs) take(k *Key) []*job {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	var out []*job
+	for d, j := range js.all {
+		if k == nil || j.key == *k {
+			out = append(out, j)
+			delete(js.all, d)
+		}
+	}
+	return out
+}
+
+// newHolder returns a random name for this window in a store's claims.
 func newHolder() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
@@ -373,15 +358,6 @@ func (w *Window) planAt(ctx context.Context, v view, c cut, clear bool) plan {
 	return p
 }
 
-// digestOf returns the content digest of msgs.
-func digestOf(msgs []processor.Message) Digest {
-	h := newHasher(false)
-	for i := range msgs {
-		h.message(&msgs[i])
-	}
-	return h.sum()
-}
-
 // prepare starts writing, in the background, the summary of the span the
 // next compaction of v will replace, unless it is being written or was
 // written already (here, or by another process sharing the store), or v
@@ -408,9 +384,9 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 	}
 	k := w.storeKey(ctx, v, history, c.head)
 	end := p.end()
-	last := w.keys.key("", history[end-1:end])
+	last := keyOf("", history[end-1:end])
 	now := w.now()
-	for _, j := range w.jobs.jobsOf(k, now) {
+	for _, j := range w.jobs.of(k, now) {
 		if j.head == c.head && j.count == p.covered && j.last == last {
 			return // being written, or written
 		}
@@ -471,95 +447,71 @@ func summaryInput(fresh []processor.Message, prev string) int {
 	return n
 }
 
-// runJob writes j's summary when nobody took it before (a request that
-// could not wait), under the runner's rctx: a job that waited longer than
-// a conversation stays idle is abandoned.
+// runJob writes j's summary unless a request took it first; a job that
+// waited in the queue longer than a conversation stays idle, or whose
+// runner stopped, is abandoned.
 func (w *Window) runJob(rctx context.Context, j *job) {
 	if !j.take() {
 		return
 	}
 	if rctx.Err() != nil || w.now().Sub(j.queued) > aheadIdle {
-		w.giveUp(j)
+		j.end(jobAbandoned, "", nil, processor.Usage{})
+		w.jobs.remove(j)
+		w.release(j.values, j.digest)
+		w.emit(j.values, EventAheadWasted, Event{Reason: "abandoned", Key: j.key, Span: j.digest})
 		return
 	}
 	w.write(rctx, j)
 }
 
-// giveUp ends a job taken from the queue without writing it.
-func (w *Window) giveUp(j *job) {
-	j.mu.Lock()
-	j.state = jobAbandoned
-	j.fresh = nil
-	close(j.done)
-	j.mu.Unlock()
-	w.jobs.remove(j)
-	w.release(j.values, j.digest)
-	w.emit(j.values, EventAheadWasted, Event{Reason: "abandoned", Key: j.key, Span: j.digest})
-}
-
-// write writes j's summary, j taken by the caller, within the runner's
-// rctx (or a waiting request's context), paid as the request that started
-// it: the summarizer is called with that request's values. It saves the
-// summary as a prepared span and keeps the job's claim alive meanwhile.
+// write writes j's summary, taken by the caller, until rctx ends (a
+// runner's, or a waiting request's), paid as the request that started it
+// (the summarizer is called with its values). It keeps the job's claim
+// alive meanwhile, and saves the summary as a prepared span.
 func (w *Window) write(rctx context.Context, j *job) {
 	ctx, cancel := context.WithCancel(j.values)
-	stop := context.AfterFunc(rctx, cancel)
-	defer stop()
+	defer context.AfterFunc(rctx, cancel)()
 	defer cancel()
 	j.mu.Lock()
 	j.cancel = cancel
 	j.mu.Unlock()
-	renewed := w.keepClaim(ctx, j.digest)
-	defer renewed()
+	defer w.keepClaim(ctx, j.digest)()
 
 	began := w.now()
 	mctx, meter := processor.WithUsageMeter(ctx)
 	prose, f := w.ask(mctx, j.fresh, j.prev, j.budget)
 	usage, _ := meter.Usage()
-	canceled := ctx.Err() != nil
-	if f == nil && !canceled {
+	ev := Event{Duration: w.now().Sub(began), SummarizerUsage: usage, SummaryInput: j.input, Key: j.key, Span: j.digest,
+		From: j.head, To: j.head + j.count, SummaryChars: len(prose)}
+	if ctx.Err() != nil {
+		j.end(jobAbandoned, "", nil, usage)
+		w.jobs.remove(j)
+		w.release(j.values, j.digest)
+		ev.Reason = "abandoned"
+		w.emit(j.values, EventAheadWasted, ev)
+		return
+	}
+	if f == nil {
 		sp := Span{Head: j.head, Count: j.count, Digest: j.digest, Last: j.last, Summary: prose, Prepared: true}
 		if err := w.store.Save(ctx, j.key, sp); err != nil {
 			w.storeFailed(ctx, "save", err)
 		}
+	} else {
+		ev.Err, ev.Reason = f.err, f.reason
 	}
 	w.release(j.values, j.digest)
-
-	j.mu.Lock()
-	j.prose, j.failure, j.usage, j.took = prose, f, usage, w.now().Sub(began)
-	j.fresh, j.cancel = nil, nil
-	if canceled {
-		j.state = jobAbandoned
-	} else {
-		j.state = jobDone
-	}
-	close(j.done)
-	j.mu.Unlock()
-
-	ev := Event{Duration: j.took, SummarizerUsage: usage, SummaryInput: j.input, Key: j.key, Span: j.digest,
-		From: j.head, To: j.head + j.count, SummaryChars: len(prose)}
-	switch {
-	case canceled:
-		w.jobs.remove(j)
-		ev.Reason = "abandoned"
-		w.emit(j.values, EventAheadWasted, ev)
-	case f != nil:
-		ev.Err, ev.Reason = f.err, f.reason
-		w.emit(j.values, EventAheadFinished, ev)
-	default:
-		w.emit(j.values, EventAheadFinished, ev)
-	}
+	j.end(jobDone, prose, f, usage)
+	w.emit(j.values, EventAheadFinished, ev)
 }
 
-// keepClaim renews the claim on d while ctx lasts, when the store has
-// claims; the function it returns stops it.
+// keepClaim renews this window's claim on d every third of its TTL while
+// ctx lasts, when the store has claims; the function it returns stops it.
 func (w *Window) keepClaim(ctx context.Context, d Digest) func() {
 	cl, ok := w.store.(Claimer)
 	if !ok {
 		return func() {}
 	}
-	every := max(w.claimTTL/3, time.Millisecond)
-	t := time.NewTicker(every)
+	t := time.NewTicker(max(w.claimTTL/3, time.Millisecond))
 	done := make(chan struct{})
 	go func() {
 		defer t.Stop()
@@ -581,17 +533,14 @@ func (w *Window) keepClaim(ctx context.Context, d Digest) func() {
 
 // release releases this window's claim on d, when the store has claims.
 func (w *Window) release(ctx context.Context, d Digest) {
-	cl, ok := w.store.(Claimer)
-	if !ok {
-		return
-	}
-	if err := cl.Release(context.WithoutCancel(ctx), d, w.holder); err != nil {
-		w.storeFailed(ctx, "claim", err)
+	if cl, ok := w.store.(Claimer); ok {
+		if err := cl.Release(context.WithoutCancel(ctx), d, w.holder); err != nil {
+			w.storeFailed(ctx, "claim", err)
+		}
 	}
 }
 
-// drop abandons j, unused, reporting the summarizer input it cost when it
-// was written.
+// drop abandons j unused, reporting what writing it cost.
 func (w *Window) drop(j *job, reason string) {
 	was := j.abandon()
 	if was == jobQueued {
@@ -603,11 +552,10 @@ func (w *Window) drop(j *job, reason string) {
 		input = j.input
 	}
 	j.mu.Unlock()
-	if used || was == jobAbandoned {
-		return
+	if !used && was != jobAbandoned {
+		w.emit(j.values, EventAheadWasted, Event{Reason: reason, SummaryInput: input, Key: j.key, Span: j.digest,
+			From: j.head, To: j.head + j.count})
 	}
-	w.emit(j.values, EventAheadWasted, Event{Reason: reason, SummaryInput: input, Key: j.key, Span: j.digest,
-		From: j.head, To: j.head + j.count})
 }
 
 // ready is a summary written ahead that a compaction can use: the
@@ -668,80 +616,58 @@ func (w *Window) tooEarly(h []processor.Message, start, want int) bool {
 	return want-start > 2
 }
 
-// readyFor returns the summaries written ahead for v, its head ending at
-// c.head, that a compaction can use now, the best first (the one whose
-// tail is closest to c's, shorter tails last), and the jobs still being
-// written for it.
-func (w *Window) readyFor(ctx context.Context, history []processor.Message, v view, c cut, k Key) (found []ready, writing []*job) {
-	type cand struct {
-		r     ready
-		start int
-	}
-	var cands []cand
-	// A summary written ahead whose cut is too early is not used: the
-	// next compaction would come too soon. One started when the
-	// compaction was due, here or in another process (whose span the
-	// store holds), is.
-	mine := map[Digest]bool{}
-	// A summary that came too late to bring the history under the
-	// triggers is used all the same: it shortens what would otherwise go
-	// out whole, and the next compaction, due at once, folds it in.
-	add := func(r ready, close bool) {
+// readyFor returns the summary written ahead for v, its head ending at
+// c.head, that a compaction can use now, the one whose tail is closest to
+// c's (a longer tail first), and the jobs still being written for it. A
+// summary written ahead whose cut is too early is not used (the next
+// compaction would come too soon), unless the compaction waited for it or
+// another process wrote it; one that came too late to bring the history
+// under the triggers is used all the same: it shortens what would go out
+// whole, and the next compaction, due at once, folds it in.
+func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (best *ready, writing []*job) {
+	dist := -1
+	consider := func(r ready, close bool) {
 		start := startIn(v, c.head, r.span.Count)
 		if start < 0 || r.span.Head != c.head || !validCut(v.msgs, cut{head: c.head, start: start}) || (close && w.tooEarly(v.msgs, start, c.start)) {
 			return
 		}
+		d := 2 * (c.start - start)
+		if start > c.start {
+			d = 2*(start-c.start) + 1
+		}
 		end := c.head + r.span.Count
-		if end > len(history)-1 || digestOf(history[:end]) != r.span.Digest {
+		if (dist >= 0 && d >= dist) || end > len(history)-1 || digestOf(history[:end]) != r.span.Digest {
 			return
 		}
-		cands = append(cands, cand{r, start})
+		best, dist = &r, d
 	}
-	for _, j := range w.jobs.jobsOf(k, w.now()) {
+	mine := map[Digest]bool{}
+	for _, j := range w.jobs.of(k, w.now()) {
 		if j.head != c.head {
 			continue
 		}
 		mine[j.digest] = true
-		if !j.ready() {
-			start := startIn(v, c.head, j.count)
-			j.mu.Lock()
-			if start >= 0 && validCut(v.msgs, cut{head: c.head, start: start}) && (j.committed || !w.tooEarly(v.msgs, start, c.start)) {
-				// The compaction waits for it: it is used when ready,
-				// however the requests deferred meanwhile move the cut.
-				j.committed = true
-				writing = append(writing, j)
-			}
-			j.mu.Unlock()
-			continue
-		}
+		r, done := j.ready()
+		start := startIn(v, c.head, j.count)
 		j.mu.Lock()
-		r := ready{span: Span{Head: j.head, Count: j.count, Digest: j.digest}, prose: j.prose, failure: j.failure, usage: j.usage, job: j}
 		committed := j.committed
+		if !done && start >= 0 && validCut(v.msgs, cut{head: c.head, start: start}) && (committed || !w.tooEarly(v.msgs, start, c.start)) {
+			// The compaction waits for it, however the deferred requests
+			// move the cut meanwhile.
+			j.committed = true
+			writing = append(writing, j)
+		}
 		j.mu.Unlock()
-		add(r, !committed)
+		if done {
+			consider(r, !committed)
+		}
 	}
 	for _, s := range v.prepared {
 		if !mine[s.Digest] {
-			add(ready{span: s, prose: s.Summary}, false)
+			consider(ready{span: s, prose: s.Summary}, false)
 		}
 	}
-	// The closest to the compaction's own cut first, a longer tail before
-	// a shorter one at the same distance.
-	dist := func(x cand) int {
-		if x.start <= c.start {
-			return 2 * (c.start - x.start)
-		}
-		return 2*(x.start-c.start) + 1
-	}
-	for i := 1; i < len(cands); i++ {
-		for j := i; j > 0 && dist(cands[j]) < dist(cands[j-1]); j-- {
-			cands[j], cands[j-1] = cands[j-1], cands[j]
-		}
-	}
-	for _, x := range cands {
-		found = append(found, x.r)
-	}
-	return found, writing
+	return best, writing
 }
 
 // await waits for j to be written, writing it itself when nobody took it
@@ -755,80 +681,22 @@ func (w *Window) await(ctx context.Context, j *job) (ready, bool) {
 	case <-ctx.Done():
 		return ready{}, false
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.state != jobDone {
-		return ready{}, false
-	}
-	return ready{span: Span{Head: j.head, Count: j.count, Digest: j.digest}, prose: j.prose, failure: j.failure, usage: j.usage, job: j}, true
-}
-
-// awaitClaimed waits, while another process holds the claim on the
-// summary of the projected span of v, for that summary to appear in the
-// store; it returns it, or false when the claim ran out unanswered (this
-// window then holds it) or ctx ended.
-func (w *Window) awaitClaimed(ctx context.Context, history []processor.Message, v view, c cut, k Key) (ready, bool) {
-	cl, ok := w.store.(Claimer)
-	if !ok {
-		return ready{}, false
-	}
-	pc := w.projected(v.msgs)
-	if pc.head != c.head {
-		return ready{}, false
-	}
-	p := w.planAt(ctx, v, pc, false)
-	end := p.end()
-	if end > len(history)-1 {
-		return ready{}, false
-	}
-	d := digestOf(history[:end])
-	last := w.keys.key("", history[end-1:end])
-	for {
-		mine, err := cl.Claim(ctx, d, w.holder, w.claimTTL)
-		if err != nil || mine {
-			if mine {
-				w.release(ctx, d)
-			}
-			return ready{}, false
-		}
-		spans, err := w.store.Spans(ctx, k, func() []Key { return []Key{last} })
-		if err != nil {
-			return ready{}, false
-		}
-		for _, s := range spans {
-			if s.Prepared && s.Digest == d && s.Head == c.head {
-				return ready{span: s, prose: s.Summary}, true
-			}
-		}
-		if !w.sleep(ctx, w.poll) {
-			return ready{}, false
-		}
-	}
-}
-
-// sleep waits for d, or until ctx ends (then it reports false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return j.ready()
 }
 
 // fromAhead compacts v with a summary written ahead when one is ready,
 // or, while the history is under the hard limits, defers the compaction
 // (the history goes out as it is) and makes sure the summary is being
-// written; past them, it waits for the summary being written, here or in
-// another process. It reports false when the compaction must write its
-// summary now, in the foreground, with the time it waited already.
+// written; past them, it waits for the summary being written here (one
+// another process is writing is written again: the request cannot wait
+// for a process that may have died). It reports false when the compaction
+// must write its summary now, in the foreground, with the time it waited
+// already.
 func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v view, c cut) ([]processor.Message, bool, time.Duration, error) {
 	k := w.storeKey(ctx, v, history, c.head)
-	found, writing := w.readyFor(ctx, history, v, c, k)
-	if len(found) > 0 {
-		return w.applyReady(ctx, history, v, k, found[0], 0), true, 0, nil
+	best, writing := w.readyFor(history, v, c, k)
+	if best != nil {
+		return w.applyReady(ctx, history, v, k, *best, 0), true, 0, nil
 	}
 	h := v.msgs
 	if !w.overHard(h) {
@@ -849,12 +717,6 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 			return nil, true, 0, err
 		}
 	}
-	if r, ok := w.awaitClaimed(ctx, history, v, c, k); ok {
-		return w.applyReady(ctx, history, v, k, r, w.now().Sub(began)), true, 0, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, true, 0, err
-	}
 	return nil, false, w.now().Sub(began), nil
 }
 
@@ -865,8 +727,7 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 // conversation's other summaries written ahead, and reports the
 // compaction.
 func (w *Window) applyReady(ctx context.Context, history []processor.Message, v view, k Key, r ready, waited time.Duration) []processor.Message {
-	head := r.span.Head
-	c := cut{head: head, start: startIn(v, head, r.span.Count)}
+	c := cut{head: r.span.Head, start: startIn(v, r.span.Head, r.span.Count)}
 	p := w.planAt(ctx, v, c, true)
 	h := v.msgs
 	ev := Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Summarized: p.summed}
@@ -877,15 +738,14 @@ func (w *Window) applyReady(ctx context.Context, history []processor.Message, v 
 	sum, f := "", r.failure
 	if f == nil {
 		sum = summary.WithFacts(r.prose, facts)
-		if !w.fits(strings.TrimSpace(sum), p.replaced) {
+		if !w.fits(sum, p.replaced) {
 			f = &failure{err: ErrSummaryTooLarge, reason: "summary too large"}
 		}
 	}
 	if f != nil {
 		// The fallback writes it now: the offline digest takes
 		// microseconds.
-		sum, f = w.complete(ctx, w.clipForSummary(p.fresh), p.prev, p.replaced-len(facts)-2, false, f)
-		if sum != "" {
+		if sum, f = w.complete(ctx, w.clipForSummary(p.fresh), p.prev, p.replaced-len(facts)-2, false, f); sum != "" {
 			sum = summary.WithFacts(sum, facts)
 		}
 	}
@@ -897,41 +757,72 @@ func (w *Window) applyReady(ctx context.Context, history []processor.Message, v 
 		w.emit(ctx, EventFailed, failed)
 		return h
 	}
-	out := make([]processor.Message, 0, head+1+len(h)-c.start)
-	out = append(out, h[:head]...)
-	out = append(out, w.marker(sum))
-	out = w.appendCleared(out, h[c.start:p.clearEnd])
-	out = append(out, h[p.clearEnd:]...)
-	w.memo.trust(w.memo.ref(sum))
-	end := p.end()
 	d := r.span.Digest
 	if p.cleared > 0 {
-		d = digestOf(history[:end])
+		d = digestOf(history[:p.end()])
 	}
-	fallback := (f != nil && f.retry) || (v.span != nil && v.span.Fallback)
-	w.save(ctx, k, history, Span{Head: head, Count: p.covered, Cleared: p.cleared, Digest: d, Summary: sum, Fallback: fallback})
 	if r.job != nil {
 		r.job.mu.Lock()
 		r.job.used = true
 		r.job.mu.Unlock()
 	}
-	for _, j := range w.jobs.takeAll(&k) {
-		if j != r.job {
-			w.drop(j, "superseded")
+	ev.Prepared, ev.Waited = true, waited
+	return w.finish(ctx, history, v, k, p, d, written{summary: sum, failure: f, usage: r.usage}, r.job, ev, began)
+}
+
+// written is a summary for a compaction, and how it was written.
+type written struct {
+	summary string
+	failure *failure // why the summarizer's was not used
+	usage   processor.Usage
+	shared  bool // written for a concurrent request
+}
+
+// build returns the compaction of h by plan p with marker: the head, the
+// marker, and the tail, its old outputs cleared.
+func (w *Window) build(h []processor.Message, p plan, marker processor.Message) []processor.Message {
+	out := make([]processor.Message, 0, p.head+1+len(h)-p.start)
+	out = append(out, h[:p.head]...)
+	out = append(out, marker)
+	out = w.appendCleared(out, h[p.start:p.clearEnd])
+	return append(out, h[p.clearEnd:]...)
+}
+
+// finish ends the compaction of v (history as given) by plan p with the
+// summary s: it builds the history to send, saves the span (digest d)
+// under k, abandons the conversation's other summaries written ahead (all
+// but used), and reports the compaction that ev (its sizes before, how it
+// was written) began at began.
+func (w *Window) finish(ctx context.Context, history []processor.Message, v view, k Key, p plan, d Digest, s written, used *job, ev Event, began time.Time) []processor.Message {
+	h := v.msgs
+	out := w.build(h, p, w.marker(s.summary))
+	w.memo.trust(summary.Ref(s.summary))
+	f := s.failure
+	if !s.shared {
+		w.save(ctx, k, history, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Summary: s.summary,
+			Fallback: (f != nil && f.retry) || (v.span != nil && v.span.Fallback)})
+		ev.SummarizerUsage = s.usage
+	}
+	for _, j := range w.jobs.take(&k) {
+		if j != used {
+			w.drop(j, "superseded") // written ahead for a compaction that came otherwise
 		}
 	}
-
 	ev.MessagesAfter, ev.TokensAfter = len(out), w.countTail(out)
-	ev.SummaryChars, ev.Fallback = len(sum), f != nil
-	ev.Summary, ev.Replaced = sum, w.describe(h[head:c.start])
-	ev.From, ev.To, ev.Key, ev.Span = head, head+p.covered, k, d
-	ev.SummarizerUsage, ev.Prepared, ev.Waited = r.usage, true, waited
+	ev.SummaryChars, ev.Fallback, ev.Shared = len(s.summary), f != nil, s.shared
+	ev.Summary, ev.Replaced = s.summary, w.describe(h[p.head:p.start])
+	ev.From, ev.To, ev.Key, ev.Span = p.head, p.head+p.covered, k, d
 	if f != nil {
 		failed := ev
-		failed.Err, failed.Reason = f.err, f.reason
+		failed.Err, failed.Reason, failed.Duration = f.err, f.reason, f.took
 		w.emit(ctx, EventFailed, failed)
 	}
-	ev.Duration = waited + w.now().Sub(began)
+	ev.Duration = w.now().Sub(began)
+	if ev.Prepared {
+		ev.Duration += ev.Waited
+	} else {
+		ev.Waited += ev.Duration
+	}
 	w.emit(ctx, EventFinished, ev)
 	return out
 }
@@ -960,7 +851,7 @@ func (w *Window) Close(ctx context.Context) error {
 			err = w.pool.Close(ctx)
 		}
 	}
-	for _, j := range w.jobs.takeAll(nil) {
+	for _, j := range w.jobs.take(nil) {
 		w.drop(j, "closed")
 	}
 	return err

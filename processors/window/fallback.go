@@ -12,16 +12,14 @@ import (
 // head), or, when s holds a fallback's summary and the summarizer now
 // writes one for the messages s stands for, a span with that summary,
 // which it saves in s's place. When summaries are written ahead, the
-// summarizer writes it in the background and s is returned. The summarizer is asked only when the
-// request may pay (see WithoutSummarizer), the payer's breaker is closed,
-// and this window has not asked for the same span within the breaker's
-// cool-down; its failure counts toward the breaker and leaves s as it is.
+// summarizer writes it in the background and s is returned; a later
+// request gets it. The summarizer is asked only when the request may pay
+// (see WithoutSummarizer), the payer's breaker is not resting, and this
+// window has not asked for the same span within the breaker's cool-down;
+// its failure counts toward the breaker and leaves s as it is.
 func (w *Window) retry(ctx context.Context, history []processor.Message, head int, k Key, s *Span) *Span {
-	if !s.Fallback || s.Count < 1 || unpaid(ctx) {
-		return s
-	}
-	payer := payerOf(ctx)
-	if w.breakerOpen(payer) || !w.memo.mayRetry(s.Digest, w.now(), w.breakerCooldown) {
+	if !s.Fallback || s.Count < 1 || unpaid(ctx) || w.breakerResting(payerOf(ctx)) ||
+		!w.memo.mayRetry(s.Digest, w.now(), w.breakerCooldown) {
 		return s
 	}
 	end := head + s.Count
@@ -32,41 +30,38 @@ func (w *Window) retry(ctx context.Context, history []processor.Message, head in
 	if len(fresh) == 0 {
 		return s
 	}
-	if w.aheadOn(ctx) {
-		// In the background: this request goes on with the fallback's
-		// summary, a later one gets the summarizer's.
-		w.retryBehind(ctx, k, s, w.clipForSummary(fresh), prev, w.factsOf(fresh, prevFacts, replaced), replaced)
+	facts := w.factsOf(fresh, prevFacts, replaced)
+	fresh = w.clipForSummary(fresh)
+	span := *s
+	rewrite := func(ctx context.Context) bool {
+		text, f := w.ask(ctx, fresh, prev, replaced-len(facts)-2)
+		if f != nil || ctx.Err() != nil {
+			return false
+		}
+		span.Summary, span.Fallback = summary.WithFacts(text, facts), false
+		w.memo.trust(summary.Ref(span.Summary))
+		if err := w.store.Save(ctx, k, span); err != nil {
+			w.storeFailed(ctx, "save", err)
+		}
+		return true
+	}
+	if !w.aheadOn(ctx) {
+		if rewrite(ctx) {
+			return &span
+		}
 		return s
 	}
-	res, shared, err := w.flights.do(ctx, s.Digest, func() result {
-		facts := w.factsOf(fresh, prevFacts, replaced)
-		text, err := w.call(ctx, w.sum, w.clipForSummary(fresh), prev)
-		if cerr := ctx.Err(); cerr != nil {
-			return result{err: cerr}
+	values := context.WithoutCancel(ctx)
+	w.runner().Go(payerOf(ctx), func(rctx context.Context) {
+		if rctx.Err() != nil {
+			return
 		}
-		text = strings.TrimSpace(text)
-		if err == nil && (text == "" || w.framing+len(text)+len(facts)+2 >= replaced) {
-			err = ErrSummaryTooLarge
-			if text == "" {
-				err = summary.ErrEmpty
-			}
-		}
-		w.tally(payer, err)
-		if err != nil {
-			return result{failure: &failure{err: err, reason: "retry"}}
-		}
-		return result{summary: summary.WithFacts(text, facts)}
+		ctx, cancel := context.WithCancel(values)
+		defer context.AfterFunc(rctx, cancel)()
+		defer cancel()
+		rewrite(ctx)
 	})
-	if err != nil || res.err != nil || res.failure != nil {
-		return s
-	}
-	out := *s
-	out.Summary, out.Fallback = res.summary, false
-	w.memo.trust(w.memo.ref(out.Summary))
-	if !shared {
-		w.save(ctx, k, history, out)
-	}
-	return &out
+	return s
 }
 
 // sortMiddle sorts the messages of a middle to summarize: the prose of the
@@ -79,7 +74,7 @@ func (w *Window) sortMiddle(ctx context.Context, middle []processor.Message) (pr
 	fresh = make([]processor.Message, 0, len(middle))
 	for _, m := range middle {
 		replaced += processor.Chars(m)
-		if s, ref, ok := w.memo.parseMarker(m); ok && w.trusted(ctx, ref) {
+		if s, ref, ok := summary.ParseMarker(m); ok && w.trusted(ctx, ref) {
 			prose, f := summary.SplitFacts(s)
 			if prose != "" {
 				previous = append(previous, prose)
@@ -92,28 +87,4 @@ func (w *Window) sortMiddle(ctx context.Context, middle []processor.Message) (pr
 		fresh = append(fresh, m)
 	}
 	return strings.Join(previous, "\n\n"), strings.Join(facts, "\n"), fresh, replaced
-}
-
-// retryBehind asks the summarizer, in the background, for the summary of
-// fresh merged with prev in place of s's fallback summary, and saves s
-// with it under k when it fits in replaced characters with facts.
-func (w *Window) retryBehind(ctx context.Context, k Key, s *Span, fresh []processor.Message, prev, facts string, replaced int) {
-	span, values := *s, context.WithoutCancel(ctx)
-	w.runner().Go(payerOf(ctx), func(rctx context.Context) {
-		if rctx.Err() != nil {
-			return
-		}
-		ctx, cancel := context.WithCancel(values)
-		defer context.AfterFunc(rctx, cancel)()
-		defer cancel()
-		text, f := w.ask(ctx, fresh, prev, replaced-len(facts)-2)
-		if f != nil || ctx.Err() != nil {
-			return
-		}
-		span.Summary, span.Fallback = summary.WithFacts(text, facts), false
-		w.memo.trust(w.memo.ref(span.Summary))
-		if err := w.store.Save(ctx, k, span); err != nil {
-			w.storeFailed(ctx, "save", err)
-		}
-	})
 }

@@ -124,7 +124,7 @@ func TestFallbackSpanRetried(t *testing.T) {
 	if !strings.HasPrefix(digest, summary.DigestHeader) {
 		t.Fatalf("marker %q, want the fallback's digest", digest)
 	}
-	spans, _ := store.Spans(ctx, w.keys.key("", h[:4]), func() []Key { return w.keys.lasts(h, 3) })
+	spans, _ := store.Spans(ctx, keyOf("", h[:4]), func() []Key { return lasts(h, 3) })
 	if len(spans) != 1 || !spans[0].Fallback {
 		t.Fatalf("spans saved: %+v, want one marked as a fallback", spans)
 	}
@@ -158,7 +158,7 @@ func TestFallbackSpanRetried(t *testing.T) {
 	if got := sum.count(""); got != 3 {
 		t.Errorf("%d summarizer calls, want 3 (one more, then reused)", got)
 	}
-	spans, _ = store.Spans(ctx, w.keys.key("", h[:4]), func() []Key { return w.keys.lasts(h, 3) })
+	spans, _ = store.Spans(ctx, keyOf("", h[:4]), func() []Key { return lasts(h, 3) })
 	if len(spans) != 1 || spans[0].Fallback {
 		t.Errorf("spans saved: %+v, want one, no longer a fallback", spans)
 	}
