@@ -396,7 +396,7 @@ type Window struct {
 	breakers     breakers // a circuit breaker per payer (see WithPayer)
 	requestFault func(error) bool
 
-	memo    memo // content-keyed memories: markers, trusted references, waits
+	memo    memo    // content-keyed memories: markers, trusted references, waits
 	flights flights // summaries being written, by the digest of what they cover
 
 	ahead        int // percent of a trigger ahead of which summaries are written; <= 0: never
