@@ -137,3 +137,34 @@ func ExampleMapParts() {
 	// KEY=sk-secret
 	// false true
 }
+
+// A transcript saved after the model answered ends with that answer, not
+// with a request. ProcessTranscript processes it as it was before the
+// answer was asked for, and keeps the answer after the result: the old
+// tool output is trimmed to fit 120 characters, the answer left as it was.
+func ExampleProcessTranscript() {
+	transcript := []processor.Message{
+		processor.UserMessage("List the files."),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "bash", Args: `{"command":"ls"}`}),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "bash", Content: strings.Repeat("file.go\n", 100)}),
+		processor.TextMessage("There are 100 files."),
+		processor.UserMessage("Thanks!"),
+		processor.TextMessage("You are welcome."),
+	}
+	trim := trimtools.New(trimtools.Options{MaxChars: 120})
+	out, err := processor.ProcessTranscript(context.Background(), trim, transcript)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, m := range out {
+		fmt.Println(m.Kind, processor.Chars(m))
+	}
+	// Output:
+	// request 15
+	// response 22
+	// request 111
+	// response 20
+	// request 7
+	// response 16
+}

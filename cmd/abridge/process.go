@@ -67,7 +67,7 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		for _, f := range fixes {
 			c.note("repaired " + f.String())
 		}
-		head, rest := splitAtLastRequest(repaired)
+		head, rest := processor.SplitAtLastRequest(repaired)
 		if len(head) == 0 {
 			return fmt.Errorf("process: %s has no request to process", path)
 		}
@@ -149,16 +149,6 @@ func (c *cli) loadHistory(path string) ([]processor.Message, error) {
 		return nil, fmt.Errorf("load %s: no messages", path)
 	}
 	return history, nil
-}
-
-// splitAtLastRequest splits history after its last request.
-func splitAtLastRequest(history []processor.Message) (head, rest []processor.Message) {
-	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].Kind == processor.Request {
-			return history[:i+1], history[i+1:]
-		}
-	}
-	return nil, history
 }
 
 // trimmedReturns counts the tool returns of in whose content is shorter in
