@@ -59,9 +59,9 @@ func listPackages(t *testing.T) (map[string]pkg, map[string]bool) {
 
 // TestArrows checks that the package dependencies point one way, as the
 // README's package map says: the message model depends on the standard
-// library alone; the processors, the summary format and on-demand
-// compaction on the message model (and, for the window, the summary
-// format) alone, nothing outside the standard library among their
+// library alone; the processors, the summary format, on-demand compaction
+// and the transcript format on the message model (and, for the window, the
+// summary format) alone, nothing outside the standard library among their
 // dependencies (no model provider's client, no logging library) but the
 // shell parser the summary format reads commands with; and only package
 // model imports openai-go.
@@ -74,6 +74,8 @@ func TestArrows(t *testing.T) {
 		"processors/cleartools": {"processor", "summary"},
 		"processors/window":     {"processor", "summary"},
 		"compact":               {"processor", "summary"},
+		// Saved transcripts load without any provider SDK.
+		"transcript": {"processor"},
 	}
 	// The summary format reads shell commands with mvdan.cc/sh's parser.
 	shellParser := []string{"mvdan.cc/sh/v3/fileutil", "mvdan.cc/sh/v3/syntax"}

@@ -14,7 +14,7 @@ import (
 )
 
 // The shipped transcripts are files of OpenAI Chat Completions JSON, as
-// model.Load reads them.
+// transcript.Load reads them.
 func ExampleTranscripts() {
 	fsys, names := abridge.Transcripts()
 	data, err := fsys.Open(names[0])

@@ -1,33 +1,18 @@
 package model
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
-	"os"
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/transcript"
 )
-
-// BenchmarkLoad measures decoding the largest available transcript.
-func BenchmarkLoad(b *testing.B) {
-	data, err := os.ReadFile(transcripts.Largest(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, err := Load(bytes.NewReader(data)); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
 
 // BenchmarkToOpenAI measures converting the largest available transcript
 // to params and encoding them as a request body would be.
 func BenchmarkToOpenAI(b *testing.B) {
-	h, err := LoadFile(transcripts.Largest(b))
+	h, err := transcript.LoadFile(transcripts.Largest(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,19 +22,6 @@ func BenchmarkToOpenAI(b *testing.B) {
 			b.Fatal(err)
 		}
 		if err := json.NewEncoder(io.Discard).Encode(params); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkSave measures writing the largest available transcript.
-func BenchmarkSave(b *testing.B) {
-	h, err := LoadFile(transcripts.Largest(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if err := Save(io.Discard, h); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -12,39 +12,11 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/transcript"
 )
 
-// MessageError reports a message that cannot be converted or loaded. It
-// matches [processor.ErrMalformed] with errors.Is.
-type MessageError struct {
-	// Index is the zero-based position of the offending message.
-	Index int
-	// Reason says what is wrong with it, e.g. "tool message without
-	// tool_call_id".
-	Reason string
-	// Err is the underlying error, if any.
-	Err error
-}
-
-// Error returns "message <index>: <reason>[: <underlying error>]".
-func (e *MessageError) Error() string {
-	s := fmt.Sprintf("message %d: %s", e.Index, e.Reason)
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Unwrap returns [processor.ErrMalformed] and the underlying error.
-func (e *MessageError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{processor.ErrMalformed}
-	}
-	return []error{processor.ErrMalformed, e.Err}
-}
-
 func msgErr(i int, format string, args ...any) error {
-	return &MessageError{Index: i, Reason: fmt.Sprintf(format, args...)}
+	return &transcript.MessageError{Index: i, Reason: fmt.Sprintf(format, args...)}
 }
 
 // ToOpenAI converts a history to openai-go message params, in order.
@@ -64,28 +36,16 @@ func msgErr(i int, format string, args ...any) error {
 // The history is not modified. A message of unknown kind, a part that does
 // not belong to its message's kind, a request without parts, a tool call or
 // tool return without an ID, and a user content part whose Data is not valid
-// JSON are errors of type [*MessageError] naming the message's index.
+// JSON are errors of type [*transcript.MessageError] naming the message's index.
 func ToOpenAI(history []processor.Message) ([]openai.ChatCompletionMessageParamUnion, error) {
-	return toOpenAI(history, reasoningNone)
+	return toOpenAI(history, false)
 }
 
-// reasoningMode tells which responses' Thinking parts [toOpenAI] keeps.
-type reasoningMode int
-
-const (
-	// reasoningNone drops every Thinking part ([ToOpenAI]).
-	reasoningNone reasoningMode = iota
-	// reasoningWithCalls keeps those of responses with tool calls: what a
-	// request sends (see [OpenAI.Request]).
-	reasoningWithCalls
-	// reasoningAll keeps them all ([Save]).
-	reasoningAll
-)
-
-// toOpenAI is [ToOpenAI], except that the Thinking parts of the responses
-// mode selects are not dropped but put, joined by newlines, in the extra
-// field reasoning_content of their assistant messages.
-func toOpenAI(history []processor.Message, mode reasoningMode) ([]openai.ChatCompletionMessageParamUnion, error) {
+// toOpenAI is [ToOpenAI], except that with callReasoning the Thinking parts
+// of the responses with tool calls (what a request sends, see
+// [OpenAI.Request]) are not dropped but put, joined by newlines, in the
+// extra field reasoning_content of their assistant messages.
+func toOpenAI(history []processor.Message, callReasoning bool) ([]openai.ChatCompletionMessageParamUnion, error) {
 	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(history))
 	for i, m := range history {
 		switch m.Kind {
@@ -101,7 +61,7 @@ func toOpenAI(history []processor.Message, mode reasoningMode) ([]openai.ChatCom
 				out = append(out, u)
 			}
 		case processor.Response:
-			reasoning := mode == reasoningAll || mode == reasoningWithCalls && m.HasToolCalls()
+			reasoning := callReasoning && m.HasToolCalls()
 			u, err := responseToOpenAI(i, m, reasoning)
 			if err != nil {
 				return nil, err
@@ -149,7 +109,7 @@ func requestPartToOpenAI(i, j int, p processor.Part) (openai.ChatCompletionMessa
 				}
 				part, err := userPartFromData(c.Data)
 				if err != nil {
-					return u, &MessageError{Index: i, Reason: fmt.Sprintf("part %d: user content %d (%q)", j, k, c.Type), Err: err}
+					return u, &transcript.MessageError{Index: i, Reason: fmt.Sprintf("part %d: user content %d (%q)", j, k, c.Type), Err: err}
 				}
 				parts = append(parts, part)
 			}
@@ -292,7 +252,7 @@ func userPartFromData(data json.RawMessage) (openai.ChatCompletionContentPartUni
 // from the matching earlier tool call, and "assistant" messages responses
 // with a [processor.Thinking] part when the param carries a non-empty
 // string in the extra field reasoning_content (set with its
-// SetExtraFields, as [Load] does from a stored message), a [processor.Text] part when the content is present (an empty string
+// SetExtraFields, as transcript.Load reads it from a stored message), a [processor.Text] part when the content is present (an empty string
 // included; one part per text element of array content), a
 // [processor.ToolCall] part per tool call, in that order, and Refusal and
 // Name filled.
@@ -303,7 +263,7 @@ func userPartFromData(data json.RawMessage) (openai.ChatCompletionContentPartUni
 // dropped. A param without a role, a deprecated "function" message, a tool
 // message without tool_call_id, a user or tool message without content, and
 // a tool call without id or of a type other than function are errors of type
-// [*MessageError] naming the index.
+// [*transcript.MessageError] naming the index.
 func FromOpenAI(msgs []openai.ChatCompletionMessageParamUnion) ([]processor.Message, error) {
 	out := make([]processor.Message, 0, len(msgs))
 	callNames := map[string]string{}
@@ -395,7 +355,7 @@ func userFromOpenAI(i int, um *openai.ChatCompletionUserMessageParam) (processor
 			}
 			data, err := json.Marshal(part)
 			if err != nil {
-				return p, &MessageError{Index: i, Reason: fmt.Sprintf("user content %d", k), Err: err}
+				return p, &transcript.MessageError{Index: i, Reason: fmt.Sprintf("user content %d", k), Err: err}
 			}
 			var head struct {
 				Type string `json:"type"`

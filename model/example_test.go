@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -61,42 +60,6 @@ func ExampleToOpenAI() {
 	// response: tool-call
 	// request: tool-return
 	// tool name restored: bash
-}
-
-// Histories are stored as OpenAI-format JSON: Load reads a bare array or an
-// object with "messages", Save writes the object form.
-func ExampleLoad() {
-	const stored = `{"source": "example", "messages": [
-		{"role": "user", "content": "Hi"},
-		{"role": "assistant", "content": "Hello!"}
-	]}`
-	history, err := model.Load(strings.NewReader(stored))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(len(history), "messages; last says", history[1].Text())
-	if err := model.Save(os.Stdout, history); err != nil {
-		fmt.Println(err)
-	}
-
-	_, err = model.Load(strings.NewReader(`[{"role":"user","content":"Hi"},{"role":"tool","content":"x"}]`))
-	fmt.Println(err)
-	// Output:
-	// 2 messages; last says Hello!
-	// {
-	//   "messages": [
-	//     {
-	//       "role": "user",
-	//       "content": "Hi"
-	//     },
-	//     {
-	//       "role": "assistant",
-	//       "content": "Hello!"
-	//     }
-	//   ]
-	// }
-	// message 1: tool message without tool_call_id
 }
 
 // A Recorder answers from a script and records what each request sent.

@@ -4,35 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/openai/openai-go/v3"
-
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/transcript"
 )
 
-// FromJSON converts raw OpenAI Chat Completions JSON to a history: a JSON
-// array of messages, as the "messages" of a request body holds them (or an
-// object whose "messages" key holds that array, as [Load] reads). It is the
-// conversion for a host that keeps, or receives, its history as JSON
-// rather than as openai-go params: an HTTP middleware, a proxy, a store of
-// request bodies. Its errors name the message at fault, as Load's do.
+// FromJSON is [transcript.Load] of data: it converts raw OpenAI Chat
+// Completions JSON (a JSON array of messages, or an object whose
+// "messages" key holds that array) to a history. Package transcript holds
+// the conversion; this name stays for the codecs of the middleware.
 func FromJSON(data []byte) ([]processor.Message, error) {
-	return Load(bytes.NewReader(data))
+	return transcript.Load(bytes.NewReader(data))
 }
 
-// FromRawMessages converts Chat Completions messages given one raw JSON
-// object each (a request's "messages" array decoded into
-// []json.RawMessage) to a history, one [processor.Message] each, as
-// [FromOpenAI] describes. Its errors name the message at fault.
+// FromRawMessages is [transcript.FromRawMessages]: it converts Chat
+// Completions messages given one raw JSON object each to a history.
+// Package transcript holds the conversion; this name stays for the codecs
+// of the middleware.
 func FromRawMessages(raws []json.RawMessage) ([]processor.Message, error) {
-	params := make([]openai.ChatCompletionMessageParamUnion, len(raws))
-	for i, raw := range raws {
-		p, err := decodeMessage(i, raw)
-		if err != nil {
-			return nil, err
-		}
-		params[i] = p
-	}
-	return FromOpenAI(params)
+	return transcript.FromRawMessages(raws)
 }
 
 // ToRawMessages converts a history to Chat Completions messages, one raw
@@ -47,7 +36,7 @@ func ToRawMessages(history []processor.Message) ([]json.RawMessage, error) {
 	for i, p := range params {
 		b, err := json.Marshal(p)
 		if err != nil {
-			return nil, &MessageError{Index: i, Reason: "encode", Err: err}
+			return nil, &transcript.MessageError{Index: i, Reason: "encode", Err: err}
 		}
 		out[i] = b
 	}

@@ -3,10 +3,11 @@
 // OpenAI Chat Completions ([OpenAI]) and OpenAI Responses ([Responses]) on
 // openai-go v3 and for Anthropic Messages ([Anthropic]) on
 // anthropic-sdk-go, lossless conversions between
-// [processor.Message] histories and openai-go message params, loading and
-// saving histories as OpenAI-format JSON, and [Recorder], a scripted model
-// for tests that records exactly what each request sent. It is the only
-// package that imports openai-go.
+// [processor.Message] histories and openai-go message params (and the raw
+// Chat Completions JSON those params marshal to), and [Recorder], a
+// scripted model for tests that records exactly what each request sent. It
+// is the only package that imports openai-go. Saved histories are loaded
+// and saved by package transcript, which imports no SDK.
 package model
 
 import (

@@ -256,7 +256,7 @@ func (m *OpenAI) Request(ctx context.Context, messages []processor.Message, s Se
 // params builds the request body.
 func (m *OpenAI) params(messages []processor.Message, s Settings) (openai.ChatCompletionNewParams, error) {
 	var p openai.ChatCompletionNewParams
-	msgs, err := toOpenAI(messages, reasoningWithCalls)
+	msgs, err := toOpenAI(messages, true)
 	if err != nil {
 		return p, err
 	}
@@ -530,7 +530,7 @@ func (m *OpenAI) responseMessage(c *openai.ChatCompletion, reasoning string, sta
 
 // reasoningContentKey is the message field that carries reasoning in the
 // responses of DeepSeek, vLLM, SGLang and Qwen servers, and in the
-// histories [Save] writes.
+// histories transcript.Save writes.
 const reasoningContentKey = "reasoning_content"
 
 // reasoningKeys are the non-standard fields of a response message (and of

@@ -4,14 +4,14 @@ import (
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 func BenchmarkValidate(b *testing.B) {
 	var h []processor.Message
 	for _, f := range transcripts.Shared(b) {
-		x, err := model.LoadFile(f)
+		x, err := transcript.LoadFile(f)
 		if err != nil {
 			b.Fatal(err)
 		}

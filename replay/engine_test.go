@@ -15,6 +15,7 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/strategy"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // The per-message JSON cache must give the same bytes as serializing every
@@ -27,7 +28,7 @@ func TestRequestJSONCache(t *testing.T) {
 		files = append(files, transcripts.Shared(t)...)
 	}
 	for _, f := range files {
-		h, err := model.LoadFile(f)
+		h, err := transcript.LoadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // Mode says what history the processors run on at each request.
@@ -581,9 +582,9 @@ type Report struct {
 }
 
 // RunFile replays the transcript stored at path (OpenAI chat JSON, as
-// [model.LoadFile] reads it).
+// [transcript.LoadFile] reads it).
 func RunFile(ctx context.Context, path string, opts Options) (Result, error) {
-	history, err := model.LoadFile(path) // its errors name the file
+	history, err := transcript.LoadFile(path) // its errors name the file
 	if err != nil {
 		return Result{}, err
 	}
@@ -619,7 +620,7 @@ func runFSFile(ctx context.Context, fsys fs.FS, name string, opts Options) (Resu
 	if err != nil {
 		return Result{}, err
 	}
-	history, err := model.Load(bytes.NewReader(data))
+	history, err := transcript.Load(bytes.NewReader(data))
 	if err != nil {
 		return Result{}, fmt.Errorf("load history %s: %w", name, err)
 	}

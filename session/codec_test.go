@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	chatjson "github.com/abridge-go/abridge/transcript"
 )
 
 // everyField returns messages that together set every field of the message
@@ -161,7 +161,7 @@ func TestCodecTranscripts(t *testing.T) {
 		files = append(files, listJSON(t, dir)...)
 	}
 	for _, f := range files {
-		h, err := model.LoadFile(f)
+		h, err := chatjson.LoadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	chatjson "github.com/abridge-go/abridge/transcript"
 )
 
 // longestTranscript returns the shared transcript with the most messages,
@@ -32,7 +32,7 @@ func longestTranscript(t *testing.T) (string, []processor.Message) {
 		hist []processor.Message
 	)
 	for _, f := range files {
-		h, err := model.LoadFile(f)
+		h, err := chatjson.LoadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestReplayTranscript(t *testing.T) {
 	window := windowOf(maxMessages)
 	t.Logf("replaying %s: %d messages, window of %d", filepath.Base(file), len(h), maxMessages)
 	var original bytes.Buffer
-	if err := model.Save(&original, h); err != nil {
+	if err := chatjson.Save(&original, h); err != nil {
 		t.Fatal(err)
 	}
 	backends(t, func(t *testing.T, newDSN newDSN) {
@@ -166,7 +166,7 @@ func TestReplayTranscript(t *testing.T) {
 			t.Fatalf("transcript differs (-original +stored):\n%s", diff)
 		}
 		var stored bytes.Buffer
-		if err := model.Save(&stored, msgs); err != nil {
+		if err := chatjson.Save(&stored, msgs); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(original.Bytes(), stored.Bytes()) {

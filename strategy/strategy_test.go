@@ -8,13 +8,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/strategy"
 	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 func TestByName(t *testing.T) {
@@ -98,7 +98,7 @@ func TestStrategyPrefixStable(t *testing.T) {
 		t.Run(st.Name, func(t *testing.T) {
 			compactions, stable := 0, 0
 			for _, f := range files {
-				h, err := model.LoadFile(f)
+				h, err := transcript.LoadFile(f)
 				if err != nil {
 					t.Fatal(err)
 				}

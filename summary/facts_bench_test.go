@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // factsFilesB returns the shipped transcripts and, when present, the
@@ -24,7 +24,7 @@ func factsFilesB(tb testing.TB) []string {
 // trimmedHistory loads a transcript as the window gets it in the default
 // chain: its old tool outputs trimmed.
 func trimmedHistory(tb testing.TB, file string) []processor.Message {
-	h, err := model.LoadFile(file)
+	h, err := transcript.LoadFile(file)
 	if err != nil {
 		tb.Fatal(err)
 	}

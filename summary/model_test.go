@@ -15,6 +15,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // TestMarkerRoundTrip checks that a marker survives the conversions to
@@ -31,10 +32,10 @@ func TestMarkerRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := model.Save(&buf, h); err != nil {
+	if err := transcript.Save(&buf, h); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := model.Load(&buf)
+	loaded, err := transcript.Load(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestMarkerRoundTrip(t *testing.T) {
 func TestDigestTranscripts(t *testing.T) {
 	d := summary.NewDigest(summary.DigestOptions{})
 	for _, file := range transcripts.Shipped(t) {
-		h, err := model.LoadFile(file)
+		h, err := transcript.LoadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}

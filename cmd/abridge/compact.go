@@ -7,8 +7,8 @@ import (
 
 	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/config"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 var compactCommand = &command{
@@ -53,7 +53,7 @@ func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		if err != nil {
 			return fmt.Errorf("compact %s: %w", path, err)
 		}
-		if err := model.Save(c.stdout, out); err != nil {
+		if err := transcript.Save(c.stdout, out); err != nil {
 			return fmt.Errorf("compact: write history: %w", err)
 		}
 		fmt.Fprintln(c.stderr, describeCompaction(rep, history, out))

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 func TestCompact(t *testing.T) {
@@ -73,7 +73,7 @@ func TestCompact(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 			}
-			out, err := model.Load(strings.NewReader(r.stdout))
+			out, err := transcript.Load(strings.NewReader(r.stdout))
 			if err != nil {
 				t.Fatalf("stdout is not an OpenAI history: %v\n%s", err, r.stdout)
 			}

@@ -19,8 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/config"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // result is what one run of the CLI produced.
@@ -102,7 +102,7 @@ type chatRequest struct {
 
 // history returns the request's messages as the model package reads them.
 func (r chatRequest) history() ([]processor.Message, error) {
-	return model.Load(bytes.NewReader(r.body))
+	return transcript.Load(bytes.NewReader(r.body))
 }
 
 // roles returns "role: text" for each of the request's messages.
@@ -519,7 +519,7 @@ func TestEnviron(t *testing.T) {
 func saveFile(t *testing.T, path string, history []processor.Message) {
 	t.Helper()
 	var b bytes.Buffer
-	if err := model.Save(&b, history); err != nil {
+	if err := transcript.Save(&b, history); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {

@@ -11,9 +11,9 @@ import (
 	"sync"
 
 	"github.com/abridge-go/abridge/config"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 var processCommand = &command{
@@ -83,7 +83,7 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 			return fmt.Errorf("process %s: %w", path, err)
 		}
 		out = append(out[:len(out):len(out)], rest...)
-		if err := model.Save(c.stdout, out); err != nil {
+		if err := transcript.Save(c.stdout, out); err != nil {
 			return fmt.Errorf("process: write history: %w", err)
 		}
 		trimmed, removed := trimmedReturns(head, afterTrim)
@@ -141,7 +141,7 @@ func (c *cli) loadHistory(path string) ([]processor.Message, error) {
 		defer f.Close()
 		r = f
 	}
-	history, err := model.Load(r)
+	history, err := transcript.Load(r)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}

@@ -8,12 +8,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 func TestProcess(t *testing.T) {
-	in, err := model.LoadFile("testdata/history.json")
+	in, err := transcript.LoadFile("testdata/history.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestProcess(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 			}
-			out, err := model.Load(strings.NewReader(r.stdout))
+			out, err := transcript.Load(strings.NewReader(r.stdout))
 			if err != nil {
 				t.Fatalf("stdout is not an OpenAI history: %v\n%s", err, r.stdout)
 			}
@@ -107,7 +107,7 @@ func TestProcess(t *testing.T) {
 // model's answer: the chain runs up to the last request and the answer is
 // kept after it.
 func TestProcessEndsWithResponse(t *testing.T) {
-	in, err := model.LoadFile("testdata/history.json")
+	in, err := transcript.LoadFile("testdata/history.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestProcessEndsWithResponse(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
-	out, err := model.Load(strings.NewReader(r.stdout))
+	out, err := transcript.Load(strings.NewReader(r.stdout))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // BenchmarkCounter counts every request of the largest transcript (shared,
@@ -14,7 +14,7 @@ import (
 // 10 messages; µs/req is the time a request's counting takes, token sets
 // cached across requests as in a replay.
 func BenchmarkCounter(b *testing.B) {
-	h, err := model.LoadFile(transcripts.Largest(b))
+	h, err := transcript.LoadFile(transcripts.Largest(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // golden is a file of figures the peers harness computed (see
@@ -111,7 +111,7 @@ func replayRule(h []processor.Message, rule string, each func(reply int, before,
 func TestHarnessHandBuilt(t *testing.T) {
 	g := readGolden(t, "harness-handbuilt.json")
 	for _, gt := range g.Transcripts {
-		h, err := model.LoadFile(filepath.Join(testdataDir(t), gt.File))
+		h, err := transcript.LoadFile(filepath.Join(testdataDir(t), gt.File))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +175,7 @@ func TestHarnessShared(t *testing.T) {
 			if !ok {
 				t.Skipf("%s is not among the shared transcripts", gt.File)
 			}
-			h, err := model.LoadFile(path)
+			h, err := transcript.LoadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -317,7 +317,7 @@ func TestCounterMessages(t *testing.T) {
 // TestCounterOrder checks that requests counted out of order, or again,
 // count as they would in order.
 func TestCounterOrder(t *testing.T) {
-	h, err := model.LoadFile(filepath.Join(testdataDir(t), "handbuilt.json"))
+	h, err := transcript.LoadFile(filepath.Join(testdataDir(t), "handbuilt.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

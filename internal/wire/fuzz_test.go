@@ -10,6 +10,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
+	"github.com/abridge-go/abridge/transcript"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -107,7 +108,7 @@ func checkSame(t *testing.T, data []byte) {
 // requestBody returns the transcript at path as a request body.
 func requestBody(tb testing.TB, path string) []byte {
 	tb.Helper()
-	h, err := model.LoadFile(path)
+	h, err := transcript.LoadFile(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestParseTranscripts(t *testing.T) {
 func TestCacheParse(t *testing.T) {
 	c := NewCache(0)
 	for _, path := range allTranscripts(t) {
-		h, err := model.LoadFile(path)
+		h, err := transcript.LoadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
-	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // longestName is the shared transcript with the most messages (466).
@@ -35,7 +35,7 @@ func longest(tb testing.TB) (string, []processor.Message) {
 	var best []processor.Message
 	var name string
 	for _, f := range files {
-		h, err := model.LoadFile(f)
+		h, err := transcript.LoadFile(f)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func allTranscripts(tb testing.TB) map[string][]processor.Message {
 	}
 	out := make(map[string][]processor.Message, len(files))
 	for _, f := range files {
-		h, err := model.LoadFile(f)
+		h, err := transcript.LoadFile(f)
 		if err != nil {
 			tb.Fatal(err)
 		}

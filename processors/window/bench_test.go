@@ -9,7 +9,7 @@ import (
 	"github.com/abridge-go/abridge/processors/trimtools"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
-	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // BenchmarkProcessFullHistory measures the window's own cost per request
@@ -17,7 +17,7 @@ import (
 // request by request, with the offline digest): the cached cut is checked
 // on every request and a compaction happens every few requests.
 func BenchmarkProcessFullHistory(b *testing.B) {
-	msgs, err := model.LoadFile(transcripts.Largest(b))
+	msgs, err := transcript.LoadFile(transcripts.Largest(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func BenchmarkSharedFullHistory(b *testing.B) {
 	var points [][]int
 	requests := 0
 	for _, f := range files {
-		msgs, err := model.LoadFile(f)
+		msgs, err := transcript.LoadFile(f)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // counting wraps a Summarizer and counts the messages sent to it, and how
@@ -172,7 +173,7 @@ func TestReplayCost(t *testing.T) {
 	}
 	for _, s := range sets {
 		for _, file := range s.files {
-			msgs, err := model.LoadFile(file)
+			msgs, err := transcript.LoadFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}

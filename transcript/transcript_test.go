@@ -1,10 +1,9 @@
-package model
+package transcript
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -271,7 +270,12 @@ func TestSaveFormat(t *testing.T) {
 func TestLoadSaveFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "h.json")
-	h := testHistory()
+	h := []processor.Message{
+		processor.SystemMessage("You are terse."),
+		processor.UserMessage("List the files."),
+		processor.NewResponse(processor.Text{Content: ""}, processor.ToolCall{ToolCallID: "call_1", ToolName: "bash", Args: `{"command":"ls"}`}),
+		processor.NewRequest(processor.ToolReturn{ToolName: "bash", ToolCallID: "call_1", Content: "a.go\nb.go"}),
+	}
 	if err := SaveFile(path, h); err != nil {
 		t.Fatal(err)
 	}
@@ -454,8 +458,7 @@ func TestLoadReasoning(t *testing.T) {
 	}
 }
 
-// Saved reasoning comes back as one Thinking part, first; ToOpenAI still
-// sends none of it.
+// Saved reasoning comes back as one Thinking part, first.
 func TestSaveLoadReasoning(t *testing.T) {
 	h := reasoningHistory()
 	var buf bytes.Buffer
@@ -479,11 +482,95 @@ func TestSaveLoadReasoning(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Load(Save(h)) (-want +got):\n%s", diff)
 	}
-	params, err := ToOpenAI(got)
-	if err != nil {
+}
+
+// TestRoundTrip loads every transcript, saves it, and checks that the saved
+// messages are the file's and that loading them again gives the same
+// history.
+func TestRoundTrip(t *testing.T) {
+	for _, path := range transcripts.All(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := messagesOf(t, data)
+			h, err := LoadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(h) != len(want) {
+				t.Fatalf("loaded %d messages, the file has %d", len(h), len(want))
+			}
+			var buf bytes.Buffer
+			if err := Save(&buf, h); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, messagesOf(t, buf.Bytes())); diff != "" {
+				t.Errorf("Save differs from the file (-file +saved):\n%s", diff)
+			}
+			again, err := Load(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(h, again); diff != "" {
+				t.Errorf("Load(Save(h)) differs from h (-h +again):\n%s", diff)
+			}
+		})
+	}
+}
+
+// messagesOf returns the "messages" of a saved history as generic JSON.
+func messagesOf(t *testing.T, data []byte) []any {
+	t.Helper()
+	var doc struct {
+		Messages []any `json:"messages"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if sent := fmt.Sprint(asJSON(t, params)); strings.Contains(sent, "reasoning") || strings.Contains(sent, "I should list") {
-		t.Errorf("ToOpenAI sends the reasoning: %s", sent)
+	return doc.Messages
+}
+
+// TestFromRawMessages checks that the messages of a request body, one raw
+// object each, convert as Load reads them, and that a bad one is an error
+// naming it.
+func TestFromRawMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		raws []string
+		want string // the error's text; empty: no error
+	}{
+		{"a tool loop", []string{`{"role":"user","content":"hi"}`,
+			`{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]}`,
+			`{"role":"tool","tool_call_id":"c1","content":"a.go"}`}, ""},
+		{"not an object", []string{`[1]`}, "message 0: not a JSON object"},
+		{"no role", []string{`{"content":"hi"}`}, "message 0: message without role"},
+		{"tool without id", []string{`{"role":"user","content":"hi"}`, `{"role":"tool","content":"x"}`}, "message 1: tool message without tool_call_id"},
+		{"broken JSON", []string{`{"role":"user","content":"hi"}`, `{"role":`}, "message 1: malformed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raws := make([]json.RawMessage, len(tc.raws))
+			for i, r := range tc.raws {
+				raws[i] = json.RawMessage(r)
+			}
+			got, err := FromRawMessages(raws)
+			loaded, lerr := Load(strings.NewReader("[" + strings.Join(tc.raws, ",") + "]"))
+			if tc.want == "" {
+				if err != nil || lerr != nil {
+					t.Fatalf("FromRawMessages: %v; Load: %v", err, lerr)
+				}
+				if diff := cmp.Diff(loaded, got); diff != "" {
+					t.Errorf("FromRawMessages differs from Load (-Load +FromRawMessages):\n%s", diff)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("FromRawMessages error %v, want one containing %q", err, tc.want)
+			}
+			if lerr == nil {
+				t.Errorf("Load of the same messages succeeded")
+			}
+		})
 	}
 }

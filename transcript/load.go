@@ -1,4 +1,4 @@
-package model
+package transcript
 
 import (
 	"bytes"
@@ -7,12 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -20,27 +16,30 @@ import (
 // Load reads a history stored as OpenAI Chat Completions JSON: either a bare
 // array of messages or an object whose "messages" key holds that array
 // (other keys, such as "source", are ignored). Each message becomes one
-// [processor.Message] as [FromOpenAI] describes.
+// [processor.Message], as the package documentation describes.
 //
 // The decoder is strict about what the message model relies on: malformed
 // JSON, a message that is not an object, a missing or unknown role, content
 // of the wrong JSON type, a tool message without tool_call_id and an
 // assistant tool call without id are errors that name the message's index,
 // e.g. "message 12: tool message without tool_call_id". Unknown keys inside
-// a message are ignored, except the non-standard reasoning_content of an
-// assistant message: a non-empty string there becomes a [processor.Thinking]
-// part before the message's other parts (any other value is ignored).
+// a message are ignored (audio, the deprecated function_call, the
+// cache_control of text parts), except reasoning_content in an assistant
+// message: a non-empty string there becomes a [processor.Thinking] part
+// (any other value is ignored). Text arrays in system, developer and tool
+// content are joined with newlines; the refusal parts of an assistant's
+// content become its refusal when it has none of its own.
 //
 // Keys are matched as encoding/json matches them, without regard to case
 // ("Content" is content). An object that holds two keys naming the same
 // field ("type" and "Type", or "type" twice) is an error: readers differ on
 // which one wins, so the history would not mean one thing.
 func Load(r io.Reader) ([]processor.Message, error) {
-	params, err := decodeMessages(r)
+	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read history: %w", err)
 	}
-	return FromOpenAI(params)
+	return decodeMessages(data)
 }
 
 // LoadFile reads the history stored in the file at path, as [Load] does.
@@ -58,75 +57,21 @@ func LoadFile(path string) ([]processor.Message, error) {
 	return h, nil
 }
 
-// Save writes history as an indented JSON object {"messages": [...]} whose
-// messages are the OpenAI Chat Completions messages [ToOpenAI] produces,
-// plus, in an assistant message, the response's Thinking parts in
-// "reasoning_content" (joined by newlines when there are several). [Load]
-// reads it back into the same history, less what the format cannot hold
-// (Usage, ModelName, FinishReason, Time, the Signature of Thinking parts)
-// and with a response's Thinking parts merged into one, its first part.
-func Save(w io.Writer, history []processor.Message) error {
-	params, err := toOpenAI(history, reasoningAll)
-	if err != nil {
-		return fmt.Errorf("save history: %w", err)
-	}
-	out := struct {
-		Messages []savedMessage `json:"messages"`
-	}{Messages: make([]savedMessage, len(params))}
-	for i, p := range params {
-		b, err := json.Marshal(p)
+// FromRawMessages converts Chat Completions messages given one raw JSON
+// object each (a request's "messages" array decoded into
+// []json.RawMessage) to a history, one [processor.Message] each, as [Load]
+// reads them. Its errors name the message at fault.
+func FromRawMessages(raws []json.RawMessage) ([]processor.Message, error) {
+	var d decoder
+	out := make([]processor.Message, len(raws))
+	for i, raw := range raws {
+		m, err := d.message(i, raw)
 		if err != nil {
-			return fmt.Errorf("save history: %w", &MessageError{Index: i, Reason: "encode", Err: err})
+			return nil, err
 		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber()
-		if err := dec.Decode(&out.Messages[i]); err != nil {
-			return fmt.Errorf("save history: %w", &MessageError{Index: i, Reason: "encode", Err: err})
-		}
+		out[i] = m
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return fmt.Errorf("save history: %w", err)
-	}
-	return nil
-}
-
-// SaveFile writes history to the file at path, as [Save] does. It writes a
-// temporary file beside path and renames it, so a failed save leaves an
-// existing file intact. Its errors name the file.
-func SaveFile(path string, history []processor.Message) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("save history %s: %w", path, err)
-	}
-	tmp := f.Name()
-	err = Save(f, history)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("save history %s: %w", path, err)
-	}
-	return nil
-}
-
-// savedMessage orders the keys of a saved message for readers; nested
-// values are kept as decoded JSON so they are re-encoded without HTML
-// escaping.
-type savedMessage struct {
-	Role             string `json:"role"`
-	ReasoningContent string `json:"reasoning_content,omitempty"`
-	Content          any    `json:"content,omitempty"`
-	Name             string `json:"name,omitempty"`
-	Refusal          string `json:"refusal,omitempty"`
-	ToolCalls        any    `json:"tool_calls,omitempty"`
-	ToolCallID       string `json:"tool_call_id,omitempty"`
+	return out, nil
 }
 
 // wireMessage is one stored message, decoded precisely enough to report
@@ -158,12 +103,15 @@ type wirePart struct {
 	Refusal *string `json:"refusal"`
 }
 
-// decodeMessages reads the top-level value and decodes each message.
-func decodeMessages(r io.Reader) ([]openai.ChatCompletionMessageParamUnion, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
-	}
+// decoder decodes the messages of one history in order; it remembers the
+// name of each tool call, for the tool returns that answer it.
+type decoder struct {
+	callNames map[string]string
+}
+
+// decodeMessages reads the top-level value of data and decodes each
+// message.
+func decodeMessages(data []byte) ([]processor.Message, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err == io.EOF {
@@ -172,10 +120,10 @@ func decodeMessages(r io.Reader) ([]openai.ChatCompletionMessageParamUnion, erro
 	if err != nil {
 		return nil, malformed(data, dec, err)
 	}
-	var params []openai.ChatCompletionMessageParamUnion
+	var msgs []processor.Message
 	switch tok {
 	case json.Delim('['):
-		if params, err = decodeArray(data, dec); err != nil {
+		if msgs, err = decodeArray(data, dec); err != nil {
 			return nil, err
 		}
 	case json.Delim('{'):
@@ -199,7 +147,7 @@ func decodeMessages(r io.Reader) ([]openai.ChatCompletionMessageParamUnion, erro
 			if tok != json.Delim('[') {
 				return nil, errors.New(`"messages" is not an array`)
 			}
-			if params, err = decodeArray(data, dec); err != nil {
+			if msgs, err = decodeArray(data, dec); err != nil {
 				return nil, err
 			}
 			found = true
@@ -219,13 +167,14 @@ func decodeMessages(r io.Reader) ([]openai.ChatCompletionMessageParamUnion, erro
 		}
 		return nil, errors.New("unexpected data after the messages")
 	}
-	return params, nil
+	return msgs, nil
 }
 
 // decodeArray decodes the messages of an array whose '[' was just read,
 // and its closing ']'.
-func decodeArray(data []byte, dec *json.Decoder) ([]openai.ChatCompletionMessageParamUnion, error) {
-	var params []openai.ChatCompletionMessageParamUnion
+func decodeArray(data []byte, dec *json.Decoder) ([]processor.Message, error) {
+	var d decoder
+	var msgs []processor.Message
 	for i := 0; dec.More(); i++ {
 		start := dec.InputOffset()
 		var raw json.RawMessage
@@ -233,16 +182,16 @@ func decodeArray(data []byte, dec *json.Decoder) ([]openai.ChatCompletionMessage
 			line, col := position(data, start)
 			return nil, &MessageError{Index: i, Reason: fmt.Sprintf("malformed JSON (the message starts near line %d, column %d)", line, col), Err: err}
 		}
-		p, err := decodeMessage(i, raw)
+		m, err := d.message(i, raw)
 		if err != nil {
 			return nil, err
 		}
-		params = append(params, p)
+		msgs = append(msgs, m)
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, malformed(data, dec, err)
 	}
-	return params, nil
+	return msgs, nil
 }
 
 func malformed(data []byte, dec *json.Decoder, err error) error {
@@ -262,200 +211,203 @@ func position(data []byte, off int64) (line, col int) {
 	return line, col
 }
 
-// decodeMessage decodes message i into its param.
-func decodeMessage(i int, raw json.RawMessage) (openai.ChatCompletionMessageParamUnion, error) {
-	var u openai.ChatCompletionMessageParamUnion
+// message decodes message i of the history.
+func (d *decoder) message(i int, raw json.RawMessage) (processor.Message, error) {
 	if len(raw) == 0 || raw[0] != '{' {
-		return u, msgErr(i, "not a JSON object")
+		return processor.Message{}, msgErr(i, "not a JSON object")
 	}
 	if err := sameField(raw, messageFields); err != nil {
-		return u, &MessageError{Index: i, Reason: "ambiguous keys", Err: err}
+		return processor.Message{}, &MessageError{Index: i, Reason: "ambiguous keys", Err: err}
 	}
 	var w wireMessage
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return u, typeErr(i, "", err)
+		return processor.Message{}, typeErr(i, "", err)
 	}
 	if w.Role == nil || *w.Role == "" {
-		return u, msgErr(i, "message without role")
+		return processor.Message{}, msgErr(i, "message without role")
 	}
-	role := *w.Role
-	name := func() string {
-		if w.Name == nil {
-			return ""
-		}
-		return *w.Name
+	var name string
+	if w.Name != nil {
+		name = *w.Name
 	}
-	switch role {
+	switch role := *w.Role; role {
 	case "system", "developer":
 		text, parts, err := textParts(i, role, w.Content)
 		if err != nil {
-			return u, err
+			return processor.Message{}, err
 		}
-		if role == "system" {
-			s := &openai.ChatCompletionSystemMessageParam{}
-			setTextContent(&s.Content.OfString, &s.Content.OfArrayOfContentParts, text, parts)
-			if w.Name != nil {
-				s.Name = openai.String(name())
-			}
-			u.OfSystem = s
-		} else {
-			d := &openai.ChatCompletionDeveloperMessageParam{}
-			setTextContent(&d.Content.OfString, &d.Content.OfArrayOfContentParts, text, parts)
-			if w.Name != nil {
-				d.Name = openai.String(name())
-			}
-			u.OfDeveloper = d
+		if text == nil {
+			joined := strings.Join(parts, "\n")
+			text = &joined
 		}
+		return processor.NewRequest(processor.SystemPrompt{Content: *text, Developer: role == "developer", Name: name}), nil
 	case "user":
-		um := &openai.ChatCompletionUserMessageParam{}
-		if w.Name != nil {
-			um.Name = openai.String(name())
+		p, err := userPrompt(i, w.Content)
+		if err != nil {
+			return processor.Message{}, err
 		}
-		switch kind(w.Content) {
-		case '"':
-			var s string
-			if err := json.Unmarshal(w.Content, &s); err != nil {
-				return u, typeErr(i, "content", err)
-			}
-			um.Content.OfString = openai.String(s)
-		case '[':
-			var raws []json.RawMessage
-			if err := json.Unmarshal(w.Content, &raws); err != nil {
-				return u, typeErr(i, "content", err)
-			}
-			um.Content.OfArrayOfContentParts = make([]openai.ChatCompletionContentPartUnionParam, 0, len(raws))
-			for k, rp := range raws {
-				var wp wirePart
-				if kind(rp) != '{' {
-					return u, msgErr(i, "user content %d is not a JSON object", k)
-				}
-				if err := sameField(rp, partFields); err != nil {
-					return u, &MessageError{Index: i, Reason: fmt.Sprintf("user content %d", k), Err: err}
-				}
-				if err := json.Unmarshal(rp, &wp); err != nil {
-					return u, typeErr(i, fmt.Sprintf("user content %d", k), err)
-				}
-				if wp.Type == nil || *wp.Type == "" {
-					return u, msgErr(i, "user content %d without type", k)
-				}
-				if *wp.Type == "text" {
-					if wp.Text == nil {
-						return u, msgErr(i, "user content %d: text part without text", k)
-					}
-					um.Content.OfArrayOfContentParts = append(um.Content.OfArrayOfContentParts, openai.TextContentPart(*wp.Text))
-					continue
-				}
-				part, err := userPartFromData(rp)
-				if err != nil {
-					return u, &MessageError{Index: i, Reason: fmt.Sprintf("user content %d", k), Err: err}
-				}
-				um.Content.OfArrayOfContentParts = append(um.Content.OfArrayOfContentParts, part)
-			}
-		case 0, 'n':
-			return u, msgErr(i, "user message without content")
-		default:
-			return u, msgErr(i, "user content is not a string or an array")
-		}
-		u.OfUser = um
+		p.Name = name
+		return processor.NewRequest(p), nil
 	case "tool":
 		if w.ToolCallID == nil || *w.ToolCallID == "" {
-			return u, msgErr(i, "tool message without tool_call_id")
+			return processor.Message{}, msgErr(i, "tool message without tool_call_id")
 		}
+		r := processor.ToolReturn{ToolCallID: *w.ToolCallID, ToolName: d.callNames[*w.ToolCallID]}
 		text, parts, err := textParts(i, role, w.Content)
 		if err != nil {
-			return u, err
+			return processor.Message{}, err
 		}
-		t := &openai.ChatCompletionToolMessageParam{ToolCallID: *w.ToolCallID}
-		setTextContent(&t.Content.OfString, &t.Content.OfArrayOfContentParts, text, parts)
-		u.OfTool = t
+		if text != nil {
+			r.Content = *text
+		} else {
+			r.Contents = parts
+		}
+		return processor.NewRequest(r), nil
 	case "assistant":
-		a, err := decodeAssistant(i, &w)
+		m, err := assistant(i, &w, name)
 		if err != nil {
-			return u, err
+			return processor.Message{}, err
 		}
-		if w.Name != nil {
-			a.Name = openai.String(name())
+		for _, c := range m.ToolCalls() {
+			if d.callNames == nil {
+				d.callNames = map[string]string{}
+			}
+			d.callNames[c.ToolCallID] = c.ToolName
 		}
-		u.OfAssistant = a
+		return m, nil
 	case "function":
-		return u, msgErr(i, "deprecated function message is not supported")
+		return processor.Message{}, msgErr(i, "deprecated function message is not supported")
 	default:
-		return u, msgErr(i, "unknown role %q", role)
+		return processor.Message{}, msgErr(i, "unknown role %q", role)
 	}
-	return u, nil
 }
 
-func decodeAssistant(i int, w *wireMessage) (*openai.ChatCompletionAssistantMessageParam, error) {
-	a := &openai.ChatCompletionAssistantMessageParam{}
+// userPrompt decodes the content of a user message: a string, or an array
+// of parts, the text ones read and every other kept whole.
+func userPrompt(i int, content json.RawMessage) (processor.UserPrompt, error) {
+	var p processor.UserPrompt
+	switch kind(content) {
+	case '"':
+		if err := json.Unmarshal(content, &p.Content); err != nil {
+			return p, typeErr(i, "content", err)
+		}
+		return p, nil
+	case '[':
+	case 0, 'n':
+		return p, msgErr(i, "user message without content")
+	default:
+		return p, msgErr(i, "user content is not a string or an array")
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(content, &raws); err != nil {
+		return p, typeErr(i, "content", err)
+	}
+	p.Contents = make([]processor.UserContent, 0, len(raws))
+	for k, rp := range raws {
+		if kind(rp) != '{' {
+			return p, msgErr(i, "user content %d is not a JSON object", k)
+		}
+		if err := sameField(rp, partFields); err != nil {
+			return p, &MessageError{Index: i, Reason: fmt.Sprintf("user content %d", k), Err: err}
+		}
+		var wp wirePart
+		if err := json.Unmarshal(rp, &wp); err != nil {
+			return p, typeErr(i, fmt.Sprintf("user content %d", k), err)
+		}
+		if wp.Type == nil || *wp.Type == "" {
+			return p, msgErr(i, "user content %d without type", k)
+		}
+		if *wp.Type == "text" {
+			if wp.Text == nil {
+				return p, msgErr(i, "user content %d: text part without text", k)
+			}
+			p.Contents = append(p.Contents, processor.UserContent{Type: "text", Text: *wp.Text})
+			continue
+		}
+		var data bytes.Buffer
+		if err := json.Compact(&data, rp); err != nil {
+			return p, &MessageError{Index: i, Reason: fmt.Sprintf("user content %d", k), Err: err}
+		}
+		p.Contents = append(p.Contents, processor.UserContent{Type: *wp.Type, Data: data.Bytes()})
+	}
+	return p, nil
+}
+
+// assistant decodes an assistant message named name into a response.
+func assistant(i int, w *wireMessage, name string) (processor.Message, error) {
+	m := processor.Message{Kind: processor.Response}
+	var refusal string
 	if w.Refusal != nil {
-		a.Refusal = openai.String(*w.Refusal)
+		refusal = *w.Refusal
 	}
 	if s := jsonString(w.ReasoningContent); s != "" {
-		a.SetExtraFields(map[string]any{reasoningContentKey: s})
+		m.Parts = append(m.Parts, processor.Thinking{Content: s})
 	}
 	switch kind(w.Content) {
 	case 0, 'n':
 	case '"':
 		var s string
 		if err := json.Unmarshal(w.Content, &s); err != nil {
-			return nil, typeErr(i, "content", err)
+			return m, typeErr(i, "content", err)
 		}
-		a.Content.OfString = openai.String(s)
+		m.Parts = append(m.Parts, processor.Text{Content: s})
 	case '[':
 		if err := partsSameField(i, "assistant", w.Content); err != nil {
-			return nil, err
+			return m, err
 		}
 		var parts []wirePart
 		if err := json.Unmarshal(w.Content, &parts); err != nil {
-			return nil, typeErr(i, "content", err)
+			return m, typeErr(i, "content", err)
 		}
-		a.Content.OfArrayOfContentParts = make([]openai.ChatCompletionAssistantMessageParamContentArrayOfContentPartUnion, len(parts))
+		var refusals []string
 		for k, p := range parts {
 			switch {
 			case p.Type != nil && *p.Type == "text" && p.Text != nil:
-				a.Content.OfArrayOfContentParts[k].OfText = &openai.ChatCompletionContentPartTextParam{Text: *p.Text}
+				m.Parts = append(m.Parts, processor.Text{Content: *p.Text})
 			case p.Type != nil && *p.Type == "refusal" && p.Refusal != nil:
-				a.Content.OfArrayOfContentParts[k].OfRefusal = &openai.ChatCompletionContentPartRefusalParam{Refusal: *p.Refusal}
+				refusals = append(refusals, *p.Refusal)
 			default:
-				return nil, msgErr(i, "assistant content %d is not a text or refusal part", k)
+				return m, msgErr(i, "assistant content %d is not a text or refusal part", k)
 			}
 		}
+		if refusal == "" && refusals != nil {
+			refusal = strings.Join(refusals, "\n")
+		}
 	default:
-		return nil, msgErr(i, "assistant content is not a string, an array or null")
+		return m, msgErr(i, "assistant content is not a string, an array or null")
 	}
 	for k, rc := range w.ToolCalls {
 		if kind(rc) != '{' {
-			return nil, msgErr(i, "assistant tool call %d is not a JSON object", k)
+			return m, msgErr(i, "assistant tool call %d is not a JSON object", k)
 		}
 		if err := toolCallSameField(rc); err != nil {
-			return nil, &MessageError{Index: i, Reason: fmt.Sprintf("assistant tool call %d", k), Err: err}
+			return m, &MessageError{Index: i, Reason: fmt.Sprintf("assistant tool call %d", k), Err: err}
 		}
 		var tc wireToolCall
 		if err := json.Unmarshal(rc, &tc); err != nil {
-			return nil, typeErr(i, fmt.Sprintf("assistant tool call %d", k), err)
+			return m, typeErr(i, fmt.Sprintf("assistant tool call %d", k), err)
 		}
 		if tc.ID == nil || *tc.ID == "" {
-			return nil, msgErr(i, "assistant tool call %d without id", k)
+			return m, msgErr(i, "assistant tool call %d without id", k)
 		}
 		if tc.Type != nil && *tc.Type != "function" {
-			return nil, msgErr(i, "assistant tool call %d has unsupported type %q", k, *tc.Type)
+			return m, msgErr(i, "assistant tool call %d has unsupported type %q", k, *tc.Type)
 		}
 		if tc.Function == nil || tc.Function.Name == nil || *tc.Function.Name == "" {
-			return nil, msgErr(i, "assistant tool call %d without function name", k)
+			return m, msgErr(i, "assistant tool call %d without function name", k)
 		}
-		f := &openai.ChatCompletionMessageFunctionToolCallParam{ID: *tc.ID}
-		f.Function.Name = *tc.Function.Name
+		c := processor.ToolCall{ToolCallID: *tc.ID, ToolName: *tc.Function.Name}
 		if tc.Function.Arguments != nil {
-			f.Function.Arguments = *tc.Function.Arguments
+			c.Args = *tc.Function.Arguments
 		}
-		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: f})
+		m.Parts = append(m.Parts, c)
 	}
-	return a, nil
+	return m.WithMeta(processor.Meta{Name: name, Refusal: refusal}), nil
 }
 
 // textParts decodes the content of a system, developer or tool message:
-// a string, or an array of text parts.
-func textParts(i int, role string, content json.RawMessage) (*string, []openai.ChatCompletionContentPartTextParam, error) {
+// a string (text), or an array of text parts (their texts).
+func textParts(i int, role string, content json.RawMessage) (*string, []string, error) {
 	switch kind(content) {
 	case '"':
 		var s string
@@ -471,26 +423,18 @@ func textParts(i int, role string, content json.RawMessage) (*string, []openai.C
 		if err := json.Unmarshal(content, &ws); err != nil {
 			return nil, nil, typeErr(i, "content", err)
 		}
-		parts := make([]openai.ChatCompletionContentPartTextParam, len(ws))
+		texts := make([]string, len(ws))
 		for k, p := range ws {
 			if p.Type == nil || *p.Type != "text" || p.Text == nil {
 				return nil, nil, msgErr(i, "%s content %d is not a text part", role, k)
 			}
-			parts[k] = openai.ChatCompletionContentPartTextParam{Text: *p.Text}
+			texts[k] = *p.Text
 		}
-		return nil, parts, nil
+		return nil, texts, nil
 	case 0, 'n':
 		return nil, nil, msgErr(i, "%s message without content", role)
 	}
 	return nil, nil, msgErr(i, "%s content is not a string or an array", role)
-}
-
-func setTextContent(str *param.Opt[string], arr *[]openai.ChatCompletionContentPartTextParam, text *string, parts []openai.ChatCompletionContentPartTextParam) {
-	if text != nil {
-		*str = openai.String(*text)
-		return
-	}
-	*arr = parts
 }
 
 // The fields Load reads from each kind of object, by their JSON names.
@@ -574,6 +518,16 @@ func kind(raw json.RawMessage) byte {
 		return 0
 	}
 	return raw[0]
+}
+
+// jsonString returns the value of raw when it is a JSON string, and ""
+// for anything else (null, a number, an object, malformed JSON).
+func jsonString(raw []byte) string {
+	var s string
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // typeErr turns a JSON type mismatch into a message error that names the
