@@ -146,7 +146,7 @@ func New(m model.Model, opts ...Option) *Agent {
 	}
 	a.chain = processor.Chain(a.opts.processors...)
 	if !a.opts.compactorSet {
-		a.opts.compactor = findCompactor(a.chain)
+		a.opts.compactor, _ = processor.Last[Compactor](a.chain)
 	}
 	a.settings = a.opts.settings
 	if a.opts.timeout > 0 {
@@ -176,18 +176,6 @@ func New(m model.Model, opts ...Option) *Agent {
 		a.err = fmt.Errorf("no model: %w", ErrConfig)
 	}
 	return a
-}
-
-// findCompactor returns the last processor of chain that is also a
-// [Compactor], or nil.
-func findCompactor(chain processor.Processor) Compactor {
-	ps := processor.Unchain(chain)
-	for i := len(ps) - 1; i >= 0; i-- {
-		if c, ok := ps[i].(Compactor); ok {
-			return c
-		}
-	}
-	return nil
 }
 
 // With returns a new agent configured like a with opts applied after its

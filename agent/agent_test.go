@@ -226,7 +226,7 @@ func TestRunOverflow(t *testing.T) {
 	tests := []struct {
 		name      string
 		script    []model.Reply
-		compactor string // how it is given: "option", "processor", "chain", "off" (a processor, and WithCompactor(nil)), or not at all
+		compactor string // how it is given: "option", "processor", "chain", "required" (a processor marked required), "off" (a processor, and WithCompactor(nil)), or not at all
 		wantErr   bool
 		wantCalls int
 		wantComp  int
@@ -236,6 +236,7 @@ func TestRunOverflow(t *testing.T) {
 		{"no compactor", []model.Reply{model.Fail(overflow)}, "", true, 1, 0},
 		{"compactor found among the processors", []model.Reply{model.Fail(overflow), model.RespondText("ok")}, "processor", false, 2, 1},
 		{"compactor found in a nested chain", []model.Reply{model.Fail(overflow), model.RespondText("ok")}, "chain", false, 2, 1},
+		{"compactor found marked required", []model.Reply{model.Fail(overflow), model.RespondText("ok")}, "required", false, 2, 1},
 		{"found compactor turned off", []model.Reply{model.Fail(overflow)}, "off", true, 1, 0},
 	}
 	for _, tt := range tests {
@@ -252,6 +253,8 @@ func TestRunOverflow(t *testing.T) {
 				opts = append(opts, agent.WithProcessors(noop, k))
 			case "chain":
 				opts = append(opts, agent.WithProcessors(processor.Chain(k, noop), noop))
+			case "required":
+				opts = append(opts, agent.WithProcessors(noop, processor.Required(k)))
 			case "off":
 				opts = append(opts, agent.WithProcessors(k), agent.WithCompactor(nil))
 			}

@@ -48,7 +48,8 @@ const DefaultMaxSteps = 25
 // A processor that is also a [Compactor], such as a window, is the one the
 // agent forces when the provider answers that the prompt is too long (see
 // [WithCompactor]); with several, the last one in the chain, the
-// processors of a [processor.Chain] included.
+// processors of a [processor.Chain] and one marked [processor.Required]
+// included (see [processor.Last]).
 func WithProcessors(ps ...processor.Processor) Option {
 	return optionFunc(func(o *options) { o.processors = append(o.processors, ps...) })
 }

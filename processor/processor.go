@@ -70,7 +70,8 @@ type ChainError struct {
 	// Position is the processor's zero-based position in the flattened
 	// chain, or -1 when the chain's input itself was invalid.
 	Position int
-	// Processor is the failing processor's type, as fmt's %T prints it.
+	// Processor is the failing processor's type, as fmt's %T prints it
+	// (for one marked [Required], the type of the processor it marks).
 	Processor string
 	// Err is the underlying error: a contract sentinel (wrapped with
 	// details) or the processor's own error.
@@ -130,6 +131,22 @@ func Unchain(p Processor) []Processor {
 	return []Processor{p}
 }
 
+// Last returns the last processor p runs (see [Unchain]) that is a T, and
+// whether there is one; a processor marked [Required] counts as the one it
+// marks. The agent and the middleware find the compactor of their chain
+// this way: the window, which can compact a history now after the
+// provider reported it too long.
+func Last[T any](p Processor) (T, bool) {
+	ps := Unchain(p)
+	for i := len(ps) - 1; i >= 0; i-- {
+		if t, ok := unmarked(ps[i]).(T); ok {
+			return t, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
 // Process runs the processors in order.
 func (c chain) Process(ctx context.Context, history []Message) ([]Message, error) {
 	if len(c) == 0 {
@@ -145,7 +162,7 @@ func (c chain) Process(ctx context.Context, history []Message) ([]Message, error
 	cur := history
 	for i, p := range c {
 		if err := ctx.Err(); err != nil {
-			return nil, &ChainError{Position: i, Processor: fmt.Sprintf("%T", p), Err: err}
+			return nil, &ChainError{Position: i, Processor: fmt.Sprintf("%T", unmarked(p)), Err: err}
 		}
 		out, err := p.Process(ctx, cur)
 		if err == nil {
@@ -165,7 +182,7 @@ func (c chain) Process(ctx context.Context, history []Message) ([]Message, error
 			}
 		}
 		if err != nil {
-			return nil, &ChainError{Position: i, Processor: fmt.Sprintf("%T", p), Err: err}
+			return nil, &ChainError{Position: i, Processor: fmt.Sprintf("%T", unmarked(p)), Err: err}
 		}
 		cur = out
 	}
