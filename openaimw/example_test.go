@@ -3,6 +3,7 @@ package openaimw_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -35,7 +36,7 @@ func Example() {
 	chain := processor.Chain(trimtools.New(trimtools.Options{}), win)
 	client := openai.NewClient(
 		option.WithBaseURL(srv.URL), option.WithAPIKey("sk-example"),
-		option.WithMiddleware(openaimw.New(chain, openaimw.Options{Compactor: win})),
+		option.WithMiddleware(openaimw.New(chain, openaimw.Options{})),
 	)
 
 	history := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are terse.")}
@@ -59,4 +60,39 @@ func Example() {
 	// app sent  8, received 8 messages
 	// app sent 10, received 8 messages
 	// app sent 12, received 8 messages
+}
+
+// A processor the request must not go without, such as redaction, is
+// marked required: when it fails, the middleware refuses the request (a
+// 500 in the API's error shape, code processing_failed) instead of
+// sending it as the app wrote it, and the provider receives nothing.
+func Example_required() {
+	received := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received++
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}]}`)
+	}))
+	defer srv.Close()
+
+	redact := processor.Func(func(context.Context, []processor.Message) ([]processor.Message, error) {
+		return nil, errors.New("redaction service unavailable")
+	})
+	chain := processor.Chain(processor.Required(redact), window.New(window.Options{}))
+	client := openai.NewClient(
+		option.WithBaseURL(srv.URL), option.WithAPIKey("sk-example"), option.WithMaxRetries(0),
+		option.WithMiddleware(openaimw.New(chain, openaimw.Options{})),
+	)
+	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model:    "gpt-4.1-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Deploy it.")},
+	})
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		fmt.Println(apiErr.StatusCode, apiErr.Code)
+	}
+	fmt.Println("requests the provider received:", received)
+	// Output:
+	// 500 processing_failed
+	// requests the provider received: 0
 }

@@ -1,8 +1,8 @@
 // Package openaimw adds abridge to an app built on openai-go v3 or
 // anthropic-sdk-go with one client option:
 //
-//	client := openai.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{Compactor: win})))
-//	client := anthropic.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{Compactor: win})))
+//	client := openai.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{})))
+//	client := anthropic.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{})))
 //
 // and to any other Go HTTP client through [Transport].
 //
@@ -17,20 +17,39 @@
 // reasoning, thinking signatures, item types it does not know) goes back
 // byte for byte. The API's own rules are checked after the chain: a
 // result the provider would refuse is not sent, the request goes as the
-// app wrote it. Streaming and non-streaming requests alike; every other
-// request passes untouched, and so does a Responses request naming
-// previous_response_id (its history is on the server). The app keeps its
+// app wrote it (unless the chain fails closed, below). Streaming and
+// non-streaming requests alike; every other request passes untouched, and
+// so does a Responses request naming previous_response_id (its history is
+// on the server). The app keeps its
 // full history as it always did: the window finds what it summarized by
 // content, so each message is summarized about once even though the
 // middleware sees the history decoded afresh every time.
 //
 // When the provider answers a processed request with a context overflow
 // (OpenAI: 400, code context_length_exceeded; Anthropic: 400, "prompt is
-// too long"), the middleware compacts the history once more with
-// [Options.Compactor] and retries once, as abridge's agent does. A request
-// whose body abridge cannot read (not JSON, no history, a message it
-// cannot decode, a history no provider accepts) is answered with a 400 in
-// the shape of the request's API naming what is wrong, and sent nowhere.
+// too long"), the middleware compacts the history once more with the
+// chain's window (or [Options.Compactor]) and retries once, as abridge's
+// agent does. A request whose body abridge cannot read (not JSON, no
+// history, a message it cannot decode, a history no provider accepts) is
+// answered with a 400 in the shape of the request's API naming what is
+// wrong, and sent nowhere.
+//
+// # Failing open, or closed
+//
+// When the processors fail on a valid history, or give a result the API
+// would refuse or the codec cannot write, the request is sent as the app
+// wrote it (EventChainFailed): right for the window, whose work saves
+// tokens, and wrong for a processor whose work is a guarantee, such as one
+// that redacts secrets. Mark such a processor with processor.Required (or
+// the whole chain: processor.Required(chain)): a chain that holds a
+// required processor fails closed. When any of its processors fails, the
+// request is answered with a 500 in the shape of the request's API (code
+// processing_failed, [ErrRequiredFailed]) and nothing is sent upstream
+// (EventRejected). A Responses request naming previous_response_id, whose
+// history abridge cannot process, is refused the same way. An assistant
+// prefill that ends a history (a response without tool calls, which the
+// model is to continue) is never given to the processors: it goes as the
+// app wrote it whatever the chain.
 //
 // The middleware does not import the SDKs: [Middleware] and [Next] are the
 // same types as their option.Middleware and option.MiddlewareNext, so the
@@ -87,13 +106,16 @@ type Compactor interface {
 
 var _ Compactor = (*window.Window)(nil)
 
-// Options configures the middleware. The zero value means: no retry after
-// a context overflow, no logging, no events.
+// Options configures the middleware. The zero value means: after a
+// context overflow, one retry compacted by the chain's window, if it has
+// one; no logging, no events.
 type Options struct {
 	// Compactor compacts the history after the provider reported a
-	// context overflow, before the one retry; give it the window of the
-	// chain. Nil means the overflow goes back to the app as the provider
-	// sent it.
+	// context overflow, before the one retry. Nil means the last processor
+	// of the chain that is a Compactor (the window; see processor.Last);
+	// with none, the overflow goes back to the app as the provider sent
+	// it. To keep the chain's window from compacting after an overflow,
+	// give the chain processor.Func(win.Process) in its place.
 	Compactor Compactor
 	// Logger receives a debug line for each processed request, a warning
 	// when the processors fail and the request is sent unprocessed, and an
@@ -133,10 +155,13 @@ const (
 	EventProcessed EventType = iota + 1
 	// EventRejected: the request's body could not be read or its history
 	// is not one a provider accepts; it was answered with a 400, or a 415
-	// for a compressed body (Code, Err), and sent nowhere.
+	// for a compressed body, or a 500 when processing failed and the chain
+	// holds a required processor (Code, Err), and sent nowhere.
 	EventRejected
 	// EventChainFailed: the processors failed on a valid history (Err);
-	// the request was sent with its messages as the app wrote them.
+	// the request was sent with its messages as the app wrote them (a
+	// chain holding a required processor refuses it instead:
+	// EventRejected).
 	EventChainFailed
 	// EventOverflow: the provider reported a context overflow for a
 	// processed request; the history was compacted again (sizes before
@@ -243,16 +268,25 @@ const (
 	// CodeUnsupportedEncoding: the body is compressed (a Content-Encoding
 	// such as gzip); it is answered 415.
 	CodeUnsupportedEncoding = "unsupported_encoding"
+	// CodeProcessingFailed: processing failed and the chain holds a
+	// required processor (see [ErrRequiredFailed]); it is answered 500.
+	CodeProcessingFailed = "processing_failed"
 )
+
+// ErrRequiredFailed is why a request is refused rather than sent
+// unprocessed: the chain holds a processor marked processor.Required, and
+// processing failed (a processor's error, a result the API would refuse or
+// the codec cannot write, a history held by the provider).
+var ErrRequiredFailed = errors.New("request not processed, and the chain holds a required processor")
 
 // ErrContentEncoding is why a compressed request body is refused: abridge
 // reads chat completions bodies only as sent, uncompressed (a client
 // compresses them only when told to).
 var ErrContentEncoding = errors.New("request body is compressed")
 
-// New returns the middleware: chain runs over the messages of every
-// POST …/chat/completions request before it is sent on. A nil chain
-// checks the history and sends it unchanged.
+// New returns the middleware: chain runs over the history of every request
+// of a wire API it knows before it is sent on. A nil chain checks the
+// history and sends it unchanged.
 func New(chain processor.Processor, opts Options) Middleware {
 	if chain == nil {
 		chain = processor.Chain()
@@ -261,7 +295,11 @@ func New(chain processor.Processor, opts Options) Middleware {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent, caches: map[string]*wire.Cache{}}
+	m := &mw{chain: chain, compactor: opts.Compactor, required: processor.IsRequired(chain),
+		log: logger, onEvent: opts.OnEvent, caches: map[string]*wire.Cache{}}
+	if m.compactor == nil {
+		m.compactor, _ = processor.Last[Compactor](chain)
+	}
 	switch {
 	case opts.Anchors == 0:
 		m.anchors = newAnchors(DefaultAnchors)
@@ -279,6 +317,7 @@ func New(chain processor.Processor, opts Options) Middleware {
 type mw struct {
 	chain     processor.Processor
 	compactor Compactor
+	required  bool // the chain holds a required processor: it fails closed
 	log       *zap.Logger
 	onEvent   func(context.Context, Event)
 	caches    map[string]*wire.Cache // by API; none when empty
@@ -343,6 +382,9 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		return m.reject(ctx, req, codec, body, err), nil
 	}
 	if body.Stored {
+		if m.required {
+			return m.reject(ctx, req, codec, body, fmt.Errorf("%w: the history is held by the provider (previous_response_id), out of the processors' reach", ErrRequiredFailed)), nil
+		}
 		// The history is on the provider's side: nothing to process.
 		m.emit(ctx, Event{Type: EventStored, API: codec.API(), Model: body.Model, Stream: body.Stream,
 			MessagesBefore: len(body.Messages), Duration: time.Since(start)})
@@ -372,6 +414,9 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, fmt.Errorf("abridge: process messages: %w", err)
 		}
+		if m.required {
+			return m.reject(ctx, req, codec, body, fmt.Errorf("%w: %w", ErrRequiredFailed, err)), nil
+		}
 		// abridge's failure, not the app's: send the request as written.
 		failed := ev
 		failed.Type, failed.Err = EventChainFailed, err
@@ -380,6 +425,9 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		out = in
 	}
 	sent, err := body.Buffers(withPrefill(out, prefill))
+	if err != nil && m.required {
+		return m.reject(ctx, req, codec, body, fmt.Errorf("%w: write request body: %w", ErrRequiredFailed, err)), nil
+	}
 	if err != nil {
 		// A history the codec cannot write (an item of another API):
 		// abridge's failure, the request goes as the app wrote it.
@@ -529,7 +577,11 @@ func (m *mw) reject(ctx context.Context, req *http.Request, codec wire.Codec, bo
 	if body != nil {
 		ev.Model, ev.Stream, ev.MessagesBefore = body.Model, body.Stream, len(body.Messages)
 	}
-	m.log.Debug("openaimw: request rejected", zap.String("code", e.Code), zap.Error(err))
+	if e.Status >= http.StatusInternalServerError {
+		m.log.Warn("openaimw: processing failed; request refused, not sent unprocessed", zap.String("code", e.Code), zap.Error(err))
+	} else {
+		m.log.Debug("openaimw: request rejected", zap.String("code", e.Code), zap.Error(err))
+	}
 	m.emit(ctx, ev)
 	data := codec.Refuse(e.Status, e.Code, e.Message)
 	return &http.Response{
@@ -548,11 +600,14 @@ func (m *mw) reject(ctx context.Context, req *http.Request, codec wire.Codec, bo
 // Rejection returns the error abridge answers a request with when it
 // cannot process it (status, code and message; the middleware writes it in
 // the shape of the request's API): err is what reading the body or
-// validating its history returned (a 400), or ErrContentEncoding (a 415).
+// validating its history returned (a 400), ErrContentEncoding (a 415), or
+// ErrRequiredFailed (a 500).
 func Rejection(err error) apierror.Error {
 	e := apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest,
 		Message: "abridge: " + err.Error()}
 	switch {
+	case errors.Is(err, ErrRequiredFailed):
+		e.Status, e.Type, e.Code = http.StatusInternalServerError, apierror.TypeServer, CodeProcessingFailed
 	case errors.Is(err, ErrContentEncoding):
 		e.Status, e.Code = http.StatusUnsupportedMediaType, CodeUnsupportedEncoding
 	case errors.Is(err, wire.ErrNotJSON):

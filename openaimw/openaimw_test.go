@@ -366,21 +366,27 @@ func overflowBody() string {
 }
 
 // TestOverflow checks the retry after a context overflow: the history is
-// compacted once more and sent again when that made it smaller; otherwise,
-// or without a compactor, the provider's 400 reaches the app.
+// compacted once more, by the chain's window unless another compactor is
+// given, and sent again when that made it smaller; otherwise, or without a
+// compactor, the provider's 400 reaches the app.
 func TestOverflow(t *testing.T) {
 	body := overflowBody()
 	tests := []struct {
-		name       string
-		compactor  bool
+		name string
+		// compactor is how the window compacts after the overflow: "chain"
+		// (found in the chain, Options.Compactor unset), "option" (given
+		// as Options.Compactor, the chain a processor.Func of it) or ""
+		// (neither: the chain holds the window in a processor.Func).
+		compactor  string
 		maxChars   int
 		wantStatus int
 		wantSent   int // chat requests upstream
 		wantEvent  *openaimw.Event
 	}{
-		{"compacted and retried", true, len(body) / 2, 200, 2, &openaimw.Event{Type: openaimw.EventOverflow, Retried: true}},
-		{"still too long", true, 100, 400, 2, &openaimw.Event{Type: openaimw.EventOverflow, Retried: true}},
-		{"no compactor", false, len(body) / 2, 400, 1, nil},
+		{"compacted and retried", "chain", len(body) / 2, 200, 2, &openaimw.Event{Type: openaimw.EventOverflow, Retried: true}},
+		{"compacted by the compactor given", "option", len(body) / 2, 200, 2, &openaimw.Event{Type: openaimw.EventOverflow, Retried: true}},
+		{"still too long", "chain", 100, 400, 2, &openaimw.Event{Type: openaimw.EventOverflow, Retried: true}},
+		{"no compactor", "", len(body) / 2, 400, 1, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -390,13 +396,16 @@ func TestOverflow(t *testing.T) {
 			// The window does not compact by itself: only the overflow
 			// makes it.
 			win := window.New(window.Options{MaxMessages: -1})
-			opts := openaimw.Options{}
 			ev := &events{}
-			opts.OnEvent = ev.onMiddleware
-			if tt.compactor {
+			opts := openaimw.Options{OnEvent: ev.onMiddleware}
+			var chain processor.Processor = win
+			if tt.compactor != "chain" {
+				chain = processor.Func(win.Process)
+			}
+			if tt.compactor == "option" {
 				opts.Compactor = win
 			}
-			mw := openaimw.New(win, opts)
+			mw := openaimw.New(chain, opts)
 			resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", nil, body)
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("status %d (%s), want %d", resp.StatusCode, data, tt.wantStatus)

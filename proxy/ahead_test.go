@@ -46,7 +46,7 @@ func TestAheadThroughProxy(t *testing.T) {
 	base, _ := url.Parse(upSrv.URL + "/v1")
 	sm := model.NewOpenAI(model.WithBaseURL(upSrv.URL), model.WithMaxRetries(0))
 	win := window.New(window.Options{MaxMessages: 20, Summarizer: summarizer.New(sm, summarizer.Options{}), OnEvent: metrics.WindowEvent})
-	srv := httptest.NewServer(proxy.New(proxy.Options{Upstream: base, Chain: win, Compactor: win, Metrics: metrics}))
+	srv := httptest.NewServer(proxy.New(proxy.Options{Upstream: base, Chain: win, Metrics: metrics}))
 	defer srv.Close()
 
 	released := false

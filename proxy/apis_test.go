@@ -112,7 +112,6 @@ func TestResponsesAndMessages(t *testing.T) {
 		Upstream:  oURL,
 		Upstreams: map[string]*url.URL{"messages": aURL},
 		Chain:     processor.Chain(trimtools.New(trimtools.Options{MaxChars: 400}), win),
-		Compactor: win,
 		Logger:    zap.New(core),
 	})
 	srv := httptest.NewServer(p)

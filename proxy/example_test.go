@@ -31,7 +31,7 @@ func Example() {
 
 	win := window.New(window.Options{MaxMessages: 6})
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", proxy.New(proxy.Options{Upstream: base, Chain: win, Compactor: win}))
+	mux.Handle("/v1/", proxy.New(proxy.Options{Upstream: base, Chain: win}))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

@@ -67,7 +67,9 @@ type Metrics struct {
 //     itself and sent nowhere, by the error code answered (400
 //     invalid_json, missing_messages, invalid_message, invalid_history,
 //     invalid_path; 404 unknown_path; 408 request_timeout; 413
-//     request_too_large; 415 unsupported_encoding; 503 server_busy);
+//     request_too_large; 415 unsupported_encoding; 500
+//     processing_failed, a chain holding a required processor failed; 503
+//     server_busy);
 //   - abridge_chain_failures_total: requests sent unprocessed because the
 //     processors failed;
 //   - abridge_context_overflows_total{retried}: context overflows the

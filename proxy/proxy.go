@@ -18,7 +18,10 @@
 // body that does not arrive in time or finds no room under the bound on
 // the bodies held at once) is answered with an OpenAI-shaped error and
 // sent nowhere; a summarizer that fails never fails the request (the window
-// falls back to its digest). Each answer to a processed request says in
+// falls back to its digest). Processors that fail send the request as the
+// client wrote it, unless the chain holds one marked processor.Required:
+// then the request is answered 500 processing_failed and sent nowhere (see
+// openaimw, "Failing open, or closed"). Each answer to a processed request says in
 // Abridge-* headers what abridge did (see HeaderTokens), and, with
 // [Receipts], names the receipt of the compaction its history carries.
 // Mount the handler on a server of your own, or run abridge serve, which
@@ -73,8 +76,7 @@ const Prefix = "/v1"
 
 // Options configures a Proxy. The zero value means: the OpenAI API as
 // upstream, no processors (histories are checked and forwarded
-// unchanged), no retry after a context overflow, the default limits, no
-// logging, no metrics.
+// unchanged), the default limits, no logging, no metrics.
 type Options struct {
 	// Upstream is the base URL requests are forwarded to: a request for
 	// /v1/PATH goes to Upstream/PATH. Nil means DefaultUpstream.
@@ -88,7 +90,8 @@ type Options struct {
 	// Nil means none.
 	Chain processor.Processor
 	// Compactor compacts a history the upstream reported too long, before
-	// the one retry (the chain's window). Nil means no retry.
+	// the one retry. Nil means the chain's window, if it has one (see
+	// openaimw.Options.Compactor); with none, no retry.
 	Compactor openaimw.Compactor
 	// Transport sends requests upstream. Nil means http.DefaultTransport.
 	Transport http.RoundTripper
@@ -344,8 +347,8 @@ const (
 // refusals are the codes of the requests the proxy answers itself and
 // sends nowhere: abridge_rejected_requests_total counts them from zero.
 var refusals = []string{openaimw.CodeInvalidJSON, openaimw.CodeMissingMessages, openaimw.CodeInvalidMessage,
-	openaimw.CodeInvalidHistory, openaimw.CodeUnsupportedEncoding, CodeUnknownPath, CodeInvalidPath, CodeTooLarge,
-	CodeRequestTimeout, CodeBusy}
+	openaimw.CodeInvalidHistory, openaimw.CodeUnsupportedEncoding, openaimw.CodeProcessingFailed, CodeUnknownPath,
+	CodeInvalidPath, CodeTooLarge, CodeRequestTimeout, CodeBusy}
 
 // refuse answers e to a request the proxy sends nowhere, and counts it.
 func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ex *exchange, e apierror.Error) {

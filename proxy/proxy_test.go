@@ -78,11 +78,10 @@ func newFixture(t *testing.T, up *openaitest.Upstream, change func(*proxy.Option
 	})
 	upstream, _ := url.Parse(f.upSrv.URL + "/v1")
 	opts := proxy.Options{
-		Upstream:  upstream,
-		Chain:     processor.Chain(f.trim, win),
-		Compactor: win,
-		Logger:    logger,
-		Metrics:   metrics,
+		Upstream: upstream,
+		Chain:    processor.Chain(f.trim, win),
+		Logger:   logger,
+		Metrics:  metrics,
 	}
 	if change != nil {
 		change(&opts)
@@ -631,7 +630,7 @@ func TestMetricsAtZero(t *testing.T) {
 	}
 	want := map[string][]string{
 		"abridge_rejected_requests_total": {"error=invalid_history", "error=invalid_json", "error=invalid_message", "error=invalid_path",
-			"error=missing_messages", "error=request_timeout", "error=request_too_large", "error=server_busy", "error=unknown_path", "error=unsupported_encoding"},
+			"error=missing_messages", "error=processing_failed", "error=request_timeout", "error=request_too_large", "error=server_busy", "error=unknown_path", "error=unsupported_encoding"},
 		"abridge_upstream_errors_total":          {"reason=connection", "reason=reset", "reason=status_5xx", "reason=timeout"},
 		"abridge_context_overflows_total":        {"retried=false", "retried=true"},
 		"abridge_compactions_total":              {"result=canceled", "result=fallback", "result=shared", "result=skipped", "result=summarized"},
@@ -827,14 +826,23 @@ func mustURL(t *testing.T, s string) *url.URL {
 }
 
 // TestOverflowRetry checks the proxy's answer to a context overflow: the
-// history, which the window did not compact by itself, is compacted and
-// sent again, the client gets the answer, and the retry is counted.
+// history, which the window did not compact by itself, is compacted by the
+// window found in the chain (behind the receipts' steps too) and sent
+// again, the client gets the answer, and the retry is counted.
 func TestOverflowRetry(t *testing.T) {
+	for _, receipts := range []bool{false, true} {
+		t.Run(fmt.Sprintf("receipts=%v", receipts), func(t *testing.T) { testOverflowRetry(t, receipts) })
+	}
+}
+
+func testOverflowRetry(t *testing.T, receipts bool) {
 	body := longConversation(50)
 	up := &openaitest.Upstream{MaxPromptChars: len(body) / 2}
 	f := newFixture(t, up, func(o *proxy.Options) {
-		win := window.New(window.Options{MaxMessages: -1})
-		o.Chain, o.Compactor = win, win
+		o.Chain = window.New(window.Options{MaxMessages: -1})
+		if receipts {
+			_, o.Receipts = receiptStore(t)
+		}
 	})
 	resp, data := f.post(t, "/v1/chat/completions", body, nil)
 	if resp.StatusCode != 200 {

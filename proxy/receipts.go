@@ -210,20 +210,25 @@ func (r *Receipts) begin(ctx context.Context, ex *exchange, req *http.Request) c
 	return ctx
 }
 
-// chain wraps the proxy's chain so that the trail of each request learns
-// its conversation and the last marker it forwards.
+// chain puts next between two steps that change nothing: the first tells
+// the trail of each request its conversation, the last the marker it
+// forwards. Being steps of the chain, not a wrapper around it, they leave
+// next's processors in sight of the middleware, which finds the window and
+// the processors marked required among them.
 func (r *Receipts) chain(next processor.Processor) processor.Processor {
-	return processor.Func(func(ctx context.Context, in []processor.Message) ([]processor.Message, error) {
-		t := trailOf(ctx)
-		if t != nil {
+	first := processor.Func(func(ctx context.Context, in []processor.Message) ([]processor.Message, error) {
+		if t := trailOf(ctx); t != nil {
 			t.conversation = receipt.ConversationID(t.scope, in)
 		}
-		out, err := next.Process(ctx, in)
-		if t != nil && err == nil {
+		return in, nil
+	})
+	last := processor.Func(func(ctx context.Context, out []processor.Message) ([]processor.Message, error) {
+		if t := trailOf(ctx); t != nil {
 			t.carried = receipt.LastMarkerRef(out)
 		}
-		return out, err
+		return out, nil
 	})
+	return processor.Chain(first, next, last)
 }
 
 // trailOf returns the trail of the request ctx comes from, or nil.

@@ -74,7 +74,6 @@ func newSummaryFixture(t *testing.T, apis ...string) *summaryFixture {
 		Upstream:  openAIUp,
 		Upstreams: map[string]*url.URL{"messages": anthropicUp},
 		Chain:     win,
-		Compactor: win,
 		Metrics:   metrics,
 	}))
 	t.Cleanup(f.srv.Close)

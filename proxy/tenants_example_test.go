@@ -41,7 +41,7 @@ func ExampleNewTenants() {
 	// background), so that what this example prints is the same each run.
 	win := window.New(window.Options{MaxMessages: 6, Summarizer: sum, Ahead: -1})
 	tenants := proxy.NewTenants(proxy.TenantOptions{ProxyPays: true})
-	p := proxy.New(proxy.Options{Upstream: base, Chain: win, Compactor: win, Transport: tenants.Transport(nil)})
+	p := proxy.New(proxy.Options{Upstream: base, Chain: win, Transport: tenants.Transport(nil)})
 	srv := httptest.NewServer(tenants.Handler(p))
 	defer srv.Close()
 

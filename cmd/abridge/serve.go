@@ -202,7 +202,6 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		Transport:    tenants.Transport(nil),
 		Upstreams:    map[string]*url.URL{"messages": anthropicUpstream},
 		Chain:        cfg.NewChain(win),
-		Compactor:    win,
 		MaxBodyBytes: int64(cfg.ServeMaxBodyMB) << 20,
 		BodyMemory:   int64(cfg.ServeBodyMemoryMB) << 20,
 		Timeout:      cfg.ServeTimeout,

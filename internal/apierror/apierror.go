@@ -31,8 +31,8 @@ const (
 	// TypeUpstream: the upstream could not be reached or did not answer
 	// in time.
 	TypeUpstream = "upstream_error"
-	// TypeServer: abridge cannot take the request now (it holds as much
-	// as it may); the client may try again.
+	// TypeServer: abridge failed, or cannot take the request now (it
+	// holds as much as it may); the client may try again.
 	TypeServer = "server_error"
 )
 

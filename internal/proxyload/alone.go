@@ -13,7 +13,6 @@ import (
 	"github.com/abridge-go/abridge/internal/openaitest"
 	"github.com/abridge-go/abridge/openaimw"
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/processors/window"
 )
 
 // alonePasses is how many times each request is replayed alone; the least
@@ -29,7 +28,7 @@ type aloneResult struct {
 }
 
 // replayAlone sends every request of convs, one at a time, passes times
-// over, through the openai-go middleware on chain (the window win as the
+// over, through the openai-go middleware on chain (its window as the
 // load run left it, a new cache of decoded messages that a first pass,
 // not counted, fills, as the run filled the proxy's), to a next that
 // answers at once,
@@ -37,8 +36,8 @@ type aloneResult struct {
 // on a few cores the percentiles of both are mostly the scheduler's; alone
 // they compare like with like. A request that writes a summary in a pass
 // (it waits for the summarizer's model) counts in none.
-func replayAlone(chain processor.Processor, win *window.Window, api string, convs [][]json.RawMessage, bodies []*openaitest.Bodies, passes int) (aloneResult, error) {
-	r := newReplayer(chain, win, api, convs, bodies)
+func replayAlone(chain processor.Processor, api string, convs [][]json.RawMessage, bodies []*openaitest.Bodies, passes int) (aloneResult, error) {
+	r := newReplayer(chain, api, convs, bodies)
 	if err := r.pass(); err != nil {
 		return aloneResult{}, err
 	}
@@ -67,9 +66,9 @@ type least struct {
 	summarized         bool
 }
 
-func newReplayer(chain processor.Processor, win *window.Window, api string, convs [][]json.RawMessage, bodies []*openaitest.Bodies) *replayer {
+func newReplayer(chain processor.Processor, api string, convs [][]json.RawMessage, bodies []*openaitest.Bodies) *replayer {
 	r := &replayer{url: "http://upstream.invalid/v1" + openaitest.APIPath(api), convs: convs, bodies: bodies}
-	r.mw = openaimw.New(chain, openaimw.Options{Compactor: win, OnEvent: func(_ context.Context, e openaimw.Event) {
+	r.mw = openaimw.New(chain, openaimw.Options{OnEvent: func(_ context.Context, e openaimw.Event) {
 		if e.Type == openaimw.EventProcessed {
 			r.took = e.Duration
 		}

@@ -202,7 +202,6 @@ func run(args []string, stdout io.Writer) error {
 	p := proxy.New(proxy.Options{
 		Upstream:  base,
 		Chain:     chain,
-		Compactor: win,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024},
 		OnEvent: func(ctx context.Context, e openaimw.Event) {
 			info, ok := ctx.Value(reqKey{}).(*reqInfo)
@@ -319,7 +318,7 @@ func run(args []string, stdout io.Writer) error {
 	// alonePasses each, with no other request competing for the cores.
 	var lone aloneResult
 	if !o.bare {
-		if lone, err = replayAlone(chain, win, o.api, convs, bodies, alonePasses); err != nil {
+		if lone, err = replayAlone(chain, o.api, convs, bodies, alonePasses); err != nil {
 			return err
 		}
 	}

@@ -182,13 +182,13 @@ func benchAlone(b *testing.B, second bool) {
 					b.Fatal(err)
 				}
 			}
-			chain, win := newChain(config.Default(), up.URL, nil, nil)
-			r := newReplayer(chain, win, api, convs, bodies)
+			chain, _ := newChain(config.Default(), up.URL, nil, nil)
+			r := newReplayer(chain, api, convs, bodies)
 			if err := r.pass(); err != nil { // summaries written, messages cached
 				b.Fatal(err)
 			}
 			if second {
-				r = newReplayer(chain, win, api, convs, bodies)
+				r = newReplayer(chain, api, convs, bodies)
 				if err := r.pass(); err != nil { // its own cache filled
 					b.Fatal(err)
 				}
