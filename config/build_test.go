@@ -102,7 +102,10 @@ func toolReturnSizes(h []processor.Message) []int {
 	return out
 }
 
-func TestNewChainTrims(t *testing.T) {
+// TestChainTrims checks that the chain Build builds trims as
+// ABRIDGE_TRIM_CHARS says (the window, set to compact past 100 messages,
+// leaves the history alone).
+func TestChainTrims(t *testing.T) {
 	h := conversation(12) // tool returns of 600 characters
 	full := toolReturnSizes(h)
 	tests := []struct {
@@ -116,8 +119,11 @@ func TestNewChainTrims(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
-			c := mustLoad(t, map[string]string{"ABRIDGE_TRIM_CHARS": tt.value})
-			out, err := c.NewChain(nil).Process(context.Background(), h)
+			comp, err := mustLoad(t, map[string]string{"ABRIDGE_TRIM_CHARS": tt.value, "ABRIDGE_MAX_MESSAGES": "100"}).Build(BuildOptions{Logger: zap.NewNop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := comp.Chain.Process(context.Background(), h)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -235,14 +241,17 @@ func historyText(h []processor.Message) string {
 	return b.String()
 }
 
-func TestNewSummarizerFallsBackToPrimaryEndpoint(t *testing.T) {
+func TestSummarizerFallsBackToPrimaryEndpoint(t *testing.T) {
 	srv := newFakeOpenAI(t)
 	c := mustLoad(t, map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "main-key", "ABRIDGE_MODEL": "m"})
-	s, kind := c.NewWindowSummarizer(nil)
-	if kind != "llm" {
-		t.Fatalf("kind = %q, want llm", kind)
+	comp, err := c.Build(BuildOptions{Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := s.Summarize(context.Background(), conversation(8)[:7], ""); err != nil {
+	if comp.SummarizerKind != "llm" {
+		t.Fatalf("kind = %q, want llm", comp.SummarizerKind)
+	}
+	if _, err := comp.WindowSummarizer.Summarize(context.Background(), conversation(8)[:7], ""); err != nil {
 		t.Fatal(err)
 	}
 	want := []seen{{Model: "m", Authorization: "Bearer main-key"}}
@@ -285,8 +294,8 @@ func TestLogger(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Default().Logger(); err != nil {
-		t.Errorf("Logger() with the defaults: %v", err)
+	if _, err := Default().LoggerTo(io.Discard); err != nil {
+		t.Errorf("LoggerTo with the defaults: %v", err)
 	}
 }
 
@@ -366,7 +375,6 @@ func TestLoggerInvalid(t *testing.T) {
 		name  string
 		build func() (*zap.Logger, error)
 	}{
-		{"Logger", c.Logger},
 		{"LoggerTo", func() (*zap.Logger, error) { return c.LoggerTo(&buf) }},
 	}
 	for _, tt := range tests {
@@ -419,9 +427,12 @@ func TestAgentOptions(t *testing.T) {
 				"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "k", "ABRIDGE_MAX_STEPS": tt.maxSteps,
 			})
 			before := len(srv.seen())
-			w := c.NewWindow(nil, nil, nil)
-			a := agent.New(c.NewModel(nil), c.AgentOptions(w, zaptest.NewLogger(t))...)
-			_, err := a.Run(context.Background(), nil, "Look it up.")
+			comp, err := c.Build(BuildOptions{Logger: zaptest.NewLogger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := agent.New(comp.Model, comp.AgentOptions...)
+			_, err = a.Run(context.Background(), nil, "Look it up.")
 			if !errors.Is(err, agent.ErrStepLimit) {
 				t.Fatalf("Run: %v, want the step limit", err)
 			}
@@ -466,7 +477,7 @@ func TestBuildSummarizersCompactOpenAI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range []Summarizer{comp.WindowSummarizer, comp.CompactSummarizer} {
+		for _, s := range []Summarizer{comp.WindowSummarizer.(Summarizer), comp.CompactSummarizer} {
 			out, rep, err := model.CompactOpenAI(context.Background(), s, params, "the failing step")
 			if err != nil {
 				t.Fatal(err)
@@ -534,14 +545,18 @@ func TestTimeouts(t *testing.T) {
 			env := map[string]string{"OPENAI_BASE_URL": srv.URL, "OPENAI_API_KEY": "k"}
 			maps.Copy(env, tt.env)
 			c := mustLoad(t, env)
-			opts := c.AgentOptions(nil, nil)
+			comp, err := c.Build(BuildOptions{Logger: zap.NewNop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := comp.AgentOptions
 			if tt.stream {
 				opts = append(opts, agent.WithOnText(func(string) {}))
 			}
-			m := c.NewModel(nil)
+			m := comp.Model
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			_, err := agent.New(m, opts...).Run(ctx, nil, "hi")
+			_, err = agent.New(m, opts...).Run(ctx, nil, "hi")
 			if err == nil || err.Error() != tt.want {
 				t.Fatalf("Run: %v, want %q", err, tt.want)
 			}
@@ -567,8 +582,79 @@ func TestRequestFault(t *testing.T) {
 		{context.DeadlineExceeded, false},
 	}
 	for _, tc := range tests {
-		if got := RequestFault(tc.err); got != tc.want {
-			t.Errorf("RequestFault(%v) = %v, want %v", tc.err, got, tc.want)
+		if got := requestFault(tc.err); got != tc.want {
+			t.Errorf("requestFault(%v) = %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+// countingSummarizer is a window summarizer that counts its calls.
+type countingSummarizer struct{ calls atomic.Int64 }
+
+func (s *countingSummarizer) Summarize(context.Context, []processor.Message, string) (string, error) {
+	s.calls.Add(1)
+	return "The user asked for fixes; they are done.", nil
+}
+
+// TestBuildSummarizer checks that BuildOptions.Summarizer writes the
+// summaries of the window Build builds, in place of the configured one.
+func TestBuildSummarizer(t *testing.T) {
+	s := &countingSummarizer{}
+	comp, err := mustLoad(t, map[string]string{"ABRIDGE_MAX_MESSAGES": "6", "ABRIDGE_AHEAD": "-1"}).
+		Build(BuildOptions{Logger: zap.NewNop(), Summarizer: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer comp.Window.Close(context.Background())
+	if comp.WindowSummarizer != window.Summarizer(s) {
+		t.Errorf("WindowSummarizer is %T, want the one given", comp.WindowSummarizer)
+	}
+	h := conversation(12)
+	out, err := comp.Chain.Process(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) >= len(h) || s.calls.Load() != 1 {
+		t.Errorf("%d → %d messages, %d summarizer calls; want a compaction by the summarizer given", len(h), len(out), s.calls.Load())
+	}
+}
+
+// TestQuietEvents checks that BuildOptions.QuietEvents keeps the window's
+// events out of the log while OnEvent still receives them.
+func TestQuietEvents(t *testing.T) {
+	tests := []struct {
+		quiet   bool
+		wantLog bool
+	}{
+		{quiet: false, wantLog: true},
+		{quiet: true, wantLog: false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("quiet=%v", tt.quiet), func(t *testing.T) {
+			c := mustLoad(t, map[string]string{"ABRIDGE_MAX_MESSAGES": "6", "ABRIDGE_AHEAD": "-1", "ABRIDGE_LOG_LEVEL": "debug"})
+			var log bytes.Buffer
+			logger, err := c.LoggerTo(&log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var events atomic.Int64
+			comp, err := c.Build(BuildOptions{Logger: logger, Summarizer: &countingSummarizer{}, QuietEvents: tt.quiet,
+				OnEvent: func(context.Context, window.Event) { events.Add(1) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := comp.Chain.Process(context.Background(), conversation(12)); err != nil {
+				t.Fatal(err)
+			}
+			if err := comp.Window.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if events.Load() == 0 {
+				t.Error("OnEvent received no event")
+			}
+			if got := strings.Contains(log.String(), "window: compacted"); got != tt.wantLog {
+				t.Errorf("log has the compaction: %v, want %v; log:\n%s", got, tt.wantLog, log.String())
+			}
+		})
 	}
 }

@@ -1,9 +1,10 @@
 // Package config reads abridge's settings from the environment (variables
 // prefixed ABRIDGE_, plus OPENAI_API_KEY and OPENAI_BASE_URL, which the
 // OpenAI client also reads itself), checks every value against its accepted
-// range, and builds the components a host needs from them: the logger, the
-// model, the summarizer, the sliding window and the processor chain. A
-// [Config] prints and logs itself with its secrets redacted.
+// range, and builds the components a host needs from them in one call,
+// [Config.Build]: the logger, the models, the summarizers, the sliding
+// window, the processor chain and the agent's options. A [Config] prints
+// and logs itself with its secrets redacted.
 package config
 
 import (

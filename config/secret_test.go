@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -104,8 +105,12 @@ func TestNoSecretAnywhere(t *testing.T) {
 	} else {
 		fmt.Fprintf(&out, "%v %+v\n", err, err)
 	}
-	comp.Window = c.NewWindow(comp.WindowSummarizer, logger, nil) // no cached summary
-	if p, err := c.NewChain(comp.Window).Process(ctx, h); err != nil {
+	// A new window: no cached summary.
+	fresh, err := c.Build(BuildOptions{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := fresh.Chain.Process(ctx, h); err != nil {
 		fmt.Fprintf(&out, "%v %+v\n", err, err)
 	} else {
 		fmt.Fprintln(&out, historyText(p))
@@ -139,8 +144,8 @@ func TestNoSecretAnywhere(t *testing.T) {
 	cc.LogLevel = primaryKey
 	cc.MaxSteps = -1
 	cc.Model = summaryKey
-	if _, err := cc.Logger(); err == nil {
-		t.Error("Logger accepted a bad level")
+	if _, err := cc.LoggerTo(io.Discard); err == nil {
+		t.Error("LoggerTo accepted a bad level")
 	} else {
 		fmt.Fprintf(&out, "%v\n", err)
 	}

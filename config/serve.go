@@ -62,9 +62,10 @@ func (c *Config) SummaryKeySet() bool {
 	return c.summaryKey() != ""
 }
 
-// SummaryModelOptions returns the options [Config.NewSummaryModel] builds
-// the summarizer's model with (its name, endpoint, key and logger), for a
-// host that adds its own (an HTTP client, say) before model.NewOpenAI.
+// SummaryModelOptions returns the options Components.SummaryModel, the
+// summarizer's model, is built with (its name, endpoint, key, stream idle
+// timeout and logger), for a host that adds its own (an HTTP client, say)
+// before model.NewOpenAI.
 func (c *Config) SummaryModelOptions(logger *zap.Logger) []model.Option {
 	return c.openAIOptions(c.summaryModel(), c.summaryBaseURL(), c.summaryKey(), logger)
 }

@@ -80,11 +80,9 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 			return errors.New("chat: no model endpoint configured: set OPENAI_API_KEY or OPENAI_BASE_URL")
 		}
 		ch := &chat{cli: c, wait: wait, timeout: env.cfg.RequestTimeout}
-		m := env.cfg.NewModel(env.logger)
-		s, _ := env.cfg.NewWindowSummarizer(env.logger)
 		// The chat tells of the window's events itself (windowEvent):
 		// they are not logged as well.
-		wopts := config.BuildOptions{OnEvent: ch.windowEvent}
+		bopts := config.BuildOptions{Logger: env.logger, OnEvent: ch.windowEvent, QuietEvents: true}
 		var opts []agent.Option
 		if *name != "" {
 			var (
@@ -122,7 +120,7 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 			ch.sess = sess
 			// The session keeps the window's summaries (a restart reuses
 			// them) and gives back what compaction took out (recall).
-			wopts.Store, wopts.Recall = store.Summaries(), true
+			bopts.Store, bopts.Recall = store.Summaries(), true
 			opts = append(opts, agent.WithStore(sess), agent.WithRecall(sess))
 			if len(ch.history) > 0 {
 				c.status(fmt.Sprintf("resumed session %q: %s (~%s tokens)", *name, plural(chatMessages(ch.history), "message"), tokens(processor.EstimateTokens(ch.history))))
@@ -130,23 +128,26 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 				c.status(fmt.Sprintf("new session %q", *name))
 			}
 		}
-		w := env.cfg.NewWindowWith(s, wopts)
+		comp, err := env.cfg.Build(bopts)
+		if err != nil {
+			return fmt.Errorf("chat: %w", err)
+		}
 		// The chain (trimmer, window) before every request, the window
 		// as the compactor forced on a context overflow, the step limit
 		// and the logger, as configured.
-		opts = append(append(env.cfg.AgentOptions(w, env.logger),
+		opts = append(append(comp.AgentOptions,
 			agent.WithSystemPrompt(systemPrompt),
 			agent.WithEvents(ch.agentEvent),
 			agent.WithOnText(ch.text),
 		), opts...)
-		ch.agent = agent.New(m, opts...)
-		ch.compact = focusSummarizer(env, c, "")
+		ch.agent = agent.New(comp.Model, opts...)
+		ch.compact = focusSummarizer(env, c, comp, "")
 		defer func() {
 			// The chat is over: the summaries still being written ahead
 			// are abandoned whole, not paid for to no use.
 			done, cancel := context.WithCancel(context.Background())
 			cancel()
-			_ = w.Close(done)
+			_ = comp.Window.Close(done)
 		}()
 		return ch.loop(ctx)
 	}
@@ -537,8 +538,8 @@ func (ch *chat) waitForModel() {
 func (ch *chat) windowEvent(_ context.Context, ev window.Event) {
 	switch ev.Type {
 	case window.EventAheadStarted, window.EventAheadFinished, window.EventAheadWasted:
-		// Summaries written in the background, while the user types: the
-		// log has them (ABRIDGE_LOG_LEVEL=debug).
+		// Summaries written in the background, while the user types:
+		// the compaction that uses one is told.
 		return
 	}
 	ch.status(describeWindowEvent(ev))

@@ -43,7 +43,11 @@ func compactFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 			return err
 		}
 		defer env.close()
-		s := focusSummarizer(env, c, *focus)
+		comp, err := env.cfg.Build(config.BuildOptions{Logger: env.logger})
+		if err != nil {
+			return fmt.Errorf("compact: %w", err)
+		}
+		s := focusSummarizer(env, c, comp, *focus)
 		if env.cfg.SummarizerKind() == config.SummarizerLLM {
 			wait.start("summarizing "+plural(chatMessages(history), "message"),
 				fmt.Sprintf("gives up after %s", env.cfg.SummaryTimeout))
@@ -69,11 +73,11 @@ func describeCompaction(r compact.Report, before, after []processor.Message) str
 }
 
 // focusSummarizer returns the summarizer compact uses
-// (config.Config.NewCompactSummarizer), saying when it is the offline
+// (config.Components.CompactSummarizer), saying when it is the offline
 // digest, which records the focus without following it.
-func focusSummarizer(env *runEnv, c *cli, focus string) compact.Summarizer {
-	s, kind := env.cfg.NewCompactSummarizer(env.logger)
-	if kind == config.SummarizerDigest {
+func focusSummarizer(env *runEnv, c *cli, comp *config.Components, focus string) compact.Summarizer {
+	s := comp.CompactSummarizer
+	if comp.SummarizerKind == config.SummarizerDigest {
 		extra := ""
 		if focus != "" {
 			extra = ", which cannot follow the focus (it is noted in the summary)"

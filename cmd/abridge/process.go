@@ -12,7 +12,9 @@ import (
 
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summary"
 	"github.com/abridge-go/abridge/transcript"
 )
 
@@ -48,20 +50,26 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		}
 		defer env.close()
 
-		s, kind := env.cfg.NewWindowSummarizer(env.logger)
-		if kind != config.SummarizerLLM {
-			s = c.digestNoted(env, s, "")
-		}
 		hint := fmt.Sprintf("the digest takes over after %s", env.cfg.SummaryTimeout)
 		events := windowEvents{on: func(ev window.Event) { wait.follow(ev, hint) }}
+		bopts := config.BuildOptions{Logger: env.logger, OnEvent: events.add}
+		kind := env.cfg.SummarizerKind()
+		if kind != config.SummarizerLLM {
+			bopts.Summarizer = c.digestNoted(env, summary.NewDigest(summary.DigestOptions{}), "")
+		}
 		// One request: its summary is written now, not ahead of a
 		// request that never comes.
 		oneShot := *env.cfg
 		oneShot.Ahead = -1
-		w := oneShot.NewWindow(s, env.logger, events.add)
-		// The chain in its two steps, so the trimmer's own work is
-		// counted, the returns the window then summarizes included.
-		trim := env.cfg.NewChain(nil)
+		comp, err := oneShot.Build(bopts)
+		if err != nil {
+			return fmt.Errorf("process: %w", err)
+		}
+		defer comp.Window.Close(context.Background())
+		// The chain in its two steps, the trimmer then the window, so
+		// the trimmer's own work is counted, the returns the window then
+		// summarizes included.
+		trim := trimtools.New(env.cfg.TrimOptions())
 
 		repaired, fixes := processor.RepairHistory(history)
 		for _, f := range fixes {
@@ -78,7 +86,7 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		if err != nil {
 			return fmt.Errorf("process %s: %w", path, err)
 		}
-		out, err := w.Process(ctx, afterTrim)
+		out, err := comp.Window.Process(ctx, afterTrim)
 		if err != nil {
 			return fmt.Errorf("process %s: %w", path, err)
 		}

@@ -108,8 +108,12 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			SummaryLatency: *latency,
 		}
 		if env.cfg.SummarizerKind() == config.SummarizerLLM {
+			comp, err := env.cfg.Build(config.BuildOptions{Logger: env.logger})
+			if err != nil {
+				return fmt.Errorf("replay: %w", err)
+			}
 			opts.Summarizer = replay.SummarizerModel
-			opts.Model = env.cfg.NewSummaryModel(env.logger)
+			opts.Model = comp.SummaryModel
 		} else {
 			opts.Summarizer = replay.SummarizerDigest
 		}

@@ -191,17 +191,20 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		return receipt.WriterModel
 	}})
 	defer receipts.Close()
-	win := cfg.NewWindowWith(s, config.BuildOptions{Logger: logger, Store: store.Summaries(),
+	comp, err := cfg.Build(config.BuildOptions{Logger: logger, Store: store.Summaries(), Summarizer: s,
 		OnEvent: func(ctx context.Context, e window.Event) {
 			metrics.WindowEvent(ctx, e)
 			receipt.Observe(ctx, e)
 		}})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	tenants := proxy.NewTenants(proxy.TenantOptions{SummarizeFor: cfg.ServeSummarizeFor, ProxyPays: cfg.SummaryKeySet()})
 	p := proxy.New(proxy.Options{
 		Upstream:     upstream,
 		Transport:    tenants.Transport(nil),
 		Upstreams:    map[string]*url.URL{"messages": anthropicUpstream},
-		Chain:        cfg.NewChain(win),
+		Chain:        comp.Chain,
 		MaxBodyBytes: int64(cfg.ServeMaxBodyMB) << 20,
 		BodyMemory:   int64(cfg.ServeBodyMemoryMB) << 20,
 		Timeout:      cfg.ServeTimeout,
@@ -274,7 +277,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	}
 	// The summaries being written ahead finish in the time left, or are
 	// abandoned whole: nothing half-written is saved.
-	if err := win.Close(sctx); err != nil {
+	if err := comp.Window.Close(sctx); err != nil {
 		logger.Info("serve: summaries being written ahead abandoned at shutdown", zap.Error(err))
 	}
 	logger.Info("serve: stopped")

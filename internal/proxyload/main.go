@@ -73,6 +73,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
+	"go.uber.org/zap"
 
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/internal/openaitest"
@@ -179,7 +180,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	var waits []time.Duration
 	var deferred, aheadWritten, aheadWasted atomic.Int64
-	chain, win := newChain(cfg, upSrv.URL, store, func(e window.Event) {
+	chain, win, err := newChain(cfg, upSrv.URL, store, func(e window.Event) {
 		switch e.Type {
 		case window.EventFinished:
 			if e.Waited > 0 {
@@ -195,6 +196,9 @@ func run(args []string, stdout io.Writer) error {
 			aheadWasted.Add(1)
 		}
 	})
+	if err != nil {
+		return err
+	}
 	defer win.Close(context.Background())
 	var processing, processingPlain []time.Duration
 	summarized := map[string]bool{}
@@ -414,21 +418,21 @@ func run(args []string, stdout io.Writer) error {
 // store (memory when nil). The window marks the reqInfo of a request's
 // context when the request waited for a summary, and gives each event to
 // on.
-func newChain(cfg *config.Config, upURL string, store window.Store, on func(window.Event)) (processor.Processor, *window.Window) {
+func newChain(cfg *config.Config, upURL string, store window.Store, on func(window.Event)) (processor.Processor, *window.Window, error) {
 	sm := model.NewOpenAI(model.WithBaseURL(upURL+"/v1"), model.WithAPIKey("sk-load"), model.WithMaxRetries(0))
-	wopts := cfg.WindowOptions()
-	wopts.Summarizer = summarizer.New(sm, summarizer.Options{})
-	wopts.Store = store
-	wopts.OnEvent = func(ctx context.Context, e window.Event) {
-		if info, ok := ctx.Value(reqKey{}).(*reqInfo); ok && e.Type == window.EventFinished && e.Waited > 0 {
-			info.summarized.Store(true)
-		}
-		if on != nil {
-			on(e)
-		}
+	comp, err := cfg.Build(config.BuildOptions{Logger: zap.NewNop(), Summarizer: summarizer.New(sm, summarizer.Options{}), Store: store,
+		OnEvent: func(ctx context.Context, e window.Event) {
+			if info, ok := ctx.Value(reqKey{}).(*reqInfo); ok && e.Type == window.EventFinished && e.Waited > 0 {
+				info.summarized.Store(true)
+			}
+			if on != nil {
+				on(e)
+			}
+		}})
+	if err != nil {
+		return nil, nil, err
 	}
-	win := window.New(wopts)
-	return cfg.NewChain(win), win
+	return comp.Chain, comp.Window, nil
 }
 
 // requestHeader names each request for the report.

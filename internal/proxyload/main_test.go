@@ -182,7 +182,10 @@ func benchAlone(b *testing.B, second bool) {
 					b.Fatal(err)
 				}
 			}
-			chain, _ := newChain(config.Default(), up.URL, nil, nil)
+			chain, _, err := newChain(config.Default(), up.URL, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
 			r := newReplayer(chain, api, convs, bodies)
 			if err := r.pass(); err != nil { // summaries written, messages cached
 				b.Fatal(err)
