@@ -52,23 +52,6 @@ type Summarizer interface {
 	SummarizeFocus(ctx context.Context, messages []processor.Message, previous, focus string) (string, error)
 }
 
-// FocuslessSummarizer is a summarizer that takes no focus, such as the
-// offline digest of package summarizer or a window's summarizer.
-type FocuslessSummarizer interface {
-	Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error)
-}
-
-// Unfocused adapts a summarizer that takes no focus to [Summarizer]; the
-// focus is dropped. Use it to compact with the offline digest when no model
-// is configured.
-func Unfocused(s FocuslessSummarizer) Summarizer { return unfocused{s} }
-
-type unfocused struct{ s FocuslessSummarizer }
-
-func (u unfocused) SummarizeFocus(ctx context.Context, messages []processor.Message, previous, _ string) (string, error) {
-	return u.s.Summarize(ctx, messages, previous)
-}
-
 // Report describes a compaction: the history's size before and after, in
 // messages and in prompt tokens estimated from the messages alone
 // (processor.ContentTokens, the same basis before and after), and the

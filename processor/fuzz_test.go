@@ -123,7 +123,7 @@ func wellFormed(h []processor.Message) bool {
 				return false
 			}
 			for _, p := range m.Parts {
-				if p == nil || !processor.IsRequestPart(p) {
+				if p == nil || !isRequestPart(p) {
 					return false
 				}
 				if r, ok := p.(processor.ToolReturn); ok && r.ToolCallID == "" {
@@ -133,7 +133,7 @@ func wellFormed(h []processor.Message) bool {
 		case processor.Response:
 			seen := map[string]bool{}
 			for _, p := range m.Parts {
-				if p == nil || processor.IsRequestPart(p) {
+				if p == nil || isRequestPart(p) {
 					return false
 				}
 				if c, ok := p.(processor.ToolCall); ok {
@@ -148,4 +148,14 @@ func wellFormed(h []processor.Message) bool {
 		}
 	}
 	return true
+}
+
+// isRequestPart reports whether p belongs in a request only (an Opaque
+// part belongs in either).
+func isRequestPart(p processor.Part) bool {
+	switch p.(type) {
+	case processor.SystemPrompt, processor.UserPrompt, processor.ToolReturn, processor.RetryPrompt:
+		return true
+	}
+	return false
 }

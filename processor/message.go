@@ -305,16 +305,6 @@ func (ToolCall) isPart()     {}
 func (Thinking) isPart()     {}
 func (Opaque) isPart()       {}
 
-// IsRequestPart reports whether p belongs in a request ([Opaque], which
-// belongs in either, is not counted as one).
-func IsRequestPart(p Part) bool {
-	switch p.(type) {
-	case SystemPrompt, UserPrompt, ToolReturn, RetryPrompt:
-		return true
-	}
-	return false
-}
-
 // NewRequest returns a request message with the given parts.
 func NewRequest(parts ...Part) Message {
 	return Message{Kind: Request, Parts: parts}

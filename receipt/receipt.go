@@ -164,10 +164,6 @@ func (r Receipt) Marker() string {
 	return text
 }
 
-// Saved returns the tokens the compaction took out of the request, as
-// the window counts them (Before.Tokens - After.Tokens).
-func (r Receipt) Saved() int { return r.Before.Tokens - r.After.Tokens }
-
 // New returns the receipt of a finished compaction e (its Type is
 // window.EventFinished): its id, sizes, range, replaced messages, summary
 // and cost. reason is the window's reason when a digest stood in (the

@@ -117,19 +117,6 @@ func budgetTrim(tokens int) int {
 	return max(trimtools.DefaultMaxChars, tokens/25)
 }
 
-// Frontier lists the names of the strategies whose figures the README
-// reports against the peers: the economy, the default, and the budget dial
-// at six points.
-func Frontier() []string {
-	return []string{NameEconomy, NameDefault, "budget-12k", "budget-15k", "budget-20k", NameBudget, "budget-60k", "budget-100k"}
-}
-
-// Names returns the names of the named strategies: default, economy and
-// budget (each other budget is named by its size, see ByName).
-func Names() []string {
-	return []string{NameDefault, NameEconomy, NameBudget}
-}
-
 // ByName returns the settings of the strategy called name (any case):
 // "default", "economy", "budget", or "budget-Nk" / "budget-N" for a budget
 // of N thousand / N tokens. An unknown name is an error naming the known

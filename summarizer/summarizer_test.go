@@ -192,7 +192,7 @@ func TestPromptTags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Prompt(tt.transcript, tt.previous, tt.focus)
+			got := prompt(tt.transcript, tt.previous, tt.focus)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("prompt (-want +got):\n%s", diff)
 			}
@@ -229,7 +229,7 @@ func TestInstructionsExactReferences(t *testing.T) {
 		}
 	}
 	for _, previous := range []string{"", "Goal: x."} {
-		if p := Prompt("[1] user: hi", previous, ""); !strings.HasSuffix(p, "Copy file paths, commands, identifiers and error messages exactly as written.") {
+		if p := prompt("[1] user: hi", previous, ""); !strings.HasSuffix(p, "Copy file paths, commands, identifiers and error messages exactly as written.") {
 			t.Errorf("the prompt does not end asking for the exact references:\n%s", p)
 		}
 	}

@@ -68,13 +68,6 @@ func Events(logger *zap.Logger, next func(context.Context, window.Event)) func(c
 	}
 }
 
-// Log writes one event to logger, as [Events] does, but for the reason a
-// digest stood in on the line of a finished compaction: Log sees one event
-// at a time, and that reason comes in the event before.
-func Log(logger *zap.Logger, e window.Event) {
-	write(logger, e, "")
-}
-
 // write writes e to logger; reason is why a digest stood in for a
 // finished compaction, or "".
 func write(logger *zap.Logger, e window.Event, reason string) {
