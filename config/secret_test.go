@@ -45,13 +45,17 @@ func TestNoSecretAnywhere(t *testing.T) {
 
 	// Every log line goes to an observer and to the two loggers the
 	// configuration can build (console and json), all at debug level.
+	// The window writes summaries ahead from other goroutines: the two
+	// loggers share one locked writer, and the windows are closed before
+	// the text is read.
 	var logText bytes.Buffer
+	logSync := zapcore.Lock(zapcore.AddSync(&logText))
 	obsCore, logs := observer.New(zapcore.DebugLevel)
 	cores := []zapcore.Core{obsCore}
 	for _, format := range []string{"console", "json"} {
 		cc := *c
 		cc.LogFormat = format
-		l, err := cc.newLogger(zapcore.AddSync(&logText))
+		l, err := cc.newLogger(logSync)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,6 +109,9 @@ func TestNoSecretAnywhere(t *testing.T) {
 	} else {
 		fmt.Fprintf(&out, "%v %+v\n", err, err)
 	}
+	if err := comp.Window.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// A new window: no cached summary.
 	fresh, err := c.Build(BuildOptions{Logger: logger})
 	if err != nil {
@@ -156,7 +163,11 @@ func TestNoSecretAnywhere(t *testing.T) {
 	}
 	fmt.Fprintf(&out, "%v\n", cc)
 
-	// Gather the logs.
+	// Gather the logs, once no summary is being written (the first
+	// window, closed above, ran the second agent turn in the foreground).
+	if err := fresh.Window.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 	all := out.String() + logText.String()
 	for _, e := range logs.All() {
 		all += e.Message + " " + fmt.Sprint(e.ContextMap()) + "\n"

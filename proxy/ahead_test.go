@@ -1,7 +1,9 @@
 package proxy_test
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -131,3 +133,50 @@ func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 
 	eachChild(t, reg, name, nil, func(m *dto.Metric) { n += m.GetHistogram().GetSampleCount() })
 	return n
 }
+
+// TestAheadDeferredOverflow: a request past the trigger goes out
+// uncompacted while its summary is being written; when the provider
+// refuses it as too long, the proxy compacts it now (the request waits for
+// that summary) and retries once: the client gets its answer.
+func TestAheadDeferredOverflow(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	up := &openaitest.Upstream{MaxPromptChars: 8000}
+	upSrv := httptest.NewServer(up)
+	defer upSrv.Close()
+	reg := prometheus.NewRegistry()
+	metrics, err := proxy.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse(upSrv.URL + "/v1")
+	sm := model.NewOpenAI(model.WithBaseURL(upSrv.URL), model.WithMaxRetries(0))
+	// The summaries written ahead never come: a runner that takes them
+	// and never runs them.
+	win := window.New(window.Options{MaxMessages: 20, HardMessages: -1, Summarizer: summarizer.New(sm, summarizer.Options{}),
+		OnEvent: metrics.WindowEvent, Background: never{}})
+	srv := httptest.NewServer(proxy.New(proxy.Options{Upstream: base, Chain: win, Compactor: win, Metrics: metrics}))
+	defer srv.Close()
+	for n := 8; n <= 40; n += 2 {
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", stringReader(longConversation(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d messages: status %d: %s", n, resp.StatusCode, data)
+		}
+	}
+	if n := counter(t, reg, "abridge_deferred_compactions_total"); n == 0 {
+		t.Error("no request was deferred")
+	}
+	if n := counter(t, reg, "abridge_context_overflows_total", "retried", "true"); n == 0 {
+		t.Error("no overflow was compacted and retried")
+	}
+}
+
+// never is a window.Runner that takes every job and never runs it.
+type never struct{}
+
+func (never) Go(string, func(context.Context)) bool { return true }
