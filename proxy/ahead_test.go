@@ -155,7 +155,7 @@ func TestAheadDeferredOverflow(t *testing.T) {
 	// and never runs them.
 	win := window.New(window.Options{MaxMessages: 20, HardMessages: -1, Summarizer: summarizer.New(sm, summarizer.Options{}),
 		OnEvent: metrics.WindowEvent, Background: never{}})
-	srv := httptest.NewServer(proxy.New(proxy.Options{Upstream: base, Chain: win, Compactor: win, Metrics: metrics}))
+	srv := httptest.NewServer(proxy.New(proxy.Options{Upstream: base, Chain: win, Metrics: metrics}))
 	defer srv.Close()
 	for n := 8; n <= 40; n += 2 {
 		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", stringReader(longConversation(n)))
