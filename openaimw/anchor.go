@@ -17,9 +17,8 @@ const DefaultAnchors = 4096
 // characters alone (see processor.EstimateTokens, as abridge's agent
 // does). A conversation is found by its content: the history the client
 // sent with a request, hashed once a request (each message by the digest
-// of its content, which the cache keeps beside it); its next request
-// holds that history, the provider's answer to it (a response), and what
-// the client added since. The key covers the client's history, the request's API and
+// of its content); its next request holds that history, the provider's
+// answer to it (a response), and what the client added since. The key covers the client's history, the request's API and
 // model, and the conversation header's id, if any. Entries are a few
 // bytes each (no message is kept), the least recently used is dropped
 // first, and it is safe for concurrent use.
@@ -63,11 +62,8 @@ type conversation struct {
 // keys hashes history, with the request's wire API and model and the
 // conversation header's id (or ""): a conversation's usage anchors its
 // next request in the same API, to the same model. Each message counts by
-// its content's digest, digest(i) for history[i] (nil means wire.Digest of
-// the message): the middleware takes them from the body, which keeps the
-// digest of each message its cache gave beside it, so that a request
-// hashes only the messages it is the first to send, not its whole history.
-func (a *anchors) keys(api, model, id string, history []processor.Message, digest func(int) uint64) conversation {
+// its content's digest (wire.Digest).
+func (a *anchors) keys(api, model, id string, history []processor.Message) conversation {
 	c := conversation{last: -1}
 	for i := len(history) - 1; i > 0; i-- {
 		if history[i].Kind == processor.Response {
@@ -83,13 +79,7 @@ func (a *anchors) keys(api, model, id string, history []processor.Message, diges
 		if i == c.last {
 			c.before = keyOf(h, i)
 		}
-		var d uint64
-		if digest != nil {
-			d = digest(i)
-		} else {
-			d = wire.Digest(history[i])
-		}
-		h.Num(d)
+		h.Num(wire.Digest(history[i]))
 	}
 	c.whole = keyOf(h, len(history))
 	return c

@@ -28,7 +28,7 @@ func BenchmarkAnchor(b *testing.B) {
 		}
 		data := bodies.Body(len(msgs), false)
 		codec := wire.ForPath("/v1" + openaitest.APIPath(api))
-		body, err := codec.Parse(data, nil)
+		body, err := codec.Parse(data)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func BenchmarkAnchor(b *testing.B) {
 		b.Run(api+"/decode", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if _, err := codec.Parse(data, nil); err != nil {
+				if _, err := codec.Parse(data); err != nil {
 					b.Fatal(err)
 				}
 			}

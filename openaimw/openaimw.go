@@ -103,12 +103,6 @@ type Options struct {
 	// OnEvent, when set, is called synchronously with each [Event]. It must
 	// be safe for concurrent use.
 	OnEvent func(ctx context.Context, e Event)
-	// CacheBytes bounds the memory of the messages the middleware
-	// remembers having decoded, so that the history an app sends again
-	// with every request is decoded once, not once a request (a message
-	// is taken from it only when its bytes are the very ones decoded).
-	// 0 means 64 MiB; -1 turns the cache off.
-	CacheBytes int
 	// Anchors bounds the number of conversations whose last reported
 	// usage the middleware remembers, to anchor their next request's
 	// token estimate on it (see [Event.Anchored]): the provider's input
@@ -261,17 +255,12 @@ func New(chain processor.Processor, opts Options) Middleware {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent, caches: map[string]*wire.Cache{}}
+	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent}
 	switch {
 	case opts.Anchors == 0:
 		m.anchors = newAnchors(DefaultAnchors)
 	case opts.Anchors > 0:
 		m.anchors = newAnchors(opts.Anchors)
-	}
-	if opts.CacheBytes >= 0 {
-		for _, c := range wire.Codecs() {
-			m.caches[c.API()] = wire.NewCache(opts.CacheBytes)
-		}
 	}
 	return m.handle
 }
@@ -281,8 +270,7 @@ type mw struct {
 	compactor Compactor
 	log       *zap.Logger
 	onEvent   func(context.Context, Event)
-	caches    map[string]*wire.Cache // by API; none when empty
-	anchors   *anchors               // nil: no anchoring
+	anchors   *anchors // nil: no anchoring
 }
 
 // IsChatCompletions reports whether req is a POST to a path ending in
@@ -338,7 +326,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	// with it and every reader of what is sent upstream is closed.
 	defer recv.release()
 	data := recv.data
-	body, err := codec.Parse(data, m.caches[codec.API()])
+	body, err := codec.Parse(data)
 	if err != nil {
 		return m.reject(ctx, req, codec, body, err), nil
 	}
@@ -359,11 +347,11 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if m.anchors != nil {
 		// The history's last response takes the usage reported for the
 		// request it answers; the window's token trigger counts from it.
-		conv = m.anchors.keys(codec.API(), body.Model, id, in, body.Digest)
+		conv = m.anchors.keys(codec.API(), body.Model, id, in)
 		m.anchors.anchor(in, conv)
 	}
 	ev := Event{Type: EventProcessed, API: codec.API(), Model: body.Model, Stream: body.Stream,
-		MessagesBefore: len(body.Messages), TokensBefore: body.Tokens()}
+		MessagesBefore: len(body.Messages), TokensBefore: processor.ContentTokens(body.Messages)}
 	out, err := m.chain.Process(ctx, in)
 	if err == nil {
 		err = codec.Validate(in, out)

@@ -582,7 +582,7 @@ func TestBodyGrowsAsItArrives(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mw := openaimw.New(nil, openaimw.Options{CacheBytes: -1})
+			mw := openaimw.New(nil, openaimw.Options{})
 			req, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", strings.NewReader(body))
 			if err != nil {
 				t.Fatal(err)

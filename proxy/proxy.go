@@ -112,9 +112,6 @@ type Options struct {
 	// completions request (see openaimw.Event), synchronously; it must be
 	// safe for concurrent use.
 	OnEvent func(ctx context.Context, e openaimw.Event)
-	// CacheBytes bounds the middleware's cache of decoded messages (see
-	// openaimw.Options.CacheBytes): 0 means 64 MiB, -1 none.
-	CacheBytes int
 }
 
 // Proxy is the proxy's http.Handler. It is safe for concurrent use.
@@ -173,10 +170,9 @@ func New(opts Options) *Proxy {
 	}
 	p.upstreamOf = upstreamOf
 	mw := openaimw.New(opts.Chain, openaimw.Options{
-		Compactor:  opts.Compactor,
-		Logger:     p.log,
-		OnEvent:    p.event,
-		CacheBytes: opts.CacheBytes,
+		Compactor: opts.Compactor,
+		Logger:    p.log,
+		OnEvent:   p.event,
 	})
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {

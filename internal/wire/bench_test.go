@@ -14,9 +14,8 @@ import (
 )
 
 // BenchmarkParse reads the largest transcript as a request body: with the
-// scanner (Parse; Cache.Parse when every message is in the cache, as when
-// a conversation's next request comes; With and Buffers writing it back
-// with one message replaced, as after a compaction), and with
+// scanner (Parse; With and Buffers writing it back with one message
+// replaced, as after a compaction), and with
 // encoding/json through package model (model.FromJSON of its messages),
 // the decoding the replay's fresh mode and the proxy's load figures
 // measure against.
@@ -26,18 +25,6 @@ func BenchmarkParse(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
 			if _, err := Parse(data); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("Cache.Parse", func(b *testing.B) {
-		c := NewCache(0)
-		if _, err := c.Parse(data); err != nil {
-			b.Fatal(err)
-		}
-		b.SetBytes(int64(len(data)))
-		for b.Loop() {
-			if _, err := c.Parse(data); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -76,20 +63,17 @@ func BenchmarkParse(b *testing.B) {
 }
 
 // BenchmarkCodecs reads the last request recorded from each agent (Codex:
-// Responses, Claude Code: Messages, 16 tool rounds) with its codec (and
-// through a cache holding every message, as when a conversation's next
-// request comes), writes
+// Responses, Claude Code: Messages, 16 tool rounds) with its codec, writes
 // it back unchanged, with one message replaced and with every old tool
-// output trimmed (without a cache and through one), and decodes it with
-// encoding/json into generic values, the baseline a decoder of the whole
-// body costs.
+// output trimmed, and decodes it with encoding/json into generic values,
+// the baseline a decoder of the whole body costs.
 func BenchmarkCodecs(b *testing.B) {
 	for _, c := range []Codec{Responses, Messages} {
 		data, err := os.ReadFile(filepath.Join("testdata", "recorded", recorded[c.API()], "request_16.json"))
 		if err != nil {
 			b.Fatal(err)
 		}
-		body, err := c.Parse(data, nil)
+		body, err := c.Parse(data)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -98,19 +82,7 @@ func BenchmarkCodecs(b *testing.B) {
 		b.Run(c.API()+"/Parse", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if _, err := c.Parse(data, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(c.API()+"/Parse-cached", func(b *testing.B) {
-			cache := NewCache(0)
-			if _, err := c.Parse(data, cache); err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(int64(len(data)))
-			for b.Loop() {
-				if _, err := c.Parse(data, cache); err != nil {
+				if _, err := c.Parse(data); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -124,7 +96,7 @@ func BenchmarkCodecs(b *testing.B) {
 		})
 		// Every old tool output trimmed, as the trimmer does on every
 		// request: each rewritten as the client's item or block with its
-		// output replaced; through a cache, as the next request's are.
+		// output replaced.
 		trimmed, err := trimtools.New(trimtools.Options{MaxChars: trimtools.MinMaxChars}).Process(context.Background(), body.Messages)
 		if err != nil {
 			b.Fatal(err)
@@ -132,21 +104,6 @@ func BenchmarkCodecs(b *testing.B) {
 		b.Run(c.API()+"/Buffers-trimmed", func(b *testing.B) {
 			for b.Loop() {
 				if _, err := body.Buffers(trimmed); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(c.API()+"/Buffers-trimmed-cached", func(b *testing.B) {
-			cache := NewCache(0)
-			cb, err := c.Parse(data, cache)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := cb.Buffers(trimmed); err != nil {
-				b.Fatal(err)
-			}
-			for b.Loop() {
-				if _, err := cb.Buffers(trimmed); err != nil {
 					b.Fatal(err)
 				}
 			}

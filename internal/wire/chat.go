@@ -22,9 +22,9 @@ type chat struct{}
 func (chat) API() string { return "chat" }
 
 // Parse reads a Chat Completions request body.
-func (chat) Parse(data []byte, cache *Cache) (*Body, error) {
-	b := &Body{data: data, codec: Chat, hist: chatHistory{}, cache: cache}
-	if b.fastSplit(cache) && b.Messages != nil {
+func (chat) Parse(data []byte) (*Body, error) {
+	b := &Body{data: data, codec: Chat, hist: chatHistory{}}
+	if b.fastSplit() && b.Messages != nil {
 		return b, nil
 	}
 	if b.raws == nil {

@@ -12,14 +12,13 @@ import (
 // body is not one it reads (then split, on encoding/json, reads it or says
 // what is wrong). It decodes the messages as it goes, and sets Messages
 // when the fast decoder took them all.
-func (b *Body) fastSplit(cache *Cache) bool {
+func (b *Body) fastSplit() bool {
 	s := scanner{data: b.data}
 	if !s.eat('{') || s.eat('}') {
 		return false
 	}
 	var (
 		raws                       []json.RawMessage
-		ents                       []*cached
 		msgs                       []processor.Message
 		slow                       bool
 		start, end                 int
@@ -48,47 +47,22 @@ func (b *Body) fastSplit(cache *Cache) bool {
 			// does not take is skipped, and all are decoded by package
 			// model instead (see Parse).
 			var nm namer
-			var prev *cached // the cache's entry of the message before
-			if cache != nil {
-				n := cache.itemsHint()
-				raws, msgs, ents = make([]json.RawMessage, 0, n), make([]processor.Message, 0, n), make([]*cached, 0, n)
-			}
 			for {
 				s.ws()
 				m := s.pos
 				if s.peek() != '{' {
 					return false
 				}
-				hit := false
-				if cache != nil && !slow {
-					// A message decoded before: the same bytes.
-					if e, end := cache.at(b.data, m, prev); e != nil {
-						hit = true
-						msgs = append(msgs, named(e.msg, &nm, msgs))
-						ents = append(ents, e)
-						s.pos = end
-						link(prev, e)
-						prev = e
-					}
-				}
-				switch {
-				case hit:
-				case slow:
+				if slow {
 					if !s.skip(1) {
 						return false
 					}
-				default:
-					if msg, ok := fastMessage(&s, &nm, msgs); ok {
-						msgs = append(msgs, msg)
-						e := cache.put(b.data[m:s.pos], msg)
-						ents = append(ents, e)
-						link(prev, e)
-						prev = e
-					} else {
-						slow = true
-						if s.pos = m; !s.skip(1) {
-							return false
-						}
+				} else if msg, ok := fastMessage(&s, &nm, msgs); ok {
+					msgs = append(msgs, msg)
+				} else {
+					slow = true
+					if s.pos = m; !s.skip(1) {
+						return false
 					}
 				}
 				raws = append(raws, b.data[m:s.pos])
@@ -98,7 +72,6 @@ func (b *Body) fastSplit(cache *Cache) bool {
 				if !s.eat(']') {
 					return false
 				}
-				cache.sawItems(len(raws))
 				break
 			}
 			end = s.pos
@@ -142,7 +115,7 @@ func (b *Body) fastSplit(cache *Cache) bool {
 	}
 	b.raws, b.start, b.end, b.Model, b.Stream = raws, start, end, model, stream
 	if !slow {
-		b.Messages, b.ents = msgs, ents
+		b.Messages = msgs
 	}
 	return true
 }

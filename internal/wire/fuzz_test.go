@@ -10,7 +10,6 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
-	"github.com/google/go-cmp/cmp"
 )
 
 // slowSplit is split alone (encoding/json), on a new Body.
@@ -27,7 +26,7 @@ func slowSplit(data []byte) (*Body, error) {
 func checkSame(t *testing.T, data []byte) {
 	t.Helper()
 	fast := &Body{data: data}
-	fastOK := fast.fastSplit(nil)
+	fastOK := fast.fastSplit()
 	slow, err := slowSplit(data)
 	if err != nil {
 		if fastOK {
@@ -63,17 +62,6 @@ func checkSame(t *testing.T, data []byte) {
 		}
 		if err := processortest.Diff(want, b.Messages); err != nil {
 			t.Fatalf("Parse's messages differ from model's: %v", err)
-		}
-		// Through a cache, twice: decoded, then remembered.
-		c := NewCache(0)
-		for range 2 {
-			cb, err := c.Parse(data)
-			if err != nil {
-				t.Fatalf("Cache.Parse: %v", err)
-			}
-			if err := processortest.Diff(want, cb.Messages); err != nil {
-				t.Fatalf("Cache.Parse's messages differ from model's: %v", err)
-			}
 		}
 		// Written back unchanged: the body itself; and re-encoded (each
 		// message written anew where it can be), the same messages.
@@ -169,79 +157,13 @@ func TestParseTranscripts(t *testing.T) {
 	for _, path := range allTranscripts(t) {
 		data := requestBody(t, path)
 		b := &Body{data: data}
-		if !b.fastSplit(nil) {
+		if !b.fastSplit() {
 			t.Errorf("%s: the scanner did not take the body", filepath.Base(path))
 		}
 		if _, ok := fastDecode(b.raws); !ok {
 			t.Errorf("%s: the fast decoder did not take the messages", filepath.Base(path))
 		}
 		checkSame(t, data)
-	}
-}
-
-// TestCacheParse replays every transcript request by request, each body
-// parsed through one cache (the second time a message is seen it comes
-// from the cache) and without: the same messages, tool names included.
-// A message changed by one byte is decoded anew.
-func TestCacheParse(t *testing.T) {
-	c := NewCache(0)
-	for _, path := range allTranscripts(t) {
-		h, err := model.LoadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range processortest.RequestPoints(h) {
-			msgs, err := model.ToJSON(h[:k])
-			if err != nil {
-				t.Fatal(err)
-			}
-			data := append(append([]byte(`{"model":"m","messages":`), msgs...), '}')
-			got, err := c.Parse(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := Parse(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := processortest.Diff(want.Messages, got.Messages); err != nil {
-				t.Fatalf("%s, request at %d messages: the cache changed the messages: %v", filepath.Base(path), k, err)
-			}
-			if err := sameDigests(got); err != nil {
-				t.Fatalf("%s, request at %d messages: %v", filepath.Base(path), k, err)
-			}
-		}
-	}
-	// One tool return's bytes after calls of other names, and after none:
-	// it reads with the name of the call before it each time.
-	ret := `{"role":"tool","tool_call_id":"c1","content":"out"}`
-	callOf := func(name string) string {
-		return `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"` + name + `","arguments":"{}"}}]},`
-	}
-	for _, tc := range []struct{ before, want string }{
-		{callOf("bash"), "bash"},
-		{callOf("grep"), "grep"},
-		{"", ""},
-		{callOf("bash"), "bash"},
-	} {
-		data := []byte(`{"messages":[{"role":"user","content":"go"},` + tc.before + ret + `]}`)
-		b, err := c.Parse(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, _ := b.Messages[len(b.Messages)-1].Parts[0].(processor.ToolReturn)
-		if diff := cmp.Diff(tc.want, r.ToolName); diff != "" {
-			t.Errorf("tool return after %q: name (-want +got):\n%s", tc.before, diff)
-		}
-	}
-	data := []byte(`{"messages":[{"role":"user","content":"hello"}]}`)
-	if _, err := c.Parse(data); err != nil {
-		t.Fatal(err)
-	}
-	changed := []byte(`{"messages":[{"role":"user","content":"hellp"}]}`)
-	b, err := c.Parse(changed)
-	if err != nil || b.Messages[0].Text() != "hellp" {
-		t.Errorf("a message one byte apart from a cached one: %v, %v", b, err)
 	}
 }
 

@@ -57,34 +57,10 @@ type msgBlock struct {
 }
 
 // msgHistory remembers the tool_use and tool_result blocks as received,
-// by ID. The messages the cache gave are only noted, and their blocks
-// entered in the maps, in their order, when they are needed (index): most
-// requests write nothing anew.
+// by ID.
 type msgHistory struct {
 	uses    map[string]msgKept
 	results map[string]msgKept
-	noted   []notedItem
-}
-
-// index enters the blocks of the noted messages in the maps, making them
-// first if need be. Everything that reads or writes the maps calls it
-// first.
-func (h *msgHistory) index() {
-	if h.uses == nil {
-		h.uses, h.results = map[string]msgKept{}, map[string]msgKept{}
-	}
-	for _, n := range h.noted {
-		for _, a := range n.aux.(msgAux) {
-			k := a.kept
-			k.raw = n.raw[a.start:a.end]
-			if a.use {
-				h.uses[a.id] = k
-			} else {
-				h.results[a.id] = k
-			}
-		}
-	}
-	h.noted = h.noted[:0]
 }
 
 type msgKept struct {
@@ -95,22 +71,17 @@ type msgKept struct {
 }
 
 // Parse reads a Messages request body.
-func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
-	want := []string{"messages", "system", "model", "stream"}
-	fs, items, fast := scanHistory(data, want, "messages", cache)
-	if !fast {
-		var err error
-		if fs, err = topFields(data, want...); err != nil {
-			return nil, err
-		}
-		items = nil
+func (messages) Parse(data []byte) (*Body, error) {
+	fs, err := topFields(data, "messages", "system", "model", "stream")
+	if err != nil {
+		return nil, err
 	}
-	h := &msgHistory{}
-	b := &Body{data: data, codec: Messages, hist: h, cache: cache}
+	h := &msgHistory{uses: map[string]msgKept{}, results: map[string]msgKept{}}
+	b := &Body{data: data, codec: Messages, hist: h}
 	b.header(fs)
 	if v, ok := fs["system"]; ok {
-		if m, ok, e := cache.lead(data[v.start:v.end], systemValue); ok {
-			b.lead, b.leadStart, b.leadEnd, b.leadEnt = 1, v.start, v.end, e
+		if m, ok := systemValue(data[v.start:v.end]); ok {
+			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
 			b.Messages = append(b.Messages, m)
 		}
 	}
@@ -119,38 +90,24 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 		return nil, fmt.Errorf(`%w: no "messages"`, ErrNoMessages)
 	}
 	b.start, b.end = v.start, v.end
-	if items == nil {
-		spans, err := elements(data, v)
-		if err != nil {
-			return nil, fmt.Errorf(`%w: "messages" is not an array: %w`, ErrNoMessages, err)
-		}
-		items = spanItems(spans)
+	items, err := elements(data, v)
+	if err != nil {
+		return nil, fmt.Errorf(`%w: "messages" is not an array: %w`, ErrNoMessages, err)
 	}
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
 	}
-	// One message (at most) and one noted entry (at most) an element.
 	b.Messages = slices.Grow(b.Messages, len(items))
 	b.raws = make([]json.RawMessage, 0, len(items))
-	if cache != nil {
-		b.ents = make([]*cached, 0, len(items))
-	}
-	h.noted = make([]notedItem, 0, len(items))
 	var nm namer
-	var prev *cached // the cache's entry of the message before
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		m, e, err := h.readItem(it, raw, cache)
+		m, err := h.read(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%w: message %d: %w", ErrBadMessage, i, err)
 		}
-		link(prev, e)
-		prev = e
-		b.Messages = append(b.Messages, nameReturns(m, e, &nm, b.Messages[b.lead:]))
+		b.Messages = append(b.Messages, nameReturns(m, &nm, b.Messages[b.lead:]))
 		b.raws = append(b.raws, raw)
-		if cache != nil {
-			b.ents = append(b.ents, e)
-		}
 	}
 	return b, nil
 }
@@ -177,70 +134,8 @@ func systemValue(raw []byte) (processor.Message, bool) {
 	return processor.NewRequest(parts...), true
 }
 
-// msgAux is what the cache keeps beside a message: the tool_use and
-// tool_result blocks it holds, each with its offset in the message.
-type msgAux []msgAuxBlock
-
-type msgAuxBlock struct {
-	id         string
-	use        bool // a tool_use (else a tool_result)
-	start, end int  // the block's bytes in the message's
-	kept       msgKept
-}
-
-// readItem is read, taking the message from what the cache gave the scan
-// (it.e), else from the cache, and remembering the message there.
-// It returns the message's entry in the cache, if any.
-func (h *msgHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, *cached, error) {
-	if it.e != nil {
-		h.cached(raw, it.e.aux)
-		return it.e.msg, it.e, nil
-	}
-	if e := cache.lookup(raw); e != nil {
-		h.cached(raw, e.aux)
-		return e.msg, e, nil
-	}
-	m, err := h.read(raw)
-	if err != nil || cache == nil {
-		return m, nil, err
-	}
-	var aux msgAux
-	for _, p := range m.Parts {
-		var id string
-		var k msgKept
-		var use bool
-		switch p := p.(type) {
-		case processor.ToolCall:
-			id, use = p.ToolCallID, true
-			k = h.uses[id]
-		case processor.ToolReturn:
-			id = p.ToolCallID
-			k = h.results[id]
-		default:
-			continue
-		}
-		start := bytes.Index(raw, k.raw)
-		if start < 0 {
-			return m, nil, nil // not found where it came from: not cached
-		}
-		end := start + len(k.raw)
-		k.raw = nil
-		aux = append(aux, msgAuxBlock{id, use, start, end, k})
-	}
-	return m, cache.putAux(raw, m, aux), nil
-}
-
-// cached notes the tool_use and tool_result blocks the cache kept beside
-// a message (raw), for index.
-func (h *msgHistory) cached(raw []byte, aux any) {
-	if a, _ := aux.(msgAux); len(a) > 0 {
-		h.noted = append(h.noted, notedItem{raw, aux})
-	}
-}
-
 // read decodes one message.
 func (h *msgHistory) read(raw []byte) (processor.Message, error) {
-	h.index()
 	var m struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -495,7 +390,6 @@ func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
 				}
 			}
 		case processor.ToolReturn:
-			h.index()
 			kept, ok := h.results[p.ToolCallID]
 			if ok && samePart(kept.part, p) {
 				blocks = append(blocks, kept.raw)
@@ -526,7 +420,6 @@ func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
 				err = add(text{"text", p.Content})
 				break
 			}
-			h.index()
 			if kept, ok := h.results[p.ToolCallID]; ok {
 				if r, ok := patchResult(kept.raw, p); ok {
 					blocks = append(blocks, r)
@@ -537,7 +430,6 @@ func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
 		case processor.Text:
 			err = add(text{"text", p.Content})
 		case processor.ToolCall:
-			h.index()
 			if kept, ok := h.uses[p.ToolCallID]; ok && samePart(kept.part, p) {
 				blocks = append(blocks, kept.raw)
 				continue

@@ -55,16 +55,10 @@ func callIn(parts []processor.Part, id string) (string, bool) {
 
 // nameReturns returns m, read after msgs, with each tool return named from
 // its call: the last before it in m, else nm's name in msgs. It builds a
-// new message only when a name changes, starting from the one it built for
-// e, the cache's entry of m, before (e may be nil), and remembers it there.
-func nameReturns(m processor.Message, e *cached, nm *namer, msgs []processor.Message) processor.Message {
+// new message only when a name changes.
+func nameReturns(m processor.Message, nm *namer, msgs []processor.Message) processor.Message {
 	if m.Kind != processor.Request {
 		return m
-	}
-	if e != nil {
-		if p := e.named.Load(); p != nil {
-			m = *p
-		}
 	}
 	var parts []processor.Part
 	for j, p := range m.Parts {
@@ -88,12 +82,6 @@ func nameReturns(m processor.Message, e *cached, nm *namer, msgs []processor.Mes
 		return m
 	}
 	m.Parts = parts
-	if e != nil {
-		// A copy of its own: storing m's address would move m to the heap
-		// on every call, for the few that build a message.
-		named := m
-		e.named.Store(&named)
-	}
 	return m
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -77,42 +76,10 @@ type respContent struct {
 }
 
 // respHistory remembers the calls and outputs as received, by call ID, to
-// write an unchanged one as it came and a changed one as its kind. The
-// items the cache gave are only noted, and entered in the maps, in their
-// order, when they are needed (index): most requests write no call or
-// output anew.
+// write an unchanged one as it came and a changed one as its kind.
 type respHistory struct {
 	calls   map[string]respKept
 	outputs map[string]respKept
-	noted   []notedItem
-}
-
-// notedItem is an item (or message) the cache gave, with what it kept
-// beside it.
-type notedItem struct {
-	raw []byte
-	aux any
-}
-
-// index enters the noted items in the maps, making them first if need be.
-// Everything that reads or writes the maps calls it first.
-func (h *respHistory) index() {
-	if h.calls == nil {
-		h.calls, h.outputs = map[string]respKept{}, map[string]respKept{}
-	}
-	for _, n := range h.noted {
-		a := n.aux.(respAux)
-		if a.id == "" {
-			continue // neither a call nor an output
-		}
-		k := respKept{part: a.part, raw: n.raw, custom: a.custom}
-		if a.output {
-			h.outputs[a.id] = k
-		} else {
-			h.calls[a.id] = k
-		}
-	}
-	h.noted = h.noted[:0]
 }
 
 type respKept struct {
@@ -122,26 +89,21 @@ type respKept struct {
 }
 
 // Parse reads a Responses request body.
-func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
-	want := []string{"input", "instructions", "model", "stream", "previous_response_id"}
-	fs, items, fast := scanHistory(data, want, "input", cache)
-	if !fast {
-		var err error
-		if fs, err = topFields(data, want...); err != nil {
-			return nil, err
-		}
-		items = nil
+func (responses) Parse(data []byte) (*Body, error) {
+	fs, err := topFields(data, "input", "instructions", "model", "stream", "previous_response_id")
+	if err != nil {
+		return nil, err
 	}
-	h := &respHistory{}
-	b := &Body{data: data, codec: Responses, hist: h, cache: cache}
+	h := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
+	b := &Body{data: data, codec: Responses, hist: h}
 	b.header(fs)
 	if v, ok := fs["previous_response_id"]; ok {
 		id, _ := stringValue(data, v)
 		b.Stored = id != ""
 	}
 	if v, ok := fs["instructions"]; ok {
-		if m, ok, e := cache.lead(data[v.start:v.end], instructions); ok {
-			b.lead, b.leadStart, b.leadEnd, b.leadEnt = 1, v.start, v.end, e
+		if m, ok := instructions(data[v.start:v.end]); ok {
+			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
 			b.Messages = append(b.Messages, m)
 		}
 	}
@@ -160,71 +122,43 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		b.raws = append(b.raws, raw)
 		return b, nil
 	}
-	if items == nil {
-		spans, err := elements(data, in)
-		if err != nil {
-			return nil, fmt.Errorf(`%w: "input" is neither a string nor an array: %w`, ErrNoMessages, err)
-		}
-		items = spanItems(spans)
+	items, err := elements(data, in)
+	if err != nil {
+		return nil, fmt.Errorf(`%w: "input" is neither a string nor an array: %w`, ErrNoMessages, err)
 	}
 	if len(items) == 0 {
 		return nil, fmt.Errorf(`%w: "input" is empty`, ErrNoMessages)
 	}
-	// One message (at most) and one noted entry (at most) an element.
 	b.Messages = slices.Grow(b.Messages, len(items))
 	b.raws = make([]json.RawMessage, 0, len(items))
-	if cache != nil {
-		b.ents = make([]*cached, 0, len(items))
-	}
-	h.noted = make([]notedItem, 0, len(items))
-	// The items of the response being read, from runStart: their
-	// messages, and their entries in the cache (nil where it has none).
-	var runMsgs []processor.Message
-	var runEnts []*cached
+	// The items of the response being read, from runStart.
+	var run []processor.Message
 	runStart := 0
 	closeRun := func(end int) {
-		if len(runMsgs) == 0 {
+		if len(run) == 0 {
 			return
 		}
-		m, memo := responseRun(runMsgs, runEnts)
-		b.Messages = append(b.Messages, m)
+		b.Messages = append(b.Messages, responseRun(run))
 		b.raws = append(b.raws, data[runStart:end])
-		if cache != nil {
-			// A response of several items has no entry of its own.
-			b.ents = append(b.ents, nil)
-			if memo != nil {
-				if b.runs == nil {
-					b.runs = make([]*runMemo, 0, cap(b.raws))
-				}
-				// Beside raws: nil for the messages before that have none.
-				b.runs = append(b.runs[:len(b.raws)-1], memo)
-			}
-		}
-		runMsgs, runEnts = runMsgs[:0], runEnts[:0]
+		run = run[:0]
 	}
 	prevEnd := 0
 	var nm namer
-	var prev *cached // the cache's entry of the item before
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		part, request, e, err := h.readItem(it, raw, cache)
+		part, request, err := h.read(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%w: input item %d: %w", ErrBadMessage, i, err)
 		}
-		link(prev, e)
-		prev = e
 		if request {
 			closeRun(prevEnd)
-			b.Messages = append(b.Messages, nameReturns(part, e, &nm, b.Messages[b.lead:]))
+			b.Messages = append(b.Messages, nameReturns(part, &nm, b.Messages[b.lead:]))
 			b.raws = append(b.raws, raw)
-			if cache != nil {
-				b.ents = append(b.ents, e)
-			}
 		} else {
-			if len(runMsgs) == 0 {
+			if len(run) == 0 {
 				runStart = it.start
 			}
-			runMsgs, runEnts = append(runMsgs, part), append(runEnts, e)
+			run = append(run, part)
 		}
 		prevEnd = it.end
 	}
@@ -242,103 +176,22 @@ func instructions(raw []byte) (processor.Message, bool) {
 	return processor.NewRequest(processor.SystemPrompt{Content: s}), true
 }
 
-// runMemo is a response of several items as the codec read it last, kept
-// on the cache's entry of its first item: the entries of its items and
-// the message they made. A response of the same entries in the same order
-// (the same bytes, each compared in full when its entry was found) is the
-// same message, taken from here without building its parts again; its
-// digest is computed once.
-type runMemo struct {
-	items  []*cached
-	msg    processor.Message
-	digest atomic.Uint64
-	tokens atomic.Int64 // as cached.tokens
-}
-
-// responseRun returns the response the items msgs make (one after the
-// other, a reasoning item before the call it leads to), and its memo when
-// every item came from the cache (ents, beside msgs): the one the first
-// item's entry keeps when its items are these, else a new one it keeps.
-func responseRun(msgs []processor.Message, ents []*cached) (processor.Message, *runMemo) {
-	all := !slices.Contains(ents, nil)
-	if all {
-		if memo := ents[0].run.Load(); memo != nil && slices.Equal(memo.items, ents) {
-			return memo.msg, memo
-		}
-	}
-	n := 0
-	for _, m := range msgs {
-		n += len(m.Parts)
-	}
+// responseRun returns the response the items msgs make, one after the
+// other (a reasoning item before the call it leads to).
+func responseRun(msgs []processor.Message) processor.Message {
 	run := processor.Message{Kind: processor.Response}
-	if n > 0 {
-		// Of its exact length: the message is shared, and an append to
-		// its parts makes a copy.
-		run.Parts = make([]processor.Part, 0, n)
-	}
 	for _, m := range msgs {
 		run.Parts = append(run.Parts, m.Parts...)
 		if m.Meta != nil {
 			run = run.WithMeta(m.Info())
 		}
 	}
-	if !all {
-		return run, nil
-	}
-	memo := &runMemo{items: slices.Clone(ents), msg: run}
-	ents[0].run.Store(memo)
-	return run, memo
-}
-
-// respAux is what the cache keeps beside an item's message: the call or
-// output it holds, by ID (none for the other items).
-type respAux struct {
-	id     string
-	output bool // id names an output (else a call)
-	part   processor.Part
-	custom bool
-}
-
-// readItem is read, taking the item from what the cache gave the scan
-// (it.e), else from the cache, and remembering the item there.
-// It returns the item's entry in the cache, if any.
-func (h *respHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, bool, *cached, error) {
-	if it.e != nil {
-		return it.e.msg, h.cached(raw, it.e), it.e, nil
-	}
-	if e := cache.lookup(raw); e != nil {
-		return e.msg, h.cached(raw, e), e, nil
-	}
-	m, request, err := h.read(raw)
-	if err != nil || cache == nil {
-		return m, request, nil, err
-	}
-	var a respAux
-	if len(m.Parts) == 1 {
-		switch p := m.Parts[0].(type) {
-		case processor.ToolCall:
-			a.id, a.part, a.custom = p.ToolCallID, p, h.calls[p.ToolCallID].custom
-		case processor.ToolReturn:
-			a.id, a.output, a.part, a.custom = p.ToolCallID, true, p, h.outputs[p.ToolCallID].custom
-		}
-	}
-	return m, request, cache.putAux(raw, m, a), nil
-}
-
-// cached notes the cache's entry of an item (raw), for index, and returns
-// whether the item is a request: its message's kind (read makes a request
-// of each item it reports as one, and a response of the others). What the
-// entry keeps beside the message is read only when index needs it: most
-// requests write no call or output anew, and it is memory of its own.
-func (h *respHistory) cached(raw []byte, e *cached) bool {
-	h.noted = append(h.noted, notedItem{raw, e.aux})
-	return e.msg.Kind == processor.Request
+	return run
 }
 
 // read decodes one input item: a request message, or the parts (and
 // metadata) it adds to a response, with request false.
 func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err error) {
-	h.index()
 	var it respItem
 	if err := json.Unmarshal(raw, &it); err != nil {
 		return m, false, err
@@ -592,7 +445,6 @@ func (h *respHistory) message(dst []byte, m processor.Message) ([]byte, error) {
 			}
 			err = item(msg{respMessage, roleUser, c})
 		case processor.ToolReturn:
-			h.index()
 			kept, ok := h.outputs[p.ToolCallID]
 			if ok && samePart(kept.part, p) {
 				rawItem(kept.raw)
@@ -632,7 +484,6 @@ func (h *respHistory) message(dst []byte, m processor.Message) ([]byte, error) {
 		case processor.Text:
 			err = item(msg{respMessage, roleAssistant, []content{{Type: "output_text", Text: p.Content}}})
 		case processor.ToolCall:
-			h.index()
 			kept, ok := h.calls[p.ToolCallID]
 			switch {
 			case ok && samePart(kept.part, p):
@@ -786,7 +637,7 @@ func (h *respHistory) rewrite(orig processor.Message, raw []byte, m processor.Me
 	if err != nil {
 		return nil, false
 	}
-	scratch := &respHistory{}
+	scratch := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
 	vals := make([][]byte, 0, len(items))
 	kept := make([]span, 0, len(items))
 	anchored, pos := false, 0

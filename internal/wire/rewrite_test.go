@@ -2,7 +2,6 @@ package wire
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -176,7 +175,7 @@ func TestRewriteKeeps(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := tc.codec.Parse([]byte(fill(tc.body)), nil)
+			b, err := tc.codec.Parse([]byte(fill(tc.body)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +191,7 @@ func TestRewriteKeeps(t *testing.T) {
 				t.Errorf("With (-want +got):\n%s", diff)
 			}
 			// What goes out reads back as what the processors made.
-			back, err := tc.codec.Parse(got, nil)
+			back, err := tc.codec.Parse(got)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,198 +229,4 @@ func normal(msgs []processor.Message) []processor.Message {
 		out[i].Parts = parts
 	}
 	return out
-}
-
-// rewriteEntries counts the rewrites a cache holds.
-func rewriteEntries(c *Cache) int {
-	c.rw.mu.Lock()
-	defer c.rw.mu.Unlock()
-	n := 0
-	for _, es := range c.rw.items {
-		n += len(es)
-	}
-	return n
-}
-
-// TestRewriteCached checks that a rewrite is remembered by its input: the
-// next request's same message changed the same way is written from the
-// cache, as the same bytes and with fewer allocations; another new value,
-// or the same value over other bytes, is written anew; and the rewrites
-// stay within their share of the cache.
-func TestRewriteCached(t *testing.T) {
-	for _, tc := range []struct {
-		codec Codec
-		body  string // {{L}}: a long output; {{n}}: a number
-		other string // a key of the tool output, in the body, to change
-	}{
-		{Chat, `{"messages":[{"role":"user","content":"go"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"sh","arguments":"{}"}}]},{"content":{{L}},"tool_call_id":"c1","role":"tool","name":"sh"},{"role":"user","content":"go on"}]}`, `"name":"sh"`},
-		{Responses, `{"input":[{"type":"function_call","call_id":"c1","name":"sh","arguments":"{}"},{"type":"function_call_output","id":"fco_1","call_id":"c1","output":{{L}},"status":"completed"},{"role":"user","content":"go on"}]}`, `"status":"completed"`},
-		{Messages, `{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"sh","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":{{L}},"x_trace":"a"}]},{"role":"assistant","content":"ok"},{"role":"user","content":"go on"}]}`, `"x_trace":"a"`},
-	} {
-		t.Run(tc.codec.API(), func(t *testing.T) {
-			data := []byte(fill(tc.body))
-			cache := NewCache(0)
-			b1, err := tc.codec.Parse(data, cache)
-			if err != nil {
-				t.Fatal(err)
-			}
-			first, err := b1.With(trim(t, b1.Messages))
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := rewriteEntries(cache)
-			if n == 0 {
-				t.Fatal("no rewrite remembered")
-			}
-			// The next request: the same bytes, trimmed the same way.
-			b2, err := tc.codec.Parse(data, cache)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := trim(t, b2.Messages)
-			again, err := b2.With(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(first), string(again)); diff != "" {
-				t.Errorf("the next request (-first +again):\n%s", diff)
-			}
-			if got := rewriteEntries(cache); got != n {
-				t.Errorf("the next request added %d rewrites to the cache", got-n)
-			}
-			uncached, err := tc.codec.Parse(data, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hit := testing.AllocsPerRun(20, func() { _, _ = b2.Buffers(out) })
-			miss := testing.AllocsPerRun(20, func() { _, _ = uncached.Buffers(out) })
-			if hit >= miss {
-				t.Errorf("written from the cache with %v allocations, anew with %v", hit, miss)
-			}
-			// Another new value: written anew.
-			cleared := append([]processor.Message(nil), out...)
-			for i, m := range cleared {
-				if len(m.Parts) == 1 {
-					if r, ok := m.Parts[0].(processor.ToolReturn); ok {
-						r.Content = "[cleared]"
-						cleared[i] = processor.NewRequest(r)
-					}
-				}
-			}
-			got, err := b2.With(cleared)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := fill(strings.Replace(tc.body, "{{L}}", `"[cleared]"`, 1)); string(got) != want {
-				t.Errorf("cleared: got %s, want %s", got, want)
-			}
-			// The same new value over other bytes: written anew.
-			changed := strings.Replace(tc.body, tc.other, tc.other[:len(tc.other)-1]+`x"`, 1)
-			b3, err := tc.codec.Parse([]byte(fill(changed)), cache)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err = b3.With(trim(t, b3.Messages))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := fill(strings.Replace(changed, "{{L}}", "{{T}}", 1)); string(got) != want {
-				t.Errorf("other bytes: got %s, want %s", got, want)
-			}
-		})
-	}
-	// Bounded: rewrites stay within a quarter of the cache.
-	const limit = 64 << 10
-	cache := NewCache(limit)
-	for k := range 500 {
-		body := strings.Replace(`{"input":[{"type":"function_call","call_id":"c1","name":"sh","arguments":"{}"},{"type":"function_call_output","id":"fco_{{n}}","call_id":"c1","output":{{L}}},{"role":"user","content":"go on"}]}`, "{{n}}", strconv.Itoa(k), 1)
-		b, err := Responses.Parse([]byte(fill(body)), cache)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.With(trim(t, b.Messages)); err != nil {
-			t.Fatal(err)
-		}
-		cache.rw.mu.Lock()
-		size := cache.rw.bytes
-		cache.rw.mu.Unlock()
-		if size > limit/4 {
-			t.Fatalf("after %d rewrites the cache holds %d bytes of them, over %d", k+1, size, limit/4)
-		}
-	}
-}
-
-// TestWrittenAnewCached checks that a message the processors made (a
-// summary in place of the history's start) is written from the cache on
-// the next request that sends it: the same bytes as written anew, with
-// fewer allocations; and that another summary is written as itself.
-func TestWrittenAnewCached(t *testing.T) {
-	summary := processor.UserMessage("Summary of the conversation so far: " + longOutput)
-	other := processor.UserMessage("Another summary: " + longOutput)
-	for _, tc := range []struct {
-		codec Codec
-		body  string
-		keep  int // the messages kept after the summary
-		want  string
-	}{
-		{Chat, `{"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","content":"ok"},{"role":"user","content":"go on"}],"stream":true}`, 1,
-			`{"model":"m","messages":[{"role":"user","content":{{S}}},{"role":"user","content":"go on"}],"stream":true}`},
-		{Responses, `{"model":"m","input":[{"role":"user","content":"go"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]},{"role":"user","content":"go on"}],"stream":true}`, 1,
-			`{"model":"m","input":[{"type":"message","role":"user","content":{{S}}},{"role":"user","content":"go on"}],"stream":true}`},
-		{Messages, `{"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","content":"ok"},{"role":"user","content":"go on"},{"role":"assistant","content":"ok"},{"role":"user","content":"more"}],"stream":true}`, 2,
-			`{"model":"m","messages":[{"role":"user","content":{{S}}},{"role":"assistant","content":"ok"},{"role":"user","content":"more"}],"stream":true}`},
-	} {
-		t.Run(tc.codec.API(), func(t *testing.T) {
-			cache := NewCache(0)
-			summarized := func(b *Body, s processor.Message) []processor.Message {
-				return append([]processor.Message{s}, b.Messages[len(b.Messages)-tc.keep:]...)
-			}
-			var got []string
-			var bodies []*Body
-			for range 2 {
-				b, err := tc.codec.Parse([]byte(tc.body), cache)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sent, err := b.With(summarized(b, summary))
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, string(sent))
-				bodies = append(bodies, b)
-			}
-			if got[0] != got[1] {
-				t.Errorf("the next request differs:\n%s\n%s", got[0], got[1])
-			}
-			again, err := tc.codec.Parse([]byte(tc.body), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			uncached, err := again.With(summarized(again, summary))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(uncached), got[1]); diff != "" {
-				t.Errorf("from the cache (-anew +cached):\n%s", diff)
-			}
-			b := bodies[1]
-			out := summarized(b, summary)
-			hit := testing.AllocsPerRun(20, func() { _, _ = b.Buffers(out) })
-			miss := testing.AllocsPerRun(20, func() { _, _ = again.Buffers(out) })
-			if hit >= miss {
-				t.Errorf("written from the cache with %v allocations, anew with %v", hit, miss)
-			}
-			sent, err := b.With(summarized(b, other))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(string(sent), "Another summary") || strings.Contains(string(sent), "so far") {
-				t.Errorf("another summary: %s", sent)
-			}
-			want := strings.Replace(tc.want, "{{S}}", quoted(summary.Parts[0].(processor.UserPrompt).Content), 1)
-			if diff := cmp.Diff(want, got[0]); diff != "" {
-				t.Errorf("written (-want +got):\n%s", diff)
-			}
-		})
-	}
 }

@@ -16,8 +16,7 @@
 // back unchanged are written as their original bytes, so a body whose
 // history the processors left alone is sent as it came; messages they
 // changed are written as their original bytes with only what changed
-// replaced (patch.go), remembered in the [Cache]. Chat Completions
-// is fast where requests are alike: messages of the common shapes are
+// replaced (patch.go). Chat Completions messages of the common shapes are
 // decoded by a scanner of its own, anything else through package model's
 // decoder.
 package wire
@@ -64,9 +63,8 @@ type Codec interface {
 	// API names the wire format: "chat", "responses" or "messages".
 	API() string
 	// Parse reads a request body. data must not change while the Body is
-	// in use: the Body refers to it. cache, which may be nil, gives
-	// messages decoded before (a cache serves one codec).
-	Parse(data []byte, cache *Cache) (*Body, error)
+	// in use: the Body refers to it.
+	Parse(data []byte) (*Body, error)
 	// Validate checks, after the processors ran, that out (what in, the
 	// history as received, became) is one this API accepts, beyond
 	// processor.Validate; the error names the index of the message at
@@ -152,19 +150,9 @@ type Body struct {
 
 	codec      Codec
 	hist       history
-	cache      *Cache            // where rewrites are remembered (nil: nowhere)
 	data       []byte            // the body as received
 	start, end int               // the byte range of the history's array in data
 	raws       []json.RawMessage // each message's bytes, in data
-	// ents is, beside raws, the cache's entry of each message the body
-	// took whole from one (nil for the others, or none): see Digest.
-	ents []*cached
-	// leadEnt is the cache's entry of the system prompt's own field,
-	// when lead is 1 and the cache keeps it.
-	leadEnt *cached
-	// runs is, beside raws, the memo of each response of several items
-	// whose items all came from the cache (nil for the others, or none).
-	runs []*runMemo
 	// lead is 1 when Messages[0] is the system prompt of its own field,
 	// whose value is data[leadStart:leadEnd].
 	lead               int
@@ -193,10 +181,9 @@ type history interface {
 // Codec returns the codec that read the body.
 func (b *Body) Codec() Codec { return b.codec }
 
-// Parse reads a Chat Completions request body (Chat.Parse without a
-// cache).
+// Parse reads a Chat Completions request body (Chat.Parse).
 func Parse(data []byte) (*Body, error) {
-	return Chat.Parse(data, nil)
+	return Chat.Parse(data)
 }
 
 // With returns the body with out in place of its messages: each message of
@@ -222,8 +209,8 @@ func (b *Body) With(out []processor.Message) ([]byte, error) {
 
 // Buffers is [Body.With] without the copy: the new body as pieces to send
 // one after the other (net.Buffers writes them with one system call where
-// it can), most of them slices of the body as received or rewrites the
-// body's cache holds, which must not change while they are in use.
+// it can), most of them slices of the body as received, which must not
+// change while they are in use.
 func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 	if !b.same(out) {
 		out = b.hist.fit(out)
@@ -235,7 +222,7 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 		}
 		if processor.Equal(out[0], b.Messages[0]) {
 			lead = b.data[b.leadStart:b.leadEnd]
-		} else if r, ok := b.rewritten(nil, b.Messages[0], b.data[b.leadStart:b.leadEnd], out[0], true); ok {
+		} else if r, ok := b.hist.rewrite(b.Messages[0], b.data[b.leadStart:b.leadEnd], out[0], true); ok {
 			lead = r
 		} else {
 			var err error
@@ -261,16 +248,9 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 		return net.Buffers{b.data}, nil
 	}
 	fresh = b.rewrite(out, fresh, raws)
-	fresh = b.rewrittenAnew(out, fresh, raws)
 	if len(fresh) > 0 {
 		if err := b.hist.encode(out, fresh, raws); err != nil {
 			return nil, fmt.Errorf("encode messages: %w", err)
-		}
-		for _, j := range fresh {
-			if standalone(out[j]) && b.cache != nil {
-				raws[j] = bytes.Clone(raws[j]) // kept beyond the body, as a rewrite is
-				b.cache.putRewrite(b.anew(), out[j], false, raws[j])
-			}
 		}
 	}
 	// The pieces before the history's array, the array (its brackets and
@@ -312,7 +292,7 @@ func (b *Body) rewrite(out []processor.Message, fresh []int, raws [][]byte) []in
 			if i < b.lead || i >= n || b.Messages[i].Kind != out[j].Kind || k == 1 && i == j {
 				continue
 			}
-			if r, ok := b.rewritten(b.entry(i), b.Messages[i], b.raws[i-b.lead], out[j], false); ok {
+			if r, ok := b.hist.rewrite(b.Messages[i], b.raws[i-b.lead], out[j], false); ok {
 				raws[j], done = r, true
 				break
 			}
@@ -322,104 +302,6 @@ func (b *Body) rewrite(out []processor.Message, fresh []int, raws [][]byte) []in
 		}
 	}
 	return left
-}
-
-// rewritten is the codec's rewrite of orig, read from raw, as m, taken
-// from the body's cache when it was written before: first from e, the
-// cache's entry of raw (nil when there is none), which keeps the last
-// rewrite of its message, so that the message the processors change the
-// same way on every request of a conversation (an old tool output
-// trimmed) costs a comparison of what it became, not a hash and a
-// comparison of its bytes as received.
-func (b *Body) rewritten(e *cached, orig processor.Message, raw []byte, m processor.Message, lead bool) ([]byte, bool) {
-	if e != nil {
-		if last := e.rewrite.Load(); last != nil && processor.Equal(last.msg, m) {
-			return last.out, last.out != nil
-		}
-	}
-	r, ok := b.cache.getRewrite(raw, m, lead)
-	if !ok {
-		r, ok = b.hist.rewrite(orig, raw, m, lead)
-		if !ok {
-			r = nil
-		}
-		if r != nil && b.cache != nil {
-			// What the cache keeps outlives the body, whose bytes a
-			// rewrite may share (a host may reuse them).
-			r = bytes.Clone(r)
-		}
-		b.cache.putRewrite(raw, m, lead, r)
-	}
-	if e != nil && rewriteSize(m, r) <= 2*len(e.raw)+64 {
-		e.rewrite.Store(&entryRewrite{msg: processor.Clone([]processor.Message{m})[0], out: r})
-	}
-	return r, r != nil
-}
-
-// rewriteSize is the bytes a rewrite holds: the message's characters and
-// its writing.
-func rewriteSize(m processor.Message, out []byte) int {
-	n := len(out)
-	for _, p := range m.Parts {
-		n += processor.PartChars(p)
-	}
-	return n
-}
-
-// entry returns the cache's entry of Messages[i], when the body took the
-// message whole from one, or nil.
-func (b *Body) entry(i int) *cached {
-	if i == 0 && b.lead == 1 {
-		return b.leadEnt
-	}
-	if j := i - b.lead; j >= 0 && j < len(b.ents) {
-		return b.ents[j]
-	}
-	return nil
-}
-
-// rewrittenAnew sets raws[j], for each j of fresh whose message out[j]
-// stands alone (see standalone), to its writing the cache remembers, and
-// returns the others. A message the processors made (the window's
-// summary) is the same on every request of a conversation, and so is its
-// writing.
-func (b *Body) rewrittenAnew(out []processor.Message, fresh []int, raws [][]byte) []int {
-	if b.cache == nil {
-		return fresh
-	}
-	left := fresh[:0:0]
-	for _, j := range fresh {
-		if standalone(out[j]) {
-			if r, ok := b.cache.getRewrite(b.anew(), out[j], false); ok && r != nil {
-				raws[j] = r
-				continue
-			}
-		}
-		left = append(left, j)
-	}
-	return left
-}
-
-// anew is the key, in the cache's rewrites, under which the messages the
-// body's codec writes anew are remembered: bytes no message received can
-// be (a NUL, then the API's name), so that they are apart from the
-// rewrites of messages received and from the other codecs' writings.
-func (b *Body) anew() []byte {
-	return []byte("\x00" + b.codec.API())
-}
-
-// standalone reports whether the writing of m depends on m alone, not on
-// the rest of the body (as a tool call's or return's does: it is written
-// as it came): whether its parts are system and user prompts and texts.
-func standalone(m processor.Message) bool {
-	for _, p := range m.Parts {
-		switch p.(type) {
-		case processor.SystemPrompt, processor.UserPrompt, processor.Text:
-		default:
-			return false
-		}
-	}
-	return len(m.Parts) > 0
 }
 
 // same reports whether out is the body's messages, unchanged and in order.

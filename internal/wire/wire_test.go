@@ -111,7 +111,7 @@ func TestHeaderFields(t *testing.T) {
 				var want header
 				_ = json.Unmarshal([]byte(model), &want.Model)
 				_ = json.Unmarshal([]byte(stream), &want.Stream)
-				b, err := c.Parse([]byte(body(model, stream)), NewCache(0))
+				b, err := c.Parse([]byte(body(model, stream)))
 				if err != nil {
 					t.Fatalf("%s, model %s, stream %s: %v", c.API(), model, stream, err)
 				}
