@@ -254,7 +254,7 @@ func TestRejected(t *testing.T) {
 		status     int
 		code, says string
 	}{
-		{"not JSON", "model=m", false, 400, openaimw.CodeInvalidJSON, "not a JSON object"},
+		{"not JSON", "model=m", false, 400, openaimw.CodeInvalidJSON, "not a valid JSON object"},
 		{"no messages", `{"model":"m","prompt":"hi"}`, false, 400, openaimw.CodeMissingMessages, `no "messages"`},
 		{"messages not an array", `{"model":"m","messages":{"role":"user"}}`, false, 400, openaimw.CodeMissingMessages, "not an array"},
 		{"message without role", `{"model":"m","messages":[{"content":"hi"}]}`, false, 400, openaimw.CodeInvalidMessage, "message 0"},

@@ -13,12 +13,11 @@ import (
 	"github.com/abridge-go/abridge/processors/trimtools"
 )
 
-// BenchmarkParse reads the largest transcript as a request body: with the
-// scanner (Parse; With and Buffers writing it back with one message
-// replaced, as after a compaction), and with
-// encoding/json through package model (model.FromJSON of its messages),
-// the decoding the replay's fresh mode and the proxy's load figures
-// measure against.
+// BenchmarkParse reads the largest transcript as a request body (Parse;
+// With and Buffers writing it back with one message replaced, as after a
+// compaction), and with encoding/json through package model
+// (model.FromJSON of its messages), the decoding the replay's fresh mode
+// measures against.
 func BenchmarkParse(b *testing.B) {
 	data := requestBody(b, transcripts.Largest(b))
 	b.Run("wire.Parse", func(b *testing.B) {

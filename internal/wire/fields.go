@@ -3,116 +3,91 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/abridge-go/abridge/processor"
 )
 
+// Bodies are read with jsontext, which refuses what is not JSON, invalid
+// UTF-8 and an object naming a member twice, at every level: a reader
+// taking the first of two "messages" and one taking the last would see
+// different requests. Messages, items and blocks are decoded with
+// encoding/json/v2 (go-json-experiment/json), which refuses the same and
+// matches keys as they are written, as the providers do.
+
 // span is a JSON value's byte range in a body.
 type span struct{ start, end int }
 
-// topFields reads a body's top-level object and returns the byte range of
-// the value of each key of want found in it. A key of want given twice is
-// refused: a reader taking the first and one taking the last would see
-// different requests.
-func topFields(data []byte, want ...string) (map[string]span, error) {
-	if found, ok := scanFields(data, want); ok {
-		return found, nil
-	}
-	// encoding/json reads what the scanner did not, or says what is wrong.
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return nil, ErrNotJSON
-	}
-	found := map[string]span{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrNotJSON, err)
-		}
-		key, _ := t.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrNotJSON, err)
-		}
-		end := int(dec.InputOffset())
-		for _, w := range want {
-			if w != key {
-				continue
-			}
-			if _, dup := found[key]; dup {
-				return nil, fmt.Errorf("%w: %q given twice", ErrNotJSON, key)
-			}
-			found[key] = span{end - len(raw), end}
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNotJSON, err)
-	}
-	// Only white space may follow the object (Token skips what it cannot
-	// read as one, so it cannot say).
-	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the object", ErrNotJSON, len(rest))
-	}
-	return found, nil
+// decoder returns a jsontext decoder reading data where it is (a
+// bytes.Buffer is read without a copy and never written to).
+func decoder(data []byte) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewBuffer(data))
 }
 
-// scanFields is topFields on the package's scanner, which reports false
-// for any body it does not take (a key of want given twice included).
-func scanFields(data []byte, want []string) (map[string]span, bool) {
-	s := scanner{data: data}
-	if !s.eat('{') {
-		return nil, false
+// notJSON wraps what jsontext said of a body that is not one JSON object.
+func notJSON(err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%w: %w", ErrNotJSON, err)
+}
+
+// topFields reads data, a whole body, as one JSON object and returns the
+// byte range of the value of each key of want found in it.
+func topFields(data []byte, want ...string) (map[string]span, error) {
+	dec := decoder(data)
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, notJSON(err)
+	}
+	if tok.Kind() != '{' {
+		return nil, fmt.Errorf("%w: it is %s", ErrNotJSON, kindName(tok.Kind()))
 	}
 	found := map[string]span{}
-	if !s.eat('}') {
-		for {
-			raw, esc, ok := s.str()
-			if !ok || !s.eat(':') {
-				return nil, false
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return nil, notJSON(err)
+		}
+		if key := name.String(); slices.Contains(want, key) {
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, notJSON(err)
 			}
-			key := unquote(raw, esc)
-			s.ws()
-			start := s.pos
-			if !s.skip(1) {
-				return nil, false
-			}
-			if slices.Contains(want, key) {
-				if _, dup := found[key]; dup {
-					return nil, false
-				}
-				found[key] = span{start, s.pos}
-			}
-			if s.eat(',') {
-				continue
-			}
-			if !s.eat('}') {
-				return nil, false
-			}
-			break
+			end := int(dec.InputOffset())
+			found[key] = span{end - len(v), end}
+		} else if err := dec.SkipValue(); err != nil {
+			return nil, notJSON(err)
 		}
 	}
-	s.ws()
-	return found, s.pos == len(data)
+	if _, err := dec.ReadToken(); err != nil { // the closing brace
+		return nil, notJSON(err)
+	}
+	end := dec.InputOffset()
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, fmt.Errorf("%w: bytes after the object, from offset %d", ErrNotJSON, end)
+	}
+	return found, nil
 }
 
 // elements returns the byte ranges of the values of the JSON array at v
 // in data.
 func elements(data []byte, v span) ([]span, error) {
-	if out, ok := scanElements(data, v); ok {
-		return out, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data[v.start:v.end]))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, fmt.Errorf("not an array")
+	dec := decoder(data[v.start:v.end])
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return nil, errors.New("not an array")
 	}
 	var out []span
-	for dec.More() {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
+	for dec.PeekKind() != ']' {
+		raw, err := dec.ReadValue()
+		if err != nil {
 			return nil, err
 		}
 		end := v.start + int(dec.InputOffset())
@@ -121,45 +96,11 @@ func elements(data []byte, v span) ([]span, error) {
 	return out, nil
 }
 
-// scanElements is elements on the package's scanner, which reports false
-// for any array it does not take.
-func scanElements(data []byte, v span) ([]span, bool) {
-	s := scanner{data: data[:v.end], pos: v.start}
-	if !s.eat('[') {
-		return nil, false
-	}
-	out := []span{}
-	if s.eat(']') {
-		return out, true
-	}
-	for {
-		s.ws()
-		start := s.pos
-		if !s.skip(1) {
-			return nil, false
-		}
-		out = append(out, span{start, s.pos})
-		if s.eat(',') {
-			continue
-		}
-		return out, s.eat(']')
-	}
-}
-
 // stringValue returns the text of the JSON string at v, or ok false when
 // the value is not a string.
 func stringValue(data []byte, v span) (string, bool) {
-	if v.start >= v.end || data[v.start] != '"' {
-		return "", false // not a string, told without reading it through
-	}
-	// The scanner reads most strings; one it leaves (see scanner) is
-	// read by encoding/json.
-	sc := scanner{data: data[v.start:v.end]}
-	if raw, esc, ok := sc.str(); ok && sc.pos == len(sc.data) {
-		return unquote(raw, esc), true
-	}
 	var s string
-	if json.Unmarshal(data[v.start:v.end], &s) != nil {
+	if v.start >= v.end || data[v.start] != '"' || jsonv2.Unmarshal(data[v.start:v.end], &s) != nil {
 		return "", false
 	}
 	return s, true
@@ -171,13 +112,7 @@ func (b *Body) header(fs map[string]span) {
 		b.Model, _ = stringValue(b.data, v)
 	}
 	if v, ok := fs["stream"]; ok {
-		switch string(b.data[v.start:v.end]) {
-		case "true":
-			b.Stream = true
-		case "false":
-		default:
-			_ = json.Unmarshal(b.data[v.start:v.end], &b.Stream)
-		}
+		b.Stream = string(b.data[v.start:v.end]) == "true"
 	}
 }
 
@@ -191,6 +126,12 @@ func appendJSON(dst []byte, v any) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+}
+
+// appendString appends s as a JSON string.
+func appendString(dst []byte, s string) []byte {
+	out, _ := appendJSON(dst, s) // a string always encodes
+	return out
 }
 
 // validJSON returns s as a raw JSON value when it is one, else the empty

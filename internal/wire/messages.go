@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
@@ -43,21 +46,21 @@ func (messages) API() string { return apiMessages }
 
 // msgBlock is what the codec reads of a content block.
 type msgBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-	Thinking  string          `json:"thinking"`
-	Signature string          `json:"signature"`
-	Cache     json.RawMessage `json:"cache_control"`
+	Type      string         `json:"type"`
+	Text      string         `json:"text"`
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Input     jsontext.Value `json:"input"`
+	ToolUseID string         `json:"tool_use_id"`
+	Content   jsontext.Value `json:"content"`
+	IsError   bool           `json:"is_error"`
+	Thinking  string         `json:"thinking"`
+	Signature string         `json:"signature"`
+	Cache     jsontext.Value `json:"cache_control"`
 }
 
 // msgHistory remembers the tool_use and tool_result blocks as received,
-// by ID.
+// by ID (the last of each).
 type msgHistory struct {
 	uses    map[string]msgKept
 	results map[string]msgKept
@@ -99,14 +102,13 @@ func (messages) Parse(data []byte) (*Body, error) {
 	}
 	b.Messages = slices.Grow(b.Messages, len(items))
 	b.raws = make([]json.RawMessage, 0, len(items))
-	var nm namer
 	for i, it := range items {
 		raw := data[it.start:it.end]
 		m, err := h.read(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%w: message %d: %w", ErrBadMessage, i, err)
 		}
-		b.Messages = append(b.Messages, nameReturns(m, &nm, b.Messages[b.lead:]))
+		b.Messages = append(b.Messages, nameReturns(m, func(id string) processor.Part { return h.uses[id].part }))
 		b.raws = append(b.raws, raw)
 	}
 	return b, nil
@@ -116,47 +118,48 @@ func (messages) Parse(data []byte) (*Body, error) {
 // (null, an empty string) is no system prompt of the history's, and is
 // left where it is.
 func systemValue(raw []byte) (processor.Message, bool) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	s, raws, isText, err := content(raw)
+	switch {
+	case err != nil:
+		return processor.Message{}, false
+	case isText:
 		return processor.SystemMessage(s), s != ""
 	}
-	var blocks []msgBlock
-	if json.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 {
-		return processor.Message{}, false
-	}
-	parts := make([]processor.Part, len(blocks))
-	for i, bl := range blocks {
-		if bl.Type != "text" {
+	parts := make([]processor.Part, len(raws))
+	for i, raw := range raws {
+		var bl msgBlock
+		if jsonv2.Unmarshal(raw, &bl) != nil || bl.Type != "text" {
 			return processor.Message{}, false
 		}
 		parts[i] = processor.SystemPrompt{Content: bl.Text}
 	}
-	return processor.NewRequest(parts...), true
+	return processor.NewRequest(parts...), len(parts) > 0
 }
 
 // read decodes one message.
 func (h *msgHistory) read(raw []byte) (processor.Message, error) {
 	var m struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+		Role    string         `json:"role"`
+		Content jsontext.Value `json:"content"`
 	}
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if raw[0] != '{' {
+		return processor.Message{}, errors.New("not a JSON object")
+	}
+	if err := jsonv2.Unmarshal(raw, &m); err != nil {
 		return processor.Message{}, err
 	}
-	var s string
-	stringContent := json.Unmarshal(m.Content, &s) == nil
-	var raws []json.RawMessage
-	if !stringContent && json.Unmarshal(m.Content, &raws) != nil {
-		return processor.Message{}, fmt.Errorf("content is neither a string nor blocks")
+	s, raws, isText, err := content(m.Content)
+	if err != nil {
+		return processor.Message{}, err
 	}
 	switch m.Role {
 	case roleUser:
-		if stringContent {
+		if isText {
 			return processor.UserMessage(s), nil
 		}
 		return h.user(raws)
 	case roleAssistant:
-		if stringContent {
+		if isText {
 			return processor.TextMessage(s), nil
 		}
 		return h.assistant(raws)
@@ -172,7 +175,7 @@ func (h *msgHistory) read(raw []byte) (processor.Message, error) {
 
 // user reads a user message's blocks: tool results as tool returns, each
 // run of other blocks as one user prompt.
-func (h *msgHistory) user(raws []json.RawMessage) (processor.Message, error) {
+func (h *msgHistory) user(raws []jsontext.Value) (processor.Message, error) {
 	var parts []processor.Part
 	var cs []processor.UserContent
 	flush := func() {
@@ -183,7 +186,7 @@ func (h *msgHistory) user(raws []json.RawMessage) (processor.Message, error) {
 	}
 	for k, raw := range raws {
 		var bl msgBlock
-		if err := json.Unmarshal(raw, &bl); err != nil {
+		if err := jsonv2.Unmarshal(raw, &bl); err != nil {
 			return processor.Message{}, fmt.Errorf("block %d: %w", k, err)
 		}
 		if bl.Type != "tool_result" {
@@ -196,15 +199,16 @@ func (h *msgHistory) user(raws []json.RawMessage) (processor.Message, error) {
 			return processor.Message{}, fmt.Errorf("block %d: tool_result without a tool_use_id", k)
 		}
 		r := processor.ToolReturn{ToolCallID: bl.ToolUseID}
-		var s string
-		switch {
-		case len(bl.Content) == 0:
-		case json.Unmarshal(bl.Content, &s) == nil:
-			r.Content = s
+		switch bl.Content.Kind() {
+		case 0:
+		case '"':
+			if err := jsonv2.Unmarshal(bl.Content, &r.Content); err != nil {
+				return processor.Message{}, fmt.Errorf("block %d: %w", k, err)
+			}
 		default:
 			r.Contents, r.JSON = textBlocks(bl.Content)
 		}
-		h.results[r.ToolCallID] = msgKept{part: r, raw: raw, isError: bl.IsError, cache: bl.Cache}
+		h.results[r.ToolCallID] = msgKept{part: r, raw: raw, isError: bl.IsError, cache: json.RawMessage(bl.Cache)}
 		parts = append(parts, r)
 	}
 	flush()
@@ -216,9 +220,9 @@ func (h *msgHistory) user(raws []json.RawMessage) (processor.Message, error) {
 
 // textBlocks reads a tool result's blocks: their texts when all are text
 // blocks, else the blocks whole.
-func textBlocks(raw json.RawMessage) ([]string, json.RawMessage) {
-	var blocks []json.RawMessage
-	if json.Unmarshal(raw, &blocks) == nil {
+func textBlocks(raw jsontext.Value) ([]string, json.RawMessage) {
+	var blocks []jsontext.Value
+	if jsonv2.Unmarshal(raw, &blocks) == nil {
 		texts := make([]string, 0, len(blocks))
 		for _, b := range blocks {
 			// A text block with more keys (cache_control, citations)
@@ -227,7 +231,7 @@ func textBlocks(raw json.RawMessage) ([]string, json.RawMessage) {
 				Type string  `json:"type"`
 				Text *string `json:"text"`
 			}
-			if json.Unmarshal(b, &bl) != nil || bl.Type != "text" || bl.Text == nil {
+			if jsonv2.Unmarshal(b, &bl) != nil || bl.Type != "text" || bl.Text == nil {
 				texts = nil
 				break
 			}
@@ -237,15 +241,15 @@ func textBlocks(raw json.RawMessage) ([]string, json.RawMessage) {
 			return texts, nil
 		}
 	}
-	return nil, append(json.RawMessage(nil), raw...)
+	return nil, json.RawMessage(raw)
 }
 
 // assistant reads an assistant message's blocks.
-func (h *msgHistory) assistant(raws []json.RawMessage) (processor.Message, error) {
+func (h *msgHistory) assistant(raws []jsontext.Value) (processor.Message, error) {
 	m := processor.Message{Kind: processor.Response}
 	for k, raw := range raws {
 		var bl msgBlock
-		if err := json.Unmarshal(raw, &bl); err != nil {
+		if err := jsonv2.Unmarshal(raw, &bl); err != nil {
 			return m, fmt.Errorf("block %d: %w", k, err)
 		}
 		switch bl.Type {
@@ -667,7 +671,7 @@ func patchResult(block []byte, p processor.Part) ([]byte, bool) {
 	}
 	c, err := lookup(block, "content")
 	if err == nil && texts != nil && block[c.start] == '[' {
-		if elems, err := elementsOf(block, c); err == nil && len(elems) > 0 && allText(block, elems) {
+		if elems, err := elements(block, c); err == nil && len(elems) > 0 && allText(block, elems) {
 			switch {
 			case len(texts) == len(elems):
 				vals := make([][]byte, len(elems))
@@ -766,7 +770,7 @@ func (h *msgHistory) rewriteContent(raw []byte, orig, m processor.Message, ancho
 		blocks = []span{{0, len(raw)}} // the string: a text block
 	} else {
 		var err error
-		if blocks, err = elementsOf(raw, span{0, len(raw)}); err != nil || len(blocks) != len(was) {
+		if blocks, err = elements(raw, span{0, len(raw)}); err != nil || len(blocks) != len(was) {
 			return nil, false
 		}
 	}

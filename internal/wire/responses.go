@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -55,14 +58,14 @@ const (
 
 // respItem is what the codec reads of an input item.
 type respItem struct {
-	Type      string          `json:"type"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	CallID    string          `json:"call_id"`
-	Name      string          `json:"name"`
-	Arguments string          `json:"arguments"`
-	Input     string          `json:"input"`
-	Output    json.RawMessage `json:"output"`
+	Type      string         `json:"type"`
+	Role      string         `json:"role"`
+	Content   jsontext.Value `json:"content"`
+	CallID    string         `json:"call_id"`
+	Name      string         `json:"name"`
+	Arguments string         `json:"arguments"`
+	Input     string         `json:"input"`
+	Output    jsontext.Value `json:"output"`
 	Summary   []struct {
 		Text string `json:"text"`
 	} `json:"summary"`
@@ -75,8 +78,9 @@ type respContent struct {
 	Refusal string `json:"refusal"`
 }
 
-// respHistory remembers the calls and outputs as received, by call ID, to
-// write an unchanged one as it came and a changed one as its kind.
+// respHistory remembers the calls and outputs as received, by call ID (the
+// last of each), to name a tool output from its call, and to write an
+// unchanged one as it came and a changed one as its kind.
 type respHistory struct {
 	calls   map[string]respKept
 	outputs map[string]respKept
@@ -143,7 +147,6 @@ func (responses) Parse(data []byte) (*Body, error) {
 		run = run[:0]
 	}
 	prevEnd := 0
-	var nm namer
 	for i, it := range items {
 		raw := data[it.start:it.end]
 		part, request, err := h.read(raw)
@@ -152,7 +155,7 @@ func (responses) Parse(data []byte) (*Body, error) {
 		}
 		if request {
 			closeRun(prevEnd)
-			b.Messages = append(b.Messages, nameReturns(part, &nm, b.Messages[b.lead:]))
+			b.Messages = append(b.Messages, nameReturns(part, func(id string) processor.Part { return h.calls[id].part }))
 			b.raws = append(b.raws, raw)
 		} else {
 			if len(run) == 0 {
@@ -176,6 +179,24 @@ func instructions(raw []byte) (processor.Message, bool) {
 	return processor.NewRequest(processor.SystemPrompt{Content: s}), true
 }
 
+// nameReturns returns m with each tool return named from its call: the
+// part call returns for its ID (the last call of that ID read before m).
+func nameReturns(m processor.Message, call func(id string) processor.Part) processor.Message {
+	for j, p := range m.Parts {
+		r, ok := p.(processor.ToolReturn)
+		if !ok {
+			continue
+		}
+		c, _ := call(r.ToolCallID).(processor.ToolCall)
+		if c.ToolName != r.ToolName {
+			r.ToolName = c.ToolName
+			m.Parts = slices.Clone(m.Parts)
+			m.Parts[j] = r
+		}
+	}
+	return m
+}
+
 // responseRun returns the response the items msgs make, one after the
 // other (a reasoning item before the call it leads to).
 func responseRun(msgs []processor.Message) processor.Message {
@@ -193,7 +214,10 @@ func responseRun(msgs []processor.Message) processor.Message {
 // metadata) it adds to a response, with request false.
 func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err error) {
 	var it respItem
-	if err := json.Unmarshal(raw, &it); err != nil {
+	if raw[0] != '{' {
+		return m, false, errors.New("not a JSON object")
+	}
+	if err := jsonv2.Unmarshal(raw, &it); err != nil {
 		return m, false, err
 	}
 	opaque := func(req bool) (processor.Message, bool, error) {
@@ -207,13 +231,19 @@ func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err e
 	case "", respMessage:
 		switch it.Role {
 		case roleUser, roleSystem, roleDeveloper:
-			p, ok := requestContent(it.Role, it.Content)
+			p, ok, err := requestContent(it.Role, it.Content)
+			if err != nil {
+				return m, false, err
+			}
 			if !ok {
 				return opaque(true)
 			}
 			return processor.NewRequest(p...), true, nil
 		case roleAssistant:
-			resp, ok := assistantContent(it.Content)
+			resp, ok, err := assistantContent(it.Content)
+			if err != nil {
+				return m, false, err
+			}
 			if !ok {
 				return opaque(false)
 			}
@@ -236,13 +266,14 @@ func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err e
 			return m, false, fmt.Errorf("%s without a call_id", it.Type)
 		}
 		r := processor.ToolReturn{ToolCallID: it.CallID}
-		var s string
-		switch {
-		case len(it.Output) == 0:
-		case json.Unmarshal(it.Output, &s) == nil:
-			r.Content = s
+		switch it.Output.Kind() {
+		case 0:
+		case '"':
+			if err := jsonv2.Unmarshal(it.Output, &r.Content); err != nil {
+				return m, false, err
+			}
 		default:
-			r.JSON = append(json.RawMessage(nil), it.Output...)
+			r.JSON = json.RawMessage(it.Output)
 		}
 		h.outputs[it.CallID] = respKept{part: r, raw: raw, custom: it.Type == respCustomOutput}
 		return processor.NewRequest(r), true, nil
@@ -256,29 +287,70 @@ func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err e
 	return opaque(strings.HasSuffix(it.Type, "_output") || strings.HasSuffix(it.Type, "_response"))
 }
 
+// content reads a message's content: a string (text, isText set), or an
+// array of content parts, each an object; anything else is an error.
+func content(v jsontext.Value) (text string, parts []jsontext.Value, isText bool, err error) {
+	switch v.Kind() {
+	case '"':
+		err = jsonv2.Unmarshal(v, &text)
+		return text, nil, true, err
+	case '[':
+		if err := jsonv2.Unmarshal(v, &parts); err != nil {
+			return "", nil, false, err
+		}
+		for k, p := range parts {
+			if p.Kind() != '{' {
+				return "", nil, false, fmt.Errorf("content part %d is %s, not an object", k, kindName(p.Kind()))
+			}
+		}
+		return "", parts, false, nil
+	case 0:
+		return "", nil, false, errors.New("no content")
+	}
+	return "", nil, false, fmt.Errorf("content is %s, not a string or an array", kindName(v.Kind()))
+}
+
+// kindName names a JSON value's kind.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 'f', 't':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "nothing"
+}
+
 // requestContent reads the content of a user, system or developer message:
 // a string, or input parts (input_text plain; any other part, or one with
 // more keys, kept whole in UserContent.Data). System and developer
-// messages take text alone.
-func requestContent(role string, content json.RawMessage) ([]processor.Part, bool) {
-	var s string
-	if json.Unmarshal(content, &s) == nil {
-		if role == roleUser {
-			return []processor.Part{processor.UserPrompt{Content: s}}, true
-		}
-		return []processor.Part{processor.SystemPrompt{Content: s, Developer: role == roleDeveloper}}, true
+// messages take text alone: ok is false for others, and for no parts.
+func requestContent(role string, v jsontext.Value) (parts []processor.Part, ok bool, err error) {
+	s, raws, isText, err := content(v)
+	switch {
+	case err != nil:
+		return nil, false, err
+	case isText && role == roleUser:
+		return []processor.Part{processor.UserPrompt{Content: s}}, true, nil
+	case isText:
+		return []processor.Part{processor.SystemPrompt{Content: s, Developer: role == roleDeveloper}}, true, nil
+	case len(raws) == 0:
+		return nil, false, nil
 	}
-	var raws []json.RawMessage
-	if json.Unmarshal(content, &raws) != nil || len(raws) == 0 {
-		return nil, false
-	}
-	var parts []processor.Part
 	var cs []processor.UserContent
 	for _, raw := range raws {
 		c, plain := plainText(raw, "input_text")
 		if role != roleUser {
 			if !plain {
-				return nil, false
+				return nil, false, nil
 			}
 			parts = append(parts, processor.SystemPrompt{Content: c.Text, Developer: role == roleDeveloper})
 			continue
@@ -286,49 +358,51 @@ func requestContent(role string, content json.RawMessage) ([]processor.Part, boo
 		cs = append(cs, c)
 	}
 	if role == roleUser {
-		return []processor.Part{processor.UserPrompt{Contents: cs}}, true
+		return []processor.Part{processor.UserPrompt{Contents: cs}}, true, nil
 	}
-	return parts, true
+	return parts, true, nil
 }
 
-// plainText reads a content part: a text part of type typ with no other
-// key is plain, a UserContent of type "text" (as processors read text,
-// whatever the API calls it); any other is kept whole in Data, with its
-// type.
-func plainText(raw json.RawMessage, typ string) (processor.UserContent, bool) {
-	var keys map[string]json.RawMessage
-	var c respContent
-	if json.Unmarshal(raw, &keys) != nil || json.Unmarshal(raw, &c) != nil {
-		return processor.UserContent{Data: append(json.RawMessage(nil), raw...)}, false
-	}
-	_, hasText := keys["text"]
-	if c.Type == typ && len(keys) == 2 && hasText {
+// plainText reads a content part, an object: a text part of type typ with
+// no other key is plain, a UserContent of type "text" (as processors read
+// text, whatever the API calls it); any other is kept whole in Data, with
+// its type.
+func plainText(raw jsontext.Value, typ string) (processor.UserContent, bool) {
+	keys, c, ok := partKeys(raw)
+	if _, hasText := keys["text"]; ok && c.Type == typ && len(keys) == 2 && hasText {
 		return processor.UserContent{Type: "text", Text: c.Text}, true
 	}
-	return processor.UserContent{Type: c.Type, Data: append(json.RawMessage(nil), raw...)}, false
+	return processor.UserContent{Type: c.Type, Data: json.RawMessage(raw)}, false
+}
+
+// partKeys reads a content part, an object: its members, and those the
+// codecs read; ok is false when one of those is not of the type they take.
+func partKeys(raw jsontext.Value) (keys map[string]jsontext.Value, c respContent, ok bool) {
+	err := jsonv2.Unmarshal(raw, &keys)
+	if err == nil {
+		err = jsonv2.Unmarshal(raw, &c)
+	}
+	return keys, c, err == nil
 }
 
 // assistantContent reads an assistant message: a string, or output_text
-// and refusal parts.
-func assistantContent(content json.RawMessage) (processor.Message, bool) {
-	m := processor.Message{Kind: processor.Response}
-	var s string
-	if json.Unmarshal(content, &s) == nil {
+// and refusal parts; ok is false for other parts.
+func assistantContent(v jsontext.Value) (m processor.Message, ok bool, err error) {
+	m = processor.Message{Kind: processor.Response}
+	s, raws, isText, err := content(v)
+	switch {
+	case err != nil:
+		return m, false, err
+	case isText:
 		m.Parts = []processor.Part{processor.Text{Content: s}}
-		return m, true
-	}
-	var raws []json.RawMessage
-	if json.Unmarshal(content, &raws) != nil {
-		return m, false
+		return m, true, nil
 	}
 	for _, raw := range raws {
-		var keys map[string]json.RawMessage
-		var c respContent
-		if json.Unmarshal(raw, &keys) != nil || json.Unmarshal(raw, &c) != nil {
-			return m, false
-		}
+		keys, c, ok := partKeys(raw)
 		_, hasText := keys["text"]
 		switch {
+		case !ok:
+			return m, false, nil
 		case c.Type == "output_text" && hasText:
 			// Keys beyond the text (annotations, logprobs) go back with
 			// the message unchanged only.
@@ -336,10 +410,10 @@ func assistantContent(content json.RawMessage) (processor.Message, bool) {
 		case c.Type == "refusal" && len(keys) == 2 && m.Meta == nil:
 			m = m.WithMeta(processor.Meta{Refusal: c.Refusal})
 		default:
-			return m, false
+			return m, false, nil
 		}
 	}
-	return m, len(m.Parts) > 0 || m.Meta != nil
+	return m, len(m.Parts) > 0 || m.Meta != nil, nil
 }
 
 func (h *respHistory) encodeLead(m processor.Message) ([]byte, error) {
@@ -546,12 +620,14 @@ var (
 // (by call_id) earlier in the history, and a reasoning item is followed,
 // in its response, by the item it belongs with.
 func (responses) Validate(_, out []processor.Message) error {
-	var calls callFinder
+	calls := map[string]bool{} // the IDs of the calls so far
 	for i, m := range out {
 		for j, p := range m.Parts {
 			switch p := p.(type) {
+			case processor.ToolCall:
+				calls[p.ToolCallID] = true
 			case processor.ToolReturn:
-				if _, ok := callIn(m.Parts[:j], p.ToolCallID); !ok && !calls.has(out[:i], p.ToolCallID) {
+				if !calls[p.ToolCallID] {
 					return fmt.Errorf("message %d: output for call %q: %w", i, p.ToolCallID, ErrOrphanOutput)
 				}
 			case processor.Thinking:
@@ -722,7 +798,7 @@ func patchItem(raw []byte, was, now []processor.Part, anchored *bool) ([]byte, b
 			}
 			return splice(raw, c, appendString(nil, t.Content)), true
 		}
-		elems, err := elementsOf(raw, c)
+		elems, err := elements(raw, c)
 		if err != nil {
 			return nil, false
 		}

@@ -16,9 +16,12 @@
 // back unchanged are written as their original bytes, so a body whose
 // history the processors left alone is sent as it came; messages they
 // changed are written as their original bytes with only what changed
-// replaced (patch.go). Chat Completions messages of the common shapes are
-// decoded by a scanner of its own, anything else through package model's
-// decoder.
+// replaced (patch.go).
+//
+// Bodies are read with jsontext and encoding/json/v2 (the
+// go-json-experiment module): a body that is not one JSON object, holds
+// invalid UTF-8 or names a member twice in any object is refused
+// ([ErrNotJSON]), and keys match as written, as the providers read them.
 package wire
 
 import (
@@ -46,7 +49,7 @@ const (
 // Errors a body is refused with. Each is wrapped with details.
 var (
 	// ErrNotJSON: the body is not a JSON object.
-	ErrNotJSON = errors.New("request body is not a JSON object")
+	ErrNotJSON = errors.New("request body is not a valid JSON object")
 	// ErrNoMessages: the body has no history (Chat "messages", Responses
 	// "input", Messages "messages"), or an empty one.
 	ErrNoMessages = errors.New("request body has no messages")
