@@ -318,14 +318,10 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		}
 		return m.reject(ctx, req, codec, nil, err), nil
 	}
-	recv, err := readBody(req)
+	data, err := readBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("abridge: read request body: %w", err)
 	}
-	// The body's buffer goes back to its pool once this request is done
-	// with it and every reader of what is sent upstream is closed.
-	defer recv.release()
-	data := recv.data
 	body, err := codec.Parse(data)
 	if err != nil {
 		return m.reject(ctx, req, codec, body, err), nil
@@ -334,7 +330,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		// The history is on the provider's side: nothing to process.
 		m.emit(ctx, Event{Type: EventStored, API: codec.API(), Model: body.Model, Stream: body.Stream,
 			MessagesBefore: len(body.Messages), Duration: time.Since(start)})
-		return m.send(ctx, req, header, codec, body.Model, recv, net.Buffers{data}, nil, next)
+		return m.send(ctx, req, header, codec, body.Model, net.Buffers{data}, nil, next)
 	}
 	in, prefill := splitPrefill(body.Messages)
 	if err := processor.Validate(in); err != nil {
@@ -388,7 +384,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	}
 	m.emit(ctx, ev)
 
-	resp, err := m.send(ctx, req, header, codec, body.Model, recv, sent, track, next)
+	resp, err := m.send(ctx, req, header, codec, body.Model, sent, track, next)
 	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
 		return resp, err
 	}
@@ -396,7 +392,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err != nil || !overflow {
 		return resp, err
 	}
-	return m.retry(ctx, req, header, recv, body, out, prefill, track, resp, next)
+	return m.retry(ctx, req, header, body, out, prefill, track, resp, next)
 }
 
 // sentRequest is what the middleware sent for a request: the history's
@@ -422,11 +418,11 @@ func newSentRequest(conv conversation, out, prefill []processor.Message, remembe
 		anchored: anchored(out), remember: remember}
 }
 
-// send sends the request with body on (pieces of recv, the body received,
-// and of the cache), and watches the answer for the usage the provider
-// reports for sent (nil for a request sent unprocessed).
-func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, model string, recv *received, body net.Buffers, sent *sentRequest, next Next) (*http.Response, error) {
-	resp, err := next(withBody(ctx, req, header, recv, body))
+// send sends the request with body on, and watches the answer for the
+// usage the provider reports for sent (nil for a request sent
+// unprocessed).
+func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, model string, body net.Buffers, sent *sentRequest, next Next) (*http.Response, error) {
+	resp, err := next(withBody(ctx, req, header, body))
 	if err == nil {
 		m.watchUsage(ctx, codec, model, sent, resp)
 	}
@@ -436,7 +432,7 @@ func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, co
 // retry compacts out after the provider answered resp, a context
 // overflow, and sends the request (out, then prefill) once more when that
 // made it smaller; otherwise it returns resp.
-func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, recv *received, body *wire.Body, out, prefill []processor.Message, first *sentRequest, resp *http.Response, next Next) (*http.Response, error) {
+func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out, prefill []processor.Message, first *sentRequest, resp *http.Response, next Next) (*http.Response, error) {
 	codec := body.Codec()
 	ev := Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
 		MessagesBefore: len(out), TokensBefore: processor.ContentTokens(out)}
@@ -478,7 +474,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, r
 		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
-	return m.send(ctx, req, header, codec, body.Model, recv, sent, newSentRequest(first.conv, smaller, prefill, first.remember), next)
+	return m.send(ctx, req, header, codec, body.Model, sent, newSentRequest(first.conv, smaller, prefill, first.remember), next)
 }
 
 // splitPrefill parts a history that ends with an assistant prefill (a

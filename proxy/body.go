@@ -6,12 +6,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
-// Errors a chat completions body read ends with, besides the client's
-// own: the proxy answers them 503 and 408.
+// Errors a processed body's read ends with, besides the client's own: the
+// proxy answers them 503 and 408.
 var (
 	// errBusy: the bodies in flight hold the proxy's whole budget, and
 	// none released enough of it before the body's deadline.
@@ -24,76 +25,20 @@ var (
 // it before the read and what the read did not fill is given back.
 const readChunk = 64 << 10
 
-// budget bounds the bytes of the chat completions bodies the proxy holds
-// at once. A nil *budget bounds nothing.
-type budget struct {
-	mu   sync.Mutex
-	free int64
-	wake chan struct{} // closed, and replaced, whenever bytes are released
-}
-
-func newBudget(limit int64) *budget {
-	if limit <= 0 {
-		return nil
-	}
-	return &budget{free: limit, wake: make(chan struct{})}
-}
-
-// acquire takes up to n bytes of the budget, as many as are free, waiting
-// while none is, until ctx ends (its error) or deadline passes (errBusy).
-// It returns how many it took.
-func (b *budget) acquire(ctx context.Context, n int64, deadline time.Time) (int64, error) {
-	if b == nil {
-		return n, nil
-	}
-	var timeout <-chan time.Time
-	for {
-		b.mu.Lock()
-		if b.free > 0 {
-			got := min(n, b.free)
-			b.free -= got
-			b.mu.Unlock()
-			return got, nil
-		}
-		wake := b.wake
-		b.mu.Unlock()
-		if timeout == nil {
-			t := time.NewTimer(time.Until(deadline))
-			defer t.Stop()
-			timeout = t.C
-		}
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-timeout:
-			return 0, errBusy
-		}
-	}
-}
-
-// release gives n bytes back.
-func (b *budget) release(n int64) {
-	if b == nil || n == 0 {
-		return
-	}
-	b.mu.Lock()
-	b.free += n
-	close(b.wake)
-	b.wake = make(chan struct{})
-	b.mu.Unlock()
-}
-
-// bodyReader reads a chat completions body within the proxy's budget and
-// before its deadline: each read takes from the budget what it may fill
-// (at most readChunk, and no more than is free; it waits while nothing
-// is) and gives back what it did not fill, so the bytes a request holds
-// are what arrived; they are released by free, once the request is
-// served. A read past the deadline fails with errBodyTimeout.
+// bodyReader reads a processed request's body within the proxy's memory
+// budget and before its deadline: each read takes from the budget what it
+// may fill (at most readChunk), waiting while others hold it, and gives
+// back what it did not fill, so the bytes a request holds are what
+// arrived; free gives them back once the request is served. A read past
+// the deadline fails with errBodyTimeout, a wait for the budget past it
+// with errBusy.
 type bodyReader struct {
-	body     io.ReadCloser
-	ctx      context.Context
-	budget   *budget
+	body   io.ReadCloser
+	budget *semaphore.Weighted // nil: no bound
+	chunk  int64               // the most taken at once
+	// wait ends at the body's deadline or with the client's request.
+	wait     context.Context
+	stop     context.CancelFunc
 	deadline time.Time
 	rc       *http.ResponseController // to lift the connection's read deadline at the end
 	held     int64
@@ -103,16 +48,17 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return r.body.Read(p)
 	}
-	if len(p) > readChunk {
-		p = p[:readChunk]
+	p = p[:min(int64(len(p)), r.chunk)]
+	if r.budget != nil {
+		if err := r.budget.Acquire(r.wait, int64(len(p))); err != nil {
+			if errors.Is(context.Cause(r.wait), errBusy) {
+				return 0, errBusy
+			}
+			return 0, err
+		}
 	}
-	got, err := r.budget.acquire(r.ctx, int64(len(p)), r.deadline)
-	if err != nil {
-		return 0, err
-	}
-	p = p[:got]
 	n, err := r.body.Read(p)
-	r.budget.release(int64(len(p) - n))
+	r.give(int64(len(p) - n))
 	r.held += int64(n)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded) || (err != nil && !time.Now().Before(r.deadline)):
@@ -127,21 +73,34 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 
 func (r *bodyReader) Close() error { return r.body.Close() }
 
+// give gives n bytes back to the budget.
+func (r *bodyReader) give(n int64) {
+	if r.budget != nil && n > 0 {
+		r.budget.Release(n)
+	}
+}
+
 // free gives back the bytes the request held.
 func (r *bodyReader) free() {
-	r.budget.release(r.held)
+	r.stop()
+	r.give(r.held)
 	r.held = 0
 }
 
-// limitBody puts r's body behind the proxy's limits: at most maxBody
+// limitBody puts r's body behind the proxy's limits: at most p.maxBody
 // bytes (a larger body fails with *http.MaxBytesError), read before
-// deadline, within the budget. The body's connection stops reading at
+// deadline, within p's budget. The body's connection stops reading at
 // deadline where w allows it (an http.Server's does). Call free on the
 // result once the request is served.
-func limitBody(w http.ResponseWriter, r *http.Request, maxBody int64, b *budget, deadline time.Time) *bodyReader {
+func (p *Proxy) limitBody(w http.ResponseWriter, r *http.Request, deadline time.Time) *bodyReader {
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(deadline) // not every ResponseWriter can: then the request's context bounds the wait
-	br := &bodyReader{body: http.MaxBytesReader(w, r.Body, maxBody), ctx: r.Context(), budget: b, deadline: deadline, rc: rc}
+	_ = rc.SetReadDeadline(deadline) // not every ResponseWriter can: then the wait for the budget is bounded
+	wait, stop := context.WithDeadlineCause(r.Context(), deadline, errBusy)
+	br := &bodyReader{body: http.MaxBytesReader(w, r.Body, p.maxBody), budget: p.bodies, chunk: readChunk,
+		wait: wait, stop: stop, deadline: deadline, rc: rc}
+	if p.bodies != nil {
+		br.chunk = min(readChunk, p.memory)
+	}
 	r.Body = br
 	return br
 }

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/internal/wire"
@@ -116,9 +117,11 @@ type Options struct {
 
 // Proxy is the proxy's http.Handler. It is safe for concurrent use.
 type Proxy struct {
-	rp          *httputil.ReverseProxy
-	maxBody     int64
-	bodies      *budget
+	rp      *httputil.ReverseProxy
+	maxBody int64
+	// bodies holds the memory budget, of memory bytes (nil: no bound).
+	bodies      *semaphore.Weighted
+	memory      int64
 	bodyTimeout time.Duration
 	timeout     time.Duration
 	log         *zap.Logger
@@ -145,9 +148,12 @@ func New(opts Options) *Proxy {
 	p.bodyTimeout = min(p.bodyTimeout, p.timeout)
 	switch memory := opts.BodyMemory; {
 	case memory == 0:
-		p.bodies = newBudget(max(DefaultBodyMemory, p.maxBody))
+		p.memory = max(DefaultBodyMemory, p.maxBody)
 	case memory > 0:
-		p.bodies = newBudget(max(memory, p.maxBody))
+		p.memory = max(memory, p.maxBody)
+	}
+	if p.memory > 0 {
+		p.bodies = semaphore.NewWeighted(p.memory)
 	}
 	if p.log == nil {
 		p.log = zap.NewNop()
@@ -255,7 +261,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.refuse(rec, r, ex, tooLarge(p.maxBody))
 			return
 		}
-		body := limitBody(rec, r, p.maxBody, p.bodies, start.Add(p.bodyTimeout))
+		body := p.limitBody(rec, r, start.Add(p.bodyTimeout))
 		defer body.free()
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
