@@ -1,0 +1,117 @@
+package proxy_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/proxy"
+)
+
+// refusal reads an error answer in the shape of api: OpenAI's
+// {"error": {"code", "message"}}, Anthropic's {"type": "error", "error":
+// {"type", "message"}} whose message leads with the code.
+func refusal(t *testing.T, api string, data []byte) (code, message string) {
+	t.Helper()
+	var e struct {
+		Type  string
+		Error struct{ Type, Code, Message string }
+	}
+	if err := json.Unmarshal(data, &e); err != nil {
+		t.Fatalf("answer %s: %v", data, err)
+	}
+	if api != openaitest.APIMessages {
+		return e.Error.Code, e.Error.Message
+	}
+	if e.Type != "error" || e.Error.Type != "invalid_request_error" {
+		t.Errorf("answer %s: not Anthropic's shape of an invalid request", data)
+	}
+	code, message, _ = strings.Cut(e.Error.Message, ": ")
+	return code, message
+}
+
+// TestRefusedOnEveryAPI sends bodies abridge must refuse on each of the
+// three APIs, and checks each is answered 400 in its API's error shape,
+// naming what is wrong, and sent nowhere: a member named twice, at the
+// top level (the history, the model, stream, the system prompt's field),
+// inside a message, a part, a call or a field abridge does not read (a
+// reader taking the first and one taking the last would see different
+// requests); a string of invalid UTF-8, in the history or outside it; a
+// Responses message whose content is neither a string nor an array of
+// parts (issue 28, items 3, 5 and 6).
+func TestRefusedOnEveryAPI(t *testing.T) {
+	const (
+		chat, responses, messages = openaitest.APIChat, openaitest.APIResponses, openaitest.APIMessages
+		dup                       = openaimw.CodeInvalidJSON
+		bad                       = openaimw.CodeInvalidMessage
+	)
+	tests := []struct {
+		api, name, body string
+		code, says      string
+	}{
+		{chat, "messages twice", `{"model":"m","messages":[{"role":"user","content":"a"}],"messages":[{"role":"user","content":"b"}]}`, dup, `duplicate object member name "messages"`},
+		{chat, "model twice", `{"model":"a","model":"b","messages":[{"role":"user","content":"a"}]}`, dup, `"model"`},
+		{chat, "stream twice", `{"stream":false,"messages":[{"role":"user","content":"a"}],"stream":true}`, dup, `"stream"`},
+		{chat, "role twice in a message", `{"model":"m","messages":[{"role":"user","role":"system","content":"a"}]}`, dup, `"role" within "/messages/0"`},
+		{chat, "text twice in a part", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a","text":"b"}]}]}`, dup, `"text" within "/messages/0/content/0"`},
+		{chat, "name twice in a call", `{"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","name":"g","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"x"}]}`, dup, `"name" within "/messages/1/tool_calls/0/function"`},
+		{chat, "a member twice in a tool", `{"model":"m","messages":[{"role":"user","content":"a"}],"tools":[{"type":"function","function":{"name":"f","name":"g"}}]}`, dup, `"name"`},
+		{chat, "invalid UTF-8 in a message", "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"a\xff\xfeb\"}]}", dup, "invalid UTF-8"},
+		{chat, "invalid UTF-8 in the model", "{\"model\":\"m\xff\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", dup, "invalid UTF-8"},
+		{chat, "invalid UTF-8 in a tool", "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\xfe\"}}]}", dup, "invalid UTF-8"},
+		{chat, "invalid UTF-8 in a name", "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"a\",\"x\xff\":1}]}", dup, "invalid UTF-8"},
+
+		{responses, "input twice", `{"model":"m","input":[{"role":"user","content":"a"}],"input":"b"}`, dup, `duplicate object member name "input"`},
+		{responses, "instructions twice", `{"model":"m","instructions":"a","instructions":"b","input":"c"}`, dup, `"instructions"`},
+		{responses, "model twice", `{"model":"a","model":"b","input":"c"}`, dup, `"model"`},
+		{responses, "stream twice", `{"model":"m","stream":true,"input":"c","stream":false}`, dup, `"stream"`},
+		{responses, "role twice in an item", `{"model":"m","input":[{"role":"assistant","role":"user","content":"a"}]}`, dup, `"role" within "/input/0"`},
+		{responses, "text twice in a part", `{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"a","text":"b"}]}]}`, dup, `"text" within "/input/0/content/0"`},
+		{responses, "call_id twice in a call", `{"model":"m","input":[{"role":"user","content":"go"},{"type":"function_call","call_id":"c","call_id":"d","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"x"}]}`, dup, `"call_id" within "/input/1"`},
+		{responses, "invalid UTF-8 in an item", "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":\"a\xff\xfeb\"}]}", dup, "invalid UTF-8"},
+		{responses, "invalid UTF-8 in the instructions", "{\"model\":\"m\",\"instructions\":\"\xc3\",\"input\":\"a\"}", dup, "invalid UTF-8"},
+		{responses, "a number as content", `{"model":"m","input":[{"role":"user","content":12345}]}`, bad, "input item 0: content is a number, not a string or an array"},
+		{responses, "an object as content", `{"model":"m","input":[{"role":"user","content":{"weird":1}}]}`, bad, "input item 0: content is an object"},
+		{responses, "an object as content, no role", `{"model":"m","input":[{"content":{"weird":1}}]}`, bad, "input item 0"},
+		{responses, "null as content", `{"model":"m","input":[{"role":"developer","content":null}]}`, bad, "input item 0: content is null"},
+		{responses, "no content", `{"model":"m","input":[{"type":"message","role":"user"}]}`, bad, "input item 0: no content"},
+		{responses, "a number as a part", `{"model":"m","input":[{"role":"user","content":[1]}]}`, bad, "input item 0: content part 0 is a number, not an object"},
+		{responses, "a number as an answer's content", `{"model":"m","input":[{"role":"user","content":"a"},{"role":"assistant","content":5},{"role":"user","content":"b"}]}`, bad, "input item 1: content is a number"},
+
+		{messages, "messages twice", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"a"}],"messages":[{"role":"user","content":"b"}]}`, dup, `duplicate object member name "messages"`},
+		{messages, "system twice", `{"model":"m","max_tokens":5,"system":"a","system":"b","messages":[{"role":"user","content":"c"}]}`, dup, `"system"`},
+		{messages, "model twice", `{"model":"a","model":"b","max_tokens":5,"messages":[{"role":"user","content":"c"}]}`, dup, `"model"`},
+		{messages, "stream twice", `{"model":"m","stream":true,"stream":true,"max_tokens":5,"messages":[{"role":"user","content":"c"}]}`, dup, `"stream"`},
+		{messages, "role twice in a message", `{"model":"m","max_tokens":5,"messages":[{"role":"assistant","role":"user","content":"a"}]}`, dup, `"role" within "/messages/0"`},
+		{messages, "text twice in a block", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"a","text":"b"}]}]}`, dup, `"text" within "/messages/0/content/0"`},
+		{messages, "a key twice in a call's input", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{"a":1,"a":2}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"x"}]}]}`, dup, `"a" within "/messages/1/content/0/input"`},
+		{messages, "invalid UTF-8 in a block", "{\"model\":\"m\",\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\xff\xfeb\"}]}]}", dup, "invalid UTF-8"},
+		{messages, "invalid UTF-8 in the system prompt", "{\"model\":\"m\",\"max_tokens\":5,\"system\":\"\xff\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", dup, "invalid UTF-8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.api+"/"+tt.name, func(t *testing.T) {
+			up := &openaitest.Upstream{}
+			base := bodyProxy(t, up, proxy.Options{})
+			resp, err := http.Post(base+"/v1"+openaitest.APIPath(tt.api), "application/json", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("status %d (%s), want 400", resp.StatusCode, data)
+			}
+			code, message := refusal(t, tt.api, data)
+			if code != tt.code || !strings.Contains(message, tt.says) {
+				t.Errorf("error %q %q, want code %s, saying %q", code, message, tt.code, tt.says)
+			}
+			if n := len(up.Requests()); n != 0 {
+				t.Errorf("upstream got %d requests, want none", n)
+			}
+		})
+	}
+}
