@@ -333,10 +333,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		return m.send(ctx, req, header, codec, body.Model, net.Buffers{data}, nil, next)
 	}
 	in, prefill := splitPrefill(body.Messages)
-	if err := processor.Validate(in); err != nil {
-		return m.reject(ctx, req, codec, body, err), nil
-	}
-	if err := codec.Validate(in, in); err != nil {
+	if err := body.Check(in); err != nil {
 		return m.reject(ctx, req, codec, body, err), nil
 	}
 	var conv conversation

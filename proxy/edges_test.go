@@ -94,23 +94,71 @@ func TestRefusedOnEveryAPI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.api+"/"+tt.name, func(t *testing.T) {
-			up := &openaitest.Upstream{}
-			base := bodyProxy(t, up, proxy.Options{})
-			resp, err := http.Post(base+"/v1"+openaitest.APIPath(tt.api), "application/json", strings.NewReader(tt.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusBadRequest {
-				t.Fatalf("status %d (%s), want 400", resp.StatusCode, data)
-			}
-			code, message := refusal(t, tt.api, data)
+			code, message := postRefused(t, tt.api, tt.body)
 			if code != tt.code || !strings.Contains(message, tt.says) {
 				t.Errorf("error %q %q, want code %s, saying %q", code, message, tt.code, tt.says)
 			}
-			if n := len(up.Requests()); n != 0 {
-				t.Errorf("upstream got %d requests, want none", n)
+		})
+	}
+}
+
+// postRefused posts body to a proxy's path of api and checks it is
+// answered 400 and sent nowhere; it returns the error's code and message.
+func postRefused(t *testing.T, api, body string) (code, message string) {
+	t.Helper()
+	up := &openaitest.Upstream{}
+	base := bodyProxy(t, up, proxy.Options{})
+	resp, err := http.Post(base+"/v1"+openaitest.APIPath(api), "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("status %d (%s), want 400", resp.StatusCode, data)
+	}
+	if n := len(up.Requests()); n != 0 {
+		t.Errorf("upstream got %d requests, want none", n)
+	}
+	return refusal(t, api, data)
+}
+
+// TestPositionsAsSent checks that a history refused is refused naming
+// the position at fault as the client's own body has it, on every API: the
+// index in Chat's and Anthropic's "messages" (Anthropic's system prompt,
+// a field of its own, is not message 0) and in Responses' "input", where
+// several items make one message of abridge's (issue 28, item 7).
+func TestPositionsAsSent(t *testing.T) {
+	const (
+		chat, responses, messages = openaitest.APIChat, openaitest.APIResponses, openaitest.APIMessages
+	)
+	tests := []struct {
+		api, name, body, says string
+	}{
+		{chat, "an orphan tool message", `{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"go"},{"role":"tool","tool_call_id":"c9","content":"x"}]}`,
+			`message 2: return for call "c9"`},
+		{chat, "an unanswered call", `{"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]},{"role":"user","content":"and?"}]}`,
+			`message 1: call "c1" (ls) not answered`},
+		{messages, "an orphan tool_result after a system prompt", `{"model":"m","max_tokens":5,"system":"s","messages":[{"role":"user","content":"go"},{"role":"assistant","content":"ok"},{"role":"user","content":[{"type":"text","text":"see"},{"type":"tool_result","tool_use_id":"t9","content":"x"}]}]}`,
+			`message 2 block 1: return for call "t9"`},
+		{messages, "an unanswered tool_use", `{"model":"m","max_tokens":5,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"text","text":"let me see"},{"type":"tool_use","id":"t1","name":"ls","input":{}}]},{"role":"user","content":"and?"}]}`,
+			`message 1 block 1: call "t1" (ls) not answered`},
+		{messages, "the first message the assistant's", `{"model":"m","max_tokens":5,"system":"s","messages":[{"role":"assistant","content":"hi"},{"role":"user","content":"go"}]}`,
+			"message 0: first message not from the user"},
+		{messages, "two answers in a row", `{"model":"m","max_tokens":5,"system":"s","messages":[{"role":"user","content":"go"},{"role":"assistant","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"go"}]}`,
+			"message 2: user and assistant messages do not alternate"},
+		{responses, "an orphan output after instructions", `{"model":"m","instructions":"s","input":[{"role":"user","content":"go"},{"role":"assistant","content":"ok"},{"type":"function_call_output","call_id":"c9","output":"x"}]}`,
+			`input item 2: return for call "c9"`},
+		{responses, "an unanswered call after a reasoning item", `{"model":"m","input":[{"role":"user","content":"go"},{"type":"reasoning","summary":[],"encrypted_content":"e"},{"type":"function_call","call_id":"c1","name":"ls","arguments":"{}"},{"role":"user","content":"and?"}]}`,
+			`input item 2: call "c1" (ls) not answered`},
+		{responses, "a lone reasoning item", `{"model":"m","instructions":"s","input":[{"role":"user","content":"go"},{"role":"assistant","content":"ok"},{"type":"reasoning","summary":[],"encrypted_content":"e"},{"role":"user","content":"and?"}]}`,
+			"input item 2: reasoning item without the item it precedes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.api+"/"+tt.name, func(t *testing.T) {
+			code, message := postRefused(t, tt.api, tt.body)
+			if code != openaimw.CodeInvalidHistory || !strings.Contains(message, tt.says) {
+				t.Errorf("error %q %q, want code %s, saying %q", code, message, openaimw.CodeInvalidHistory, tt.says)
 			}
 		})
 	}

@@ -466,6 +466,9 @@ func writeChatResponse(m processor.Message) ([]byte, error) {
 // fit returns out: every history the processors make is one the API takes.
 func (chatHistory) fit(out []processor.Message) []processor.Message { return out }
 
+// position names message i, the i-th of "messages".
+func (chatHistory) position(_ *Body, i, _ int) string { return fmt.Sprintf("message %d", i) }
+
 // rewrite writes a tool message whose output changed to text (trimmed,
 // cleared) as the client's message with its "content" replaced: its
 // other keys (a name, keys abridge does not know) and their order are

@@ -290,6 +290,19 @@ func (h *msgHistory) encodeLead(m processor.Message) ([]byte, error) {
 	return appendJSON(nil, blocks)
 }
 
+// position names message i as the (i-lead)-th of "messages", or
+// "system", and part j as the block it was read from.
+func (h *msgHistory) position(b *Body, i, j int) string {
+	where := fmt.Sprintf("message %d", i-b.lead)
+	if i < b.lead {
+		where = `"system"`
+	}
+	if j < 0 {
+		return where
+	}
+	return fmt.Sprintf("%s block %d", where, len(pieces(b.Messages[i].Parts[:j])))
+}
+
 // fit joins each run of requests in a row into one.
 func (h *msgHistory) fit(out []processor.Message) []processor.Message {
 	var fitted []processor.Message
@@ -503,14 +516,14 @@ func (messages) Validate(in, out []processor.Message) error {
 		m := out[i]
 		switch {
 		case i == start && m.Kind != processor.Request:
-			return fmt.Errorf("message %d: %w", i, ErrFirstNotUser)
+			return at(i, -1, ErrFirstNotUser)
 		case i > start && m.Kind == processor.Response && out[i-1].Kind == processor.Response:
-			return fmt.Errorf("message %d: %w", i, ErrRolesNotAlternating)
+			return at(i, -1, ErrRolesNotAlternating)
 		}
 		other := false
 		for j, p := range m.Parts {
 			if _, ok := p.(processor.ToolReturn); ok && other {
-				return fmt.Errorf("message %d part %d: %w", i, j, ErrToolResultNotFirst)
+				return at(i, j, ErrToolResultNotFirst)
 			}
 			if _, ok := p.(processor.ToolReturn); !ok {
 				other = true
@@ -545,11 +558,11 @@ func thinkingKept(in, out []processor.Message) error {
 		}
 		got := thinkingOf(out[i])
 		if len(got) != len(want) {
-			return fmt.Errorf("message %d: %w", i, ErrThinkingChanged)
+			return at(i, -1, ErrThinkingChanged)
 		}
 		for k := range got {
 			if got[k] != want[k] {
-				return fmt.Errorf("message %d: %w", i, ErrThinkingChanged)
+				return at(i, -1, ErrThinkingChanged)
 			}
 		}
 		return nil

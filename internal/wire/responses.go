@@ -135,15 +135,18 @@ func (responses) Parse(data []byte) (*Body, error) {
 	}
 	b.Messages = slices.Grow(b.Messages, len(items))
 	b.raws = make([]json.RawMessage, 0, len(items))
-	// The items of the response being read, from runStart.
+	b.first = make([]int, 0, len(items))
+	// The items of the response being read, from the runFirst-th at
+	// runStart.
 	var run []processor.Message
-	runStart := 0
+	runStart, runFirst := 0, 0
 	closeRun := func(end int) {
 		if len(run) == 0 {
 			return
 		}
 		b.Messages = append(b.Messages, responseRun(run))
 		b.raws = append(b.raws, data[runStart:end])
+		b.first = append(b.first, runFirst)
 		run = run[:0]
 	}
 	prevEnd := 0
@@ -157,9 +160,10 @@ func (responses) Parse(data []byte) (*Body, error) {
 			closeRun(prevEnd)
 			b.Messages = append(b.Messages, nameReturns(part, func(id string) processor.Part { return h.calls[id].part }))
 			b.raws = append(b.raws, raw)
+			b.first = append(b.first, i)
 		} else {
 			if len(run) == 0 {
-				runStart = it.start
+				runStart, runFirst = it.start, i
 			}
 			run = append(run, part)
 		}
@@ -628,11 +632,11 @@ func (responses) Validate(_, out []processor.Message) error {
 				calls[p.ToolCallID] = true
 			case processor.ToolReturn:
 				if !calls[p.ToolCallID] {
-					return fmt.Errorf("message %d: output for call %q: %w", i, p.ToolCallID, ErrOrphanOutput)
+					return at(i, j, fmt.Errorf("output for call %q: %w", p.ToolCallID, ErrOrphanOutput))
 				}
 			case processor.Thinking:
 				if p.API == apiResponses && !followed(m.Parts[j+1:]) {
-					return fmt.Errorf("message %d part %d: %w", i, j, ErrLoneReasoning)
+					return at(i, j, ErrLoneReasoning)
 				}
 			}
 		}
@@ -672,6 +676,34 @@ func (responses) Refuse(status int, code, message string) []byte {
 
 // fit returns out: every history the processors make is one the API takes.
 func (*respHistory) fit(out []processor.Message) []processor.Message { return out }
+
+// position names message i as the item of "input" its part j was read
+// from (its first item when j is -1), or "instructions", or "input" when
+// that is a string.
+func (*respHistory) position(b *Body, i, j int) string {
+	switch {
+	case i < b.lead:
+		return `"instructions"`
+	case b.first == nil:
+		return `"input"`
+	}
+	item := b.first[i-b.lead]
+	if j >= 0 && b.Messages[i].Kind == processor.Response {
+		// A response of several items: count the parts each gives.
+		raw := b.raws[i-b.lead]
+		items, _ := valuesOf(raw)
+		scratch := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
+		for k, it := range items {
+			m, _, _ := scratch.read(raw[it.start:it.end])
+			if j < len(m.Parts) {
+				item += k
+				break
+			}
+			j -= len(m.Parts)
+		}
+	}
+	return fmt.Sprintf("input item %d", item)
+}
 
 // outputValue returns the call ID a tool output answers and the JSON value
 // of its "output", for a tool return or a retry prompt answering a call.

@@ -160,6 +160,10 @@ type Body struct {
 	// whose value is data[leadStart:leadEnd].
 	lead               int
 	leadStart, leadEnd int
+	// first is, beside raws, the index in the history's array of each
+	// message's first element, where a message can be several (nil
+	// where each is one).
+	first []int
 }
 
 // history writes what a codec's messages became.
@@ -179,7 +183,31 @@ type history interface {
 	// changed (m is then written anew). lead tells the system prompt's
 	// own field from a message of the history.
 	rewrite(orig processor.Message, raw []byte, m processor.Message, lead bool) ([]byte, bool)
+	// position names where part j (-1: none) of b.Messages[i] is in the
+	// body, as the client wrote it.
+	position(b *Body, i, j int) string
 }
+
+// Check checks that in, the body's history (Messages, but for a prefill
+// the host keeps apart), is one its API accepts: processor.Validate, then
+// the codec's own rules. Its error names the position at fault as the
+// client's body has it: "message 2" is the third of Chat's or Anthropic's
+// "messages" (Anthropic's system prompt is "system", not message 0),
+// "input item 5" the sixth of Responses' "input".
+func (b *Body) Check(in []processor.Message) error {
+	err := processor.Validate(in)
+	if err == nil {
+		err = b.codec.Validate(in, in)
+	}
+	var he *processor.HistoryError
+	if errors.As(err, &he) && he.Index < len(b.Messages) {
+		return fmt.Errorf("%s: %w", b.hist.position(b, he.Index, he.Part), he.Err)
+	}
+	return err
+}
+
+// at returns err about part j (-1: none) of message i of a history.
+func at(i, j int, err error) error { return &processor.HistoryError{Index: i, Part: j, Err: err} }
 
 // Codec returns the codec that read the body.
 func (b *Body) Codec() Codec { return b.codec }
