@@ -20,8 +20,9 @@ var errTooLong = errors.New("body longer than its Content-Length")
 // Any other, a request a server received, is read in pieces as its bytes
 // arrive, never allocated for the length it declares, and joined at the
 // end into one slice of what arrived: a client that announces a large body
-// and sends little makes the middleware hold little. A body longer or
-// shorter than its declared length is an error.
+// and sends little makes the middleware hold little (and, for an instant,
+// a body it receives twice). A body longer or shorter than its declared
+// length is an error.
 func readBody(req *http.Request) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, nil

@@ -115,6 +115,40 @@ type Options struct {
 	// costs about a hundred bytes. 0 means DefaultAnchors (4096); -1 turns
 	// anchoring off.
 	Anchors int
+	// Reserve, when set, is called for each request the middleware
+	// processes once its body has been read and checked, before its
+	// history is decoded, with the bytes of memory decoding and
+	// processing it may take beyond the body itself (see
+	// [ProcessingMemory]). It returns a function the middleware calls to
+	// give them back once the request is sent and answered, or an error:
+	// the request is then not processed, and the error is returned from
+	// the round trip. A proxy bounds its memory with it; nil means no
+	// bound.
+	Reserve func(ctx context.Context, bytes int64) (release func(), err error)
+}
+
+// Memory that decoding and processing a request may take, beyond the
+// body as it was read (twice its bytes for a body a server received: the
+// pieces it arrived in and the slice they were joined into), by the bytes
+// of the body and its JSON tokens: what the middleware allocates, with the
+// trimmer and the window (the digest writing the summary), on bodies of
+// every shape in every API, as BenchmarkProcessingMemory measures it
+// (TestProcessingMemory holds the estimate to it), with a margin. Long
+// texts take about 3 bytes a byte (their strings decoded, with the room
+// decoding grows them in), the others up to 360 bytes a token (a
+// 120-message tool conversation in Responses; 100 a token for one-letter
+// messages, about 500 a message).
+const (
+	memoryPerByte  = 4
+	memoryPerToken = 400
+)
+
+// ProcessingMemory returns the bytes of memory the middleware may take to
+// decode and process a request body of bodyBytes bytes holding tokens JSON
+// tokens (see wire.Measure), beyond the body as it was read: what it
+// passes to Options.Reserve.
+func ProcessingMemory(bodyBytes, tokens int) int64 {
+	return memoryPerByte*int64(bodyBytes) + memoryPerToken*int64(tokens)
 }
 
 // EventType tells what an Event reports.
@@ -255,7 +289,7 @@ func New(chain processor.Processor, opts Options) Middleware {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent}
+	m := &mw{chain: chain, compactor: opts.Compactor, log: logger, onEvent: opts.OnEvent, reserve: opts.Reserve}
 	switch {
 	case opts.Anchors == 0:
 		m.anchors = newAnchors(DefaultAnchors)
@@ -271,6 +305,7 @@ type mw struct {
 	log       *zap.Logger
 	onEvent   func(context.Context, Event)
 	anchors   *anchors // nil: no anchoring
+	reserve   func(context.Context, int64) (func(), error)
 }
 
 // IsChatCompletions reports whether req is a POST to a path ending in
@@ -321,6 +356,19 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	data, err := readBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("abridge: read request body: %w", err)
+	}
+	// The body is checked and measured, then the memory its processing
+	// takes is reserved, and only then is it decoded.
+	tokens, err := wire.Measure(data)
+	if err != nil {
+		return m.reject(ctx, req, codec, nil, err), nil
+	}
+	if m.reserve != nil {
+		release, err := m.reserve(ctx, ProcessingMemory(len(data), tokens))
+		if err != nil {
+			return nil, fmt.Errorf("abridge: %w", err)
+		}
+		defer release()
 	}
 	body, err := codec.Parse(data)
 	if err != nil {

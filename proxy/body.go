@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,28 +15,54 @@ import (
 // Errors a processed body's read ends with, besides the client's own: the
 // proxy answers them 503 and 408.
 var (
-	// errBusy: the bodies in flight hold the proxy's whole budget, and
-	// none released enough of it before the body's deadline.
-	errBusy = errors.New("the proxy holds as many request bodies as it may")
+	// errBusy: the requests in flight hold the proxy's memory budget: a
+	// body's first bytes found no room before its deadline, or a request
+	// holding some found no more free.
+	errBusy = errors.New("the proxy holds as many request bodies as its memory budget allows")
 	// errBodyTimeout: the body did not arrive before its deadline.
 	errBodyTimeout = errors.New("request body not received in time")
 )
+
+// A memoryError is why a request is refused 413: its body and what
+// processing it takes would never fit in the proxy's memory budget.
+type memoryError struct{ need, budget int64 }
+
+func (e *memoryError) Error() string {
+	return fmt.Sprintf("this request would take about %s of memory (its body and what decoding and processing its history take), more than the proxy's whole budget of %s: raise %s (BodyMemory), or send a shorter history",
+		size(e.need), size(e.budget), envBodyMemory)
+}
+
+// size returns n bytes as a count of bytes, and of MiB from 1 MiB.
+func size(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d bytes (%.1f MiB)", n, float64(n)/(1<<20))
+}
 
 // readChunk is the most of a body read at once: the budget is taken for
 // it before the read and what the read did not fill is given back.
 const readChunk = 64 << 10
 
 // bodyReader reads a processed request's body within the proxy's memory
-// budget and before its deadline: each read takes from the budget what it
-// may fill (at most readChunk), waiting while others hold it, and gives
-// back what it did not fill, so the bytes a request holds are what
-// arrived; free gives them back once the request is served. A read past
-// the deadline fails with errBodyTimeout, a wait for the budget past it
-// with errBusy.
+// budget and before its deadline. Each read takes from the budget twice
+// what it may fill (at most readChunk): the middleware holds a body it
+// receives twice for an instant, in the pieces it arrives in and in the
+// slice they are joined into. It gives back what the read did not fill,
+// so what a request holds is twice the bytes that arrived; free gives it
+// back once the request is served. A request waits for the budget only
+// while it holds none of it (until its deadline, then errBusy), and
+// starts once there is room for its whole body (as its length declares,
+// not holding it: a client that announces much and sends little holds
+// little); once it holds some, it takes more only if it is free at once,
+// else its read fails with errBusy. No request waits while holding what
+// another waits for. A read past the deadline fails with errBodyTimeout.
+// What the body costs once it has arrived is taken by reserve.
 type bodyReader struct {
 	body   io.ReadCloser
 	budget *semaphore.Weighted // nil: no bound
 	chunk  int64               // the most taken at once
+	whole  int64               // what the whole body will hold, when its length is declared
 	// wait ends at the body's deadline or with the client's request.
 	wait     context.Context
 	stop     context.CancelFunc
@@ -50,16 +77,13 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 	}
 	p = p[:min(int64(len(p)), r.chunk)]
 	if r.budget != nil {
-		if err := r.budget.Acquire(r.wait, int64(len(p))); err != nil {
-			if errors.Is(context.Cause(r.wait), errBusy) {
-				return 0, errBusy
-			}
+		if err := r.take(2 * int64(len(p))); err != nil {
 			return 0, err
 		}
 	}
 	n, err := r.body.Read(p)
-	r.give(int64(len(p) - n))
-	r.held += int64(n)
+	r.give(2 * int64(len(p)-n))
+	r.held += 2 * int64(n)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded) || (err != nil && !time.Now().Before(r.deadline)):
 		return n, errBodyTimeout
@@ -72,6 +96,28 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 }
 
 func (r *bodyReader) Close() error { return r.body.Close() }
+
+// take takes n bytes of the budget: while the request holds none, once
+// there is room for what its whole body will hold (twice its declared
+// length, when it has one), waiting for it until the body's deadline
+// (then errBusy); else only if they are free at once (else errBusy).
+func (r *bodyReader) take(n int64) error {
+	if r.held > 0 {
+		if !r.budget.TryAcquire(n) {
+			return errBusy
+		}
+		return nil
+	}
+	room := max(n, r.whole)
+	if err := r.budget.Acquire(r.wait, room); err != nil {
+		if errors.Is(context.Cause(r.wait), errBusy) {
+			return errBusy
+		}
+		return err
+	}
+	r.give(room - n)
+	return nil
+}
 
 // give gives n bytes back to the budget.
 func (r *bodyReader) give(n int64) {
@@ -87,6 +133,25 @@ func (r *bodyReader) free() {
 	r.held = 0
 }
 
+// reserve takes n bytes of the memory budget for processing the request
+// ctx is for, beside what its body holds (openaimw.Options.Reserve), as
+// the body takes more of it (see bodyReader.take); it refuses with a
+// *memoryError what would not fit in the whole budget.
+func (p *Proxy) reserve(ctx context.Context, n int64) (func(), error) {
+	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	if p.bodies == nil || ex == nil || ex.body == nil {
+		return func() {}, nil
+	}
+	body := ex.body
+	if need := body.held + n; need > p.memory {
+		return nil, &memoryError{need: need, budget: p.memory}
+	}
+	if err := body.take(n); err != nil {
+		return nil, err
+	}
+	return func() { p.bodies.Release(n) }, nil
+}
+
 // limitBody puts r's body behind the proxy's limits: at most p.maxBody
 // bytes (a larger body fails with *http.MaxBytesError), read before
 // deadline, within p's budget. The body's connection stops reading at
@@ -99,7 +164,8 @@ func (p *Proxy) limitBody(w http.ResponseWriter, r *http.Request, deadline time.
 	br := &bodyReader{body: http.MaxBytesReader(w, r.Body, p.maxBody), budget: p.bodies, chunk: readChunk,
 		wait: wait, stop: stop, deadline: deadline, rc: rc}
 	if p.bodies != nil {
-		br.chunk = min(readChunk, p.memory)
+		br.chunk = min(readChunk, p.memory/2)
+		br.whole = min(2*max(r.ContentLength, 0), p.memory)
 	}
 	r.Body = br
 	return br

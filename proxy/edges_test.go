@@ -1,11 +1,19 @@
 package proxy_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/abridge-go/abridge/internal/openaitest"
 	"github.com/abridge-go/abridge/openaimw"
@@ -161,5 +169,163 @@ func TestPositionsAsSent(t *testing.T) {
 				t.Errorf("error %q %q, want code %s, saying %q", code, message, openaimw.CodeInvalidHistory, tt.says)
 			}
 		})
+	}
+}
+
+// TestTooLargeNamesTheLimit checks that a body over the proxy's limit is
+// answered 413 in its API's shape naming the limit and the setting that
+// raises it, ABRIDGE_SERVE_MAX_BODY_MB, whether its length is declared or
+// it comes chunked, on every API (issue 28, item 12).
+func TestTooLargeNamesTheLimit(t *testing.T) {
+	for _, api := range []string{openaitest.APIChat, openaitest.APIResponses, openaitest.APIMessages} {
+		for _, chunked := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/chunked=%v", api, chunked), func(t *testing.T) {
+				up := &openaitest.Upstream{}
+				base := bodyProxy(t, up, proxy.Options{MaxBodyBytes: 2 << 20})
+				body := `{"model":"m","max_tokens":5,"input":"x","messages":[{"role":"user","content":"` + strings.Repeat("x", 3<<20) + `"}]}`
+				var r io.Reader = strings.NewReader(body)
+				if chunked {
+					r = io.MultiReader(r) // no length known: sent chunked
+				}
+				resp, err := http.Post(base+"/v1"+openaitest.APIPath(api), "application/json", r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusRequestEntityTooLarge {
+					t.Fatalf("status %d (%s), want 413", resp.StatusCode, data)
+				}
+				var e struct {
+					Type  string
+					Error struct{ Type, Code, Message string }
+				}
+				if err := json.Unmarshal(data, &e); err != nil {
+					t.Fatalf("answer %s: %v", data, err)
+				}
+				want := "request body larger than 2097152 bytes (2.0 MiB), the proxy's limit: raise ABRIDGE_SERVE_MAX_BODY_MB"
+				shaped := e.Error.Code == proxy.CodeTooLarge
+				if api == openaitest.APIMessages {
+					shaped = e.Type == "error" && e.Error.Type == "request_too_large" && strings.HasPrefix(e.Error.Message, proxy.CodeTooLarge+": ")
+				}
+				if !shaped || !strings.Contains(e.Error.Message, want) {
+					t.Errorf("answer %s: want %s in the API's shape, saying %q", data, proxy.CodeTooLarge, want)
+				}
+				if n := len(up.Requests()); n != 0 {
+					t.Errorf("upstream got %d requests, want none", n)
+				}
+			})
+		}
+	}
+}
+
+// rss returns the process's resident set size, from /proc/self/status
+// (0 where there is none).
+func rss() uint64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// TestMemoryBudgetHolds is issue 28's item 4 under load: eight bodies of
+// 1,000,001 one-letter messages (30.5 MiB each) sent at once to a proxy
+// with the default limits (32 MiB a body, a 256 MiB budget), each client
+// sending again after a 503 as its Retry-After says. Each ends answered
+// 413 naming ABRIDGE_SERVE_BODY_MEMORY_MB (its processing, about 2 GB,
+// would not fit in the budget), and none is decoded. The live heap (what
+// a collection, forced every 50 ms during the run, found live:
+// runtime/metrics' /gc/heap/live:bytes) stays within the budget over the
+// baseline, the clients' body counted in the baseline; the peaks of the
+// heap between collections (HeapAlloc) and of the RSS are logged.
+func TestMemoryBudgetHolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 244 MiB or more through a proxy")
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"model":"m","messages":[`)
+	for i := range 1_000_001 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"role": "user","content": "a"}`)
+	}
+	b.WriteString("]}")
+	body := b.Bytes()
+	up := &openaitest.Upstream{}
+	base := bodyProxy(t, up, proxy.Options{})
+
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	runtime.GC()
+	metrics.Read(live)
+	baseline, baseRSS := live[0].Value.Uint64(), rss()
+	var peakLive, peakHeap, peakRSS uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			peakHeap, peakRSS = max(peakHeap, ms.HeapAlloc), max(peakRSS, rss())
+			runtime.GC()
+			metrics.Read(live)
+			peakLive = max(peakLive, live[0].Value.Uint64())
+		}
+	}()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	busy := 0
+	for range 8 {
+		wg.Go(func() {
+			for until := time.Now().Add(3 * time.Minute); time.Now().Before(until); {
+				resp, err := http.Post(base+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				data, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				code, message := refusal(t, openaitest.APIChat, data)
+				if resp.StatusCode == http.StatusServiceUnavailable && code == proxy.CodeBusy && resp.Header.Get("Retry-After") == "1" {
+					mu.Lock()
+					busy++
+					mu.Unlock()
+					time.Sleep(time.Second)
+					continue
+				}
+				if resp.StatusCode != http.StatusRequestEntityTooLarge || code != proxy.CodeTooLarge || !strings.Contains(message, "ABRIDGE_SERVE_BODY_MEMORY_MB") {
+					t.Errorf("status %d, error %q %q; want 413 %s naming ABRIDGE_SERVE_BODY_MEMORY_MB", resp.StatusCode, code, message, proxy.CodeTooLarge)
+				}
+				return
+			}
+			t.Error("still busy after 3 minutes")
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	const budget = proxy.DefaultBodyMemory
+	t.Logf("%d answers 503 first; baseline: heap %d MiB, RSS %d MiB; peaks: live heap %d MiB, heap %d MiB, RSS %d MiB",
+		busy, baseline>>20, baseRSS>>20, peakLive>>20, peakHeap>>20, peakRSS>>20)
+	if peakLive > baseline+budget {
+		t.Errorf("live heap peaked at %d MiB, over the %d MiB baseline and the %d MiB budget", peakLive>>20, baseline>>20, budget>>20)
+	}
+	if n := len(up.Requests()); n != 0 {
+		t.Errorf("upstream got %d requests, want none", n)
 	}
 }

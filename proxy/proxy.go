@@ -87,12 +87,19 @@ type Options struct {
 	// one is answered 413. 0 means DefaultMaxBodyBytes. Other requests
 	// stream through without a limit.
 	MaxBodyBytes int64
-	// BodyMemory bounds the bytes of the chat completions bodies held at
-	// once, counted as they arrive (a body is held until its request is
-	// served). A body that needs more waits for others to finish, until
-	// its deadline (BodyTimeout), and is then answered 503. 0 means
-	// DefaultBodyMemory, -1 no bound; a bound below MaxBodyBytes is
-	// raised to it.
+	// BodyMemory bounds the memory the bodies of the requests abridge
+	// processes take at once: each body counts twice its bytes as they
+	// arrive (it is read in pieces, then joined into one slice), then,
+	// once it has arrived and before it is decoded, what decoding and
+	// processing it take (openaimw.ProcessingMemory, from its bytes and
+	// its JSON tokens), all held until its request is served. A request
+	// waits for the first bytes of its body to fit, until its body's
+	// deadline (BodyTimeout), and is then answered 503; once it holds
+	// some of the bound, a request that needs more than is free is
+	// answered 503 at once (so that no request waits holding what another
+	// waits for); one that would need more than the whole bound is
+	// answered 413. 0 means DefaultBodyMemory, -1 no bound; a bound below
+	// twice MaxBodyBytes is raised to it.
 	BodyMemory int64
 	// BodyTimeout bounds the arrival of a chat completions body, from the
 	// request's arrival: a body still arriving after it is answered 408,
@@ -148,9 +155,9 @@ func New(opts Options) *Proxy {
 	p.bodyTimeout = min(p.bodyTimeout, p.timeout)
 	switch memory := opts.BodyMemory; {
 	case memory == 0:
-		p.memory = max(DefaultBodyMemory, p.maxBody)
+		p.memory = max(DefaultBodyMemory, 2*p.maxBody)
 	case memory > 0:
-		p.memory = max(memory, p.maxBody)
+		p.memory = max(memory, 2*p.maxBody)
 	}
 	if p.memory > 0 {
 		p.bodies = semaphore.NewWeighted(p.memory)
@@ -179,6 +186,7 @@ func New(opts Options) *Proxy {
 		Compactor: opts.Compactor,
 		Logger:    p.log,
 		OnEvent:   p.event,
+		Reserve:   p.reserve,
 	})
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -230,6 +238,8 @@ type exchange struct {
 	// was sent on: its reason ("upstream_reset", "upstream_timeout",
 	// "client gone").
 	cut string
+	// body is the processed request's body, behind the proxy's limits.
+	body *bodyReader
 }
 
 type exchangeKey struct{}
@@ -261,8 +271,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.refuse(rec, r, ex, tooLarge(p.maxBody))
 			return
 		}
-		body := p.limitBody(rec, r, start.Add(p.bodyTimeout))
-		defer body.free()
+		ex.body = p.limitBody(rec, r, start.Add(p.bodyTimeout))
+		defer ex.body.free()
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
 	defer cancel()
@@ -297,7 +307,7 @@ func checkPath(u *url.URL) error {
 const (
 	CodeUnknownPath     = "unknown_path"         // 404: a path outside Prefix
 	CodeInvalidPath     = "invalid_path"         // 400: see checkPath
-	CodeTooLarge        = "request_too_large"    // 413: a body over MaxBodyBytes
+	CodeTooLarge        = "request_too_large"    // 413: a body over MaxBodyBytes, or whose processing would not fit in BodyMemory
 	CodeRequestTimeout  = "request_timeout"      // 408: a body not received before BodyTimeout
 	CodeBusy            = "server_busy"          // 503: no room under BodyMemory before the body's deadline
 	CodeUpstreamTimeout = "upstream_timeout"     // 504: no complete answer within Timeout
@@ -334,9 +344,17 @@ func writeError(w http.ResponseWriter, r *http.Request, e apierror.Error) {
 	_, _ = w.Write(body)
 }
 
+// The settings of abridge serve the proxy's limits come from, which its
+// answers name.
+const (
+	envMaxBody    = "ABRIDGE_SERVE_MAX_BODY_MB"
+	envBodyMemory = "ABRIDGE_SERVE_BODY_MEMORY_MB"
+)
+
 func tooLarge(limit int64) apierror.Error {
 	return apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: apierror.TypeInvalidRequest, Code: CodeTooLarge,
-		Message: fmt.Sprintf("abridge: request body larger than %d bytes, the proxy's limit", limit)}
+		Message: fmt.Sprintf("abridge: request body larger than %s, the proxy's limit: raise %s (MaxBodyBytes) to accept it",
+			size(limit), envMaxBody)}
 }
 
 // event records the middleware's events for the request's log line and
@@ -411,16 +429,20 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 	ex, _ := r.Context().Value(exchangeKey{}).(*exchange)
 	var tooBig *http.MaxBytesError
 	var e apierror.Error
+	var tooMuch *memoryError
 	switch {
 	case errors.As(err, &tooBig):
 		e = tooLarge(tooBig.Limit)
+	case errors.As(err, &tooMuch):
+		e = apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: apierror.TypeInvalidRequest, Code: CodeTooLarge,
+			Message: "abridge: " + tooMuch.Error()}
 	case errors.Is(err, errBodyTimeout):
 		e = apierror.Error{Status: http.StatusRequestTimeout, Type: apierror.TypeInvalidRequest, Code: CodeRequestTimeout,
 			Message: fmt.Sprintf("abridge: request body not received within %s", p.bodyTimeout)}
 	case errors.Is(err, errBusy):
 		w.Header().Set("Retry-After", "1")
 		e = apierror.Error{Status: http.StatusServiceUnavailable, Type: apierror.TypeServer, Code: CodeBusy,
-			Message: fmt.Sprintf("abridge: %s; try again (waited %s)", errBusy, p.bodyTimeout)}
+			Message: fmt.Sprintf("abridge: %s (%s, BodyMemory); try again", errBusy, envBodyMemory)}
 	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil && openaimw.API(r) != "" && ex != nil && ex.event == nil:
 		// The time ran out in abridge's processing (a summary): nothing
 		// reached the upstream.

@@ -70,11 +70,41 @@ func topFields(data []byte, want ...string) (map[string]span, error) {
 	if _, err := dec.ReadToken(); err != nil { // the closing brace
 		return nil, notJSON(err)
 	}
-	end := dec.InputOffset()
-	if _, err := dec.ReadToken(); err != io.EOF {
+	if end := dec.InputOffset(); !errors.Is(dec.SkipValue(), io.EOF) {
 		return nil, fmt.Errorf("%w: bytes after the object, from offset %d", ErrNotJSON, end)
 	}
 	return found, nil
+}
+
+// Measure checks that data is one JSON object, as Parse does (valid UTF-8,
+// no member named twice, nothing after it: else an error wrapping
+// ErrNotJSON), and returns the number of JSON tokens it holds, the ends
+// of objects and arrays apart: strings (member names included), numbers,
+// literals, and the starts of objects and arrays. It decodes nothing: a
+// host can bound what decoding the body will cost in memory, which grows
+// with that number, before it decodes it.
+func Measure(data []byte) (int, error) {
+	dec := decoder(data)
+	tokens := 0
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return 0, notJSON(err)
+		}
+		switch k := tok.Kind(); {
+		case tokens == 0 && k != '{':
+			return 0, fmt.Errorf("%w: it is %s", ErrNotJSON, kindName(k))
+		case k != '}' && k != ']':
+			tokens++
+		}
+		if dec.StackDepth() == 0 {
+			break
+		}
+	}
+	if end := dec.InputOffset(); !errors.Is(dec.SkipValue(), io.EOF) {
+		return 0, fmt.Errorf("%w: bytes after the object, from offset %d", ErrNotJSON, end)
+	}
+	return tokens, nil
 }
 
 // elements returns the byte ranges of the values of the JSON array at v

@@ -185,14 +185,14 @@ func (h *msgHistory) user(raws []jsontext.Value) (processor.Message, error) {
 		}
 	}
 	for k, raw := range raws {
-		var bl msgBlock
-		if err := jsonv2.Unmarshal(raw, &bl); err != nil {
-			return processor.Message{}, fmt.Errorf("block %d: %w", k, err)
-		}
-		if bl.Type != "tool_result" {
+		if stringAt(raw, "type") != "tool_result" {
 			c, _ := plainText(raw, "text")
 			cs = append(cs, c)
 			continue
+		}
+		var bl msgBlock
+		if err := jsonv2.Unmarshal(raw, &bl); err != nil {
+			return processor.Message{}, fmt.Errorf("block %d: %w", k, err)
 		}
 		flush()
 		if bl.ToolUseID == "" {

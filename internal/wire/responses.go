@@ -292,17 +292,22 @@ func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err e
 }
 
 // content reads a message's content: a string (text, isText set), or an
-// array of content parts, each an object; anything else is an error.
+// array of content parts (slices of v), each an object; anything else is
+// an error.
 func content(v jsontext.Value) (text string, parts []jsontext.Value, isText bool, err error) {
 	switch v.Kind() {
 	case '"':
 		err = jsonv2.Unmarshal(v, &text)
 		return text, nil, true, err
 	case '[':
-		if err := jsonv2.Unmarshal(v, &parts); err != nil {
+		spans, err := elements(v, span{0, len(v)})
+		if err != nil {
 			return "", nil, false, err
 		}
-		for k, p := range parts {
+		parts = make([]jsontext.Value, len(spans))
+		for k, sp := range spans {
+			p := v[sp.start:sp.end]
+			parts[k] = p
 			if p.Kind() != '{' {
 				return "", nil, false, fmt.Errorf("content part %d is %s, not an object", k, kindName(p.Kind()))
 			}
@@ -372,21 +377,25 @@ func requestContent(role string, v jsontext.Value) (parts []processor.Part, ok b
 // text, whatever the API calls it); any other is kept whole in Data, with
 // its type.
 func plainText(raw jsontext.Value, typ string) (processor.UserContent, bool) {
-	keys, c, ok := partKeys(raw)
-	if _, hasText := keys["text"]; ok && c.Type == typ && len(keys) == 2 && hasText {
+	keys, hasText, c, ok := partKeys(raw)
+	if ok && c.Type == typ && keys == 2 && hasText {
 		return processor.UserContent{Type: "text", Text: c.Text}, true
 	}
 	return processor.UserContent{Type: c.Type, Data: json.RawMessage(raw)}, false
 }
 
-// partKeys reads a content part, an object: its members, and those the
-// codecs read; ok is false when one of those is not of the type they take.
-func partKeys(raw jsontext.Value) (keys map[string]jsontext.Value, c respContent, ok bool) {
-	err := jsonv2.Unmarshal(raw, &keys)
-	if err == nil {
-		err = jsonv2.Unmarshal(raw, &c)
+// partKeys reads a content part, an object: how many members it has,
+// whether one is "text", and those the codecs read; ok is false when one
+// of those is not of the type they take.
+func partKeys(raw jsontext.Value) (keys int, hasText bool, c respContent, ok bool) {
+	ms, _, err := members(raw, span{0, len(raw)})
+	if err != nil || jsonv2.Unmarshal(raw, &c) != nil {
+		return 0, false, c, false
 	}
-	return keys, c, err == nil
+	for _, m := range ms {
+		hasText = hasText || m.name == "text"
+	}
+	return len(ms), hasText, c, true
 }
 
 // assistantContent reads an assistant message: a string, or output_text
@@ -402,8 +411,7 @@ func assistantContent(v jsontext.Value) (m processor.Message, ok bool, err error
 		return m, true, nil
 	}
 	for _, raw := range raws {
-		keys, c, ok := partKeys(raw)
-		_, hasText := keys["text"]
+		keys, hasText, c, ok := partKeys(raw)
 		switch {
 		case !ok:
 			return m, false, nil
@@ -411,7 +419,7 @@ func assistantContent(v jsontext.Value) (m processor.Message, ok bool, err error
 			// Keys beyond the text (annotations, logprobs) go back with
 			// the message unchanged only.
 			m.Parts = append(m.Parts, processor.Text{Content: c.Text})
-		case c.Type == "refusal" && len(keys) == 2 && m.Meta == nil:
+		case c.Type == "refusal" && keys == 2 && m.Meta == nil:
 			m = m.WithMeta(processor.Meta{Refusal: c.Refusal})
 		default:
 			return m, false, nil

@@ -122,3 +122,36 @@ func TestHeaderFields(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasure counts the tokens of bodies, and refuses what Parse refuses
+// as not JSON.
+func TestMeasure(t *testing.T) {
+	for _, tc := range []struct {
+		body   string
+		tokens int // -1: refused
+	}{
+		{`{}`, 1},
+		{` {"a":1} `, 3},
+		{`{"messages":[{"role":"user","content":"a"}],"stream":true,"n":null}`, 12},
+		{`{"a":[[],{},"x",-1.5e3,false]}`, 8},
+		{`[]`, -1},
+		{`"x"`, -1},
+		{``, -1},
+		{`{"a":1`, -1},
+		{`{"a":1}}`, -1},
+		{`{"a":1} {}`, -1},
+		{`{"a":1,"a":2}`, -1},
+		{"{\"a\":\"\xff\"}", -1},
+	} {
+		got, err := Measure([]byte(tc.body))
+		switch {
+		case tc.tokens < 0 && !errors.Is(err, ErrNotJSON):
+			t.Errorf("Measure(%q) = %d, %v; want ErrNotJSON", tc.body, got, err)
+		case tc.tokens >= 0 && (err != nil || got != tc.tokens):
+			t.Errorf("Measure(%q) = %d, %v; want %d", tc.body, got, err, tc.tokens)
+		}
+		if _, perr := Parse([]byte(tc.body)); errors.Is(perr, ErrNotJSON) != (tc.tokens < 0) {
+			t.Errorf("Parse(%q): %v, but Measure: %v", tc.body, perr, err)
+		}
+	}
+}
