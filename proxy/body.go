@@ -61,8 +61,10 @@ const readChunk = 64 << 10
 type bodyReader struct {
 	body   io.ReadCloser
 	budget *semaphore.Weighted // nil: no bound
-	chunk  int64               // the most taken at once
-	whole  int64               // what the whole body will hold, when its length is declared
+	chunk  int64               // the most read, and taken twice, at once
+	// declared is the body's declared length (-1: none), whole what it
+	// will hold then, arrived how much of it has.
+	declared, whole, arrived int64
 	// wait ends at the body's deadline or with the client's request.
 	wait     context.Context
 	stop     context.CancelFunc
@@ -75,15 +77,26 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return r.body.Read(p)
 	}
-	p = p[:min(int64(len(p)), r.chunk)]
-	if r.budget != nil {
-		if err := r.take(2 * int64(len(p))); err != nil {
+	size := min(int64(len(p)), r.chunk)
+	if r.declared >= 0 {
+		// Once the declared bytes have arrived, the read finds the end
+		// (the server reads no further): there is nothing to take.
+		size = max(min(size, r.declared-r.arrived), 1)
+	}
+	p = p[:size]
+	take := 2 * size
+	if r.declared >= 0 && r.arrived == r.declared {
+		take = 0
+	}
+	if r.budget != nil && take > 0 {
+		if err := r.take(take); err != nil {
 			return 0, err
 		}
 	}
 	n, err := r.body.Read(p)
-	r.give(2 * int64(len(p)-n))
+	r.give(take - 2*int64(n))
 	r.held += 2 * int64(n)
+	r.arrived += int64(n)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded) || (err != nil && !time.Now().Before(r.deadline)):
 		return n, errBodyTimeout
@@ -162,9 +175,11 @@ func (p *Proxy) limitBody(w http.ResponseWriter, r *http.Request, deadline time.
 	_ = rc.SetReadDeadline(deadline) // not every ResponseWriter can: then the wait for the budget is bounded
 	wait, stop := context.WithDeadlineCause(r.Context(), deadline, errBusy)
 	br := &bodyReader{body: http.MaxBytesReader(w, r.Body, p.maxBody), budget: p.bodies, chunk: readChunk,
-		wait: wait, stop: stop, deadline: deadline, rc: rc}
+		declared: r.ContentLength, wait: wait, stop: stop, deadline: deadline, rc: rc}
 	if p.bodies != nil {
-		br.chunk = min(readChunk, p.memory/2)
+		// A quarter of the budget at most, so that a lone request can
+		// always take its next read.
+		br.chunk = min(readChunk, p.memory/4)
 		br.whole = min(2*max(r.ContentLength, 0), p.memory)
 	}
 	r.Body = br
