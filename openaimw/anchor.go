@@ -3,7 +3,6 @@ package openaimw
 import (
 	"sync"
 
-	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -62,7 +61,7 @@ type conversation struct {
 // keys hashes history, with the request's wire API and model and the
 // conversation header's id (or ""): a conversation's usage anchors its
 // next request in the same API, to the same model. Each message counts by
-// its content's digest (wire.Digest).
+// its content's digest.
 func (a *anchors) keys(api, model, id string, history []processor.Message) conversation {
 	c := conversation{last: -1}
 	for i := len(history) - 1; i > 0; i-- {
@@ -71,7 +70,7 @@ func (a *anchors) keys(api, model, id string, history []processor.Message) conve
 			break
 		}
 	}
-	var h wire.Hasher
+	var h hasher
 	h.Text(api)
 	h.Text(model)
 	h.Text(id)
@@ -79,7 +78,7 @@ func (a *anchors) keys(api, model, id string, history []processor.Message) conve
 		if i == c.last {
 			c.before = keyOf(h, i)
 		}
-		h.Num(wire.Digest(history[i]))
+		h.Num(digest(history[i]))
 	}
 	c.whole = keyOf(h, len(history))
 	return c
@@ -175,7 +174,7 @@ func anchored(history []processor.Message) bool {
 // keyOf returns a conversation's key: what h was fed (the request's API,
 // model and id, then the digest of each message's content) and the
 // number of messages, n. h is a copy: the caller's goes on.
-func keyOf(h wire.Hasher, n int) uint64 {
+func keyOf(h hasher, n int) uint64 {
 	h.Num(uint64(n) | 1<<63)
 	return h.Sum()
 }

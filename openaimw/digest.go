@@ -1,4 +1,4 @@
-package wire
+package openaimw
 
 import (
 	"hash/maphash"
@@ -7,38 +7,38 @@ import (
 	"github.com/abridge-go/abridge/processor"
 )
 
-// digestSeed seeds [Hasher] and so [Digest]: one seed for the process, so
+// digestSeed seeds hasher and so digest: one seed for the process, so
 // that a message's digest is the same whichever body it is read from.
 var digestSeed = maphash.MakeSeed()
 
-// Digest returns a 64-bit digest of m's content as the provider sees it,
+// digest returns a 64-bit digest of m's content as the provider sees it,
 // as processor.WalkContent walks it: its kind, its parts' kinds and texts,
 // its name and refusal; not the rest of its metadata (ids, usage, cache
 // markers) nor a tool return's name. Messages of the same content have the
 // same digest within one process; others differ but by a collision.
-func Digest(m processor.Message) uint64 {
-	var h Hasher
+func digest(m processor.Message) uint64 {
+	var h hasher
 	processor.WalkContent(m, h.num, h.Text)
 	return h.Sum()
 }
 
-// Hasher folds strings and numbers into a 64-bit digest cheaply: each
+// hasher folds strings and numbers into a 64-bit digest cheaply: each
 // string in one call to maphash (one seed for the process, so digests are
 // the same whichever body they come from, within one process),
 // without a copy, and each value mixed into the state with a rotation and
 // a multiplication by an odd constant, a bijection, so that each value fed
 // changes what follows. The zero value is ready; a copy goes on
 // separately.
-type Hasher struct{ h uint64 }
+type hasher struct{ h uint64 }
 
 // Num feeds v.
-func (d *Hasher) Num(v uint64) { d.h = bits.RotateLeft64(d.h^v, 27) * 0x9e3779b97f4a7c15 }
+func (d *hasher) Num(v uint64) { d.h = bits.RotateLeft64(d.h^v, 27) * 0x9e3779b97f4a7c15 }
 
-func (d *Hasher) num(v int) { d.Num(uint64(v)) }
+func (d *hasher) num(v int) { d.Num(uint64(v)) }
 
 // Text feeds a string as its hash (which depends on its length too); an
 // empty one as 0, without a call.
-func (d *Hasher) Text(s string) {
+func (d *hasher) Text(s string) {
 	var v uint64
 	if s != "" {
 		v = maphash.String(digestSeed, s)
@@ -48,7 +48,7 @@ func (d *Hasher) Text(s string) {
 
 // Sum returns the digest of what was fed, mixed by MurmurHash3's
 // finalizer (its constants).
-func (d *Hasher) Sum() uint64 {
+func (d *hasher) Sum() uint64 {
 	h := d.h
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd

@@ -23,12 +23,12 @@ func BenchmarkParse(b *testing.B) {
 	b.Run("wire.Parse", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := Parse(data); err != nil {
+			if _, err := Chat.Parse(data); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	body, err := Parse(data)
+	body, err := Chat.Parse(data)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func BenchmarkParse(b *testing.B) {
 	b.Run("wire.With", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := body.With(out); err != nil {
+			if _, err := with(body, out); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -45,12 +45,14 @@ type chatMessage struct {
 }
 
 type chatToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function *struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
+	ID       string        `json:"id"`
+	Type     string        `json:"type"`
+	Function *chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // chatPart is a part of a message's content.
@@ -99,10 +101,7 @@ func (chat) Parse(data []byte) (*Body, error) {
 // before it, by ID, and takes those of an assistant message.
 func readChat(raw []byte, calls map[string]string) (processor.Message, error) {
 	var m chatMessage
-	if raw[0] != '{' {
-		return processor.Message{}, errors.New("not a JSON object")
-	}
-	if err := jsonv2.Unmarshal(raw, &m); err != nil {
+	if err := decodeObject(raw, &m); err != nil {
 		return processor.Message{}, err
 	}
 	switch m.Role {
@@ -346,16 +345,11 @@ type chatOut struct {
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	// Content is left out when nil (an assistant message of no text),
 	// written when it holds an empty string.
-	Content          any               `json:"content,omitempty"`
-	Name             string            `json:"name,omitempty"`
-	Refusal          string            `json:"refusal,omitempty"`
-	ToolCalls        []json.RawMessage `json:"tool_calls,omitempty"`
-	ReasoningContent string            `json:"reasoning_content,omitempty"`
-}
-
-type chatTextOut struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Content          any            `json:"content,omitempty"`
+	Name             string         `json:"name,omitempty"`
+	Refusal          string         `json:"refusal,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
 }
 
 // writeChat writes m: a request as one message per part (comma-separated),
@@ -380,7 +374,7 @@ func writeChat(m processor.Message) ([]byte, error) {
 				for k, c := range p.Contents {
 					parts[k] = c.Data
 					if c.Data == nil {
-						parts[k], _ = appendJSON(nil, chatTextOut{"text", c.Text})
+						parts[k], _ = appendJSON(nil, textPart{"text", c.Text})
 					}
 				}
 				o.Content = parts
@@ -391,9 +385,9 @@ func writeChat(m processor.Message) ([]byte, error) {
 			case p.JSON != nil:
 				o.Content = string(p.JSON)
 			case p.Contents != nil:
-				parts := make([]chatTextOut, len(p.Contents))
+				parts := make([]textPart, len(p.Contents))
 				for k, c := range p.Contents {
-					parts[k] = chatTextOut{"text", c}
+					parts[k] = textPart{"text", c}
 				}
 				o.Content = parts
 			}
@@ -424,25 +418,14 @@ func writeChat(m processor.Message) ([]byte, error) {
 // reasoning_content.
 func writeChatResponse(m processor.Message) ([]byte, error) {
 	o := chatOut{Role: "assistant", Name: m.Info().Name, Refusal: m.Refusal()}
-	var texts []chatTextOut
+	var texts []textPart
 	var thoughts []string
 	for _, p := range m.Parts {
 		switch p := p.(type) {
 		case processor.Text:
-			texts = append(texts, chatTextOut{"text", p.Content})
+			texts = append(texts, textPart{"text", p.Content})
 		case processor.ToolCall:
-			type function struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			}
-			c, err := appendJSON(nil, struct {
-				ID       string   `json:"id"`
-				Type     string   `json:"type"`
-				Function function `json:"function"`
-			}{p.ToolCallID, "function", function{p.ToolName, p.Args}})
-			if err != nil {
-				return nil, err
-			}
+			c := chatToolCall{ID: p.ToolCallID, Type: "function", Function: &chatFunction{p.ToolName, p.Args}}
 			o.ToolCalls = append(o.ToolCalls, c)
 		case processor.Thinking:
 			if p.Content != "" {

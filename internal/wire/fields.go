@@ -126,6 +126,15 @@ func elements(data []byte, v span) ([]span, error) {
 	return out, nil
 }
 
+// decodeObject decodes raw, a message or an item, into v, or says it is
+// not an object.
+func decodeObject(raw []byte, v any) error {
+	if k := jsontext.Value(raw).Kind(); k != '{' {
+		return fmt.Errorf("%s, not an object", kindName(k))
+	}
+	return jsonv2.Unmarshal(raw, v)
+}
+
 // stringValue returns the text of the JSON string at v, or ok false when
 // the value is not a string.
 func stringValue(data []byte, v span) (string, bool) {
@@ -156,6 +165,13 @@ func appendJSON(dst []byte, v any) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+}
+
+// textPart is a text part written anew: Chat's and Anthropic's text
+// content.
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
 }
 
 // appendString appends s as a JSON string.

@@ -22,7 +22,7 @@ import (
 // itself, and each message written anew reads back the same.
 func checkChat(t *testing.T, data []byte) {
 	t.Helper()
-	b, err := Parse(data)
+	b, err := Chat.Parse(data)
 	var top map[string]json.RawMessage
 	if json.Unmarshal(data, &top) != nil || !utf8.Valid(data) {
 		if err == nil {
@@ -50,7 +50,7 @@ func checkChat(t *testing.T, data []byte) {
 			t.Fatalf("Parse's messages differ from model's: %v\n%q", err, data)
 		}
 	}
-	same, err := b.With(b.Messages)
+	same, err := with(b, b.Messages)
 	if err != nil || !bytes.Equal(same, data) {
 		t.Fatalf("With(unchanged messages) = %q, %v", same, err)
 	}
@@ -194,7 +194,7 @@ func FuzzParse(f *testing.F) {
 func TestParseTranscripts(t *testing.T) {
 	for _, path := range allTranscripts(t) {
 		data := requestBody(t, path)
-		if _, err := Parse(data); err != nil {
+		if _, err := Chat.Parse(data); err != nil {
 			t.Errorf("%s: %v", filepath.Base(path), err)
 		}
 		checkChat(t, data)

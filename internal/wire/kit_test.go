@@ -108,7 +108,7 @@ func kitUnchanged(c Codec, data []byte) error {
 	if err != nil {
 		return err
 	}
-	got, err := b.With(b.Messages)
+	got, err := with(b, b.Messages)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func rewriteAll(b *Body) ([]byte, error) {
 	defer func() { b.raws = saved }()
 	// A new message in the middle makes With write the pieces.
 	out := append([]processor.Message(nil), b.Messages...)
-	return b.With(out)
+	return with(b, out)
 }
 
 func kitRoundTrip(c Codec, data []byte) error {
@@ -186,7 +186,7 @@ func kitOpaqueSurvive(c Codec, data []byte) error {
 		}
 		out := append([]processor.Message(nil), b.Messages...)
 		out[i] = processor.UserMessage("Edited <prompt> & more.")
-		got, err := b.With(out)
+		got, err := with(b, out)
 		if err != nil {
 			return err
 		}
@@ -285,7 +285,7 @@ func kitRewriteKeeps(c Codec, data []byte) error {
 	if !changed {
 		return nil
 	}
-	got, err := b.With(out)
+	got, err := with(b, out)
 	if err != nil {
 		return err
 	}

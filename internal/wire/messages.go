@@ -34,7 +34,7 @@ import (
 // and results the processors did not change are written as they came; a
 // message they changed is the message as it came with what changed
 // replaced (a tool_result's content, a text, a call's input; new blocks
-// beside those kept), and so is a changed "system" ([Body.With]).
+// beside those kept), and so is a changed "system" ([Body.Buffers]).
 var Messages Codec = messages{}
 
 type messages struct{}
@@ -142,10 +142,7 @@ func (h *msgHistory) read(raw []byte) (processor.Message, error) {
 		Role    string         `json:"role"`
 		Content jsontext.Value `json:"content"`
 	}
-	if raw[0] != '{' {
-		return processor.Message{}, errors.New("not a JSON object")
-	}
-	if err := jsonv2.Unmarshal(raw, &m); err != nil {
+	if err := decodeObject(raw, &m); err != nil {
 		return processor.Message{}, err
 	}
 	s, raws, isText, err := content(m.Content)
@@ -219,29 +216,25 @@ func (h *msgHistory) user(raws []jsontext.Value) (processor.Message, error) {
 }
 
 // textBlocks reads a tool result's blocks: their texts when all are text
-// blocks, else the blocks whole.
+// blocks (a text block with more keys, cache_control or citations, too: a
+// rewrite keeps its keys), else the blocks whole.
 func textBlocks(raw jsontext.Value) ([]string, json.RawMessage) {
-	var blocks []jsontext.Value
-	if jsonv2.Unmarshal(raw, &blocks) == nil {
-		texts := make([]string, 0, len(blocks))
-		for _, b := range blocks {
-			// A text block with more keys (cache_control, citations)
-			// is text too: a rewrite keeps its keys.
-			var bl struct {
-				Type string  `json:"type"`
-				Text *string `json:"text"`
-			}
-			if jsonv2.Unmarshal(b, &bl) != nil || bl.Type != "text" || bl.Text == nil {
-				texts = nil
-				break
-			}
-			texts = append(texts, *bl.Text)
-		}
-		if texts != nil {
-			return texts, nil
-		}
+	_, blocks, isText, err := content(raw)
+	if err != nil || isText {
+		return nil, json.RawMessage(raw)
 	}
-	return nil, json.RawMessage(raw)
+	texts := make([]string, 0, len(blocks))
+	for _, b := range blocks {
+		var bl struct {
+			Type string  `json:"type"`
+			Text *string `json:"text"`
+		}
+		if jsonv2.Unmarshal(b, &bl) != nil || bl.Type != "text" || bl.Text == nil {
+			return nil, json.RawMessage(raw)
+		}
+		texts = append(texts, *bl.Text)
+	}
+	return texts, nil
 }
 
 // assistant reads an assistant message's blocks.
@@ -279,13 +272,9 @@ func (h *msgHistory) encodeLead(m processor.Message) ([]byte, error) {
 	if len(m.Parts) == 1 {
 		return appendJSON(nil, m.Parts[0].(processor.SystemPrompt).Content)
 	}
-	type text struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	blocks := make([]text, len(m.Parts))
+	blocks := make([]textPart, len(m.Parts))
 	for i, p := range m.Parts {
-		blocks[i] = text{"text", p.(processor.SystemPrompt).Content}
+		blocks[i] = textPart{"text", p.(processor.SystemPrompt).Content}
 	}
 	return appendJSON(nil, blocks)
 }
@@ -303,26 +292,17 @@ func (h *msgHistory) position(b *Body, i, j int) string {
 	return fmt.Sprintf("%s block %d", where, len(pieces(b.Messages[i].Parts[:j])))
 }
 
-// fit joins each run of requests in a row into one.
+// fit joins each run of requests in a row into one (the system prompt's
+// apart).
 func (h *msgHistory) fit(out []processor.Message) []processor.Message {
-	var fitted []processor.Message
+	fitted := make([]processor.Message, 0, len(out))
 	for i, m := range out {
-		joins := i > 0 && m.Kind == processor.Request && out[i-1].Kind == processor.Request && !systemOnly(m) && !systemOnly(out[i-1])
-		if fitted == nil {
-			if !joins {
-				continue
-			}
-			fitted = append(make([]processor.Message, 0, len(out)), out[:i]...)
-		}
-		if joins {
+		if i > 0 && m.Kind == processor.Request && out[i-1].Kind == processor.Request && !systemOnly(m) && !systemOnly(out[i-1]) {
 			last := &fitted[len(fitted)-1]
 			last.Parts = append(slices.Clip(last.Parts), m.Parts...)
 			continue
 		}
 		fitted = append(fitted, m)
-	}
-	if fitted == nil {
-		return out
 	}
 	return fitted
 }
@@ -373,16 +353,10 @@ func (h *msgHistory) message(m processor.Message) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// blockText is a text block written anew.
-type blockText struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
 // blocks writes the content blocks of parts: calls and results as they
 // came, or with what changed replaced, the others anew.
 func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
-	type text = blockText
+	type text = textPart
 	var blocks [][]byte
 	add := func(v any) error {
 		b, err := appendJSON(nil, v)
@@ -556,14 +530,8 @@ func thinkingKept(in, out []processor.Message) error {
 		if len(calls) == 0 || calls[0].ToolCallID != id {
 			continue
 		}
-		got := thinkingOf(out[i])
-		if len(got) != len(want) {
+		if !slices.Equal(thinkingOf(out[i]), want) {
 			return at(i, -1, ErrThinkingChanged)
-		}
-		for k := range got {
-			if got[k] != want[k] {
-				return at(i, -1, ErrThinkingChanged)
-			}
 		}
 		return nil
 	}
@@ -646,7 +614,7 @@ func resultValue(r processor.ToolReturn) []byte {
 	case r.JSON == nil && r.Contents != nil:
 		texts := make([]json.RawMessage, len(r.Contents))
 		for i, c := range r.Contents {
-			texts[i], _ = appendJSON(nil, blockText{"text", c})
+			texts[i], _ = appendJSON(nil, textPart{"text", c})
 		}
 		return model.JoinRawMessages(texts)
 	}
@@ -684,7 +652,9 @@ func patchResult(block []byte, p processor.Part) ([]byte, bool) {
 	}
 	c, err := lookup(block, "content")
 	if err == nil && texts != nil && block[c.start] == '[' {
-		if elems, err := elements(block, c); err == nil && len(elems) > 0 && allText(block, elems) {
+		elems, err := elements(block, c)
+		notText := func(e span) bool { return stringAt(block[e.start:e.end], "type") != "text" }
+		if err == nil && len(elems) > 0 && !slices.ContainsFunc(elems, notText) {
 			switch {
 			case len(texts) == len(elems):
 				vals := make([][]byte, len(elems))
@@ -708,31 +678,10 @@ func patchResult(block []byte, p processor.Part) ([]byte, bool) {
 	return out, err == nil
 }
 
-// allText reports whether the blocks at elems are all text blocks.
-func allText(raw []byte, elems []span) bool {
-	for _, e := range elems {
-		if stringAt(raw[e.start:e.end], "type") != "text" {
-			return false
-		}
-	}
-	return true
-}
-
 // pieces returns parts with each user prompt of several contents split in
 // one per content: one piece per block of a message's content.
 func pieces(parts []processor.Part) []processor.Part {
-	n := 0
-	for _, p := range parts {
-		if u, ok := p.(processor.UserPrompt); ok && u.Contents != nil {
-			n += len(u.Contents)
-		} else {
-			n++
-		}
-	}
-	if n == len(parts) {
-		return parts
-	}
-	out := make([]processor.Part, 0, n)
+	out := make([]processor.Part, 0, len(parts))
 	for _, p := range parts {
 		if u, ok := p.(processor.UserPrompt); ok && u.Contents != nil {
 			for _, c := range u.Contents {
@@ -812,7 +761,7 @@ func (h *msgHistory) rewriteContent(raw []byte, orig, m processor.Message, ancho
 			}
 		}
 		if sp, ok := q.(processor.SystemPrompt); ok {
-			b, err := appendJSON(nil, blockText{"text", sp.Content})
+			b, err := appendJSON(nil, textPart{"text", sp.Content})
 			if err != nil {
 				return nil, false
 			}

@@ -49,30 +49,18 @@ func members(raw []byte, v span) ([]member, int, error) {
 	return out, v.start + int(dec.InputOffset()) - 1, nil
 }
 
-// whole returns the byte range of raw's one JSON value, without the white
-// space around it.
-func whole(raw []byte) (span, error) {
-	dec := decoder(raw)
-	v, err := dec.ReadValue()
-	if err != nil {
-		return span{}, fmt.Errorf("%w: %w", errPatch, err)
-	}
-	end := int(dec.InputOffset())
-	return span{end - len(v), end}, nil
-}
-
 // lookup returns the byte range of the value at path in raw, a JSON value:
 // each step of path is a string (an object's key) or an int (an array's
 // index).
 func lookup(raw []byte, path ...any) (span, error) {
-	v, err := whole(raw)
+	v := span{0, len(raw)}
+	var err error
 	for k, step := range path {
-		if err != nil {
+		if v, err = child(raw, v, step, k); err != nil {
 			return span{}, err
 		}
-		v, err = child(raw, v, step, k)
 	}
-	return v, err
+	return v, nil
 }
 
 // child returns the byte range of the value of the object or array at v

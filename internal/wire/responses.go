@@ -33,7 +33,7 @@ import (
 // compaction, hosted tools' calls) [processor.Opaque] parts: both are
 // written back as they came. A changed message is written as its items as
 // they came with what changed replaced (a tool output's "output", an
-// output_text's text, a call's arguments: [Body.With]). A body with
+// output_text's text, a call's arguments: [Body.Buffers]). A body with
 // "previous_response_id" is [Body.Stored]: its history is on the server.
 var Responses Codec = responses{}
 
@@ -71,11 +71,12 @@ type respItem struct {
 	} `json:"summary"`
 }
 
-// respContent is one part of a message item's content.
+// respContent is one part of a message item's content (a text or a
+// refusal when written anew).
 type respContent struct {
 	Type    string `json:"type"`
-	Text    string `json:"text"`
-	Refusal string `json:"refusal"`
+	Text    string `json:"text,omitempty"`
+	Refusal string `json:"refusal,omitempty"`
 }
 
 // respHistory remembers the calls and outputs as received, by call ID (the
@@ -105,10 +106,11 @@ func (responses) Parse(data []byte) (*Body, error) {
 		id, _ := stringValue(data, v)
 		b.Stored = id != ""
 	}
+	// Instructions that are a string and not empty are the system prompt.
 	if v, ok := fs["instructions"]; ok {
-		if m, ok := instructions(data[v.start:v.end]); ok {
+		if s, _ := stringValue(data, v); s != "" {
 			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
-			b.Messages = append(b.Messages, m)
+			b.Messages = append(b.Messages, processor.SystemMessage(s))
 		}
 	}
 	in, ok := fs["input"]
@@ -173,16 +175,6 @@ func (responses) Parse(data []byte) (*Body, error) {
 	return b, nil
 }
 
-// instructions reads "instructions", raw: a string that is not empty is
-// the history's system prompt.
-func instructions(raw []byte) (processor.Message, bool) {
-	s, _ := stringValue(raw, span{0, len(raw)})
-	if s == "" {
-		return processor.Message{}, false
-	}
-	return processor.NewRequest(processor.SystemPrompt{Content: s}), true
-}
-
 // nameReturns returns m with each tool return named from its call: the
 // part call returns for its ID (the last call of that ID read before m).
 func nameReturns(m processor.Message, call func(id string) processor.Part) processor.Message {
@@ -218,10 +210,7 @@ func responseRun(msgs []processor.Message) processor.Message {
 // metadata) it adds to a response, with request false.
 func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err error) {
 	var it respItem
-	if raw[0] != '{' {
-		return m, false, errors.New("not a JSON object")
-	}
-	if err := jsonv2.Unmarshal(raw, &it); err != nil {
+	if err := decodeObject(raw, &it); err != nil {
 		return m, false, err
 	}
 	opaque := func(req bool) (processor.Message, bool, error) {
@@ -467,11 +456,7 @@ func (h *respHistory) message(dst []byte, m processor.Message) ([]byte, error) {
 		}
 		dst = append(dst, raw...)
 	}
-	type content struct {
-		Type    string `json:"type"`
-		Text    string `json:"text,omitempty"`
-		Refusal string `json:"refusal,omitempty"`
-	}
+	type content = respContent
 	type msg struct {
 		Type    string `json:"type"`
 		Role    string `json:"role"`
@@ -643,7 +628,7 @@ func (responses) Validate(_, out []processor.Message) error {
 					return at(i, j, fmt.Errorf("output for call %q: %w", p.ToolCallID, ErrOrphanOutput))
 				}
 			case processor.Thinking:
-				if p.API == apiResponses && !followed(m.Parts[j+1:]) {
+				if p.API == apiResponses && !slices.ContainsFunc(m.Parts[j+1:], notThinking) {
 					return at(i, j, ErrLoneReasoning)
 				}
 			}
@@ -652,14 +637,10 @@ func (responses) Validate(_, out []processor.Message) error {
 	return nil
 }
 
-// followed reports whether parts hold something other than thinking.
-func followed(parts []processor.Part) bool {
-	for _, p := range parts {
-		if _, ok := p.(processor.Thinking); !ok {
-			return true
-		}
-	}
-	return false
+// notThinking reports whether p is not thinking.
+func notThinking(p processor.Part) bool {
+	_, ok := p.(processor.Thinking)
+	return !ok
 }
 
 // Overflow reports a 400 whose error code is one of a context overflow.
@@ -698,16 +679,10 @@ func (*respHistory) position(b *Body, i, j int) string {
 	item := b.first[i-b.lead]
 	if j >= 0 && b.Messages[i].Kind == processor.Response {
 		// A response of several items: count the parts each gives.
-		raw := b.raws[i-b.lead]
-		items, _ := valuesOf(raw)
-		scratch := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
-		for k, it := range items {
-			m, _, _ := scratch.read(raw[it.start:it.end])
-			if j < len(m.Parts) {
-				item += k
-				break
-			}
-			j -= len(m.Parts)
+		_, parts, _ := runParts(b.raws[i-b.lead])
+		for k := 0; k < len(parts) && j >= len(parts[k]); k++ {
+			j -= len(parts[k])
+			item++
 		}
 	}
 	return fmt.Sprintf("input item %d", item)
@@ -749,26 +724,20 @@ func (h *respHistory) rewrite(orig processor.Message, raw []byte, m processor.Me
 		out, err := patch(raw, v, "output")
 		return out, err == nil
 	}
-	items, err := valuesOf(raw)
+	items, parts, err := runParts(raw)
 	if err != nil {
 		return nil, false
 	}
-	scratch := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
 	vals := make([][]byte, 0, len(items))
 	kept := make([]span, 0, len(items))
 	anchored, pos := false, 0
-	for _, it := range items {
-		iraw := raw[it.start:it.end]
-		read, request, err := scratch.read(iraw)
-		if err != nil || request {
-			return nil, false
-		}
-		was := read.Parts
+	for k, it := range items {
+		was := parts[k]
 		if pos+len(was) > len(m.Parts) {
 			continue // dropped
 		}
 		now := m.Parts[pos : pos+len(was)]
-		v, ok := patchItem(iraw, was, now, &anchored)
+		v, ok := patchItem(raw[it.start:it.end], was, now, &anchored)
 		if !ok {
 			continue // dropped
 		}
@@ -782,6 +751,25 @@ func (h *respHistory) rewrite(orig processor.Message, raw []byte, m processor.Me
 		return spliceAll(raw, kept, vals), true
 	}
 	return bytes.Join(vals, []byte(",")), true
+}
+
+// runParts returns the items of a response of several, raw, as Parse kept
+// it, and the parts each was read as.
+func runParts(raw []byte) ([]span, [][]processor.Part, error) {
+	items, err := valuesOf(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	scratch := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
+	parts := make([][]processor.Part, len(items))
+	for k, it := range items {
+		m, request, err := scratch.read(raw[it.start:it.end])
+		if err != nil || request {
+			return nil, nil, fmt.Errorf("%w: item %d is not of a response", errPatch, k)
+		}
+		parts[k] = m.Parts
+	}
+	return items, parts, nil
 }
 
 // patchItem returns an item of a response, read as the parts was, written

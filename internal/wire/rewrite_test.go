@@ -183,7 +183,7 @@ func TestRewriteKeeps(t *testing.T) {
 			if b.same(out) {
 				t.Fatal("the edit changed nothing")
 			}
-			got, err := b.With(out)
+			got, err := with(b, out)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,6 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,15 +110,6 @@ func Family(path string) Codec {
 		}
 	}
 	return nil
-}
-
-// Codecs returns the package's codecs.
-func Codecs() []Codec {
-	out := make([]Codec, len(codecs))
-	for i, c := range codecs {
-		out[i] = c.codec
-	}
-	return out
 }
 
 // ForPath returns the codec of POST requests to path (a path ending in
@@ -212,36 +202,20 @@ func at(i, j int, err error) error { return &processor.HistoryError{Index: i, Pa
 // Codec returns the codec that read the body.
 func (b *Body) Codec() Codec { return b.codec }
 
-// Parse reads a Chat Completions request body (Chat.Parse).
-func Parse(data []byte) (*Body, error) {
-	return Chat.Parse(data)
-}
-
-// With returns the body with out in place of its messages: each message of
-// out equal to one of the body's (processor.Equal) is written as the bytes
-// the client sent; one that is a message of the body changed (a tool
-// output trimmed or cleared, a message joined to another) as the bytes the
-// client sent with only what changed replaced, so that what the message
-// model does not hold (ids, status, annotations, cache_control, citations,
-// keys abridge does not know, their order) is kept; the others are encoded
+// Buffers returns the body with out in place of its messages, as pieces
+// to send one after the other (net.Buffers writes them with one system
+// call where it can), most of them slices of the body as received, which
+// must not change while they are in use. Each message of out equal to one
+// of the body's (processor.Equal) is written as the bytes the client
+// sent; one that is a message of the body changed (a tool output trimmed
+// or cleared, a message joined to another) as the bytes the client sent
+// with only what changed replaced, so that what the message model does
+// not hold (ids, status, annotations, cache_control, citations, keys
+// abridge does not know, their order) is kept; the others are encoded
 // anew by the codec. Every byte outside the history (and the system
-// prompt's field, where the API has one) is kept. When out is the body's messages, unchanged and in order, the
-// body itself is returned. out is read-only.
-func (b *Body) With(out []processor.Message) ([]byte, error) {
-	bufs, err := b.Buffers(out)
-	if err != nil {
-		return nil, err
-	}
-	if len(bufs) == 1 {
-		return bufs[0], nil
-	}
-	return bytes.Join(bufs, nil), nil
-}
-
-// Buffers is [Body.With] without the copy: the new body as pieces to send
-// one after the other (net.Buffers writes them with one system call where
-// it can), most of them slices of the body as received, which must not
-// change while they are in use.
+// prompt's field, where the API has one) is kept. When out is the body's
+// messages, unchanged and in order, the body itself is the one piece. out
+// is read-only.
 func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 	if !b.same(out) {
 		out = b.hist.fit(out)

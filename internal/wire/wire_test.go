@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -19,8 +20,15 @@ const body = `{"model":"gpt-x", "temperature":0.2,"messages" : [
  {"role":"tool","tool_call_id":"c1","content":"a.go\nb.go"}
 ], "tools":[{"type":"function","function":{"name":"ls","parameters":{"type":"object"}}}], "stream": true, "x_unknown": {"keep":"me"}}`
 
+// with returns the body b written with out in place of its messages
+// (Buffers, joined).
+func with(b *Body, out []processor.Message) ([]byte, error) {
+	bufs, err := b.Buffers(out)
+	return bytes.Join(bufs, nil), err
+}
+
 func TestParse(t *testing.T) {
-	b, err := Parse([]byte(body))
+	b, err := Chat.Parse([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +43,7 @@ func TestParse(t *testing.T) {
 		t.Errorf("model %q stream %v", b.Model, b.Stream)
 	}
 	// The same messages back: the same body, byte for byte.
-	same, err := b.With(b.Messages)
+	same, err := with(b, b.Messages)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +52,7 @@ func TestParse(t *testing.T) {
 	}
 	// Fewer, one new: everything but the messages kept.
 	out := []processor.Message{b.Messages[0], processor.UserMessage("New."), b.Messages[2], b.Messages[3]}
-	got, err := b.With(out)
+	got, err := with(b, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,12 +82,12 @@ func TestParseErrors(t *testing.T) {
 		{`{"messages":[{"role":"tool","content":"x"}]}`, ErrBadMessage},
 		{`{"messages":[{"content":"x"}]}`, ErrBadMessage},
 	} {
-		if _, err := Parse([]byte(tc.body)); !errors.Is(err, tc.want) {
+		if _, err := Chat.Parse([]byte(tc.body)); !errors.Is(err, tc.want) {
 			t.Errorf("Parse(%q) error %v, want %v", tc.body, err, tc.want)
 		}
 	}
 	// An empty array says it is empty, not missing.
-	if _, err := Parse([]byte(`{"messages": []}`)); err == nil || !strings.Contains(err.Error(), "empty") {
+	if _, err := Chat.Parse([]byte(`{"messages": []}`)); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Errorf(`Parse of "messages": [] error %v, want one saying it is empty`, err)
 	}
 }
@@ -150,7 +158,7 @@ func TestMeasure(t *testing.T) {
 		case tc.tokens >= 0 && (err != nil || got != tc.tokens):
 			t.Errorf("Measure(%q) = %d, %v; want %d", tc.body, got, err, tc.tokens)
 		}
-		if _, perr := Parse([]byte(tc.body)); errors.Is(perr, ErrNotJSON) != (tc.tokens < 0) {
+		if _, perr := Chat.Parse([]byte(tc.body)); errors.Is(perr, ErrNotJSON) != (tc.tokens < 0) {
 			t.Errorf("Parse(%q): %v, but Measure: %v", tc.body, perr, err)
 		}
 	}
