@@ -10,9 +10,9 @@
 //
 // A request abridge cannot process (not JSON, no messages, an invalid
 // history, too large, a path a decoding server would resolve elsewhere, a
-// body that does not arrive in time or finds no room under the bound on
-// the bodies held at once) is answered with an OpenAI-shaped error and
-// sent nowhere; a summarizer that fails never fails the request (the window
+// body that does not arrive in time, or that finds no room under the
+// bound on the memory bodies and their processing take at once) is
+// answered with an error in its API's shape and sent nowhere; a summarizer that fails never fails the request (the window
 // falls back to its digest). Mount the handler on a server of your own, or
 // run abridge serve, which adds /healthz, /metrics, the summary store on
 // the session database and a graceful shutdown.
