@@ -16,7 +16,7 @@ import (
 // 120-message tool-using conversation in each API ("keys": the one hash
 // of its history; "keys+anchor": that, the lookup and the response's new
 // usage),
-// beside decoding the same request with no cache ("decode"):
+// beside decoding the same request ("decode"):
 //
 //	go test ./openaimw -run '^$' -bench BenchmarkAnchor -benchmem -count 6
 func BenchmarkAnchor(b *testing.B) {
@@ -28,7 +28,7 @@ func BenchmarkAnchor(b *testing.B) {
 		}
 		data := bodies.Body(len(msgs), false)
 		codec := wire.ForPath("/v1" + openaitest.APIPath(api))
-		body, err := codec.Parse(data)
+		body, err := codec.Parse(data, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func BenchmarkAnchor(b *testing.B) {
 		b.Run(api+"/decode", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if _, err := codec.Parse(data); err != nil {
+				if _, err := codec.Parse(data, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

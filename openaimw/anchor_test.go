@@ -45,7 +45,7 @@ func (u *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	b, err := codec.Parse(data)
+	b, err := codec.Parse(data, nil)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -159,7 +159,7 @@ func sdkSend(t *testing.T, api, url string, mw openaimw.Middleware, body []byte,
 // codec of api reads it.
 func heuristic(t *testing.T, api string, body []byte) int {
 	t.Helper()
-	b, err := wire.ForPath("/v1" + openaitest.APIPath(api)).Parse(body)
+	b, err := wire.ForPath("/v1"+openaitest.APIPath(api)).Parse(body, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestTokenTriggerAnchored(t *testing.T) {
 // parse returns the messages of a body in api.
 func parse(t *testing.T, api string, body []byte) []processor.Message {
 	t.Helper()
-	b, err := wire.ForPath("/v1" + openaitest.APIPath(api)).Parse(body)
+	b, err := wire.ForPath("/v1"+openaitest.APIPath(api)).Parse(body, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func opaqueRaws(h []processor.Message) []string {
 // but history's byte-identical, and the given raw items in it unchanged.
 func checkForwarded(t *testing.T, codec wire.Codec, sent, got []byte, history, kept []string) {
 	t.Helper()
-	b, err := codec.Parse(got)
+	b, err := codec.Parse(got, nil)
 	if err != nil {
 		t.Fatalf("upstream received a body %s cannot read: %v", codec.API(), err)
 	}
@@ -155,7 +155,7 @@ func TestResponsesNew(t *testing.T) {
 	if len(up.bodies) != 1 {
 		t.Fatalf("upstream got %d requests, want 1", len(up.bodies))
 	}
-	in, err := wire.Responses.Parse(sent)
+	in, err := wire.Responses.Parse(sent, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestAnthropicMessages(t *testing.T) {
 			if len(up.bodies) != tc.want {
 				t.Fatalf("upstream got %d requests, want %d", len(up.bodies), tc.want)
 			}
-			in, err := wire.Messages.Parse(sent)
+			in, err := wire.Messages.Parse(sent, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -357,20 +357,27 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("abridge: read request body: %w", err)
 	}
-	// The body is checked and measured, then the memory its processing
-	// takes is reserved, and only then is it decoded.
-	tokens, err := wire.Measure(data)
-	if err != nil {
-		return m.reject(ctx, req, codec, nil, err), nil
-	}
+	// The body is checked and its tokens counted, then the memory its
+	// processing takes is reserved, and only then is it decoded.
+	release := func() {}
+	defer func() { release() }()
+	var reserve func(int) error
+	var reserved error
 	if m.reserve != nil {
-		release, err := m.reserve(ctx, ProcessingMemory(len(data), tokens))
-		if err != nil {
-			return nil, fmt.Errorf("abridge: %w", err)
+		reserve = func(tokens int) error {
+			free, err := m.reserve(ctx, ProcessingMemory(len(data), tokens))
+			if err != nil {
+				reserved = err
+				return err
+			}
+			release = free
+			return nil
 		}
-		defer release()
 	}
-	body, err := codec.Parse(data)
+	body, err := codec.Parse(data, reserve)
+	if reserved != nil {
+		return nil, fmt.Errorf("abridge: %w", reserved)
+	}
 	if err != nil {
 		return m.reject(ctx, req, codec, body, err), nil
 	}
@@ -437,7 +444,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err != nil || !overflow {
 		return resp, err
 	}
-	return m.retry(ctx, req, header, body, out, prefill, track, resp, next)
+	return m.retry(ctx, req, header, codec, body, out, prefill, track, resp, next)
 }
 
 // sentRequest is what the middleware sent for a request: the history's
@@ -477,8 +484,7 @@ func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, co
 // retry compacts out after the provider answered resp, a context
 // overflow, and sends the request (out, then prefill) once more when that
 // made it smaller; otherwise it returns resp.
-func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, body *wire.Body, out, prefill []processor.Message, first *sentRequest, resp *http.Response, next Next) (*http.Response, error) {
-	codec := body.Codec()
+func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, body *wire.Body, out, prefill []processor.Message, first *sentRequest, resp *http.Response, next Next) (*http.Response, error) {
 	ev := Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
 		MessagesBefore: len(out), TokensBefore: processor.ContentTokens(out)}
 	start := time.Now()

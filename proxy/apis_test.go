@@ -160,11 +160,11 @@ func TestResponsesAndMessages(t *testing.T) {
 			t.Fatalf("%s upstream got %q", tc.codec.API(), tc.up.paths)
 		}
 		got := tc.up.bodies[0]
-		in, err := tc.codec.Parse(tc.sent)
+		in, err := tc.codec.Parse(tc.sent, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := tc.codec.Parse(got)
+		b, err := tc.codec.Parse(got, nil)
 		if err != nil {
 			t.Fatalf("%s upstream got a body it cannot read: %v", tc.codec.API(), err)
 		}

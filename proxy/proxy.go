@@ -12,10 +12,11 @@
 // history, too large, a path a decoding server would resolve elsewhere, a
 // body that does not arrive in time, or that finds no room under the
 // bound on the memory bodies and their processing take at once) is
-// answered with an error in its API's shape and sent nowhere; a summarizer that fails never fails the request (the window
-// falls back to its digest). Mount the handler on a server of your own, or
-// run abridge serve, which adds /healthz, /metrics, the summary store on
-// the session database and a graceful shutdown.
+// answered with an error in its API's shape and sent nowhere; a
+// summarizer that fails never fails the request (the window falls back to
+// its digest). Mount the handler on a server of your own, or run abridge
+// serve, which adds /healthz, /metrics, the summary store on the session
+// database and a graceful shutdown.
 package proxy
 
 import (
@@ -309,7 +310,7 @@ const (
 	CodeInvalidPath     = "invalid_path"         // 400: see checkPath
 	CodeTooLarge        = "request_too_large"    // 413: a body over MaxBodyBytes, or whose processing would not fit in BodyMemory
 	CodeRequestTimeout  = "request_timeout"      // 408: a body not received before BodyTimeout
-	CodeBusy            = "server_busy"          // 503: no room under BodyMemory before the body's deadline
+	CodeBusy            = "server_busy"          // 503: no room under BodyMemory: before the body's deadline, or at once for a request holding some
 	CodeUpstreamTimeout = "upstream_timeout"     // 504: no complete answer within Timeout
 	CodeProcessTimeout  = "processing_timeout"   // 504: Timeout passed before abridge had sent the request
 	CodeUnreachable     = "upstream_unreachable" // 502: no answer from the upstream

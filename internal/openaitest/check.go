@@ -105,11 +105,11 @@ func CheckForwardedAPI(codec wire.Codec, sent, got []byte, trim processor.Proces
 		return Forwarded{}, fmt.Errorf("body outside %s differs at byte %d: client %q, upstream %q",
 			key, i, around(sentRest, i), around(gotRest, i))
 	}
-	sb, err := codec.Parse(sent)
+	sb, err := codec.Parse(sent, nil)
 	if err != nil {
 		return Forwarded{}, fmt.Errorf("client's body: %w", err)
 	}
-	gb, err := codec.Parse(got)
+	gb, err := codec.Parse(got, nil)
 	if err != nil {
 		return Forwarded{}, fmt.Errorf("upstream's body: %w", err)
 	}

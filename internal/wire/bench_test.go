@@ -23,12 +23,12 @@ func BenchmarkParse(b *testing.B) {
 	b.Run("wire.Parse", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := Chat.Parse(data); err != nil {
+			if _, err := Chat.Parse(data, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	body, err := Chat.Parse(data)
+	body, err := Chat.Parse(data, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func BenchmarkCodecs(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		body, err := c.Parse(data)
+		body, err := c.Parse(data, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func BenchmarkCodecs(b *testing.B) {
 		b.Run(c.API()+"/Parse", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				if _, err := c.Parse(data); err != nil {
+				if _, err := c.Parse(data, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

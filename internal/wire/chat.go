@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/abridge-go/abridge/internal/apierror"
@@ -17,15 +16,10 @@ import (
 
 // Chat is the codec of OpenAI Chat Completions (POST …/chat/completions):
 // the history is the body's "messages", one message of the model per
-// message of the body; the system prompt is one of them. Messages read as
-// package model reads them: a system or developer message is a request of
-// one [processor.SystemPrompt] (text parts joined by newlines), a user
-// message one of a [processor.UserPrompt] (its non-text parts kept whole
-// in UserContent.Data), a tool message one of a [processor.ToolReturn]
-// named from its call, and an assistant message a response of its
-// reasoning_content (a [processor.Thinking]), texts and tool calls, its
-// refusal and name in its metadata. A message written anew is written as
-// package model writes it.
+// message of the body, the system prompt among them, read and written as
+// package model reads and writes them (a user message's non-text parts
+// kept whole in UserContent.Data, a tool message named from its call, an
+// assistant message's reasoning_content a [processor.Thinking]).
 var Chat Codec = chat{}
 
 type chat struct{}
@@ -36,7 +30,7 @@ func (chat) API() string { return "chat" }
 // chatMessage is what the codec reads of a message.
 type chatMessage struct {
 	Role             string         `json:"role"`
-	Content          jsontext.Value `json:"content"`
+	Content          textOrRaw      `json:"content"`
 	Name             string         `json:"name"`
 	Refusal          string         `json:"refusal"`
 	ToolCallID       string         `json:"tool_call_id"`
@@ -55,35 +49,17 @@ type chatFunction struct {
 	Arguments string `json:"arguments"`
 }
 
-// chatPart is a part of a message's content.
-type chatPart struct {
-	Type    string  `json:"type"`
-	Text    *string `json:"text"`
-	Refusal *string `json:"refusal"`
-}
-
 // Parse reads a Chat Completions request body.
-func (chat) Parse(data []byte) (*Body, error) {
-	fs, err := topFields(data, "messages", "model", "stream")
+func (chat) Parse(data []byte, reserve func(tokens int) error) (*Body, error) {
+	b, f, err := parseTop(data, Chat, chatHistory{}, reserve, "messages")
 	if err != nil {
 		return nil, err
 	}
-	b := &Body{data: data, codec: Chat, hist: chatHistory{}}
-	b.header(fs)
-	v, ok := fs["messages"]
-	if !ok {
-		return nil, fmt.Errorf(`%w: no "messages" field`, ErrNoMessages)
-	}
-	b.start, b.end = v.start, v.end
-	items, err := elements(data, v)
-	if err != nil {
-		return nil, fmt.Errorf(`%w: "messages" is not an array: %w`, ErrNoMessages, err)
-	}
-	if len(items) == 0 {
-		return nil, fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
+	items := f.items
+	if items == nil {
+		return nil, fmt.Errorf(`%w: "messages" is not an array`, ErrNoMessages)
 	}
 	b.Messages = make([]processor.Message, 0, len(items))
-	b.raws = make([]json.RawMessage, 0, len(items))
 	calls := map[string]string{} // the name of each call, by ID
 	for i, it := range items {
 		raw := data[it.start:it.end]
@@ -124,7 +100,7 @@ func readChat(raw []byte, calls map[string]string) (processor.Message, error) {
 			return processor.Message{}, err
 		}
 		r := processor.ToolReturn{ToolCallID: m.ToolCallID, ToolName: calls[m.ToolCallID]}
-		if m.Content[0] == '"' {
+		if m.Content.isText {
 			r.Content = text[0]
 		} else {
 			r.Contents = text
@@ -144,15 +120,13 @@ func readChat(raw []byte, calls map[string]string) (processor.Message, error) {
 
 // chatText reads the content of a system, developer or tool message: a
 // string (one text) or an array of text parts.
-func chatText(role string, content jsontext.Value) ([]string, error) {
-	switch content.Kind() {
+func chatText(role string, content textOrRaw) ([]string, error) {
+	switch content.kind() {
 	case '"':
-		var s string
-		err := jsonv2.Unmarshal(content, &s)
-		return []string{s}, err
+		return []string{content.text}, nil
 	case '[':
-		var parts []chatPart
-		if err := jsonv2.Unmarshal(content, &parts); err != nil {
+		var parts []partFields
+		if err := unmarshal(content.raw, &parts); err != nil {
 			return nil, fmt.Errorf("content: %w", err)
 		}
 		texts := make([]string, len(parts))
@@ -171,29 +145,26 @@ func chatText(role string, content jsontext.Value) ([]string, error) {
 
 // chatUser reads the content of a user message: a string, or parts (a
 // text part plain, any other kept whole in Data).
-func chatUser(content jsontext.Value) (processor.UserPrompt, error) {
+func chatUser(c textOrRaw) (processor.UserPrompt, error) {
 	var p processor.UserPrompt
-	switch content.Kind() {
+	switch c.kind() {
 	case '"':
-		err := jsonv2.Unmarshal(content, &p.Content)
-		return p, err
+		p.Content = c.text
+		return p, nil
 	case 0, 'n':
 		return p, errors.New("user message without content")
 	case '[':
 	default:
 		return p, errors.New("user content is not a string or an array")
 	}
-	var raws []jsontext.Value
-	if err := jsonv2.Unmarshal(content, &raws); err != nil {
-		return p, fmt.Errorf("content: %w", err)
+	_, raws, _, err := content(c)
+	if err != nil {
+		return p, err
 	}
 	p.Contents = make([]processor.UserContent, 0, len(raws))
 	for k, raw := range raws {
-		var part chatPart
-		if raw.Kind() != '{' {
-			return p, fmt.Errorf("user content %d is not a JSON object", k)
-		}
-		if err := jsonv2.Unmarshal(raw, &part); err != nil {
+		var part partFields
+		if err := unmarshal(raw, &part); err != nil {
 			return p, fmt.Errorf("user content %d: %w", k, err)
 		}
 		switch {
@@ -216,20 +187,16 @@ func chatAssistant(m *chatMessage) (processor.Message, error) {
 	out := processor.Message{Kind: processor.Response}
 	meta := processor.Meta{Name: m.Name, Refusal: m.Refusal}
 	var thought string
-	if m.ReasoningContent.Kind() == '"' && jsonv2.Unmarshal(m.ReasoningContent, &thought) == nil && thought != "" {
+	if m.ReasoningContent.Kind() == '"' && unmarshal(m.ReasoningContent, &thought) == nil && thought != "" {
 		out.Parts = append(out.Parts, processor.Thinking{Content: thought})
 	}
-	switch m.Content.Kind() {
+	switch m.Content.kind() {
 	case 0, 'n':
 	case '"':
-		var s string
-		if err := jsonv2.Unmarshal(m.Content, &s); err != nil {
-			return out, err
-		}
-		out.Parts = append(out.Parts, processor.Text{Content: s})
+		out.Parts = append(out.Parts, processor.Text{Content: m.Content.text})
 	case '[':
-		var parts []chatPart
-		if err := jsonv2.Unmarshal(m.Content, &parts); err != nil {
+		var parts []partFields
+		if err := unmarshal(m.Content.raw, &parts); err != nil {
 			return out, fmt.Errorf("content: %w", err)
 		}
 		var refusals []string

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,20 +16,24 @@ import (
 	"github.com/abridge-go/abridge/processor"
 )
 
-// Bodies are read with jsontext, which refuses what is not JSON, invalid
-// UTF-8 and an object naming a member twice, at every level: a reader
-// taking the first of two "messages" and one taking the last would see
-// different requests. Messages, items and blocks are decoded with
-// encoding/json/v2 (go-json-experiment/json), which refuses the same and
-// matches keys as they are written, as the providers do.
-
 // span is a JSON value's byte range in a body.
 type span struct{ start, end int }
 
 // decoder returns a jsontext decoder reading data where it is (a
 // bytes.Buffer is read without a copy and never written to).
-func decoder(data []byte) *jsontext.Decoder {
-	return jsontext.NewDecoder(bytes.NewBuffer(data))
+func decoder(data []byte, opts ...jsontext.Options) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewBuffer(data), opts...)
+}
+
+// checked is the decoding of a part of a body topFields read whole: what
+// it checked (valid UTF-8, no member named twice) is not checked again.
+func checked() jsontext.Options {
+	return jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+}
+
+// unmarshal decodes raw, a part of a body topFields read whole, into v.
+func unmarshal(raw []byte, v any) error {
+	return jsonv2.Unmarshal(raw, v, checked())
 }
 
 // notJSON wraps what jsontext said of a body that is not one JSON object.
@@ -39,91 +44,194 @@ func notJSON(err error) error {
 	return fmt.Errorf("%w: %w", ErrNotJSON, err)
 }
 
-// topFields reads data, a whole body, as one JSON object and returns the
-// byte range of the value of each key of want found in it.
-func topFields(data []byte, want ...string) (map[string]span, error) {
+// fields is what readObject found of an object: the byte range of the
+// value of each key it was asked for and, when the value of its list key
+// is an array, the byte ranges of the array's elements (nil else) and,
+// when it counted them, the JSON tokens they hold, the ends of objects
+// and arrays apart.
+type fields struct {
+	spans  map[string]span
+	items  []span
+	tokens int
+}
+
+// topFields reads data, a whole body, as one JSON object (checking it:
+// else an error wrapping ErrNotJSON), and returns what readObject finds
+// of it, the tokens of the list counted, and one for each other value
+// found.
+func topFields(data []byte, list string, want ...string) (fields, error) {
 	dec := decoder(data)
-	tok, err := dec.ReadToken()
+	if k := dec.PeekKind(); k != '{' {
+		if _, err := dec.ReadToken(); err != nil {
+			return fields{}, notJSON(err)
+		}
+		return fields{}, fmt.Errorf("%w: it is %s", ErrNotJSON, kindName(k))
+	}
+	f, err := readObject(dec, true, list, want...)
 	if err != nil {
-		return nil, notJSON(err)
+		return fields{}, notJSON(err)
 	}
-	if tok.Kind() != '{' {
-		return nil, fmt.Errorf("%w: it is %s", ErrNotJSON, kindName(tok.Kind()))
+	if end := dec.InputOffset(); !errors.Is(dec.SkipValue(), io.EOF) {
+		return fields{}, fmt.Errorf("%w: bytes after the object, from offset %d", ErrNotJSON, end)
 	}
-	found := map[string]span{}
+	f.tokens += len(f.spans)
+	return f, nil
+}
+
+// parseTop starts the Parse of codec: it reads data's top level (see
+// topFields: the history's field list, the fields want, "model" and
+// "stream"), gives reserve the tokens counted, and returns a Body with
+// its model, stream and, when the history's field is an array, its range
+// and elements (an error when it is empty, or missing and needed).
+func parseTop(data []byte, codec Codec, hist history, reserve func(int) error, list string, want ...string) (*Body, fields, error) {
+	f, err := topFields(data, list, append(want, "model", "stream")...)
+	if err != nil {
+		return nil, f, err
+	}
+	if reserve != nil {
+		if err := reserve(f.tokens); err != nil {
+			return nil, f, err
+		}
+	}
+	b := &Body{data: data, codec: codec, hist: hist}
+	b.header(f.spans)
+	v, ok := f.spans[list]
+	switch {
+	case !ok:
+		return nil, f, fmt.Errorf(`%w: no %q field`, ErrNoMessages, list)
+	case f.items != nil && len(f.items) == 0:
+		return nil, f, fmt.Errorf(`%w: %q is empty`, ErrNoMessages, list)
+	}
+	b.start, b.end = v.start, v.end
+	b.raws = make([]json.RawMessage, 0, len(f.items))
+	return b, f, nil
+}
+
+// readObject reads the object at dec's position: see fields. count tells
+// whether to count the tokens of the list's elements.
+func readObject(dec *jsontext.Decoder, count bool, list string, want ...string) (fields, error) {
+	f := fields{spans: map[string]span{}}
+	if _, err := dec.ReadToken(); err != nil {
+		return f, err
+	}
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()
 		if err != nil {
-			return nil, notJSON(err)
+			return f, err
 		}
-		if key := name.String(); slices.Contains(want, key) {
-			v, err := dec.ReadValue()
-			if err != nil {
-				return nil, notJSON(err)
-			}
-			end := int(dec.InputOffset())
-			found[key] = span{end - len(v), end}
-		} else if err := dec.SkipValue(); err != nil {
-			return nil, notJSON(err)
+		key := name.String()
+		var v span
+		switch {
+		case key == list && dec.PeekKind() == '[':
+			v, f.items, f.tokens, err = arrayElements(dec, count)
+		case key == list || slices.Contains(want, key):
+			var raw jsontext.Value
+			raw, err = dec.ReadValue()
+			v.end = int(dec.InputOffset())
+			v.start = v.end - len(raw)
+		default:
+			err = dec.SkipValue()
+		}
+		if err != nil {
+			return f, err
+		}
+		if key == list || slices.Contains(want, key) {
+			f.spans[key] = v
 		}
 	}
-	if _, err := dec.ReadToken(); err != nil { // the closing brace
-		return nil, notJSON(err)
-	}
-	if end := dec.InputOffset(); !errors.Is(dec.SkipValue(), io.EOF) {
-		return nil, fmt.Errorf("%w: bytes after the object, from offset %d", ErrNotJSON, end)
-	}
-	return found, nil
+	_, err := dec.ReadToken() // the closing brace
+	return f, err
 }
 
-// Measure checks that data is one JSON object, as Parse does (valid UTF-8,
-// no member named twice, nothing after it: else an error wrapping
-// ErrNotJSON), and returns the number of JSON tokens it holds, the ends
-// of objects and arrays apart: strings (member names included), numbers,
-// literals, and the starts of objects and arrays. It decodes nothing: a
-// host can bound what decoding the body will cost in memory, which grows
-// with that number, before it decodes it.
-func Measure(data []byte) (int, error) {
-	dec := decoder(data)
-	tokens := 0
-	for {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return 0, notJSON(err)
-		}
-		switch k := tok.Kind(); {
-		case tokens == 0 && k != '{':
-			return 0, fmt.Errorf("%w: it is %s", ErrNotJSON, kindName(k))
-		case k != '}' && k != ']':
+// arrayElements reads the array at dec's position: its byte range, those
+// of its elements and, when count is set, the tokens they hold.
+func arrayElements(dec *jsontext.Decoder, count bool) (v span, items []span, tokens int, err error) {
+	if _, err := dec.ReadToken(); err != nil {
+		return v, nil, 0, err
+	}
+	v.start = int(dec.InputOffset()) - 1
+	depth := dec.StackDepth()
+	items = []span{}
+	for dec.PeekKind() != ']' {
+		var e span
+		if k := dec.PeekKind(); count && (k == '{' || k == '[') {
+			// Token by token, to the end of the element.
+			for first := true; first || dec.StackDepth() > depth; first = false {
+				tok, err := dec.ReadToken()
+				if err != nil {
+					return v, nil, 0, err
+				}
+				if first {
+					e.start = int(dec.InputOffset()) - 1
+				}
+				if k := tok.Kind(); k != '}' && k != ']' {
+					tokens++
+				}
+			}
+			e.end = int(dec.InputOffset())
+		} else {
+			raw, err := dec.ReadValue()
+			if err != nil {
+				return v, nil, 0, err
+			}
+			e.end = int(dec.InputOffset())
+			e.start = e.end - len(raw)
 			tokens++
 		}
-		if dec.StackDepth() == 0 {
-			break
-		}
+		items = append(items, e)
 	}
-	if end := dec.InputOffset(); !errors.Is(dec.SkipValue(), io.EOF) {
-		return 0, fmt.Errorf("%w: bytes after the object, from offset %d", ErrNotJSON, end)
+	if _, err := dec.ReadToken(); err != nil {
+		return v, nil, 0, err
 	}
-	return tokens, nil
+	v.end = int(dec.InputOffset())
+	return v, items, tokens, nil
 }
 
 // elements returns the byte ranges of the values of the JSON array at v
 // in data.
 func elements(data []byte, v span) ([]span, error) {
 	dec := decoder(data[v.start:v.end])
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+	if dec.PeekKind() != '[' {
 		return nil, errors.New("not an array")
 	}
-	var out []span
-	for dec.PeekKind() != ']' {
-		raw, err := dec.ReadValue()
-		if err != nil {
-			return nil, err
-		}
-		end := v.start + int(dec.InputOffset())
-		out = append(out, span{end - len(raw), end})
+	_, items, _, err := arrayElements(dec, false)
+	for i := range items {
+		items[i].start += v.start
+		items[i].end += v.start
 	}
-	return out, nil
+	return items, err
+}
+
+// textOrRaw is a field most often a string (a content, a tool output): a
+// string is decoded as it is read, anything else kept as its JSON
+// (encoding/json/v2 calls UnmarshalJSONFrom), nil when the field is
+// absent.
+type textOrRaw struct {
+	text   string
+	isText bool
+	raw    jsontext.Value
+}
+
+// UnmarshalJSONFrom reads the field's value.
+func (t *textOrRaw) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '"' {
+		v, err := dec.ReadValue()
+		t.raw = bytes.Clone(v) // valid until the next read only
+		return err
+	}
+	tok, err := dec.ReadToken()
+	if err == nil {
+		t.text, t.isText = tok.String(), true
+	}
+	return err
+}
+
+// kind returns the kind of the field's value, 0 when it is absent.
+func (t textOrRaw) kind() jsontext.Kind {
+	if t.isText {
+		return '"'
+	}
+	return t.raw.Kind()
 }
 
 // decodeObject decodes raw, a message or an item, into v, or says it is
@@ -132,14 +240,14 @@ func decodeObject(raw []byte, v any) error {
 	if k := jsontext.Value(raw).Kind(); k != '{' {
 		return fmt.Errorf("%s, not an object", kindName(k))
 	}
-	return jsonv2.Unmarshal(raw, v)
+	return unmarshal(raw, v)
 }
 
 // stringValue returns the text of the JSON string at v, or ok false when
 // the value is not a string.
 func stringValue(data []byte, v span) (string, bool) {
 	var s string
-	if v.start >= v.end || data[v.start] != '"' || jsonv2.Unmarshal(data[v.start:v.end], &s) != nil {
+	if v.start >= v.end || data[v.start] != '"' || unmarshal(data[v.start:v.end], &s) != nil {
 		return "", false
 	}
 	return s, true
@@ -174,9 +282,10 @@ type textPart struct {
 	Text string `json:"text"`
 }
 
-// appendString appends s as a JSON string.
+// appendString appends s as a JSON string (invalid UTF-8 replaced by
+// U+FFFD).
 func appendString(dst []byte, s string) []byte {
-	out, _ := appendJSON(dst, s) // a string always encodes
+	out, _ := jsontext.AppendQuote(dst, s)
 	return out
 }
 
@@ -229,10 +338,5 @@ func readUsage(data []byte) *usageFields {
 	if json.Unmarshal(data, &r) != nil {
 		return nil
 	}
-	for _, u := range []*usageFields{r.Usage, r.Response.Usage, r.Message.Usage} {
-		if u != nil {
-			return u
-		}
-	}
-	return nil
+	return cmp.Or(r.Usage, r.Response.Usage, r.Message.Usage)
 }

@@ -22,7 +22,7 @@ import (
 // itself, and each message written anew reads back the same.
 func checkChat(t *testing.T, data []byte) {
 	t.Helper()
-	b, err := Chat.Parse(data)
+	b, err := Chat.Parse(data, nil)
 	var top map[string]json.RawMessage
 	if json.Unmarshal(data, &top) != nil || !utf8.Valid(data) {
 		if err == nil {
@@ -194,7 +194,7 @@ func FuzzParse(f *testing.F) {
 func TestParseTranscripts(t *testing.T) {
 	for _, path := range allTranscripts(t) {
 		data := requestBody(t, path)
-		if _, err := Chat.Parse(data); err != nil {
+		if _, err := Chat.Parse(data, nil); err != nil {
 			t.Errorf("%s: %v", filepath.Base(path), err)
 		}
 		checkChat(t, data)

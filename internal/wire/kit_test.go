@@ -90,7 +90,7 @@ func TestKit(t *testing.T) {
 
 // parseValid parses data and checks its history is valid.
 func parseValid(c Codec, data []byte) (*Body, error) {
-	b, err := c.Parse(data)
+	b, err := c.Parse(data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func kitOpaqueSurvive(c Codec, data []byte) error {
 				return errors.New("lost after editing message " + strconv.Itoa(i) + ": " + r)
 			}
 		}
-		back, err := c.Parse(got)
+		back, err := c.Parse(got, nil)
 		if err != nil {
 			return err
 		}
@@ -289,7 +289,7 @@ func kitRewriteKeeps(c Codec, data []byte) error {
 	if err != nil {
 		return err
 	}
-	back, err := c.Parse(got)
+	back, err := c.Parse(got, nil)
 	if err != nil {
 		return errors.New("rewritten body refused: " + err.Error() + "\n" + string(got))
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/abridge-go/abridge/model"
@@ -18,23 +17,15 @@ import (
 
 // Messages is the codec of the Anthropic Messages API (POST …/messages).
 // The history is the body's "messages" after "system", which, when
-// present, is the history's first message, a request of system prompts
-// (one per text block). Each message of the body is one message of the
-// model: a user message a request, an assistant message a response, a
-// message of the role system (Claude Code sends one, its environment,
-// among the messages) a request of system prompts.
-//
-// Blocks: text, image, document and blocks of types abridge does not know
-// in a user message are [processor.UserPrompt] content (all but plain text
-// kept whole, cache_control included); tool_result a
-// [processor.ToolReturn] (is_error and cache_control remembered and
-// written back); tool_use a [processor.ToolCall]; thinking a
-// [processor.Thinking] holding the block whole, signature included; and
-// redacted_thinking and other assistant blocks [processor.Opaque]. Calls
-// and results the processors did not change are written as they came; a
-// message they changed is the message as it came with what changed
-// replaced (a tool_result's content, a text, a call's input; new blocks
-// beside those kept), and so is a changed "system" ([Body.Buffers]).
+// present, is its first message, a request of system prompts (one per
+// text block). Each message is one of the model: a user message a
+// request, an assistant message a response, a system one (Claude Code
+// sends its environment so) a request of system prompts. In a user
+// message, tool_result blocks are [processor.ToolReturn] parts, the
+// others [processor.UserPrompt] content (all but plain text kept whole,
+// cache_control included); in an assistant message, tool_use is a
+// [processor.ToolCall], thinking a [processor.Thinking] holding the block
+// whole, the others [processor.Opaque] parts.
 var Messages Codec = messages{}
 
 type messages struct{}
@@ -44,19 +35,16 @@ const apiMessages = "messages"
 // API returns "messages".
 func (messages) API() string { return apiMessages }
 
-// msgBlock is what the codec reads of a content block.
+// msgBlock is what the codec reads of a block of an assistant message or
+// of the system prompt.
 type msgBlock struct {
 	Type      string         `json:"type"`
 	Text      string         `json:"text"`
 	ID        string         `json:"id"`
 	Name      string         `json:"name"`
 	Input     jsontext.Value `json:"input"`
-	ToolUseID string         `json:"tool_use_id"`
-	Content   jsontext.Value `json:"content"`
-	IsError   bool           `json:"is_error"`
 	Thinking  string         `json:"thinking"`
 	Signature string         `json:"signature"`
-	Cache     jsontext.Value `json:"cache_control"`
 }
 
 // msgHistory remembers the tool_use and tool_result blocks as received,
@@ -74,34 +62,23 @@ type msgKept struct {
 }
 
 // Parse reads a Messages request body.
-func (messages) Parse(data []byte) (*Body, error) {
-	fs, err := topFields(data, "messages", "system", "model", "stream")
+func (messages) Parse(data []byte, reserve func(tokens int) error) (*Body, error) {
+	h := &msgHistory{uses: map[string]msgKept{}, results: map[string]msgKept{}}
+	b, f, err := parseTop(data, Messages, h, reserve, "messages", "system")
 	if err != nil {
 		return nil, err
 	}
-	h := &msgHistory{uses: map[string]msgKept{}, results: map[string]msgKept{}}
-	b := &Body{data: data, codec: Messages, hist: h}
-	b.header(fs)
-	if v, ok := fs["system"]; ok {
-		if m, ok := systemValue(data[v.start:v.end]); ok {
+	items := f.items
+	if items == nil {
+		return nil, fmt.Errorf(`%w: "messages" is not an array`, ErrNoMessages)
+	}
+	if v, ok := f.spans["system"]; ok {
+		if m, ok := systemValue(textOrRaw{raw: data[v.start:v.end]}); ok {
 			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
 			b.Messages = append(b.Messages, m)
 		}
 	}
-	v, ok := fs["messages"]
-	if !ok {
-		return nil, fmt.Errorf(`%w: no "messages"`, ErrNoMessages)
-	}
-	b.start, b.end = v.start, v.end
-	items, err := elements(data, v)
-	if err != nil {
-		return nil, fmt.Errorf(`%w: "messages" is not an array: %w`, ErrNoMessages, err)
-	}
-	if len(items) == 0 {
-		return nil, fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
-	}
 	b.Messages = slices.Grow(b.Messages, len(items))
-	b.raws = make([]json.RawMessage, 0, len(items))
 	for i, it := range items {
 		raw := data[it.start:it.end]
 		m, err := h.read(raw)
@@ -117,8 +94,8 @@ func (messages) Parse(data []byte) (*Body, error) {
 // systemValue reads "system": a string, or text blocks. Anything else
 // (null, an empty string) is no system prompt of the history's, and is
 // left where it is.
-func systemValue(raw []byte) (processor.Message, bool) {
-	s, raws, isText, err := content(raw)
+func systemValue(v textOrRaw) (processor.Message, bool) {
+	s, raws, isText, err := content(v)
 	switch {
 	case err != nil:
 		return processor.Message{}, false
@@ -128,7 +105,7 @@ func systemValue(raw []byte) (processor.Message, bool) {
 	parts := make([]processor.Part, len(raws))
 	for i, raw := range raws {
 		var bl msgBlock
-		if jsonv2.Unmarshal(raw, &bl) != nil || bl.Type != "text" {
+		if unmarshal(raw, &bl) != nil || bl.Type != "text" {
 			return processor.Message{}, false
 		}
 		parts[i] = processor.SystemPrompt{Content: bl.Text}
@@ -138,18 +115,31 @@ func systemValue(raw []byte) (processor.Message, bool) {
 
 // read decodes one message.
 func (h *msgHistory) read(raw []byte) (processor.Message, error) {
-	var m struct {
-		Role    string         `json:"role"`
-		Content jsontext.Value `json:"content"`
+	if k := jsontext.Value(raw).Kind(); k != '{' {
+		return processor.Message{}, fmt.Errorf("%s, not an object", kindName(k))
 	}
-	if err := decodeObject(raw, &m); err != nil {
-		return processor.Message{}, err
-	}
-	s, raws, isText, err := content(m.Content)
+	// The blocks are found where they are in the body, not copied.
+	f, err := readObject(decoder(raw, checked()), false, "content", "role")
 	if err != nil {
 		return processor.Message{}, err
 	}
-	switch m.Role {
+	role, _ := stringValue(raw, f.spans["role"])
+	c := textOrRaw{}
+	if v, ok := f.spans["content"]; ok {
+		c.raw = raw[v.start:v.end]
+	}
+	var s string
+	var raws []jsontext.Value
+	var isText bool
+	if f.items != nil {
+		raws, err = objects(raw, f.items)
+	} else {
+		s, raws, isText, err = content(c)
+	}
+	if err != nil {
+		return processor.Message{}, err
+	}
+	switch role {
 	case roleUser:
 		if isText {
 			return processor.UserMessage(s), nil
@@ -162,12 +152,36 @@ func (h *msgHistory) read(raw []byte) (processor.Message, error) {
 		return h.assistant(raws)
 	case roleSystem:
 		// Claude Code sends one among the messages (its environment).
-		if sys, ok := systemValue(m.Content); ok {
+		if sys, ok := systemValue(c); ok {
 			return sys, nil
 		}
 		return processor.Message{}, fmt.Errorf("a system message that is neither text nor text blocks")
 	}
-	return processor.Message{}, fmt.Errorf("role %q", m.Role)
+	return processor.Message{}, fmt.Errorf("role %q", role)
+}
+
+// userBlock is what the codec reads of a block of a user message: a
+// tool_result's members and a text block's; Other holds the other
+// members.
+type userBlock struct {
+	Type      string         `json:"type"`
+	Text      *string        `json:"text"`
+	ToolUseID *string        `json:"tool_use_id"`
+	Content   textOrRaw      `json:"content"`
+	IsError   *bool          `json:"is_error"`
+	Cache     jsontext.Value `json:"cache_control"`
+	Other     jsontext.Value `json:",embed"`
+}
+
+// content returns a block that is not a tool_result, raw, read as bl (ok
+// false when it could not be): a text block with no other member is
+// plain text, any other is kept whole in Data, with its type.
+func (bl *userBlock) content(raw jsontext.Value, ok bool) processor.UserContent {
+	alone := bl.ToolUseID == nil && bl.Content.kind() == 0 && bl.IsError == nil && bl.Cache == nil && len(bl.Other) == 0
+	if ok && bl.Type == "text" && bl.Text != nil && alone {
+		return processor.UserContent{Type: "text", Text: *bl.Text}
+	}
+	return processor.UserContent{Type: bl.Type, Data: json.RawMessage(raw)}
 }
 
 // user reads a user message's blocks: tool results as tool returns, each
@@ -182,30 +196,28 @@ func (h *msgHistory) user(raws []jsontext.Value) (processor.Message, error) {
 		}
 	}
 	for k, raw := range raws {
-		if stringAt(raw, "type") != "tool_result" {
-			c, _ := plainText(raw, "text")
-			cs = append(cs, c)
+		var bl userBlock
+		err := unmarshal(raw, &bl)
+		if bl.Type != "tool_result" {
+			cs = append(cs, bl.content(raw, err == nil))
 			continue
 		}
-		var bl msgBlock
-		if err := jsonv2.Unmarshal(raw, &bl); err != nil {
+		if err != nil {
 			return processor.Message{}, fmt.Errorf("block %d: %w", k, err)
 		}
 		flush()
-		if bl.ToolUseID == "" {
+		if bl.ToolUseID == nil || *bl.ToolUseID == "" {
 			return processor.Message{}, fmt.Errorf("block %d: tool_result without a tool_use_id", k)
 		}
-		r := processor.ToolReturn{ToolCallID: bl.ToolUseID}
-		switch bl.Content.Kind() {
+		r := processor.ToolReturn{ToolCallID: *bl.ToolUseID}
+		switch bl.Content.kind() {
 		case 0:
 		case '"':
-			if err := jsonv2.Unmarshal(bl.Content, &r.Content); err != nil {
-				return processor.Message{}, fmt.Errorf("block %d: %w", k, err)
-			}
+			r.Content = bl.Content.text
 		default:
-			r.Contents, r.JSON = textBlocks(bl.Content)
+			r.Contents, r.JSON = textBlocks(bl.Content.raw)
 		}
-		h.results[r.ToolCallID] = msgKept{part: r, raw: raw, isError: bl.IsError, cache: json.RawMessage(bl.Cache)}
+		h.results[r.ToolCallID] = msgKept{part: r, raw: raw, isError: bl.IsError != nil && *bl.IsError, cache: json.RawMessage(bl.Cache)}
 		parts = append(parts, r)
 	}
 	flush()
@@ -219,7 +231,7 @@ func (h *msgHistory) user(raws []jsontext.Value) (processor.Message, error) {
 // blocks (a text block with more keys, cache_control or citations, too: a
 // rewrite keeps its keys), else the blocks whole.
 func textBlocks(raw jsontext.Value) ([]string, json.RawMessage) {
-	_, blocks, isText, err := content(raw)
+	_, blocks, isText, err := content(textOrRaw{raw: raw})
 	if err != nil || isText {
 		return nil, json.RawMessage(raw)
 	}
@@ -229,7 +241,7 @@ func textBlocks(raw jsontext.Value) ([]string, json.RawMessage) {
 			Type string  `json:"type"`
 			Text *string `json:"text"`
 		}
-		if jsonv2.Unmarshal(b, &bl) != nil || bl.Type != "text" || bl.Text == nil {
+		if unmarshal(b, &bl) != nil || bl.Type != "text" || bl.Text == nil {
 			return nil, json.RawMessage(raw)
 		}
 		texts = append(texts, *bl.Text)
@@ -242,7 +254,7 @@ func (h *msgHistory) assistant(raws []jsontext.Value) (processor.Message, error)
 	m := processor.Message{Kind: processor.Response}
 	for k, raw := range raws {
 		var bl msgBlock
-		if err := jsonv2.Unmarshal(raw, &bl); err != nil {
+		if err := unmarshal(raw, &bl); err != nil {
 			return m, fmt.Errorf("block %d: %w", k, err)
 		}
 		switch bl.Type {
@@ -392,20 +404,7 @@ func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
 					continue
 				}
 			}
-			var content any = p.Content
-			switch {
-			case len(p.JSON) > 0 && p.JSON[0] == '[':
-				content = p.JSON
-			case p.JSON != nil:
-				content = p.ToolReturnContent()
-			case p.Contents != nil:
-				texts := make([]text, len(p.Contents))
-				for i, c := range p.Contents {
-					texts[i] = text{"text", c}
-				}
-				content = texts
-			}
-			err = add(toolResult{Type: "tool_result", ToolUseID: p.ToolCallID, Content: content, IsError: kept.isError, Cache: kept.cache})
+			err = add(toolResult{Type: "tool_result", ToolUseID: p.ToolCallID, Content: json.RawMessage(resultValue(p)), IsError: kept.isError, Cache: kept.cache})
 		case processor.RetryPrompt:
 			if p.ToolCallID == "" {
 				err = add(text{"text", p.Content})
@@ -477,10 +476,9 @@ var (
 
 // Validate checks the Messages rules: the first message (after the
 // system prompt) is the user's, user and assistant messages alternate
-// (requests in a row are written as one),
-// tool_result blocks come first in their user message, and the thinking
-// blocks of the last assistant turn, when the history ends in its tool
-// loop, are the ones it sent, signatures included.
+// (requests in a row are written as one), tool_result blocks come first
+// in their user message, and the thinking of the last assistant turn,
+// when the history ends in its tool loop, is the one it sent.
 func (messages) Validate(in, out []processor.Message) error {
 	start := 0
 	if len(out) > 0 && systemOnly(out[0]) {

@@ -7,12 +7,6 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 )
 
-// Patching: a message the processors changed goes out as the bytes the
-// client sent with only the changed values replaced, so that what abridge
-// does not model (ids, status, annotations, cache_control, citations,
-// unknown keys) and the order of the keys survive. The values are found
-// with jsontext, as the body was read.
-
 // errPatch: a path that does not lead to a value of the JSON text.
 var errPatch = errors.New("no such value")
 
@@ -49,84 +43,41 @@ func members(raw []byte, v span) ([]member, int, error) {
 	return out, v.start + int(dec.InputOffset()) - 1, nil
 }
 
-// lookup returns the byte range of the value at path in raw, a JSON value:
-// each step of path is a string (an object's key) or an int (an array's
-// index).
-func lookup(raw []byte, path ...any) (span, error) {
-	v := span{0, len(raw)}
-	var err error
-	for k, step := range path {
-		if v, err = child(raw, v, step, k); err != nil {
-			return span{}, err
+// lookup returns the byte range of the value of the member key of raw,
+// a JSON object.
+func lookup(raw []byte, key string) (span, error) {
+	ms, _, err := members(raw, span{0, len(raw)})
+	if err != nil {
+		return span{}, err
+	}
+	for _, m := range ms {
+		if m.name == key {
+			return m.value, nil
 		}
 	}
-	return v, nil
+	return span{}, fmt.Errorf("%w: no key %q", errPatch, key)
 }
 
-// child returns the byte range of the value of the object or array at v
-// that step (the path's k-th) names.
-func child(raw []byte, v span, step any, k int) (span, error) {
-	switch s := step.(type) {
-	case string:
-		ms, _, err := members(raw, v)
-		if err != nil {
-			return span{}, err
-		}
-		for _, m := range ms {
-			if m.name == s {
-				return m.value, nil
-			}
-		}
-		return span{}, fmt.Errorf("%w: no key %q at step %d", errPatch, s, k)
-	case int:
-		es, err := elements(raw, v)
-		if err != nil {
-			return span{}, fmt.Errorf("%w: %w", errPatch, err)
-		}
-		if s < 0 || s >= len(es) {
-			return span{}, fmt.Errorf("%w: index %d of an array of %d", errPatch, s, len(es))
-		}
-		return es[s], nil
-	}
-	return span{}, fmt.Errorf("%w: step %d is a %T", errPatch, k, step)
-}
-
-// patch returns raw, a JSON value, with the value at path (as [lookup]
-// reads it) replaced by value, a JSON value: every other byte is kept.
-// When the last step names a key the object does not have, the member is
-// added at the object's end. raw is not changed.
-func patch(raw []byte, value []byte, path ...any) ([]byte, error) {
-	if len(path) == 0 {
-		return append([]byte(nil), value...), nil
-	}
-	parent, err := lookup(raw, path[:len(path)-1]...)
+// patch returns raw, a JSON object, with the value of its member key
+// replaced by value, a JSON value, or the member added at its end when it
+// has none: every other byte is kept. raw is not changed.
+func patch(raw []byte, value []byte, key string) ([]byte, error) {
+	ms, closing, err := members(raw, span{0, len(raw)})
 	if err != nil {
 		return nil, err
 	}
-	last := path[len(path)-1]
-	if key, isKey := last.(string); isKey {
-		ms, closing, err := members(raw, parent)
-		if err != nil {
-			return nil, err
+	for _, m := range ms {
+		if m.name == key {
+			return splice(raw, m.value, value), nil
 		}
-		for _, m := range ms {
-			if m.name == key {
-				return splice(raw, m.value, value), nil
-			}
-		}
-		// A new member, before the closing brace.
-		add := appendString(nil, key)
-		if len(ms) > 0 {
-			add = append([]byte{','}, add...)
-		}
-		add = append(append(add, ':'), value...)
-		return splice(raw, span{closing, closing}, add), nil
 	}
-	v, err := child(raw, parent, last, len(path)-1)
-	if err != nil {
-		return nil, err
+	// A new member, before the closing brace.
+	add := appendString(nil, key)
+	if len(ms) > 0 {
+		add = append([]byte{','}, add...)
 	}
-	return splice(raw, v, value), nil
+	add = append(append(add, ':'), value...)
+	return splice(raw, span{closing, closing}, add), nil
 }
 
 // splice returns raw with the bytes of v replaced by value, in a new
@@ -167,9 +118,10 @@ func valuesOf(raw []byte) ([]span, error) {
 	return es, nil
 }
 
-// stringAt returns the string at path in raw, or "".
-func stringAt(raw []byte, path ...any) string {
-	v, err := lookup(raw, path...)
+// stringAt returns the string value of the member key of raw, a JSON
+// object, or "".
+func stringAt(raw []byte, key string) string {
+	v, err := lookup(raw, key)
 	if err != nil {
 		return ""
 	}

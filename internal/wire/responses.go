@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/abridge-go/abridge/processor"
@@ -16,24 +15,14 @@ import (
 
 // Responses is the codec of the OpenAI Responses API (POST …/responses).
 // The history is the body's "input" (a string is one user prompt) after
-// "instructions", which, when it is a non-empty string, is the history's
-// first message, a system prompt. Items are grouped into messages so that
-// the processors' rules hold for them:
-//   - a run of items the model wrote (reasoning, assistant messages,
-//     function_call and custom_tool_call, and items of types abridge does
-//     not model that are not outputs) is one response, so a reasoning item
-//     never loses the item after it;
-//   - each user, system or developer message is one request, and so is
-//     each function_call_output and custom_tool_call_output (a tool
-//     return), and each item of an unmodelled type ending in "_output" or
-//     "_response" (an [processor.Opaque] request).
-//
-// Reasoning items become [processor.Thinking] holding the item whole
-// (encrypted_content included), other unmodelled items (item_reference,
-// compaction, hosted tools' calls) [processor.Opaque] parts: both are
-// written back as they came. A changed message is written as its items as
-// they came with what changed replaced (a tool output's "output", an
-// output_text's text, a call's arguments: [Body.Buffers]). A body with
+// "instructions", which, when a non-empty string, is its first message, a
+// system prompt. A run of items the model wrote (reasoning, assistant
+// messages, calls, unmodelled items that are not outputs) is one
+// response, so a reasoning item never loses the item after it; each user,
+// system or developer message, each tool output and each unmodelled item
+// ending in "_output" or "_response" is one request. Reasoning items
+// become [processor.Thinking] holding the item whole, other unmodelled
+// items [processor.Opaque] parts, written back as they came. A body with
 // "previous_response_id" is [Body.Stored]: its history is on the server.
 var Responses Codec = responses{}
 
@@ -58,14 +47,14 @@ const (
 
 // respItem is what the codec reads of an input item.
 type respItem struct {
-	Type      string         `json:"type"`
-	Role      string         `json:"role"`
-	Content   jsontext.Value `json:"content"`
-	CallID    string         `json:"call_id"`
-	Name      string         `json:"name"`
-	Arguments string         `json:"arguments"`
-	Input     string         `json:"input"`
-	Output    jsontext.Value `json:"output"`
+	Type      string    `json:"type"`
+	Role      string    `json:"role"`
+	Content   textOrRaw `json:"content"`
+	CallID    string    `json:"call_id"`
+	Name      string    `json:"name"`
+	Arguments string    `json:"arguments"`
+	Input     string    `json:"input"`
+	Output    textOrRaw `json:"output"`
 	Summary   []struct {
 		Text string `json:"text"`
 	} `json:"summary"`
@@ -94,14 +83,13 @@ type respKept struct {
 }
 
 // Parse reads a Responses request body.
-func (responses) Parse(data []byte) (*Body, error) {
-	fs, err := topFields(data, "input", "instructions", "model", "stream", "previous_response_id")
+func (responses) Parse(data []byte, reserve func(tokens int) error) (*Body, error) {
+	h := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
+	b, f, err := parseTop(data, Responses, h, reserve, "input", "instructions", "previous_response_id")
 	if err != nil {
 		return nil, err
 	}
-	h := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
-	b := &Body{data: data, codec: Responses, hist: h}
-	b.header(fs)
+	fs, items, in := f.spans, f.items, f.spans["input"]
 	if v, ok := fs["previous_response_id"]; ok {
 		id, _ := stringValue(data, v)
 		b.Stored = id != ""
@@ -113,11 +101,6 @@ func (responses) Parse(data []byte) (*Body, error) {
 			b.Messages = append(b.Messages, processor.SystemMessage(s))
 		}
 	}
-	in, ok := fs["input"]
-	if !ok {
-		return nil, fmt.Errorf(`%w: no "input"`, ErrNoMessages)
-	}
-	b.start, b.end = in.start, in.end
 	if s, isString := stringValue(data, in); isString {
 		m := processor.UserMessage(s)
 		raw, err := h.message(nil, m)
@@ -128,15 +111,10 @@ func (responses) Parse(data []byte) (*Body, error) {
 		b.raws = append(b.raws, raw)
 		return b, nil
 	}
-	items, err := elements(data, in)
-	if err != nil {
-		return nil, fmt.Errorf(`%w: "input" is neither a string nor an array: %w`, ErrNoMessages, err)
-	}
-	if len(items) == 0 {
-		return nil, fmt.Errorf(`%w: "input" is empty`, ErrNoMessages)
+	if items == nil {
+		return nil, fmt.Errorf(`%w: "input" is neither a string nor an array`, ErrNoMessages)
 	}
 	b.Messages = slices.Grow(b.Messages, len(items))
-	b.raws = make([]json.RawMessage, 0, len(items))
 	b.first = make([]int, 0, len(items))
 	// The items of the response being read, from the runFirst-th at
 	// runStart.
@@ -146,7 +124,15 @@ func (responses) Parse(data []byte) (*Body, error) {
 		if len(run) == 0 {
 			return
 		}
-		b.Messages = append(b.Messages, responseRun(run))
+		// One response: the parts and metadata of its items, in order.
+		resp := processor.Message{Kind: processor.Response}
+		for _, m := range run {
+			resp.Parts = append(resp.Parts, m.Parts...)
+			if m.Meta != nil {
+				resp = resp.WithMeta(m.Info())
+			}
+		}
+		b.Messages = append(b.Messages, resp)
 		b.raws = append(b.raws, data[runStart:end])
 		b.first = append(b.first, runFirst)
 		run = run[:0]
@@ -191,19 +177,6 @@ func nameReturns(m processor.Message, call func(id string) processor.Part) proce
 		}
 	}
 	return m
-}
-
-// responseRun returns the response the items msgs make, one after the
-// other (a reasoning item before the call it leads to).
-func responseRun(msgs []processor.Message) processor.Message {
-	run := processor.Message{Kind: processor.Response}
-	for _, m := range msgs {
-		run.Parts = append(run.Parts, m.Parts...)
-		if m.Meta != nil {
-			run = run.WithMeta(m.Info())
-		}
-	}
-	return run
 }
 
 // read decodes one input item: a request message, or the parts (and
@@ -259,14 +232,12 @@ func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err e
 			return m, false, fmt.Errorf("%s without a call_id", it.Type)
 		}
 		r := processor.ToolReturn{ToolCallID: it.CallID}
-		switch it.Output.Kind() {
+		switch it.Output.kind() {
 		case 0:
 		case '"':
-			if err := jsonv2.Unmarshal(it.Output, &r.Content); err != nil {
-				return m, false, err
-			}
+			r.Content = it.Output.text
 		default:
-			r.JSON = json.RawMessage(it.Output)
+			r.JSON = json.RawMessage(it.Output.raw)
 		}
 		h.outputs[it.CallID] = respKept{part: r, raw: raw, custom: it.Type == respCustomOutput}
 		return processor.NewRequest(r), true, nil
@@ -281,48 +252,46 @@ func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err e
 }
 
 // content reads a message's content: a string (text, isText set), or an
-// array of content parts (slices of v), each an object; anything else is
-// an error.
-func content(v jsontext.Value) (text string, parts []jsontext.Value, isText bool, err error) {
-	switch v.Kind() {
+// array of content parts (slices of its JSON), each an object; anything
+// else is an error.
+func content(c textOrRaw) (text string, parts []jsontext.Value, isText bool, err error) {
+	v := c.raw
+	switch c.kind() {
 	case '"':
-		err = jsonv2.Unmarshal(v, &text)
-		return text, nil, true, err
+		if !c.isText {
+			err = unmarshal(v, &c.text)
+		}
+		return c.text, nil, true, err
 	case '[':
-		spans, err := elements(v, span{0, len(v)})
+		_, spans, _, err := arrayElements(decoder(v, checked()), false)
 		if err != nil {
 			return "", nil, false, err
 		}
-		parts = make([]jsontext.Value, len(spans))
-		for k, sp := range spans {
-			p := v[sp.start:sp.end]
-			parts[k] = p
-			if p.Kind() != '{' {
-				return "", nil, false, fmt.Errorf("content part %d is %s, not an object", k, kindName(p.Kind()))
-			}
-		}
-		return "", parts, false, nil
+		parts, err = objects(v, spans)
+		return "", parts, false, err
 	case 0:
 		return "", nil, false, errors.New("no content")
 	}
 	return "", nil, false, fmt.Errorf("content is %s, not a string or an array", kindName(v.Kind()))
 }
 
+// objects returns the content parts at spans in v, each an object.
+func objects(v []byte, spans []span) ([]jsontext.Value, error) {
+	parts := make([]jsontext.Value, len(spans))
+	for k, sp := range spans {
+		parts[k] = v[sp.start:sp.end]
+		if kind := parts[k].Kind(); kind != '{' {
+			return nil, fmt.Errorf("content part %d is %s, not an object", k, kindName(kind))
+		}
+	}
+	return parts, nil
+}
+
 // kindName names a JSON value's kind.
 func kindName(k jsontext.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case 'f', 't':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
+	names := map[jsontext.Kind]string{'n': "null", 'f': "a boolean", 't': "a boolean", '"': "a string", '0': "a number", '{': "an object", '[': "an array"}
+	if name, ok := names[k]; ok {
+		return name
 	}
 	return "nothing"
 }
@@ -331,7 +300,7 @@ func kindName(k jsontext.Kind) string {
 // a string, or input parts (input_text plain; any other part, or one with
 // more keys, kept whole in UserContent.Data). System and developer
 // messages take text alone: ok is false for others, and for no parts.
-func requestContent(role string, v jsontext.Value) (parts []processor.Part, ok bool, err error) {
+func requestContent(role string, v textOrRaw) (parts []processor.Part, ok bool, err error) {
 	s, raws, isText, err := content(v)
 	switch {
 	case err != nil:
@@ -361,35 +330,30 @@ func requestContent(role string, v jsontext.Value) (parts []processor.Part, ok b
 	return parts, true, nil
 }
 
+// partFields is what the codecs read of a content part: its type, text
+// and refusal, and its other members, if any.
+type partFields struct {
+	Type    string         `json:"type"`
+	Text    *string        `json:"text"`
+	Refusal *string        `json:"refusal"`
+	Other   jsontext.Value `json:",embed"`
+}
+
 // plainText reads a content part, an object: a text part of type typ with
 // no other key is plain, a UserContent of type "text" (as processors read
 // text, whatever the API calls it); any other is kept whole in Data, with
 // its type.
 func plainText(raw jsontext.Value, typ string) (processor.UserContent, bool) {
-	keys, hasText, c, ok := partKeys(raw)
-	if ok && c.Type == typ && keys == 2 && hasText {
-		return processor.UserContent{Type: "text", Text: c.Text}, true
+	var c partFields
+	if unmarshal(raw, &c) == nil && c.Type == typ && c.Text != nil && c.Refusal == nil && len(c.Other) == 0 {
+		return processor.UserContent{Type: "text", Text: *c.Text}, true
 	}
 	return processor.UserContent{Type: c.Type, Data: json.RawMessage(raw)}, false
 }
 
-// partKeys reads a content part, an object: how many members it has,
-// whether one is "text", and those the codecs read; ok is false when one
-// of those is not of the type they take.
-func partKeys(raw jsontext.Value) (keys int, hasText bool, c respContent, ok bool) {
-	ms, _, err := members(raw, span{0, len(raw)})
-	if err != nil || jsonv2.Unmarshal(raw, &c) != nil {
-		return 0, false, c, false
-	}
-	for _, m := range ms {
-		hasText = hasText || m.name == "text"
-	}
-	return len(ms), hasText, c, true
-}
-
 // assistantContent reads an assistant message: a string, or output_text
 // and refusal parts; ok is false for other parts.
-func assistantContent(v jsontext.Value) (m processor.Message, ok bool, err error) {
+func assistantContent(v textOrRaw) (m processor.Message, ok bool, err error) {
 	m = processor.Message{Kind: processor.Response}
 	s, raws, isText, err := content(v)
 	switch {
@@ -400,16 +364,16 @@ func assistantContent(v jsontext.Value) (m processor.Message, ok bool, err error
 		return m, true, nil
 	}
 	for _, raw := range raws {
-		keys, hasText, c, ok := partKeys(raw)
+		var c partFields
 		switch {
-		case !ok:
+		case unmarshal(raw, &c) != nil:
 			return m, false, nil
-		case c.Type == "output_text" && hasText:
+		case c.Type == "output_text" && c.Text != nil:
 			// Keys beyond the text (annotations, logprobs) go back with
 			// the message unchanged only.
-			m.Parts = append(m.Parts, processor.Text{Content: c.Text})
-		case c.Type == "refusal" && keys == 2 && m.Meta == nil:
-			m = m.WithMeta(processor.Meta{Refusal: c.Refusal})
+			m.Parts = append(m.Parts, processor.Text{Content: *c.Text})
+		case c.Type == "refusal" && c.Refusal != nil && c.Text == nil && len(c.Other) == 0 && m.Meta == nil:
+			m = m.WithMeta(processor.Meta{Refusal: *c.Refusal})
 		default:
 			return m, false, nil
 		}

@@ -175,7 +175,7 @@ func TestRewriteKeeps(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := tc.codec.Parse([]byte(fill(tc.body)))
+			b, err := tc.codec.Parse([]byte(fill(tc.body)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestRewriteKeeps(t *testing.T) {
 				t.Errorf("With (-want +got):\n%s", diff)
 			}
 			// What goes out reads back as what the processors made.
-			back, err := tc.codec.Parse(got)
+			back, err := tc.codec.Parse(got, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,25 +3,20 @@
 // Responses ([Responses]) and Anthropic Messages ([Messages]). Each is a
 // [Codec]: it finds the history in a body (and the system prompt, where
 // the API keeps it in a field of its own), decodes it into abridge's
-// message model, and writes the body back with other messages in its place
-// and every other byte as the client sent it; it knows its API's validity
-// rules, its context-overflow answer, its usage report and its error shape.
-// The openai-go middleware and the proxy (abridge serve) pick a codec by
-// the request's path ([ForPath]) and know nothing else of the API.
+// message model, and writes the body back with other messages in its
+// place and every other byte as the client sent it; it knows its API's
+// validity rules, its overflow answer, its usage report and its error
+// shape. The middleware and the proxy pick a codec by path ([ForPath]).
 //
 // What the message model does not express (encrypted reasoning, thinking
-// signatures, item and block types abridge does not know) is carried on
-// the message it belongs to as [processor.Thinking] with its raw bytes or
-// as [processor.Opaque], and written back byte for byte. Messages sent
-// back unchanged are written as their original bytes, so a body whose
-// history the processors left alone is sent as it came; messages they
-// changed are written as their original bytes with only what changed
-// replaced (patch.go).
-//
-// Bodies are read with jsontext and encoding/json/v2 (the
-// go-json-experiment module): a body that is not one JSON object, holds
-// invalid UTF-8 or names a member twice in any object is refused
-// ([ErrNotJSON]), and keys match as written, as the providers read them.
+// signatures, unknown items and blocks) rides on its message as
+// [processor.Thinking] or [processor.Opaque] and goes back byte for byte.
+// A message sent back unchanged is written as its bytes, one the
+// processors changed as its bytes with only what changed replaced
+// (patch.go). Bodies are read with jsontext and encoding/json/v2
+// (go-json-experiment): a body that is not one JSON object, holds invalid
+// UTF-8 or names a member twice in any object is refused ([ErrNotJSON]),
+// and keys match as written, as the providers read them.
 package wire
 
 import (
@@ -65,8 +60,12 @@ type Codec interface {
 	// API names the wire format: "chat", "responses" or "messages".
 	API() string
 	// Parse reads a request body. data must not change while the Body is
-	// in use: the Body refers to it.
-	Parse(data []byte) (*Body, error)
+	// in use: the Body refers to it. reserve, when not nil, is called once
+	// the whole body has been checked and its history's JSON tokens
+	// counted (the ends of objects and arrays apart), before anything is
+	// decoded: what decoding takes in memory grows with that number. Its
+	// error ends Parse, returned as it is.
+	Parse(data []byte, reserve func(tokens int) error) (*Body, error)
 	// Validate checks, after the processors ran, that out (what in, the
 	// history as received, became) is one this API accepts, beyond
 	// processor.Validate; the error names the index of the message at
@@ -198,9 +197,6 @@ func (b *Body) Check(in []processor.Message) error {
 
 // at returns err about part j (-1: none) of message i of a history.
 func at(i, j int, err error) error { return &processor.HistoryError{Index: i, Part: j, Err: err} }
-
-// Codec returns the codec that read the body.
-func (b *Body) Codec() Codec { return b.codec }
 
 // Buffers returns the body with out in place of its messages, as pieces
 // to send one after the other (net.Buffers writes them with one system

@@ -28,7 +28,7 @@ func with(b *Body, out []processor.Message) ([]byte, error) {
 }
 
 func TestParse(t *testing.T) {
-	b, err := Chat.Parse([]byte(body))
+	b, err := Chat.Parse([]byte(body), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,12 +82,12 @@ func TestParseErrors(t *testing.T) {
 		{`{"messages":[{"role":"tool","content":"x"}]}`, ErrBadMessage},
 		{`{"messages":[{"content":"x"}]}`, ErrBadMessage},
 	} {
-		if _, err := Chat.Parse([]byte(tc.body)); !errors.Is(err, tc.want) {
+		if _, err := Chat.Parse([]byte(tc.body), nil); !errors.Is(err, tc.want) {
 			t.Errorf("Parse(%q) error %v, want %v", tc.body, err, tc.want)
 		}
 	}
 	// An empty array says it is empty, not missing.
-	if _, err := Chat.Parse([]byte(`{"messages": []}`)); err == nil || !strings.Contains(err.Error(), "empty") {
+	if _, err := Chat.Parse([]byte(`{"messages": []}`), nil); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Errorf(`Parse of "messages": [] error %v, want one saying it is empty`, err)
 	}
 }
@@ -119,7 +119,7 @@ func TestHeaderFields(t *testing.T) {
 				var want header
 				_ = json.Unmarshal([]byte(model), &want.Model)
 				_ = json.Unmarshal([]byte(stream), &want.Stream)
-				b, err := c.Parse([]byte(body(model, stream)))
+				b, err := c.Parse([]byte(body(model, stream)), nil)
 				if err != nil {
 					t.Fatalf("%s, model %s, stream %s: %v", c.API(), model, stream, err)
 				}
@@ -131,35 +131,70 @@ func TestHeaderFields(t *testing.T) {
 	}
 }
 
-// TestMeasure counts the tokens of bodies, and refuses what Parse refuses
-// as not JSON.
-func TestMeasure(t *testing.T) {
+// TestReserve checks what Parse gives its reserve before it decodes: the
+// JSON tokens of the history (ends of objects and arrays apart) and one
+// for each other field it reads; the reserve's error ends Parse, returned
+// as it is; a body that is not JSON is refused before the reserve.
+func TestReserve(t *testing.T) {
+	errFull := errors.New("full")
 	for _, tc := range []struct {
+		codec  Codec
 		body   string
-		tokens int // -1: refused
+		tokens int // -1: refused as not JSON
 	}{
-		{`{}`, 1},
-		{` {"a":1} `, 3},
-		{`{"messages":[{"role":"user","content":"a"}],"stream":true,"n":null}`, 12},
-		{`{"a":[[],{},"x",-1.5e3,false]}`, 8},
-		{`[]`, -1},
-		{`"x"`, -1},
-		{``, -1},
-		{`{"a":1`, -1},
-		{`{"a":1}}`, -1},
-		{`{"a":1} {}`, -1},
-		{`{"a":1,"a":2}`, -1},
-		{"{\"a\":\"\xff\"}", -1},
+		{Chat, `{"messages":[{"role":"user","content":"a"}]}`, 6},
+		{Chat, ` {"model":"m","messages":[{"role":"user","content":["x",{"a":[1,null]}]}],"stream":true,"n":1} `, 14},
+		{Responses, `{"input":"hi","instructions":"be brief"}`, 2},
+		{Responses, `{"input":[{"role":"user","content":"a"},{"type":"item_reference","id":"i"}]}`, 11},
+		{Messages, `{"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":"a"}]}`, 7},
+		{Chat, `{"messages":[{"role":"user","content":"a"}],"messages":[]}`, -1},
+		{Chat, `{"messages":[{"role":"user","content":"a"}]} {}`, -1},
+		{Chat, "{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}", -1},
 	} {
-		got, err := Measure([]byte(tc.body))
+		got := -1
+		_, err := tc.codec.Parse([]byte(tc.body), func(tokens int) error {
+			got = tokens
+			return errFull
+		})
 		switch {
-		case tc.tokens < 0 && !errors.Is(err, ErrNotJSON):
-			t.Errorf("Measure(%q) = %d, %v; want ErrNotJSON", tc.body, got, err)
-		case tc.tokens >= 0 && (err != nil || got != tc.tokens):
-			t.Errorf("Measure(%q) = %d, %v; want %d", tc.body, got, err, tc.tokens)
+		case tc.tokens < 0 && (!errors.Is(err, ErrNotJSON) || got != -1):
+			t.Errorf("%s %s: reserve saw %d tokens, Parse %v; want ErrNotJSON before the reserve", tc.codec.API(), tc.body, got, err)
+		case tc.tokens >= 0 && (err != errFull || got != tc.tokens):
+			t.Errorf("%s %s: reserve saw %d tokens, Parse %v; want %d, and the reserve's error", tc.codec.API(), tc.body, got, err, tc.tokens)
 		}
-		if _, perr := Chat.Parse([]byte(tc.body)); errors.Is(perr, ErrNotJSON) != (tc.tokens < 0) {
-			t.Errorf("Parse(%q): %v, but Measure: %v", tc.body, perr, err)
+	}
+}
+
+// TestPlainParts checks which content parts read as plain text (a text
+// part with no other key) and which are kept whole, their bytes in Data,
+// so that a key abridge does not model goes back with them.
+func TestPlainParts(t *testing.T) {
+	for _, tc := range []struct {
+		codec Codec
+		part  string
+		plain bool
+	}{
+		{Responses, `{"type":"input_text","text":"a"}`, true},
+		{Responses, `{"text":"a","type":"input_text"}`, true},
+		{Responses, `{"type":"input_text","text":"a","x_note":1}`, false},
+		{Responses, `{"type":"input_text"}`, false},
+		{Responses, `{"type":"input_text","text":5}`, false},
+		{Responses, `{"type":"input_image","image_url":"data:x"}`, false},
+		{Messages, `{"type":"text","text":"a"}`, true},
+		{Messages, `{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}`, false},
+		{Messages, `{"type":"image","source":{"type":"base64","data":"x"}}`, false},
+	} {
+		body := `{"model":"m","input":[{"role":"user","content":[` + tc.part + `]}]}`
+		if tc.codec == Messages {
+			body = `{"model":"m","messages":[{"role":"user","content":[` + tc.part + `]}]}`
+		}
+		b, err := tc.codec.Parse([]byte(body), nil)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.codec.API(), tc.part, err)
+		}
+		c := b.Messages[0].Parts[0].(processor.UserPrompt).Contents[0]
+		if plain := c.Data == nil && c.Type == "text"; plain != tc.plain || !plain && string(c.Data) != tc.part {
+			t.Errorf("%s %s: read as %+v, want plain %v (else kept whole)", tc.codec.API(), tc.part, c, tc.plain)
 		}
 	}
 }
