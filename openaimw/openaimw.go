@@ -120,10 +120,11 @@ type Options struct {
 	// history is decoded, with the bytes of memory decoding and
 	// processing it may take beyond the body itself (see
 	// [ProcessingMemory]). It returns a function the middleware calls to
-	// give them back once the request is sent and answered, or an error:
-	// the request is then not processed, and the error is returned from
-	// the round trip. A proxy bounds its memory with it; nil means no
-	// bound.
+	// give them back once the request has been sent and the answer's
+	// headers have come back (the history is no longer held then), or an
+	// error: the request is then not processed, and the error is returned
+	// from the round trip. A proxy bounds its memory with it; nil means
+	// no bound.
 	Reserve func(ctx context.Context, bytes int64) (release func(), err error)
 }
 
