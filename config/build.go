@@ -266,7 +266,9 @@ func (c *Config) newCompactSummarizer(logger *zap.Logger, observe func(context.C
 
 // WindowOptions returns the window's settings from the configuration:
 // MaxMessages, KeepMessages, TailOutputs, ContextWindow, ThresholdPercent,
-// TriggerTokens, FactsChars, SummaryClip, KeepUserTurns and SummaryTimeout
+// TriggerTokens, FactsChars, SummaryClip, KeepUserTurns, SummaryTimeout,
+// Ahead, HardMessages, HardTokens, SummaryClaimTTL and the Pool of
+// [Config.PoolOptions]
 // (the environment reads 0
 // and -1 as window.Options does). The summarizers, store and event
 // callback are left for the caller; [Config.NewWindow] fills them.
@@ -282,7 +284,19 @@ func (c *Config) WindowOptions() window.Options {
 		SummaryClip:    c.SummaryClip,
 		KeepUserTurns:  c.KeepUserTurns,
 		Timeout:        c.SummaryTimeout,
+		Ahead:          c.Ahead,
+		HardMessages:   c.HardMessages,
+		HardTokens:     c.HardTokens,
+		ClaimTTL:       c.SummaryClaimTTL,
+		Pool:           c.PoolOptions(),
 	}
+}
+
+// PoolOptions returns the options of the Pool that writes the window's
+// summaries in the background: SummaryWorkers workers, SummaryQueue
+// summaries waiting, an eighth of them for one payer at most.
+func (c *Config) PoolOptions() window.PoolOptions {
+	return window.PoolOptions{Workers: c.SummaryWorkers, Queue: c.SummaryQueue, QueuePerPayer: max(1, c.SummaryQueue/8)}
 }
 
 // NewWindow returns the window configured by [Config.WindowOptions],

@@ -116,6 +116,33 @@ type Config struct {
 	// KeepUserTurns user turns and everything after them instead of a
 	// message count. Default 0.
 	KeepUserTurns int `env:"KEEP_USER_TURNS" envDefault:"0"`
+	// Ahead is how many requests ahead of a trigger the window starts
+	// writing the summary its compaction will need, in the background
+	// (window.Options.Ahead); -1 writes each summary when its trigger
+	// fires, the request waiting. Default 5.
+	Ahead int `env:"AHEAD" envDefault:"5"`
+	// HardMessages is the most messages a history may have and still go
+	// out uncompacted while its summary is being written
+	// (window.Options.HardMessages): 0 means twice MaxMessages, -1 no
+	// bound but the provider's. Default 0.
+	HardMessages int `env:"HARD_MESSAGES" envDefault:"0"`
+	// HardTokens is the most estimated prompt tokens a history may have
+	// and still go out uncompacted while its summary is being written
+	// (window.Options.HardTokens): 0 means 95% of ContextWindow when set,
+	// else twice TriggerTokens when set, else none; -1 no bound but the
+	// provider's. Default 0.
+	HardTokens int `env:"HARD_TOKENS" envDefault:"0"`
+	// SummaryWorkers is how many summaries are written in the background
+	// at once (window.PoolOptions.Workers). Default 64.
+	SummaryWorkers int `env:"SUMMARY_WORKERS" envDefault:"64"`
+	// SummaryQueue bounds the summaries waiting for a background worker
+	// (window.PoolOptions.Queue); each payer may hold an eighth of it.
+	// Default 1024.
+	SummaryQueue int `env:"SUMMARY_QUEUE" envDefault:"1024"`
+	// SummaryClaimTTL is how long a process's claim on a summary it is
+	// writing lasts unrenewed in a shared session database
+	// (window.Options.ClaimTTL). Default 30s.
+	SummaryClaimTTL time.Duration `env:"SUMMARY_CLAIM_TTL" envDefault:"30s"`
 	// Summarizer is auto, llm or digest. auto (the default) means llm when
 	// a model endpoint is configured (see [Config.Endpoint]), else digest.
 	Summarizer string `env:"SUMMARIZER" envDefault:"auto"`
@@ -151,6 +178,10 @@ type Config struct {
 	// summarizer may call its model: accepted (the default), credential
 	// or all (see the constants Summarize*).
 	ServeSummarizeFor string `env:"SERVE_SUMMARIZE_FOR" envDefault:"accepted"`
+	// UIToken is the token abridge serve's operator's page (/ui/) asks
+	// for; "" means none, and the page is served only on a loopback
+	// address.
+	UIToken string `env:"UI_TOKEN" json:"-"`
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
 	// LogFormat is console or json. Default console.

@@ -28,6 +28,7 @@ func TestNoSecretAnywhere(t *testing.T) {
 		primaryKey = "sk-proj-PRIMARYSECRET-4f1c2e9a7b"
 		summaryKey = "sk-SUMMARYSECRET-9d8c7b6a5e"
 		dbPassword = "DBPASSWORDSECRET"
+		uiToken    = "UITOKENSECRET-77"
 	)
 	srv := newFakeOpenAI(t)
 	environ := map[string]string{
@@ -37,18 +38,23 @@ func TestNoSecretAnywhere(t *testing.T) {
 		"ABRIDGE_SESSION_DB":      "postgres://abridge:" + dbPassword + "@db/abridge?password=" + dbPassword,
 		"ABRIDGE_LOG_LEVEL":       "debug",
 		"ABRIDGE_MAX_MESSAGES":    "8",
+		"ABRIDGE_UI_TOKEN":        uiToken,
 	}
 	c := mustLoad(t, environ)
 
 	// Every log line goes to an observer and to the two loggers the
 	// configuration can build (console and json), all at debug level.
+	// The window writes summaries ahead from other goroutines: the two
+	// loggers share one locked writer, and the windows are closed before
+	// the text is read.
 	var logText bytes.Buffer
+	logSync := zapcore.Lock(zapcore.AddSync(&logText))
 	obsCore, logs := observer.New(zapcore.DebugLevel)
 	cores := []zapcore.Core{obsCore}
 	for _, format := range []string{"console", "json"} {
 		cc := *c
 		cc.LogFormat = format
-		l, err := cc.newLogger(zapcore.AddSync(&logText))
+		l, err := cc.newLogger(logSync)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +108,11 @@ func TestNoSecretAnywhere(t *testing.T) {
 	} else {
 		fmt.Fprintf(&out, "%v %+v\n", err, err)
 	}
+	if err := comp.Window.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 	comp.Window = c.NewWindow(comp.WindowSummarizer, logger, nil) // no cached summary
+	defer comp.Window.Close(ctx)
 	if p, err := c.NewChain(comp.Window).Process(ctx, h); err != nil {
 		fmt.Fprintf(&out, "%v %+v\n", err, err)
 	} else {
@@ -149,7 +159,10 @@ func TestNoSecretAnywhere(t *testing.T) {
 	}
 	fmt.Fprintf(&out, "%v\n", cc)
 
-	// Gather the logs.
+	// Gather the logs, once no summary is being written.
+	if err := comp.Window.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 	all := out.String() + logText.String()
 	for _, e := range logs.All() {
 		all += e.Message + " " + fmt.Sprint(e.ContextMap()) + "\n"
@@ -168,7 +181,7 @@ func TestNoSecretAnywhere(t *testing.T) {
 	if logs.FilterMessage("configuration").Len() < 2 || !strings.Contains(all, Redaction) {
 		t.Errorf("the configuration was not logged with redactions")
 	}
-	for _, secret := range []string{primaryKey, summaryKey, dbPassword} {
+	for _, secret := range []string{primaryKey, summaryKey, dbPassword, uiToken} {
 		if i := strings.Index(all, secret); i >= 0 {
 			t.Errorf("secret %q found in the output:\n...%s...", secret, all[max(0, i-200):min(len(all), i+len(secret)+50)])
 		}

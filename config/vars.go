@@ -264,6 +264,60 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
+			Group: GroupProcessors, Name: Prefix + "AHEAD", Default: "5", Accepted: "an integer ≥ 1, or -1 to write each summary when its compaction is due",
+			Description: "How many requests ahead of a trigger the window starts writing, in the background, the summary its compaction will need, so that no request waits for a summarizer; when it is not ready in time, requests go out uncompacted (billed in full) until it is, within ABRIDGE_HARD_MESSAGES and ABRIDGE_HARD_TOKENS.",
+		},
+		field: "Ahead", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.Ahead == -1 || c.Ahead >= 1 },
+		show:  itoa(func(c *Config) int { return c.Ahead }),
+	},
+	{
+		Variable: Variable{
+			Group: GroupProcessors, Name: Prefix + "HARD_MESSAGES", Default: "0", Accepted: "an integer ≥ 1, 0 for twice ABRIDGE_MAX_MESSAGES, or -1 for no bound but the provider's",
+			Description: "Most messages a request may hold and still go out uncompacted while its summary is being written; past it, the request waits for the summary.",
+		},
+		field: "HardMessages", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.HardMessages >= -1 },
+		show:  itoa(func(c *Config) int { return c.HardMessages }),
+	},
+	{
+		Variable: Variable{
+			Group: GroupProcessors, Name: Prefix + "HARD_TOKENS", Default: "0", Accepted: "an integer ≥ 1, 0 for the default, or -1 for no bound but the provider's",
+			Description: "Most estimated prompt tokens a request may hold and still go out uncompacted while its summary is being written; past it, the request waits for the summary. 0 means 95% of ABRIDGE_CONTEXT_WINDOW when set, else twice ABRIDGE_TRIGGER_TOKENS when set, else no bound.",
+		},
+		field: "HardTokens", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.HardTokens >= -1 },
+		show:  itoa(func(c *Config) int { return c.HardTokens }),
+	},
+	{
+		Variable: Variable{
+			Group: GroupProcessors, Name: Prefix + "SUMMARY_WORKERS", Default: "64", Accepted: "an integer from 1 to 1024",
+			Description: "How many summaries are written in the background at once (each waits on a model, using no CPU meanwhile); the payers with summaries waiting take turns.",
+		},
+		field: "SummaryWorkers", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.SummaryWorkers >= 1 && c.SummaryWorkers <= 1024 },
+		show:  itoa(func(c *Config) int { return c.SummaryWorkers }),
+	},
+	{
+		Variable: Variable{
+			Group: GroupProcessors, Name: Prefix + "SUMMARY_QUEUE", Default: "1024", Accepted: "an integer from 1 to 1048576",
+			Description: "Most summaries waiting for a background worker, each payer holding an eighth of them at most; a summary that finds no room is written when its compaction is due.",
+		},
+		field: "SummaryQueue", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.SummaryQueue >= 1 && c.SummaryQueue <= 1<<20 },
+		show:  itoa(func(c *Config) int { return c.SummaryQueue }),
+	},
+	{
+		Variable: Variable{
+			Group: GroupSession, Name: Prefix + "SUMMARY_CLAIM_TTL", Default: "30s", Accepted: "a positive duration with a unit (30s, 1m)",
+			Description: "How long a process's claim on a summary it is writing lasts unrenewed in a shared session database (renewed every third of it): the replicas sharing it write each summary once, and when the writer dies another takes over once its claim has run out.",
+		},
+		field: "SummaryClaimTTL", kind: "a duration", problem: outOfRange,
+		valid: func(c *Config) bool { return c.SummaryClaimTTL > 0 },
+		show:  func(c *Config) string { return c.SummaryClaimTTL.String() },
+	},
+	{
+		Variable: Variable{
 			Group: GroupModel, Name: Prefix + "SUMMARIZER", Default: "auto", Accepted: "auto, llm or digest",
 			Description: "Who writes summaries: llm (a model call), digest (offline, no network), or auto: llm when an endpoint is configured (OPENAI_API_KEY, OPENAI_BASE_URL or ABRIDGE_SUMMARY_BASE_URL set), else digest.",
 		},
@@ -303,7 +357,7 @@ var variables = []variable{
 	{
 		Variable: Variable{
 			Group: GroupSession, Name: Prefix + "SESSION_DB", Default: "(a SQLite file)", Accepted: "a file path, sqlite:PATH, a postgres:// or postgresql:// URL, or a PostgreSQL keyword/value string (host=… dbname=…; anything starting with a word and =) (no other scheme, no :memory: or file: URI)",
-			Description: "Where sessions are stored, and the summaries abridge serve writes (replicas on one PostgreSQL database share them). A password in it is never printed or logged.",
+			Description: "Where sessions are stored, and the summaries abridge serve writes (replicas on one PostgreSQL database share them). A SQLite file's directory must exist, unless it is abridge's default one, which is created. A password in it is never printed or logged.",
 		},
 		field: "SessionDB", kind: "a string", dsn: true,
 		show: func(c *Config) string { return c.SessionDB },
@@ -329,7 +383,7 @@ var variables = []variable{
 	{
 		Variable: Variable{
 			Group: GroupServe, Name: Prefix + "SERVE_BODY_MEMORY_MB", Default: "256", Accepted: "an integer from 1 to 65536 (raised to twice ABRIDGE_SERVE_MAX_BODY_MB when smaller)",
-			Description: "Most memory, in MiB, that the request bodies abridge serve processes may take at once: each body twice its bytes as they arrive (a body must arrive within a minute, else 408), then what decoding and processing it take, from its bytes and its JSON tokens (about 4 bytes a byte and 400 a token). A body waits for room until its minute is up, then gets 503; a request that finds no more room once it holds some gets 503 at once; one that would need more than the whole budget (a history of a million tiny messages) gets 413.",
+			Description: "Most memory, in MiB, that the request bodies abridge serve processes may take at once: each body twice its bytes as they arrive (a body must arrive within a minute, else 408), then what decoding and processing it take, from its bytes and its JSON tokens (about 4 bytes a byte and 1,000 a token). A body waits for room until its minute is up, then gets 503; a request that finds no more room once it holds some gets 503 at once; one that would need more than the whole budget (a history of a million tiny messages) gets 413.",
 		},
 		field: "ServeBodyMemoryMB", kind: "an integer", problem: outOfRange,
 		valid: func(c *Config) bool { return c.ServeBodyMemoryMB >= 1 && c.ServeBodyMemoryMB <= 65536 },
@@ -363,6 +417,14 @@ var variables = []variable{
 			return oneOf(c.ServeSummarizeFor, SummarizeAccepted, SummarizeCredential, SummarizeAll)
 		},
 		show: func(c *Config) string { return c.ServeSummarizeFor },
+	},
+	{
+		Variable: Variable{
+			Group: GroupServe, Name: Prefix + "UI_TOKEN", Default: "(none)", Accepted: "a token (any non-empty text; a long random one)",
+			Description: "Token of abridge serve's operator's page (/ui/, which shows the conversations' content): every request must bring it, as Authorization: Bearer TOKEN or once as ?token=TOKEN (which sets an HttpOnly, SameSite=Strict cookie), else it is answered 401. Unset, the page is served only when abridge serve listens on a loopback address, and is off otherwise. Never printed or logged.",
+		},
+		field: "UIToken", kind: "a string", secret: true,
+		show: func(c *Config) string { return c.UIToken },
 	},
 	{
 		Variable: Variable{

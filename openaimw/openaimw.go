@@ -135,19 +135,21 @@ type Options struct {
 // trimmer and the window (the digest writing the summary), on bodies of
 // every shape in every API, as BenchmarkProcessingMemory measures it
 // (TestProcessingMemory holds the estimate to it), with a margin. Long
-// texts take about 3 bytes a byte (their strings decoded, with the room
-// decoding grows them in), the others up to 360 bytes a token (a
-// 120-message tool conversation in Responses; 100 a token for one-letter
-// messages, about 500 a message).
+// texts take about 2 bytes a byte (their strings decoded, with the room
+// decoding grows them in); a 120-message tool conversation about 900
+// bytes a token beyond its bytes' share in Responses, 540 to 590 in Chat
+// and Messages, most of it the digest reading the shell commands of the
+// messages it summarizes; one-letter messages 106 (Chat) to 279
+// (Messages) bytes a token, 5 tokens a message.
 const (
 	memoryPerByte  = 4
-	memoryPerToken = 400
+	memoryPerToken = 1000
 )
 
 // ProcessingMemory returns the bytes of memory the middleware may take to
-// decode and process a request body of bodyBytes bytes holding tokens JSON
-// tokens (see wire.Measure), beyond the body as it was read: what it
-// passes to Options.Reserve.
+// decode and process a request body of bodyBytes bytes whose history holds
+// tokens JSON tokens (counted by the codec's Parse before it decodes them),
+// beyond the body as it was read: what it passes to Options.Reserve.
 func ProcessingMemory(bodyBytes, tokens int) int64 {
 	return memoryPerByte*int64(bodyBytes) + memoryPerToken*int64(tokens)
 }

@@ -82,7 +82,7 @@ func TestTranscript(t *testing.T) {
 	sm := model.Observe(model.NewOpenAI(model.WithBaseURL(srv.URL), model.WithAPIKey(secret), model.WithMaxRetries(0)),
 		func(_ context.Context, o model.Observation) { summaryTokens.Add(o.Usage.InputTokens) })
 	ev := &events{}
-	win := window.New(window.Options{Summarizer: summarizer.New(sm, summarizer.Options{}), OnEvent: ev.onWindow})
+	win := window.New(window.Options{Summarizer: summarizer.New(sm, summarizer.Options{}), OnEvent: ev.onWindow, Ahead: -1})
 	trim := trimtools.New(trimtools.Options{})
 	core, logs := observer.New(zapcore.DebugLevel)
 	mw := openaimw.New(processor.Chain(trim, win), openaimw.Options{Compactor: win, Logger: zap.New(core), OnEvent: ev.onMiddleware})
@@ -459,7 +459,7 @@ func TestConversationHeader(t *testing.T) {
 			srv := httptest.NewServer(up)
 			defer srv.Close()
 			s := &countingSummarizer{}
-			mw := openaimw.New(window.New(window.Options{Summarizer: s}), openaimw.Options{})
+			mw := openaimw.New(window.New(window.Options{Summarizer: s, Ahead: -1}), openaimw.Options{})
 			for _, id := range tt.ids {
 				h := http.Header{}
 				if id != "" {
@@ -533,7 +533,7 @@ func TestPrefill(t *testing.T) {
 	defer srv.Close()
 	s := &countingSummarizer{}
 	ev := &events{}
-	mw := openaimw.New(window.New(window.Options{Summarizer: s}), openaimw.Options{OnEvent: ev.onMiddleware})
+	mw := openaimw.New(window.New(window.Options{Summarizer: s, Ahead: -1}), openaimw.Options{OnEvent: ev.onMiddleware})
 	resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", nil, body)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d (%s), want 200", resp.StatusCode, data)

@@ -141,11 +141,12 @@ func TestBodyMemory(t *testing.T) {
 	}
 }
 
-// TestAnswerCutOff checks that an answer that breaks off after its status
-// was sent on is counted and logged as what happened, not as a plain 200:
-// the upstream resetting the connection mid-body, or a stream cut by the
-// proxy's timeout; and that a timeout spent in abridge's own processing is
-// not blamed on an upstream that never saw the request.
+// TestAnswerCutOff checks that an answer that breaks off is counted and
+// logged as what happened, not as a plain 200: the upstream resetting the
+// connection mid-body (a whole answer, answered 502: see
+// TestAnswerCutShort), or a stream cut by the proxy's timeout; and that a
+// timeout spent in abridge's own processing is not blamed on an upstream
+// that never saw the request.
 func TestAnswerCutOff(t *testing.T) {
 	hang := processor.Func(func(ctx context.Context, h []processor.Message) ([]processor.Message, error) {
 		<-ctx.Done()
@@ -159,7 +160,7 @@ func TestAnswerCutOff(t *testing.T) {
 		logged     string // the request line's error or answer_cut_off
 		wantStatus int
 	}{
-		{name: "reset mid-body", reason: "reset", logged: "upstream_reset", wantStatus: 200, hook: func(w http.ResponseWriter) bool {
+		{name: "reset mid-body", reason: "reset", logged: "upstream_reset", wantStatus: 502, hook: func(w http.ResponseWriter) bool {
 			w.Header().Set("Content-Length", "1000")
 			w.WriteHeader(200)
 			io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","choices":[`)

@@ -36,6 +36,10 @@ type Metrics struct {
 	summarizerSeconds prometheus.Histogram
 	summarizerTokens  *prometheus.CounterVec
 	storeErrors       *prometheus.CounterVec
+	ahead             *prometheus.CounterVec
+	aheadWasted       prometheus.Counter
+	deferred          prometheus.Counter
+	summaryWait       prometheus.Histogram
 
 	estimates *estimateMetrics // the provider's usage against abridge's estimates
 	// Summaries by API (see summaries.go).
@@ -46,7 +50,10 @@ type Metrics struct {
 //
 //   - abridge_requests_total{route, code}: requests served, by route
 //     (the wire API: "chat", "responses", "messages", or "other") and
-//     HTTP status;
+//     the HTTP status the client was sent, the status of the request's
+//     log line: a stream cut after its 200 was sent counts as a 200 (and
+//     in abridge_upstream_errors_total), a whole answer cut short as the
+//     502 or 504 the client was answered;
 //   - abridge_request_duration_seconds{route}: time to serve a request,
 //     the upstream's answer included;
 //   - abridge_processing_duration_seconds: abridge's own time on a chat
@@ -68,7 +75,10 @@ type Metrics struct {
 //   - abridge_upstream_errors_total{reason}: "connection" (no answer),
 //     "timeout" (no complete answer in time, a stream cut off included),
 //     "reset" (the answer broke off: the connection reset, or fewer bytes
-//     than announced), "status_5xx";
+//     than announced), "status_5xx". Each answer that broke off counts
+//     once: its log line says error upstream_reset or upstream_timeout
+//     when the client was answered 502 or 504 for it, answer_cut_off with
+//     the same code when its status had been sent on;
 //   - abridge_compactions_total{result}: compactions by the window:
 //     "summarized", "fallback" (the digest stood in), "shared" (a
 //     concurrent request's summary reused), "skipped" (no smaller summary),
@@ -87,7 +97,22 @@ type Metrics struct {
 //     [Metrics.Digest]: no model call could be paid for them, or the
 //     summarizer is the digest);
 //   - abridge_summary_store_errors_total{op}: summary store failures, by
-//     method ("spans", "save", "summary");
+//     method ("spans", "save", "summary", "claim");
+//   - abridge_ahead_summaries_total{event}: summaries written ahead of
+//     their compaction, in the background: "started", "written",
+//     "failed" (the summarizer could not write it: the compaction uses
+//     the digest), "used" (a compaction applied it), "wasted" (abandoned
+//     unused: its conversation was compacted otherwise, went silent, or
+//     the proxy stopped);
+//   - abridge_ahead_wasted_input_chars_total: summarizer input, in
+//     characters, of the summaries written ahead and never used;
+//   - abridge_deferred_compactions_total: requests sent uncompacted
+//     because their compaction's summary was not ready (under the hard
+//     limits, see ABRIDGE_HARD_MESSAGES and ABRIDGE_HARD_TOKENS);
+//   - abridge_summary_wait_seconds: how long requests that waited for a
+//     summary waited (those past the hard limits, or whose summary was
+//     not written ahead); a request whose summary was ready is not
+//     counted;
 //   - abridge_tokens_total{api, stage}: estimated prompt tokens of
 //     processed requests, by wire API, as the client sent them ("sent")
 //     and as forwarded ("forwarded");
@@ -168,6 +193,19 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "abridge_summary_store_errors_total", Help: "Summary store failures, by method.",
 		}, []string{"op"}),
+		ahead: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "abridge_ahead_summaries_total", Help: "Summaries written ahead of their compaction: started, written, failed, used, wasted.",
+		}, []string{"event"}),
+		aheadWasted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "abridge_ahead_wasted_input_chars_total", Help: "Summarizer input, in characters, of the summaries written ahead and never used.",
+		}),
+		deferred: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "abridge_deferred_compactions_total", Help: "Requests sent uncompacted because their compaction's summary was not ready.",
+		}),
+		summaryWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "abridge_summary_wait_seconds", Help: "How long requests that waited for a summary waited.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+		}),
 	}
 	m.estimates = newEstimateMetrics()
 	if err := m.estimates.register(reg); err != nil {
@@ -175,7 +213,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.requestSeconds, m.processingSeconds, m.promptTokens,
 		m.apiTokens, m.providerTokens, m.stored, m.rejected, m.chainFailures, m.overflows, m.upstreamErrors, m.compactions, m.compactionTokens,
-		m.summarizerCalls, m.summarizerSeconds, m.summarizerTokens, m.storeErrors} {
+		m.summarizerCalls, m.summarizerSeconds, m.summarizerTokens, m.storeErrors, m.ahead, m.aheadWasted, m.deferred, m.summaryWait} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register proxy metrics: %w", err)
 		}
@@ -189,7 +227,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		m.overflows:       {"true", "false"},
 		m.compactions:     {"summarized", "fallback", "shared", "skipped", "canceled"},
 		m.summarizerCalls: {"ok", "error", "timeout"},
-		m.storeErrors:     {"spans", "save", "summary"},
+		m.storeErrors:     {"spans", "save", "summary", "claim"},
+		m.ahead:           {"started", "written", "failed", "used", "wasted"},
 	} {
 		for _, v := range values {
 			vec.WithLabelValues(v)
@@ -275,6 +314,25 @@ func (m *Metrics) WindowEvent(_ context.Context, e window.Event) {
 		m.compactions.WithLabelValues(result).Inc()
 		m.compactionTokens.WithLabelValues("before").Observe(float64(e.TokensBefore))
 		m.compactionTokens.WithLabelValues("after").Observe(float64(e.TokensAfter))
+		if e.Prepared {
+			m.ahead.WithLabelValues("used").Inc()
+		}
+		if e.Waited > 0 {
+			m.summaryWait.Observe(e.Waited.Seconds())
+		}
+	case window.EventDeferred:
+		m.deferred.Inc()
+	case window.EventAheadStarted:
+		m.ahead.WithLabelValues("started").Inc()
+	case window.EventAheadFinished:
+		if e.Err != nil {
+			m.ahead.WithLabelValues("failed").Inc()
+		} else {
+			m.ahead.WithLabelValues("written").Inc()
+		}
+	case window.EventAheadWasted:
+		m.ahead.WithLabelValues("wasted").Inc()
+		m.aheadWasted.Add(float64(e.SummaryInput))
 	case window.EventFailed:
 		switch {
 		case e.Reason == "canceled":

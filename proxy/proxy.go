@@ -5,8 +5,13 @@
 // the same middleware an openai-go app uses (package openaimw). Only
 // "messages" is rewritten; every other byte of the body, the headers
 // (Authorization included) and the query go upstream as the client sent
-// them, and the answer comes back as the upstream sends it, a stream
-// included, chunk by chunk as it arrives.
+// them, and the answer comes back as the upstream sends it: a stream
+// chunk by chunk as it arrives, a whole answer of those APIs once its
+// first 8 MiB (all of any chat answer) have arrived, so that one the
+// upstream cuts short is answered 502 upstream_reset, or 504
+// upstream_timeout past Timeout, in the API's error shape, instead of a
+// 200 with a truncated body. An answer cut after its status was sent on (a
+// stream) keeps that status; its log line says answer_cut_off.
 //
 // A request abridge cannot process (not JSON, no messages, an invalid
 // history, too large, a path a decoding server would resolve elsewhere, a
@@ -14,16 +19,21 @@
 // bound on the memory bodies and their processing take at once) is
 // answered with an error in its API's shape and sent nowhere; a
 // summarizer that fails never fails the request (the window falls back to
-// its digest). Mount the handler on a server of your own, or run abridge
-// serve, which adds /healthz, /metrics, the summary store on the session
-// database and a graceful shutdown.
+// its digest). Each answer to a processed request says in Abridge-*
+// headers what abridge did (see HeaderTokens), and, with [Receipts], names
+// the receipt of the compaction its history carries. Mount the handler on
+// a server of your own, or run abridge serve, which adds /healthz,
+// /metrics, the summary store and the receipts on the session database,
+// the operator's page (/ui/) and a graceful shutdown.
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -111,9 +121,12 @@ type Options struct {
 	// Timeout bounds one proxied request, summaries and the upstream's
 	// answer included; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Logger receives one line per request (method, path, status, sizes
-	// before and after, durations; never a header) and the middleware's
-	// lines. Nil means no logging.
+	// Logger receives one line per request (method, path, status, the
+	// history's messages and tokens before and after: as the client sent
+	// it and as forwarded, about 4 characters a token; durations; with
+	// Receipts, the receipt of the compaction the forwarded history
+	// carries; never a header) and the middleware's lines. Nil means no
+	// logging.
 	Logger *zap.Logger
 	// Metrics, when set, counts what the proxy does (see [NewMetrics]).
 	Metrics *Metrics
@@ -121,6 +134,11 @@ type Options struct {
 	// completions request (see openaimw.Event), synchronously; it must be
 	// safe for concurrent use.
 	OnEvent func(ctx context.Context, e openaimw.Event)
+	// Receipts, when set, records a receipt of every compaction and a
+	// record of every processed request, and names the receipt of the
+	// compaction a forwarded history carries in its answer's
+	// HeaderReceipt (see [NewReceipts]). Nil means none.
+	Receipts *Receipts
 }
 
 // Proxy is the proxy's http.Handler. It is safe for concurrent use.
@@ -136,13 +154,15 @@ type Proxy struct {
 	metrics     *Metrics
 	onEvent     func(context.Context, openaimw.Event)
 	upstreamOf  func(path string) *url.URL // where a request for path goes
+	receipts    *Receipts
 }
 
 var _ http.Handler = (*Proxy)(nil)
 
 // New returns a Proxy configured by opts.
 func New(opts Options) *Proxy {
-	p := &Proxy{maxBody: opts.MaxBodyBytes, timeout: opts.Timeout, log: opts.Logger, metrics: opts.Metrics, onEvent: opts.OnEvent}
+	p := &Proxy{maxBody: opts.MaxBodyBytes, timeout: opts.Timeout, log: opts.Logger, metrics: opts.Metrics, onEvent: opts.OnEvent,
+		receipts: opts.Receipts}
 	if p.maxBody <= 0 {
 		p.maxBody = DefaultMaxBodyBytes
 	}
@@ -183,7 +203,11 @@ func New(opts Options) *Proxy {
 		return upstream
 	}
 	p.upstreamOf = upstreamOf
-	mw := openaimw.New(opts.Chain, openaimw.Options{
+	chain := opts.Chain
+	if p.receipts != nil {
+		chain = p.receipts.chain(chain)
+	}
+	mw := openaimw.New(chain, openaimw.Options{
 		Compactor: opts.Compactor,
 		Logger:    p.log,
 		OnEvent:   p.event,
@@ -232,16 +256,27 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 
 // exchange is what the proxy learns of one request while serving it.
 type exchange struct {
-	event    *openaimw.Event
-	overflow *openaimw.Event
-	failure  string
-	// cut is set when the upstream's answer broke off after its status
-	// was sent on: its reason ("upstream_reset", "upstream_timeout",
-	// "client gone").
+	// processed is set for a request of a wire API the middleware
+	// processes.
+	processed bool
+	event     *openaimw.Event
+	overflow  *openaimw.Event
+	failure   string
+	// cut is set when the upstream's answer broke off: its reason
+	// (CodeUpstreamReset, CodeUpstreamTimeout, or clientGone). A cut
+	// found before the answer's status was sent on becomes the request's
+	// failure (see Proxy.error); one found after stays here.
 	cut string
 	// body is the processed request's body, behind the proxy's limits.
 	body *bodyReader
+	// trail is what the receipts learn of the request (nil without
+	// Options.Receipts).
+	trail *trail
 }
+
+// clientGone is the failure, or the reason an answer was cut off, when
+// the client went away.
+const clientGone = "client gone"
 
 type exchangeKey struct{}
 
@@ -249,10 +284,9 @@ type exchangeKey struct{}
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
-	ex := &exchange{}
 	route := openaimw.API(r)
-	processed := route != ""
-	if !processed {
+	ex := &exchange{processed: route != ""}
+	if !ex.processed {
 		route = "other"
 	}
 	defer func() { p.finish(r, rec, ex, route, start) }()
@@ -267,7 +301,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "abridge: " + err.Error()})
 		return
 	}
-	if processed {
+	if ex.processed {
 		if r.ContentLength > p.maxBody {
 			p.refuse(rec, r, ex, tooLarge(p.maxBody))
 			return
@@ -280,6 +314,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
 	ctx = context.WithValue(ctx, clientKey{}, r.Context())
 	ctx = context.WithValue(ctx, authKey{}, credential{header: clientCredential(r.Header), api: route, to: p.upstreamOf(r.URL.Path)})
+	if p.receipts != nil && ex.processed {
+		ctx = p.receipts.begin(ctx, ex, r)
+	}
 	p.rp.ServeHTTP(rec, r.WithContext(ctx))
 }
 
@@ -314,6 +351,7 @@ const (
 	CodeUpstreamTimeout = "upstream_timeout"     // 504: no complete answer within Timeout
 	CodeProcessTimeout  = "processing_timeout"   // 504: Timeout passed before abridge had sent the request
 	CodeUnreachable     = "upstream_unreachable" // 502: no answer from the upstream
+	CodeUpstreamReset   = "upstream_reset"       // 502: a whole answer broke off before its end (see Proxy.response)
 )
 
 // refusals are the codes of the requests the proxy answers itself and
@@ -369,6 +407,9 @@ func (p *Proxy) event(ctx context.Context, e openaimw.Event) {
 	if ex == nil {
 		return
 	}
+	if ex.trail != nil {
+		p.receipts.event(ctx, ex.trail, e)
+	}
 	switch e.Type {
 	case openaimw.EventProcessed:
 		ex.event = &e
@@ -380,16 +421,65 @@ func (p *Proxy) event(ctx context.Context, e openaimw.Event) {
 }
 
 // response counts the upstream's error statuses, and watches its body for
-// an answer that breaks off.
+// an answer that breaks off. A whole (not streamed) answer to a processed
+// request is read before its status is sent on, up to wholeAnswerBytes,
+// so that one that breaks off within them is answered with an error
+// instead (see readWhole).
 func (p *Proxy) response(resp *http.Response) error {
 	if resp.StatusCode >= 500 {
 		p.metrics.upstreamError("status_5xx")
 	}
 	ctx := resp.Request.Context()
-	if ex, _ := ctx.Value(exchangeKey{}).(*exchange); ex != nil {
-		client, _ := ctx.Value(clientKey{}).(context.Context)
-		resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, client: client, ex: ex, p: p}
+	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	if ex == nil {
+		return nil
 	}
+	setHeaders(resp.Header, ex)
+	client, _ := ctx.Value(clientKey{}).(context.Context)
+	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, client: client, ex: ex, p: p}
+	if ex.processed && !isStream(resp) {
+		return readWhole(resp)
+	}
+	return nil
+}
+
+// wholeAnswerBytes is the most of a whole answer the proxy reads before
+// sending its status on: 8 MiB, past any chat answer's size. What follows
+// passes as it arrives.
+const wholeAnswerBytes = 8 << 20
+
+// errAnswerCut is why a whole answer is not sent on: it broke off before
+// its end (a watchedBody says why).
+var errAnswerCut = errors.New("the upstream's answer broke off")
+
+// isStream reports whether resp is a stream of server-sent events.
+func isStream(resp *http.Response) bool {
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return media == "text/event-stream"
+}
+
+// readWhole reads resp's body, up to wholeAnswerBytes, before its status
+// is sent on, and puts it back, followed by the rest: an answer that
+// breaks off within them returns errAnswerCut, answered with an error
+// status (the client has been sent nothing yet), where one cut after its
+// status was sent on leaves the client a 200 and a truncated body.
+func readWhole(resp *http.Response) error {
+	var buf bytes.Buffer
+	if n := resp.ContentLength; n > 0 && n <= wholeAnswerBytes {
+		buf.Grow(int(n))
+	}
+	_, err := buf.ReadFrom(io.LimitReader(resp.Body, wholeAnswerBytes))
+	if err != nil {
+		announced := ""
+		if resp.ContentLength >= 0 {
+			announced = fmt.Sprintf(" of the %d announced", resp.ContentLength)
+		}
+		return fmt.Errorf("%w after %d bytes%s: %w", errAnswerCut, buf.Len(), announced, err)
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(&buf, resp.Body), resp.Body}
 	return nil
 }
 
@@ -413,15 +503,15 @@ func (b *watchedBody) Read(buf []byte) (int, error) {
 	}
 	switch {
 	case b.client != nil && b.client.Err() != nil:
-		b.ex.cut = "client gone"
+		b.ex.cut = clientGone
 	case errors.Is(b.ctx.Err(), context.DeadlineExceeded):
 		b.ex.cut = CodeUpstreamTimeout
 		b.p.metrics.upstreamError("timeout")
 	default:
-		b.ex.cut = "upstream_reset"
+		b.ex.cut = CodeUpstreamReset
 		b.p.metrics.upstreamError("reset")
 	}
-	b.p.log.Warn("proxy: answer cut off", zap.String("error", b.ex.cut), zap.Error(err))
+	b.p.log.Warn("proxy: answer cut off", zap.String("reason", b.ex.cut), zap.Error(err))
 	return n, err
 }
 
@@ -432,6 +522,25 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 	var e apierror.Error
 	var tooMuch *memoryError
 	switch {
+	case errors.Is(err, errAnswerCut) && ex != nil:
+		// Counted and logged as it broke off (watchedBody); the client
+		// has been sent nothing: it is answered an error, which the
+		// request's line and abridge_requests_total report.
+		switch cut := ex.cut; cut {
+		case clientGone:
+			ex.failure, ex.cut = cut, ""
+			w.WriteHeader(499)
+			return
+		case CodeUpstreamTimeout:
+			e = apierror.Error{Status: http.StatusGatewayTimeout, Type: apierror.TypeUpstream, Code: CodeUpstreamTimeout,
+				Message: fmt.Sprintf("abridge: no complete answer from upstream within %s: %v", p.timeout, err)}
+		default:
+			e = apierror.Error{Status: http.StatusBadGateway, Type: apierror.TypeUpstream, Code: CodeUpstreamReset,
+				Message: "abridge: " + err.Error()}
+		}
+		ex.failure, ex.cut = e.Code, ""
+		writeError(w, r, e)
+		return
 	case errors.As(err, &tooBig):
 		e = tooLarge(tooBig.Limit)
 	case errors.As(err, &tooMuch):
@@ -456,7 +565,7 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 	case r.Context().Err() != nil:
 		// The client went away: nobody to answer.
 		if ex != nil {
-			ex.failure = "client gone"
+			ex.failure = clientGone
 		}
 		w.WriteHeader(499)
 		return
@@ -485,6 +594,9 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 		status = http.StatusOK
 	}
 	p.metrics.request(route, status, d)
+	if ex.trail != nil {
+		p.receipts.finish(ex.trail, status)
+	}
 	// What was sent last: the compacted retry after a context overflow,
 	// else the processed request.
 	var sent *openaimw.Event
@@ -498,7 +610,7 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 		p.metrics.forwarded(sent.API, sent.TokensAfter)
 	}
 	level := zap.InfoLevel
-	if status >= 500 || (ex.cut != "" && ex.cut != "client gone") {
+	if status >= 500 || (ex.cut != "" && ex.cut != clientGone) {
 		level = zap.WarnLevel
 	}
 	ce := p.log.Check(level, "proxy: request")
@@ -524,6 +636,9 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route strin
 	}
 	if ex.cut != "" {
 		fields = append(fields, zap.String("answer_cut_off", ex.cut))
+	}
+	if t := ex.trail; t != nil && t.receipt != "" {
+		fields = append(fields, zap.String("receipt", t.receipt), zap.Bool("compacted", t.compacted))
 	}
 	ce.Write(fields...)
 }

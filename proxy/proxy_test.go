@@ -32,6 +32,7 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/processors/window/windowlog"
 	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
 )
 
@@ -69,7 +70,11 @@ func newFixture(t *testing.T, up *openaitest.Upstream, change func(*proxy.Option
 		model.WithHTTPClient(&http.Client{Transport: proxy.ForwardAuthorization(mustURL(t, f.upSrv.URL), nil)}))
 	win := window.New(window.Options{
 		Summarizer: metrics.Summarizer(summarizer.New(model.Observe(sm, metrics.SummarizerRequest), summarizer.Options{})),
-		OnEvent:    windowlog.Events(logger, metrics.WindowEvent),
+		OnEvent: windowlog.Events(logger, func(ctx context.Context, e window.Event) {
+			metrics.WindowEvent(ctx, e)
+			receipt.Observe(ctx, e)
+		}),
+		Ahead: -1, // summaries written when due: TestAheadThroughProxy has them written ahead
 	})
 	upstream, _ := url.Parse(f.upSrv.URL + "/v1")
 	opts := proxy.Options{
@@ -627,16 +632,20 @@ func TestMetricsAtZero(t *testing.T) {
 	want := map[string][]string{
 		"abridge_rejected_requests_total": {"error=invalid_history", "error=invalid_json", "error=invalid_message", "error=invalid_path",
 			"error=missing_messages", "error=request_timeout", "error=request_too_large", "error=server_busy", "error=unknown_path", "error=unsupported_encoding"},
-		"abridge_upstream_errors_total":       {"reason=connection", "reason=reset", "reason=status_5xx", "reason=timeout"},
-		"abridge_context_overflows_total":     {"retried=false", "retried=true"},
-		"abridge_compactions_total":           {"result=canceled", "result=fallback", "result=shared", "result=skipped", "result=summarized"},
-		"abridge_summarizer_calls_total":      {"result=error", "result=ok", "result=timeout"},
-		"abridge_summarizer_tokens_total":     summaryTokenLabels(),
-		"abridge_digest_compactions_total":    {"api=chat", "api=messages", "api=other", "api=responses"},
-		"abridge_summary_store_errors_total":  {"op=save", "op=spans", "op=summary"},
-		"abridge_chain_failures_total":        nil,
-		"abridge_processing_duration_seconds": nil,
-		"abridge_summarizer_duration_seconds": nil,
+		"abridge_upstream_errors_total":          {"reason=connection", "reason=reset", "reason=status_5xx", "reason=timeout"},
+		"abridge_context_overflows_total":        {"retried=false", "retried=true"},
+		"abridge_compactions_total":              {"result=canceled", "result=fallback", "result=shared", "result=skipped", "result=summarized"},
+		"abridge_summarizer_calls_total":         {"result=error", "result=ok", "result=timeout"},
+		"abridge_summarizer_tokens_total":        summaryTokenLabels(),
+		"abridge_digest_compactions_total":       {"api=chat", "api=messages", "api=other", "api=responses"},
+		"abridge_summary_store_errors_total":     {"op=claim", "op=save", "op=spans", "op=summary"},
+		"abridge_ahead_summaries_total":          {"event=failed", "event=started", "event=used", "event=wasted", "event=written"},
+		"abridge_ahead_wasted_input_chars_total": nil,
+		"abridge_deferred_compactions_total":     nil,
+		"abridge_summary_wait_seconds":           nil,
+		"abridge_chain_failures_total":           nil,
+		"abridge_processing_duration_seconds":    nil,
+		"abridge_summarizer_duration_seconds":    nil,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metrics at the start (-want +got):\n%s", diff)

@@ -69,7 +69,7 @@ func newSummaryFixture(t *testing.T, apis ...string) *summaryFixture {
 	for _, api := range apis {
 		sums.ByAPI[api] = summarizer.New(model.Observe(models[api], metrics.SummarizerRequest), summarizer.Options{})
 	}
-	win := window.New(window.Options{Summarizer: metrics.Summarizer(sums), MaxMessages: 8, KeepMessages: 4, OnEvent: metrics.WindowEvent})
+	win := window.New(window.Options{Summarizer: metrics.Summarizer(sums), MaxMessages: 8, KeepMessages: 4, OnEvent: metrics.WindowEvent, Ahead: -1})
 	f.srv = httptest.NewServer(proxy.New(proxy.Options{
 		Upstream:  openAIUp,
 		Upstreams: map[string]*url.URL{"messages": anthropicUp},

@@ -98,7 +98,7 @@ func TestTenantsSummarizeFor(t *testing.T) {
 			}))
 			summarized := func(auth string) bool {
 				sum := &callCounter{}
-				w := window.New(window.Options{MaxMessages: 4, Summarizer: sum, Store: window.NewMemoryStore(0)})
+				w := window.New(window.Options{MaxMessages: 4, Summarizer: sum, Store: window.NewMemoryStore(0), Ahead: -1})
 				h := http.Header{}
 				if auth != "" {
 					h.Set("Authorization", auth)

@@ -16,6 +16,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
@@ -69,6 +70,25 @@ type run struct {
 	keepLast   int
 	noCache    bool          // serialize every request in full (tests compare)
 	cpuCost    time.Duration // what reading the thread's CPU time costs
+
+	// Virtual time: the clock moves a turn between requests and a
+	// summary's latency while a request waits for one; the runner writes
+	// the summaries the window writes ahead when they would be ready.
+	clock         *vclock
+	runner        *vrunner // nil when Options.Window.Background is set
+	turn, latency time.Duration
+	waits         int // the summaries the current request waited for
+	deferred      bool
+	wasted        int64 // summarizer input of the summaries written ahead and never used
+	ahead         int   // summaries started ahead
+
+	// With Options.Receipts: the window's failed and finished events, as
+	// they came, and the number of the request each came in (request is
+	// the one being replayed).
+	keepEvents bool
+	events     []window.Event
+	eventsAt   []int
+	request    int
 }
 
 func newRun(opts Options) (*run, error) {
@@ -102,19 +122,58 @@ func newRun(opts Options) (*run, error) {
 	if fallback == nil {
 		fallback = summary.NewDigest(summary.DigestOptions{})
 	}
-	r.primary = &meter{s: primary, seen: r.seen, seed: r.seed, rec: r.rec}
+	r.primary = &meter{s: primary, seen: r.seen, seed: r.seed, rec: r.rec, before: r.foreground}
 	r.fallback = &meter{s: fallback, seen: r.seen, seed: r.seed}
 	wopts.Summarizer = r.primary
 	wopts.Fallback = r.fallback
 	r.onEvent = wopts.OnEvent
 	wopts.OnEvent = r.event
+	r.turn, r.latency = opts.Turn, opts.SummaryLatency
+	if r.turn <= 0 {
+		r.turn = DefaultTurn
+	}
+	if r.latency <= 0 {
+		r.latency = DefaultSummaryLatency
+	}
+	r.clock = &vclock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	if wopts.Now == nil {
+		wopts.Now = r.clock.now
+	}
+	if wopts.Background == nil {
+		r.runner = &vrunner{clock: r.clock, latency: r.latency}
+		wopts.Background = r.runner
+	}
+
+	r.keepEvents = opts.Receipts
 	r.win = window.New(wopts)
 	r.trim, r.trimOpts = trimtools.New(opts.Trim), opts.Trim
 	r.keepLast = r.trim.KeepLast()
 	return r, nil
 }
 
+// foreground is called before each call of the primary summarizer: one
+// made in a request (not by the runner, ahead of time) makes the request
+// wait for the summary's latency.
+func (r *run) foreground() {
+	if r.runner != nil && r.runner.inBackground() {
+		return
+	}
+	r.waits++
+	r.clock.add(r.latency)
+}
+
 func (r *run) event(ctx context.Context, e window.Event) {
+	switch e.Type {
+	case window.EventDeferred:
+		r.deferred = true
+	case window.EventAheadStarted:
+		r.ahead++
+	case window.EventAheadWasted:
+		r.wasted += int64(e.SummaryInput)
+	}
+	if r.keepEvents && (e.Type == window.EventFailed || e.Type == window.EventFinished) {
+		r.events, r.eventsAt = append(r.events, e), append(r.eventsAt, r.request)
+	}
 	if e.Type == window.EventFailed {
 		if r.failures == nil {
 			r.failures = map[string]int{}
@@ -191,6 +250,15 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
+		if res.Requests > 0 {
+			// The previous request's model call; the summaries written
+			// ahead that are ready by its end are there for this one.
+			r.clock.add(r.turn)
+		}
+		if r.runner != nil {
+			r.runner.advance(false)
+		}
+		r.waits, r.deferred = 0, false
 		var in []processor.Message
 		var inOrigins []int
 		switch r.mode {
@@ -208,6 +276,7 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 			next = i
 			in, inOrigins = stored, origins
 		}
+		r.request = res.Requests + 1
 		out, outOrigins, pt := r.step(ctx, &res, in, inOrigins, raw, trimmedSum)
 		r.fidelity.Request(i, pt.sent)
 		if r.mode == ModeProcessed {
@@ -216,6 +285,13 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 		}
 
 		res.Requests++
+		if r.waits > 0 {
+			res.Waits++
+			res.WaitTime += time.Duration(r.waits) * r.latency
+		}
+		if r.deferred {
+			res.Deferred++
+		}
 		p := Point{
 			Request:      res.Requests,
 			CharsBefore:  int(raw[i]),
@@ -243,6 +319,16 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 		res.MaxTokensAfter = max(res.MaxTokensAfter, p.TokensAfter)
 	}
 
+	// The conversation ends: the summaries started ahead are paid for,
+	// and those never used are wasted.
+	if r.runner != nil {
+		r.runner.advance(true)
+	}
+	if err := r.win.Close(ctx); err != nil {
+		return Result{}, fmt.Errorf("close the window: %w", err)
+	}
+	res.AheadSummaries, res.WastedInputChars = r.ahead, r.wasted
+
 	for o, c := range r.compacted {
 		if !c {
 			continue
@@ -268,6 +354,37 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 	}
 	res.finish()
 	return res, nil
+}
+
+// receipts returns the receipts of the compactions replayed, made from
+// the events kept, each naming conversation and its request.
+func (r *run) receipts(conversation, writer string) []receipt.Receipt {
+	var reasons receipt.Reasons
+	var out []receipt.Receipt
+	for i, e := range r.events {
+		reason := reasons.Note(e)
+		if e.Type != window.EventFinished {
+			continue
+		}
+		rc := receipt.New(e, reason, writer)
+		rc.Conversation, rc.Request = conversation, r.eventsAt[i]
+		out = append(out, rc)
+	}
+	return out
+}
+
+// writerOf names who writes the summaries of a replay with opts when the
+// window's summarizer succeeds.
+func writerOf(opts Options) string {
+	switch {
+	case opts.Window.Summarizer != nil:
+		return "custom summarizer"
+	case opts.Summarizer == SummarizerRecorder:
+		return "recording model"
+	case opts.Summarizer == SummarizerModel:
+		return receipt.WriterModel
+	}
+	return receipt.WriterDigest
 }
 
 // decode encodes raws as a request's JSON "messages" and decodes it into

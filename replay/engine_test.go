@@ -178,29 +178,44 @@ func (f *failing) Summarize(context.Context, []processor.Message, string) (strin
 }
 
 // A summarizer that fails is replaced by the fallback; the replay counts
-// both and the reasons.
+// both and the reasons, whether the summaries are written when due or
+// ahead (where the last one is for a compaction the transcript ends
+// before: one call more than compactions).
 func TestFailingSummarizer(t *testing.T) {
-	f := &failing{}
-	var events []window.EventType
-	opts := Options{Window: window.Options{MaxMessages: 20, Summarizer: f, BreakerFailures: 1000,
-		OnEvent: func(_ context.Context, e window.Event) { events = append(events, e.Type) }}}
-	res, err := RunHistory(t.Context(), "t", syntheticHistory(30), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkInvariants(t, res)
-	if res.Compactions == 0 {
-		t.Fatal("no compaction")
-	}
-	want := map[string]int{"summarizer error": f.calls}
-	if diff := cmp.Diff(want, res.Failures); diff != "" {
-		t.Errorf("failures (-want +got):\n%s", diff)
-	}
-	if res.SummarizerCalls != f.calls || res.FallbackCalls != f.calls || len(events) != 3*f.calls {
-		t.Errorf("summarizer calls %d, fallback calls %d, %d events; the summarizer was called %d times",
-			res.SummarizerCalls, res.FallbackCalls, len(events), f.calls)
-	}
-	if got := NewReport(opts, []Result{res}).Options.Summarizer; got != "custom" {
-		t.Errorf("summarizer recorded as %q, want custom", got)
+	for _, ahead := range []int{-1, 0} {
+		f := &failing{}
+		var events []window.EventType
+		opts := Options{Window: window.Options{MaxMessages: 20, Summarizer: f, BreakerFailures: 1000, Ahead: ahead,
+			OnEvent: func(_ context.Context, e window.Event) { events = append(events, e.Type) }}}
+		res, err := RunHistory(t.Context(), "t", syntheticHistory(30), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkInvariants(t, res)
+		if res.Compactions == 0 {
+			t.Fatal("no compaction")
+		}
+		want := map[string]int{"summarizer error": res.Compactions}
+		if diff := cmp.Diff(want, res.Failures); diff != "" {
+			t.Errorf("ahead %d: failures (-want +got):\n%s", ahead, diff)
+		}
+		unused := 0
+		if ahead >= 0 {
+			unused = 1
+		}
+		compacting := 0 // the events of the compactions: started, failed, finished
+		for _, e := range events {
+			switch e {
+			case window.EventStarted, window.EventFailed, window.EventFinished:
+				compacting++
+			}
+		}
+		if res.SummarizerCalls != f.calls || f.calls != res.Compactions+unused || res.FallbackCalls != res.Compactions || compacting != 3*res.Compactions {
+			t.Errorf("ahead %d: %d compactions, summarizer calls %d, fallback calls %d, %d events of compactions; the summarizer was called %d times",
+				ahead, res.Compactions, res.SummarizerCalls, res.FallbackCalls, compacting, f.calls)
+		}
+		if got := NewReport(opts, []Result{res}).Options.Summarizer; got != "custom" {
+			t.Errorf("summarizer recorded as %q, want custom", got)
+		}
 	}
 }

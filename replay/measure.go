@@ -34,6 +34,9 @@ type meter struct {
 	// that did not.
 	rec    *model.Recorder
 	unsent int
+
+	// before, when set, is called before each call.
+	before func()
 }
 
 var _ window.Summarizer = (*meter)(nil)
@@ -42,6 +45,9 @@ var _ window.Summarizer = (*meter)(nil)
 // included, is counted as the summarizer's, in wall time and in CPU time of
 // the calling thread (the window calls it synchronously).
 func (m *meter) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
+	if m.before != nil {
+		m.before()
+	}
 	start := time.Now()
 	cpu0, _ := threadCPU()
 	before := 0

@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -76,6 +77,9 @@ var (
 		colRequests,
 		colCompactions,
 		{"summarizer", "calls", func(x Result) string { return count(x.SummarizerCalls) }},
+		{"requests", "waited", func(x Result) string { return count(x.Waits) }},
+		{"requests", "deferred", func(x Result) string { return count(x.Deferred) }},
+		{"summarizer input", "wasted", func(x Result) string { return fmt.Sprintf("%.3f", x.WastedShare()) }},
 		{"fallback", "calls", func(x Result) string { return count(x.FallbackCalls) }},
 		colSummarizerRatio,
 		{"largest prompt tokens", "without → with", func(x Result) string {
@@ -101,12 +105,8 @@ var (
 	}
 )
 
-// Limits of the transcripts' names in a table: the shortest a name is cut
-// to so that WriteTable fits TableWidth, and the longest any table shows.
-const (
-	minNameWidth = 16
-	maxNameWidth = 56
-)
+// maxNameWidth is the longest a transcript's name is in a table's row.
+const maxNameWidth = 56
 
 // WriteTable writes the report as a table that fits [TableWidth] columns:
 // the settings, one row per transcript and a row of totals with the
@@ -114,8 +114,9 @@ const (
 // abridge, the prompt-cache reuse, the input tokens billed per request at
 // both cached prices, and the shares of needed tokens kept, all and far
 // ([Result.NeededKept], [Result.NeededKeptFar]); then the totals of every
-// other figure, one sentence a line. Names are shortened in the middle to
-// fit.
+// other figure, one sentence a line. When the transcripts' names do not fit
+// beside the figures, the rows are numbered and the names listed whole
+// above the table.
 // [Report.WriteWideTable] shows every figure per transcript.
 func (r *Report) WriteTable(w io.Writer) error {
 	return r.writeTable(w, tableColumns, TableWidth)
@@ -168,9 +169,16 @@ func (r *Report) writeTable(w io.Writer, cols []column, width int) error {
 		for _, wd := range widths[1:] {
 			others += gap + wd
 		}
-		widths[0] = max(min(widths[0], width-others), minNameWidth)
-		for _, row := range cells {
-			row[0] = cutMiddle(row[0], widths[0])
+		if widths[0] > width-others {
+			// The names do not fit: the rows are numbered, and the names
+			// listed whole above the table.
+			b.WriteString("transcripts:\n")
+			widths[0] = len("transcript")
+			for i, row := range cells[:len(cells)-1] {
+				fmt.Fprintf(&b, "%3d  %s\n", i+1, baseName(results[i].File))
+				row[0] = strconv.Itoa(i + 1)
+			}
+			b.WriteString("\n")
 		}
 	}
 
@@ -226,6 +234,11 @@ func (r *Report) writeTotals(b *strings.Builder) {
 			t.CacheReuse, t.CacheReuseCeiling),
 		fmt.Sprintf("processor time %.1f µs CPU a request (%.1f µs wall, %v in all); summarizer time %v",
 			micros(t.PerRequestCPU), micros(t.PerRequest), t.ProcessorTime.Round(time.Microsecond), t.SummarizerTime.Round(time.Millisecond)),
+		fmt.Sprintf("waits, in virtual time (a turn of %v between requests, %v a summary): %s requests waited for a summary (%.2f%%, %v in all); "+
+			"%s went out uncompacted while theirs was written (deferred)",
+			r.Options.Turn, r.Options.SummaryLatency, count(t.Waits), 100*t.WaitShare(), t.WaitTime, count(t.Deferred)),
+		fmt.Sprintf("summaries written ahead: %s; those never used took %s characters, %.1f%% of the summarizer's input",
+			count(t.AheadSummaries), groupDigits(t.WastedInputChars), 100*t.WastedShare()),
 	}
 	if t.DecodeTime > 0 {
 		lines = append(lines, fmt.Sprintf("decoding the requests' JSON (encoding/json): %.1f µs CPU a request; the processors take %.3f of that",
@@ -355,6 +368,14 @@ func (o Settings) describe() []string {
 	if o.TrimKeepLast > 0 {
 		parts = append(parts, "the last "+count(o.TrimKeepLast)+" messages untrimmed")
 	}
+	switch {
+	case o.Ahead < 0:
+		parts = append(parts, "summaries written when due")
+	case o.Ahead == 0:
+		parts = append(parts, "summaries written "+count(window.DefaultAhead)+" requests ahead")
+	default:
+		parts = append(parts, "summaries written "+count(o.Ahead)+" requests ahead")
+	}
 	return parts
 }
 
@@ -386,15 +407,20 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // its base name without the .json, .jsonl and .traj extensions, cut in the
 // middle when longer than 56 characters.
 func DisplayName(path string) string {
+	return cutMiddle(baseName(path), maxNameWidth)
+}
+
+// baseName returns the base name of a transcript path without the .json,
+// .jsonl and .traj extensions.
+func baseName(path string) string {
 	name := filepath.Base(path)
 	for {
 		trimmed := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, ".json"), ".jsonl"), ".traj")
 		if trimmed == name {
-			break
+			return name
 		}
 		name = trimmed
 	}
-	return cutMiddle(name, maxNameWidth)
 }
 
 // cutMiddle returns s cut to limit runes by replacing its middle with "…".

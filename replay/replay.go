@@ -16,6 +16,7 @@ package replay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
 )
 
@@ -102,6 +104,23 @@ func (r Result) Billed(cached float64) float64 {
 	return (r.sumUncachedTokens + cached*r.sumCachedTokens + summ) / float64(r.Requests)
 }
 
+// WaitShare returns the share of the requests that waited for a summary.
+func (r Result) WaitShare() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.Waits) / float64(r.Requests)
+}
+
+// WastedShare returns the share of the summarizer's input spent on
+// summaries written ahead and never used.
+func (r Result) WastedShare() float64 {
+	if r.SummarizerInputChars == 0 {
+		return 0
+	}
+	return float64(r.WastedInputChars) / float64(r.SummarizerInputChars)
+}
+
 // DecodeRatio returns, for a ModeFresh replay, the processors' CPU time
 // over the CPU time of decoding the same requests with encoding/json
 // (wall times where CPU time is not measured); 0 in the other modes.
@@ -149,6 +168,20 @@ type Options struct {
 	// Strategy names the strategy (package strategy) the Window and Trim
 	// settings come from, for the report; "" names none.
 	Strategy string
+	// Turn is the virtual time between two requests (the model's answer,
+	// the tools' run); 0 means DefaultTurn (0.5s). The replay never
+	// waits: its clock only tells which summaries written ahead would be
+	// ready at each request.
+	Turn time.Duration
+	// SummaryLatency is the virtual time a summary takes to write; 0
+	// means DefaultSummaryLatency (2s). A request that needs a summary
+	// not written by then waits for it (see Result.Waits).
+	SummaryLatency time.Duration
+	// Receipts, when set, keeps the receipt of each compaction in
+	// Result.Receipts (for the HTML report). The figures are the same
+	// either way: the window's events are kept as they come and made into
+	// receipts after the replay.
+	Receipts bool
 }
 
 // Settings is the part of [Options] a [Report] records.
@@ -186,6 +219,14 @@ type Settings struct {
 	// TrimKeepLast is Trim.KeepLast as given (0 means the trimmer's
 	// default).
 	TrimKeepLast int `json:"trim_keep_last"`
+	// Ahead is Window.Ahead as given (0 means the window's default; -1:
+	// each summary written when its compaction is due).
+	Ahead int `json:"ahead"`
+	// Turn and SummaryLatency are the virtual time between requests and
+	// of a summary (Options.Turn, Options.SummaryLatency, defaults
+	// filled in).
+	Turn           time.Duration `json:"turn_ns"`
+	SummaryLatency time.Duration `json:"summary_latency_ns"`
 }
 
 // Point is one request of a replay, for plotting.
@@ -235,6 +276,26 @@ type Result struct {
 	Compactions int `json:"compactions"`
 	// SummarizerCalls counts calls of the window's summarizer.
 	SummarizerCalls int `json:"summarizer_calls"`
+	// Waits counts the requests that waited for a summary, in virtual
+	// time (Options.Turn, Options.SummaryLatency): those whose summary
+	// was written while they waited, because it had not been written
+	// ahead or they were past the window's hard limits.
+	Waits int `json:"waits"`
+	// WaitTime is the virtual time those requests waited, a summary's
+	// latency for each summary written while a request waited (an upper
+	// bound when it had been started ahead).
+	WaitTime time.Duration `json:"wait_time_ns"`
+	// Deferred counts the requests sent uncompacted because the summary
+	// their compaction needed was not ready yet (window.EventDeferred):
+	// billed in full rather than waiting.
+	Deferred int `json:"deferred"`
+	// AheadSummaries counts the summaries started ahead of their
+	// compaction.
+	AheadSummaries int `json:"ahead_summaries"`
+	// WastedInputChars is the summarizer input of the summaries written
+	// ahead and never used (their conversation ended, or was compacted
+	// otherwise), counted as the window gives it to the summarizer.
+	WastedInputChars int64 `json:"wasted_input_chars"`
 	// FallbackCalls counts calls of the window's fallback summarizer.
 	FallbackCalls int `json:"fallback_calls"`
 	// Failures counts, by the window's reason ("timeout", "summary too
@@ -379,6 +440,10 @@ type Result struct {
 	FirstError string `json:"first_error,omitempty"`
 	// Series holds one point per request.
 	Series []Point `json:"series,omitempty"`
+	// Receipts holds the receipt of each compaction, in order, when
+	// Options.Receipts was set; each names the transcript as its
+	// conversation and the request it was made for.
+	Receipts []receipt.Receipt `json:"receipts,omitempty"`
 
 	sumCharsBefore, sumCharsAfter   int64
 	sumTokensBefore, sumTokensAfter int64
@@ -455,6 +520,11 @@ func (r *Result) add(o Result) {
 	r.Skipped += o.Skipped
 	r.Compactions += o.Compactions
 	r.SummarizerCalls += o.SummarizerCalls
+	r.Waits += o.Waits
+	r.WaitTime += o.WaitTime
+	r.Deferred += o.Deferred
+	r.AheadSummaries += o.AheadSummaries
+	r.WastedInputChars += o.WastedInputChars
 	r.FallbackCalls += o.FallbackCalls
 	for k, v := range o.Failures {
 		if r.Failures == nil {
@@ -536,6 +606,9 @@ func RunHistory(ctx context.Context, name string, history []processor.Message, o
 		return Result{}, err
 	}
 	res.File = name
+	if opts.Receipts {
+		res.Receipts = r.receipts(name, writerOf(opts))
+	}
 	return res, nil
 }
 
@@ -633,5 +706,8 @@ func settingsOf(opts Options) Settings {
 		Strategy:       opts.Strategy,
 		TrimMaxChars:   opts.Trim.MaxChars,
 		TrimKeepLast:   opts.Trim.KeepLast,
+		Ahead:          opts.Window.Ahead,
+		Turn:           cmp.Or(opts.Turn, DefaultTurn),
+		SummaryLatency: cmp.Or(opts.SummaryLatency, DefaultSummaryLatency),
 	}
 }

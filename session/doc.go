@@ -65,4 +65,18 @@
 //	    read for SummaryMaxAge, or until the table holds more than
 //	    SummaryMaxSpans spans and it is among the least recently used:
 //	    never because other spans share its key.
+//	receipts(id, conversation, ref, created, used, data, first_usage, next_usage)
+//	    KEY id: the receipt of each compaction a proxy made (see
+//	    [Store.Receipts]); data is its JSON (receipt.Receipt, without the
+//	    usages), first_usage and next_usage the JSON of the provider's
+//	    usage of the first and the next request sent with its marker (''
+//	    until known). Indexed by (conversation, created), ref, used and
+//	    created;
+//	    kept as summaries are (SummaryMaxAge, SummaryMaxSpans).
+//	requests(id, conversation, created, api, model, status, client_messages,
+//	    client_tokens, sent_messages, sent_tokens, provider_usage, receipt, compacted)
+//	    A record of each request a proxy forwarded (receipt.Request; provider_usage
+//	    is the JSON of the provider's usage, '' when none), indexed by
+//	    (conversation, created) and created; kept for SummaryMaxAge, at
+//	    most RequestMaxRows.
 package session

@@ -9,7 +9,7 @@ import (
 // schemaVersion is the migration this program brings databases to. The
 // schema is described in the package documentation; it is the same on
 // SQLite and PostgreSQL but for the type of the sessions' key.
-const schemaVersion = 4
+const schemaVersion = 6
 
 // migrations[i] takes a database from version i to version i+1. The
 // sessions' key type is written {{key}}: the dialect's auto-increment key.
@@ -80,6 +80,53 @@ var migrations = [][]string{
 		`UPDATE summaries SET used = created`,
 		`CREATE INDEX summaries_last ON summaries (key, last)`,
 		`CREATE INDEX summaries_used ON summaries (used)`,
+	},
+	{
+		// Version 5: a span may be prepared ahead of its compaction (its
+		// summary written in the background, not applied yet); a summary
+		// being written is claimed, so that one process writes it while
+		// the others sharing the database wait for it or go on without.
+		`ALTER TABLE summaries ADD COLUMN prepared BOOLEAN NOT NULL DEFAULT FALSE`,
+		`CREATE TABLE summary_claims (
+			digest TEXT NOT NULL PRIMARY KEY,
+			holder TEXT NOT NULL,
+			expires BIGINT NOT NULL
+		)`,
+	},
+	{
+		// Version 6: the receipts of compactions and the records of the
+		// requests a proxy forwarded (Store.Receipts).
+		`CREATE TABLE receipts (
+			id TEXT NOT NULL PRIMARY KEY,
+			conversation TEXT NOT NULL,
+			ref TEXT NOT NULL,
+			created BIGINT NOT NULL,
+			used BIGINT NOT NULL,
+			data TEXT NOT NULL,
+			first_usage TEXT NOT NULL DEFAULT '',
+			next_usage TEXT NOT NULL DEFAULT ''
+		)`,
+		`CREATE INDEX receipts_conversation ON receipts (conversation, created)`,
+		`CREATE INDEX receipts_ref ON receipts (ref)`,
+		`CREATE INDEX receipts_used ON receipts (used)`,
+		`CREATE INDEX receipts_created ON receipts (created)`,
+		`CREATE TABLE requests (
+			id {{key}},
+			conversation TEXT NOT NULL,
+			created BIGINT NOT NULL,
+			api TEXT NOT NULL,
+			model TEXT NOT NULL,
+			status BIGINT NOT NULL,
+			client_messages BIGINT NOT NULL,
+			client_tokens BIGINT NOT NULL,
+			sent_messages BIGINT NOT NULL,
+			sent_tokens BIGINT NOT NULL,
+			provider_usage TEXT NOT NULL,
+			receipt TEXT NOT NULL,
+			compacted BOOLEAN NOT NULL
+		)`,
+		`CREATE INDEX requests_conversation ON requests (conversation, created)`,
+		`CREATE INDEX requests_created ON requests (created)`,
 	},
 }
 

@@ -35,6 +35,10 @@ type Store interface {
 	// (see window.Store): windows in every process sharing the database
 	// find the summaries the others wrote.
 	Summaries() window.Store
+	// Receipts returns the receipts of compactions and the records of
+	// requests a proxy forwarded, on the same database: every process
+	// sharing it sees what the others recorded.
+	Receipts() *Receipts
 	// Close releases the database. Sessions of a closed store return
 	// errors.
 	Close() error
@@ -209,11 +213,15 @@ type store struct {
 	b      backend
 	log    *zap.Logger
 	pruned atomic.Int64 // when the summary store was last pruned, in Unix nanoseconds
+	// receiptsPruned is when the receipts and requests were last pruned.
+	receiptsPruned atomic.Int64
 
 	// maxAge and maxSpans, when positive, replace SummaryMaxAge and
 	// SummaryMaxSpans (for tests).
 	maxAge   time.Duration
 	maxSpans int64
+	// maxRequests, when positive, replaces RequestMaxRows (for tests).
+	maxRequests int64
 }
 
 func (s *store) Session(ctx context.Context, name string) (*Session, error) {

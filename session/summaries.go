@@ -57,7 +57,10 @@ type summaries struct {
 	st *store
 }
 
-var _ window.Store = summaries{}
+var (
+	_ window.Store   = summaries{}
+	_ window.Claimer = summaries{}
+)
 
 // Summaries returns the window's summary store on this database: windows in
 // any process sharing it reuse the summaries the others wrote for the same
@@ -88,7 +91,7 @@ func (s summaries) Spans(ctx context.Context, key window.Key, ends func() []wind
 				args = append(args, l.String())
 				marks[i] = "$" + strconv.Itoa(i+2)
 			}
-			rs, err := t.query(ctx, `SELECT digest, head, count, cleared, last, summary, fallback, created, used FROM summaries
+			rs, err := t.query(ctx, `SELECT digest, head, count, cleared, last, summary, fallback, prepared, created, used FROM summaries
 				WHERE key = $1 AND last IN (`+strings.Join(marks, ", ")+`) ORDER BY created DESC, count DESC LIMIT `+
 				strconv.Itoa(summarySpansRead), args...)
 			if err != nil {
@@ -137,7 +140,7 @@ func scanSpans(rs rows, each func(sp window.Span, created, used int64)) error {
 			head, count, cleared, created, used int64
 			sp                                  window.Span
 		)
-		if err := rs.scan(&digest, &head, &count, &cleared, &last, &sp.Summary, &sp.Fallback, &created, &used); err != nil {
+		if err := rs.scan(&digest, &head, &count, &cleared, &last, &sp.Summary, &sp.Fallback, &sp.Prepared, &created, &used); err != nil {
 			return err
 		}
 		if err := decodeHex(sp.Digest[:], digest); err != nil {
@@ -181,14 +184,14 @@ func (s summaries) Save(ctx context.Context, key window.Key, span window.Span) e
 	}
 	now := time.Now()
 	err := s.st.write(ctx, "save summary", func(t tx) error {
-		_, err := t.exec(ctx, `INSERT INTO summaries (key, digest, head, count, cleared, last, ref, summary, created, fallback, used)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9)
+		_, err := t.exec(ctx, `INSERT INTO summaries (key, digest, head, count, cleared, last, ref, summary, created, fallback, used, prepared)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9, $11)
 			ON CONFLICT (key, digest) DO UPDATE SET head = excluded.head, count = excluded.count, cleared = excluded.cleared,
 				last = excluded.last, ref = excluded.ref, summary = excluded.summary, created = excluded.created,
-				fallback = excluded.fallback, used = excluded.used
-			WHERE summaries.fallback OR NOT excluded.fallback`,
+				fallback = excluded.fallback, used = excluded.used, prepared = excluded.prepared
+			WHERE (summaries.fallback OR NOT excluded.fallback) AND (summaries.prepared OR NOT excluded.prepared)`,
 			k, span.Digest.String(), int64(span.Head), int64(span.Count), int64(span.Cleared), span.Last.String(),
-			ref, span.Summary, now.UnixNano(), span.Fallback)
+			ref, span.Summary, now.UnixNano(), span.Fallback, span.Prepared)
 		return err
 	})
 	if err != nil {
@@ -211,6 +214,10 @@ func (s summaries) prune(ctx context.Context, now time.Time) error {
 		if _, err := t.exec(ctx, `DELETE FROM summaries WHERE used < $1`, now.Add(-maxAge).UnixNano()); err != nil {
 			return err
 		}
+		// Claims whose holders died without releasing them.
+		if _, err := t.exec(ctx, `DELETE FROM summary_claims WHERE expires < $1`, now.Add(-time.Hour).UnixNano()); err != nil {
+			return err
+		}
 		var n int64
 		if err := t.queryRow(ctx, `SELECT COUNT(*) FROM summaries`).scan(&n); err != nil {
 			return err
@@ -220,6 +227,33 @@ func (s summaries) prune(ctx context.Context, now time.Time) error {
 		}
 		_, err := t.exec(ctx, `DELETE FROM summaries WHERE (key, digest) IN
 			(SELECT key, digest FROM summaries ORDER BY used ASC LIMIT $1)`, n-maxSpans)
+		return err
+	})
+}
+
+// Claim claims the summary of the span with digest d for holder until ttl
+// from now (see window.Claimer): it inserts the claim, renews the
+// holder's own, or takes over one that expired, in one statement, so that
+// of the processes sharing the database that claim an unclaimed span at
+// once exactly one gets it.
+func (s summaries) Claim(ctx context.Context, d window.Digest, holder string, ttl time.Duration) (bool, error) {
+	now := time.Now()
+	var n int64
+	err := s.st.write(ctx, "claim summary", func(t tx) error {
+		var err error
+		n, err = t.exec(ctx, `INSERT INTO summary_claims (digest, holder, expires) VALUES ($1, $2, $3)
+			ON CONFLICT (digest) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
+			WHERE summary_claims.holder = excluded.holder OR summary_claims.expires <= $4`,
+			d.String(), holder, now.Add(ttl).UnixNano(), now.UnixNano())
+		return err
+	})
+	return n == 1, err
+}
+
+// Release ends holder's claim on d.
+func (s summaries) Release(ctx context.Context, d window.Digest, holder string) error {
+	return s.st.write(ctx, "release summary", func(t tx) error {
+		_, err := t.exec(ctx, `DELETE FROM summary_claims WHERE digest = $1 AND holder = $2`, d.String(), holder)
 		return err
 	})
 }

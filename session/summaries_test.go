@@ -68,7 +68,7 @@ func TestSummariesShared(t *testing.T) {
 		ctx := context.Background()
 		sum := &countingSummarizer{}
 		win := func(st Store) *window.Window {
-			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries()})
+			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries(), Ahead: -1})
 		}
 		a, b := win(openStore(t, dsn)), win(openStore(t, dsn))
 		outA, err := a.Process(ctx, conversation(10))
@@ -127,7 +127,7 @@ func TestSummaryWithNUL(t *testing.T) {
 		var failures []string
 		var mu sync.Mutex
 		win := func(st Store) *window.Window {
-			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries(),
+			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries(), Ahead: -1,
 				OnEvent: func(_ context.Context, e window.Event) {
 					if e.Type == window.EventStoreFailed {
 						mu.Lock()
@@ -228,6 +228,28 @@ func TestSummariesStore(t *testing.T) {
 		}
 		if got, _ := s.Spans(ctx, k2, ends(fb.Last)); len(got) != 1 || got[0] != again {
 			t.Errorf("a fallback span saved again with a summary: %+v", got)
+		}
+		// A prepared span is replaced by the span that uses it, never the
+		// other way round.
+		prepared := span(60)
+		prepared.Prepared, prepared.Summary = true, "prose written ahead"
+		used := span(60)
+		for _, sp := range []window.Span{prepared, used, prepared} {
+			if err := s.Save(ctx, k2, sp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, _ := s.Spans(ctx, k2, ends(used.Last)); len(got) != 1 || got[0] != used {
+			t.Errorf("a used span saved again as prepared: %+v", got)
+		}
+		if err := s.Save(ctx, k2, prepared); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Save(ctx, k1, prepared); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Spans(ctx, k1, ends(prepared.Last)); len(got) != 1 || got[0] != prepared {
+			t.Errorf("a prepared span read back: %+v", got)
 		}
 		text, ok, err := s.Summary(ctx, summary.Ref("summary again"))
 		if err != nil || !ok || text != "summary again" {
@@ -345,12 +367,20 @@ func containsMarker(h []processor.Message) bool {
 	return false
 }
 
-// downgrade takes the database of st back to version (2 or 3), as the
+// downgrade takes the database of st back to version (2, 3 or 4), as the
 // previous programs left it, and closes st.
 func downgrade(t *testing.T, st Store, version int) {
 	t.Helper()
 	ctx := context.Background()
 	steps := map[int][]string{
+		5: {
+			`DROP TABLE receipts`,
+			`DROP TABLE requests`,
+		},
+		4: {
+			`DROP TABLE summary_claims`,
+			`ALTER TABLE summaries DROP COLUMN prepared`,
+		},
 		3: {
 			`DROP INDEX summaries_last`,
 			`DROP INDEX summaries_used`,
@@ -383,11 +413,12 @@ func downgrade(t *testing.T, st Store, version int) {
 // TestMigrate opens a database as a previous program left it (version 2:
 // the summaries table without cleared spans, compactions without withdrawn
 // turns; version 3: spans without fallback or use), with a session and a
-// summary in it: it is migrated, both are intact (the span counts as used
-// when it was saved, and is no fallback), and spans that clear or hold a
-// fallback can be stored.
+// summary in it (version 4: spans never prepared, no claims; version 5:
+// no receipts): it is migrated, both are intact (the span counts as used
+// when it was saved, and is no fallback), spans that clear or hold a
+// fallback can be stored, and so can receipts and requests.
 func TestMigrate(t *testing.T) {
-	for _, from := range []int{2, 3} {
+	for _, from := range []int{2, 3, 4, 5} {
 		t.Run(fmt.Sprintf("from-%d", from), func(t *testing.T) {
 			backends(t, func(t *testing.T, newDSN newDSN) {
 				ctx := context.Background()
@@ -436,6 +467,7 @@ func TestMigrate(t *testing.T) {
 				if got, _ := st.Summaries().Spans(ctx, window.Key{2}, ends(window.Key{5})); len(got) != 1 || got[0] != fresh {
 					t.Errorf("spans of the new save: %+v", got)
 				}
+				checkReceiptsWork(t, st)
 			})
 		})
 	}
@@ -450,7 +482,7 @@ func TestSummariesSharedOpening(t *testing.T) {
 		ctx := context.Background()
 		st := openStore(t, newDSN(t))
 		sum := &countingSummarizer{}
-		w := window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries()})
+		w := window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries(), Ahead: -1})
 		variant := func(i, n int) []processor.Message {
 			h := conversation(n)
 			for j := 4; j < len(h); j++ {
@@ -511,7 +543,7 @@ func TestSummariesFallbackRetried(t *testing.T) {
 		dsn := newDSN(t)
 		sum := &flakySummarizer{down: true}
 		win := func() *window.Window {
-			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: openStore(t, dsn).Summaries()})
+			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: openStore(t, dsn).Summaries(), Ahead: -1})
 		}
 		out, err := win().Process(ctx, conversation(10))
 		if err != nil {
@@ -549,4 +581,52 @@ func markerText(h []processor.Message) string {
 // ends returns keys as Store.Spans asks for them.
 func ends(keys ...window.Key) func() []window.Key {
 	return func() []window.Key { return keys }
+}
+
+// TestSummaryClaims: one holder at a time claims a span's summary, renews
+// its claim, releases it; another takes over a claim that expired.
+func TestSummaryClaims(t *testing.T) {
+	backends(t, func(t *testing.T, newDSN newDSN) {
+		ctx := context.Background()
+		dsn := newDSN(t)
+		a := openStore(t, dsn).Summaries().(window.Claimer)
+		b := openStore(t, dsn).Summaries().(window.Claimer) // another process
+		d := window.Digest{7}
+		steps := []struct {
+			name   string
+			c      window.Claimer
+			holder string
+			ttl    time.Duration
+			want   bool
+		}{
+			{"first claim", a, "a", time.Hour, true},
+			{"another holder while it runs", b, "b", time.Hour, false},
+			{"renewed by its holder", a, "a", time.Millisecond, true},
+		}
+		for _, st := range steps {
+			got, err := st.c.Claim(ctx, d, st.holder, st.ttl)
+			if err != nil || got != st.want {
+				t.Fatalf("%s: Claim = %v, %v; want %v", st.name, got, err, st.want)
+			}
+		}
+		time.Sleep(5 * time.Millisecond) // the renewed claim (1ms) expires
+		if got, err := b.Claim(ctx, d, "b", time.Hour); err != nil || !got {
+			t.Fatalf("taking over an expired claim = %v, %v", got, err)
+		}
+		if got, _ := a.Claim(ctx, d, "a", time.Hour); got {
+			t.Fatal("the expired holder claimed it back")
+		}
+		if err := a.Release(ctx, d, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := a.Claim(ctx, d, "a", time.Hour); got {
+			t.Fatal("a release by a holder that lost the claim ended the other's")
+		}
+		if err := b.Release(ctx, d, "b"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := a.Claim(ctx, d, "a", time.Hour); err != nil || !got {
+			t.Fatalf("claim after release = %v, %v", got, err)
+		}
+	})
 }

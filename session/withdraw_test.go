@@ -167,8 +167,10 @@ func TestMigrateWithdrawn(t *testing.T) {
 		}
 		// Back to version 1, as the previous program left it.
 		if err := st.(*store).write(ctx, "test", func(t tx) error {
-			if _, err := t.exec(ctx, `DROP TABLE summaries`); err != nil {
-				return err
+			for _, q := range []string{`DROP TABLE summaries`, `DROP TABLE summary_claims`, `DROP TABLE receipts`, `DROP TABLE requests`} {
+				if _, err := t.exec(ctx, q); err != nil {
+					return err
+				}
 			}
 			if _, err := t.exec(ctx, `ALTER TABLE compactions DROP COLUMN withdrawn`); err != nil {
 				return err

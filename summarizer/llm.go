@@ -164,6 +164,7 @@ func (s *LLM) call(ctx context.Context, transcript, previous, focus string) (str
 	if err != nil {
 		return "", err
 	}
+	processor.AddUsage(ctx, resp.Usage())
 	text := strings.TrimSpace(resp.Text())
 	if text == "" {
 		return "", summary.ErrEmpty

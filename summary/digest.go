@@ -3,11 +3,8 @@ package summary
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -159,109 +156,8 @@ func mergePaths(a, b []string) []string {
 	return out
 }
 
-// collapse replaces runs of white space with one space, and trims it:
-// strings.Join(strings.Fields(s), " "), built in one pass.
-func collapse(s string) string {
-	if isCollapsed(s) {
-		return s // most texts need nothing done
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; ; {
-		start, end := nextField(s, i)
-		if start == end {
-			return b.String()
-		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(s[start:end])
-		i = end
-	}
-}
-
-// collapseWithin returns collapse(s) and its length when that is at most
-// max, and only the length ("" for the text) when it is more: a longer
-// text is not built.
-func collapseWithin(s string, max int) (string, int) {
-	if isCollapsed(s) {
-		if len(s) > max {
-			return "", len(s)
-		}
-		return s, len(s)
-	}
-	n := 0 // the length of collapse(s)
-	for i := 0; ; {
-		start, end := nextField(s, i)
-		if start == end {
-			break
-		}
-		if n > 0 {
-			n++
-		}
-		n += end - start
-		i = end
-	}
-	if n > max {
-		return "", n
-	}
-	return collapse(s), n
-}
-
-// isCollapsed reports whether s is sure to be its own collapse: ASCII,
-// without a white space byte but single spaces between other bytes.
-func isCollapsed(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == ' ':
-			if i == 0 || i == len(s)-1 || s[i+1] == ' ' {
-				return false
-			}
-		case c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= utf8.RuneSelf:
-			return false
-		}
-	}
-	return true
-}
-
-// nextField returns the bounds of the first field of s at or after i, as
-// strings.Fields splits s (at white space as unicode.IsSpace tells it),
-// or two equal indexes when there is none.
-func nextField(s string, i int) (int, int) {
-	for i < len(s) {
-		if c := s[i]; c < utf8.RuneSelf {
-			if asciiSpace[c] == 0 {
-				break
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if !unicode.IsSpace(r) {
-			break
-		}
-		i += n
-	}
-	start := i
-	for i < len(s) {
-		if c := s[i]; c < utf8.RuneSelf {
-			if asciiSpace[c] != 0 {
-				break
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if unicode.IsSpace(r) {
-			break
-		}
-		i += n
-	}
-	return start, i
-}
-
-// asciiSpace flags the ASCII white space bytes.
-var asciiSpace = [utf8.RuneSelf]uint8{'\t': 1, '\n': 1, '\v': 1, '\f': 1, '\r': 1, ' ': 1}
+// collapse replaces runs of white space with one space, and trims it.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // fitLines joins items as "- item" lines within budget characters, always
 // keeping the first item and then as many of the latest as fit, in order.
@@ -364,121 +260,31 @@ var errorMarkers = []string{"error:", "Error:", "ERROR", "Error ", "Exception", 
 // exitPrefixes start lines that report a command's exit status.
 var exitPrefixes = []string{"Exit code ", "exit status ", "<returncode>"}
 
-// markersAt lists, by first byte, the error markers and exit prefixes
-// starting with it, and markerTriples holds, by tripleBit, the triples of
-// bytes each has at its start and one byte in. Every marker is at least 4
-// bytes long, so one of those two triples of each occurrence starts at an
-// even index: errorLine reads an output's triples at even indexes only,
-// and looks closer (at that index and the one before) only where one's
-// bit is set.
-var markersAt, markerTriples = func() (t [256][]string, triples [1 << 16 / 64]uint64) {
-	for _, m := range append(append([]string(nil), errorMarkers...), exitPrefixes...) {
-		if len(m) < 4 {
-			panic("summary: an error marker shorter than 4 bytes: " + m)
-		}
-		t[m[0]] = append(t[m[0]], m)
-		for k := range 2 {
-			b := tripleBit(m[k], m[k+1], m[k+2])
-			triples[b/64] |= 1 << (b % 64)
-		}
-	}
-	return t, triples
-}()
-
-// tripleBit is the bit of markerTriples a triple of bytes has: a hash of
-// its 24 bits to 16 (other triples share it; errorLine looks closer there
-// too).
-func tripleBit(a, b, c byte) uint32 {
-	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9e3779b1 >> 16
-}
-
-// errorLine returns the first line of s that reads like an error, or "".
-// A bare exit status is completed with the last line of the output.
+// errorLine returns the first line of s that reads like an error, or "":
+// a line reporting a non-zero exit status (see exitStatus), completed with
+// the last line of the output, or else the line of the first error
+// marker, collapsed and clipped.
 func errorLine(s string) string {
-	// One pass finds the first marker, and the lines starting with an exit
-	// prefix before it; most outputs hold neither.
-	mark := len(s)
-	exits := -1 // where an exit prefix first occurs, -1 when none does
-scan:
-	for j := 0; j+2 < len(s); j += 2 {
-		if b := tripleBit(s[j], s[j+1], s[j+2]); markerTriples[b/64]&(1<<(b%64)) == 0 {
-			continue
-		}
-		// A marker may start here or at the byte before (each index is
-		// looked at once, in order).
-		for i := max(j-1, 0); i <= j; i++ {
-			for _, m := range markersAt[s[i]] {
-				if !strings.HasPrefix(s[i:], m) {
-					continue
-				}
-				if slices.Contains(exitPrefixes, m) {
-					if exits < 0 {
-						exits = i
-					}
-					continue
-				}
-				mark = i
-				break scan
-			}
+	mark := len(s) // where the first error marker starts; len(s) when none does
+	for _, m := range errorMarkers {
+		if i := strings.Index(s, m); i >= 0 && i < mark {
+			mark = i
 		}
 	}
-	if exits >= 0 {
-		// No line before the first exit prefix's starts with one.
-		if l, ok := exitLineFrom(s, strings.LastIndexByte(s[:exits], '\n')+1, mark); ok {
-			return l
+	end := len(s) // the end of the marker's line
+	if i := strings.IndexByte(s[mark:], '\n'); i >= 0 {
+		end = mark + i
+	}
+	// An exit status reported up to that line comes first.
+	for line := range strings.Lines(s[:end]) {
+		if l := strings.TrimSpace(line); exitStatus(l) {
+			return exitLine(s, l)
 		}
 	}
-	return markLine(s, mark)
-}
-
-// exitLineFrom returns the exit line (see exitLine) of the first line of
-// s that reports a non-zero exit status (see exitStatus) among those that
-// start from from to mark, and whether there is one. A line whose first
-// byte but white space cannot start an exit prefix is passed over without
-// trimming it.
-func exitLineFrom(s string, from, mark int) (string, bool) {
-	for start := from; start < len(s) && start <= mark; {
-		end := strings.IndexByte(s[start:], '\n')
-		if end < 0 {
-			end = len(s)
-		} else {
-			end += start
-		}
-		k := start
-		for k < end && s[k] < utf8.RuneSelf && asciiSpace[s[k]] != 0 {
-			k++
-		}
-		if k < end && (s[k] >= utf8.RuneSelf || exitFirst[s[k]]) {
-			if l := strings.TrimSpace(s[start:end]); exitStatus(l) {
-				return exitLine(s, l), true
-			}
-		}
-		start = end + 1
-	}
-	return "", false
-}
-
-// exitFirst flags the first bytes of exitPrefixes.
-var exitFirst = func() (t [256]bool) {
-	for _, p := range exitPrefixes {
-		t[p[0]] = true
-	}
-	return t
-}()
-
-// markLine returns the line of s holding its first error marker, at mark
-// (len(s) when there is none: ""), collapsed and clipped.
-func markLine(s string, mark int) string {
 	if mark == len(s) {
 		return ""
 	}
 	start := strings.LastIndexByte(s[:mark], '\n') + 1
-	end := strings.IndexByte(s[mark:], '\n')
-	if end < 0 {
-		end = len(s)
-	} else {
-		end += mark
-	}
 	return Clip(collapse(s[start:end]), 200)
 }
 

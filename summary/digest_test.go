@@ -286,26 +286,25 @@ func TestDigestBoundAnyInput(t *testing.T) {
 	}
 }
 
-// collapse is strings.Join(strings.Fields(s), " "), and collapseWithin
-// gives its length, and the text when it is within the bound.
-func FuzzCollapse(f *testing.F) {
+// errorLine finds a line when, and only when, a line of the output
+// reports a non-zero exit status or holds an error marker, and the line
+// it gives is within 200 bytes.
+func FuzzErrorLine(f *testing.F) {
 	for _, s := range []string{
-		"", " ", "a", "a b", " a  b ", "a\tb\nc\r\nd", "caf\u00e9 \u00a0x\u2003y\u0085z", "\xff \xfe\t\xc2",
-		"one  two", "x\u3000", "\u00a0", "ab\v\fcd", strings.Repeat("word ", 60),
+		"ok\nexit status 2\ndone", "Traceback (most recent call last):\n  x\nValueError: bad",
+		"<returncode>1</returncode>\n<output>\nfatal: no</output>", "all good", "Exit code 0\nError: x",
+		"FAIL", "xFAIL", "ok\nFAIL\n", "xxERROR", "a\r\n Exit code 3 Error: x\r\nlast\r\n",
 	} {
-		f.Add(s, 10)
+		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, s string, max int) {
-		want := strings.Join(strings.Fields(s), " ")
-		if got := collapse(s); got != want {
-			t.Fatalf("collapse(%q) = %q, want %q", s, got, want)
+	f.Fuzz(func(t *testing.T, s string) {
+		want := false
+		for line := range strings.Lines(s) {
+			want = want || exitStatus(strings.TrimSpace(line)) || slices.ContainsFunc(errorMarkers, func(m string) bool { return strings.Contains(line, m) })
 		}
-		wantText := want
-		if len(want) > max {
-			wantText = ""
-		}
-		if got, n := collapseWithin(s, max); got != wantText || n != len(want) {
-			t.Fatalf("collapseWithin(%q, %d) = %q, %d; want %q, %d", s, max, got, n, wantText, len(want))
+		got := errorLine(s)
+		if (got != "") != want || len(got) > 200 {
+			t.Fatalf("errorLine(%q) = %q; a line reads like an error: %v", s, got, want)
 		}
 	})
 }

@@ -21,6 +21,20 @@ func factsFilesB(tb testing.TB) []string {
 	return files
 }
 
+// trimmedHistory loads a transcript as the window gets it in the default
+// chain: its old tool outputs trimmed.
+func trimmedHistory(tb testing.TB, file string) []processor.Message {
+	h, err := model.LoadFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h, err = trimtools.New(trimtools.Options{}).Process(context.Background(), h)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
 // factsSpan is about the mean number of messages the window's compactions
 // summarize in the replay of the shared transcripts (3,733 in 201).
 const factsSpan = 19
@@ -34,15 +48,7 @@ func BenchmarkFacts(b *testing.B) {
 	f := summary.NewFacts(summary.FactsOptions{})
 	var spans [][]processor.Message
 	for _, file := range factsFilesB(b) {
-		h, err := model.LoadFile(file)
-		if err != nil {
-			b.Fatal(err)
-		}
-		// What the window sees: old outputs trimmed.
-		h, err = trimtools.New(trimtools.Options{}).Process(context.Background(), h)
-		if err != nil {
-			b.Fatal(err)
-		}
+		h := trimmedHistory(b, file)
 		for from := 0; from < len(h); from += factsSpan {
 			spans = append(spans, h[from:min(len(h), from+factsSpan)])
 		}
@@ -55,40 +61,5 @@ func BenchmarkFacts(b *testing.B) {
 		}
 		_, prev = summary.SplitFacts(f.Section(spans[k], prev, 0))
 		k++
-	}
-}
-
-// BenchmarkTokens measures the scan for names (the files kind full, as
-// it soon is) over the assistant's texts and the tool calls' arguments
-// of every shipped and shared transcript; ns/op is all of them once, and
-// bytes/op what they hold.
-func BenchmarkTokens(b *testing.B) {
-	var texts []string
-	chars := 0
-	for _, file := range factsFilesB(b) {
-		h, err := model.LoadFile(file)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, m := range h {
-			for _, p := range m.Parts {
-				switch p := p.(type) {
-				case processor.Text:
-					texts = append(texts, p.Content)
-				case processor.ToolCall:
-					texts = append(texts, p.Args)
-				default:
-					continue
-				}
-				chars += len(texts[len(texts)-1])
-			}
-		}
-	}
-	b.SetBytes(int64(chars))
-	var fs, ns []string
-	for b.Loop() {
-		for _, t := range texts {
-			fs, ns = summary.AppendTokensOf(fs[:0], ns[:0], t, false, true)
-		}
 	}
 }

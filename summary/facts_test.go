@@ -1,10 +1,6 @@
 package summary
 
 import (
-	"encoding/json"
-	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -73,11 +69,10 @@ func TestFactsKinds(t *testing.T) {
 			factSet{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := getScratch()
-			defer x.release()
-			got := extractFacts(tc.msgs, factSet{}, DefaultFactsChars, x)
+			var got factSet
+			got.add(extractFacts(tc.msgs, nil))
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(factSet{}), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("extractFacts (-want +got):\n%s", diff)
+				t.Errorf("facts (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -107,9 +102,7 @@ func TestFactsRolling(t *testing.T) {
 	if strings.Contains(section, "run_step_caa") {
 		t.Errorf("the oldest command outlived 30 newer ones in 600 bytes:\n%s", section)
 	}
-	x := getScratch()
-	defer x.release()
-	parsed := parseFacts(strings.TrimPrefix(section, FactsHeader+"\n"), x)
+	parsed := parseFacts(strings.TrimPrefix(section, FactsHeader+"\n"))
 	if n := len(parsed.commands); n < 5 {
 		t.Errorf("only %d commands kept in 600 bytes", n)
 	}
@@ -241,155 +234,35 @@ func TestClipTexts(t *testing.T) {
 	}
 }
 
-// TestAppendNewest checks appendNewest against the reference's merge on
-// lists below and above the sizes where it changes method, with empty
-// entries, entries seen again in either list, and entries alike in length
-// and in the bytes their fingerprint reads.
-func TestAppendNewest(t *testing.T) {
-	gen := func(n, distinct int, shift int) []string {
-		var out []string
-		for i := range n {
-			k := (i*7 + shift) % distinct
-			switch {
-			case k%11 == 0:
-				out = append(out, "")
-			case k%2 == 0:
-				// Same length, first, middle and last bytes: one fingerprint.
-				out = append(out, fmt.Sprintf("a%03db", k))
-			default:
-				out = append(out, fmt.Sprintf("name_%d", k))
-			}
-		}
-		return out
-	}
-	tests := []struct {
-		name     string
-		old, new []string
-	}{
-		{"empty", nil, nil},
-		{"few", gen(5, 4, 0), gen(6, 9, 3)},
-		{"under 32", gen(16, 12, 0), gen(15, 20, 1)},
-		{"over 32", gen(30, 25, 0), gen(30, 40, 2)},
-		{"under 256", gen(120, 100, 0), gen(130, 150, 5)},
-		{"over 256", gen(200, 180, 0), gen(200, 300, 7)},
-		{"all alike", gen(40, 1, 2), gen(40, 1, 2)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			x := getScratch()
-			defer x.release()
-			got := slices.Clone(x.appendNewest(tt.old, tt.new))
-			want := refAppendNewest(slices.Clone(tt.old), slices.Clone(tt.new))
-			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("appendNewest (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestNewestFirstSeen checks that newestFirst keeps each entry once, as
-// the reference's collector does, below and above the number of entries
-// it finds by their fingerprint, with entries alike in their fingerprint,
-// empty ones and ones a keep function changes; and that its scratch,
-// reused, starts empty.
-func TestNewestFirstSeen(t *testing.T) {
-	gen := func(n, distinct int) []string {
-		var out []string
-		for i := range n {
-			k := (i * 7) % distinct
-			switch {
-			case k%13 == 0:
-				out = append(out, "")
-			case k%2 == 0:
-				out = append(out, fmt.Sprintf("a%03db", k)) // many share a fingerprint
-			default:
-				out = append(out, fmt.Sprintf("name_%d", k))
-			}
-		}
-		return out
-	}
-	trim := func(e string) (string, bool) { return strings.TrimSuffix(e, "b"), true }
-	tests := []struct {
-		name string
-		in   []string
-		keep func(string) (string, bool)
-	}{
-		{"few", gen(20, 9), nil},
-		{"some", gen(400, 200), nil},
-		{"many", gen(3000, 900), nil},
-		{"some kept", gen(400, 200), trim},
-		{"many kept", gen(3000, 900), trim},
-		{"few again", gen(20, 9), nil},
-	}
-	x := getScratch()
-	defer x.release()
-	for _, tt := range tests {
-		for round := range 2 {
-			t.Run(fmt.Sprint(tt.name, round), func(t *testing.T) {
-				c := newestFirst{limit: 1 << 30, sep: 3, keep: tt.keep, seen: &x.seen[0], items: x.items[0][:0]}
-				ref := refNewestFirst{limit: 1 << 30, keep: tt.keep}
-				c.addAll(tt.in)
-				ref.addAll(tt.in)
-				if diff := cmp.Diff(ref.items, c.items); diff != "" {
-					t.Errorf("entries (-want +got):\n%s", diff)
-				}
-				x.items[0] = c.items
-				x.seen[0].reset()
-			})
-		}
-	}
-}
-
-// TestDropAll checks dropAll against filtering by a set, with lists to
-// drop below and above the size where it changes method, and entries
-// alike in their fingerprint.
-func TestDropAll(t *testing.T) {
-	gen := func(n, from int) []string {
-		var out []string
-		for i := range n {
-			k := from + i*3
-			if k%2 == 0 {
-				out = append(out, fmt.Sprintf("a%03db", k%1000)) // many share a fingerprint
-			} else {
-				out = append(out, fmt.Sprintf("name_%d", k))
-			}
-		}
-		return out
-	}
-	for _, n := range []int{0, 3, 16, 17, 100, 256, 257, 600} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			list, drop := gen(400, 0), gen(n, 5)
-			set := map[string]bool{}
-			for _, e := range drop {
-				set[e] = true
-			}
-			var want []string
-			for _, e := range list {
-				if !set[e] {
-					want = append(want, e)
-				}
-			}
-			x := getScratch()
-			defer x.release()
-			if diff := cmp.Diff(want, x.dropAll(list, drop), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("dropAll (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestNumberText checks numberText against encoding/json writing the
-// float64 a number reads as.
-func TestNumberText(t *testing.T) {
-	for _, lit := range []string{
-		"0", "-0", "7", "-7", "10000", "120000", "999999999999999", "-999999999999999",
-		"9999999999999999", "12345678901234567890", "100000000000000000000", "1000000000000000000000",
-		"00", "007", "1.0", "1.50", "-2.5e3", "1e-7", "1E+2", "0.000001", "123456789012345678901234",
+// tokens finds the path-like tokens pathTokens finds and code names: each
+// a part of the text, a path token that is its own token, a name that is
+// a code name and no path.
+func FuzzTokens(f *testing.F) {
+	for _, s := range []string{
+		"Look at os.path.join and FileSystemStorage in django/core/files/storage.py; README and Django are words.",
+		"plain words only here and nothing else at all",
+		"x_y", "a.b.c.go ~/x/y ./run.sh ../a /etc/hosts settings.DEBUG __init__.py",
+		"caf\u00e9 na\u00efve \u00c9t\u00e9 read_config\xff\xfeFoo",
+		"trailing dots... and-dashes-- v1.2.3 a/b/ //x @scope/pkg",
+		"See Foo. and /tmp/x.log. Then FOO_BAR.md, a/B_c.txt.. x. Y/z ./Q_r",
+		"This is I. Done. Word.. fooBar aB 1Foo 9fooBar -Foo foo-Bar e.g. x.Y A_b _ab end. go.mod. a. see main.go and os.path here",
 	} {
-		f, _ := strconv.ParseFloat(lit, 64)
-		j, _ := json.Marshal(f)
-		if got, want := numberText(lit), string(j); got != want {
-			t.Errorf("numberText(%q) = %q, want %q", lit, got, want)
-		}
+		f.Add(s)
 	}
+	f.Fuzz(func(t *testing.T, text string) {
+		files, names := tokens(text)
+		if diff := cmp.Diff(pathTokens(text), files, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("tokens(%q): files (-pathTokens +tokens):\n%s", text, diff)
+		}
+		for _, p := range files {
+			if !strings.Contains(text, p) || pathToken(p) != p {
+				t.Fatalf("tokens(%q): file %q", text, p)
+			}
+		}
+		for _, n := range names {
+			if _, ok := codeName(n); !ok || !strings.Contains(text, n) || strings.Contains(n, "/") {
+				t.Fatalf("tokens(%q): name %q", text, n)
+			}
+		}
+	})
 }

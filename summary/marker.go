@@ -3,9 +3,7 @@ package summary
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"hash"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
@@ -53,55 +51,16 @@ func Ref(summary string) string {
 	return refNormalized(normalize(summary))
 }
 
-// lastRef is the last reference refNormalized computed and its text: a
-// window computes the reference of each summary it writes for its marker,
-// and its store again when it saves the span.
-var lastRef struct {
-	mu        sync.Mutex
-	text, ref string
-}
-
-// refHashers holds SHA-256 hashers with a buffer to feed them a string
-// through, so that a reference copies no summary into a new byte slice.
-var refHashers = sync.Pool{New: func() any { return &refHasher{h: sha256.New()} }}
-
-type refHasher struct {
-	h   hash.Hash
-	buf [4096]byte
-	sum [sha256.Size]byte
-}
-
 // refNormalized is Ref of a summary already normalized.
 func refNormalized(s string) string {
-	lastRef.mu.Lock()
-	if lastRef.ref != "" && lastRef.text == s {
-		r := lastRef.ref
-		lastRef.mu.Unlock()
-		return r
-	}
-	lastRef.mu.Unlock()
-	h := refHashers.Get().(*refHasher)
-	h.h.Reset()
-	for rest := s; rest != ""; {
-		n := copy(h.buf[:], rest)
-		h.h.Write(h.buf[:n])
-		rest = rest[n:]
-	}
-	r := refPrefix + hex.EncodeToString(h.h.Sum(h.sum[:0])[:10])
-	refHashers.Put(h)
-	lastRef.mu.Lock()
-	lastRef.text, lastRef.ref = s, r
-	lastRef.mu.Unlock()
-	return r
+	sum := sha256.Sum256([]byte(s))
+	return refPrefix + hex.EncodeToString(sum[:10])
 }
 
 // normalize trims white space, makes line ends "\n", and makes NUL bytes
 // and invalid UTF-8 U+FFFD, byte by byte: as JSON carries the text and as
 // every database stores it (PostgreSQL refuses NUL in text).
 func normalize(s string) string {
-	if strings.IndexByte(s, 0) < 0 && !strings.Contains(s, "\r\n") && utf8.ValidString(s) {
-		return strings.TrimSpace(s) // most texts: nothing else to do, nothing copied
-	}
 	s = strings.Map(func(r rune) rune {
 		if r == 0 {
 			return utf8.RuneError

@@ -86,15 +86,13 @@ func TestMarkerRef(t *testing.T) {
 }
 
 // Ref is "sum-" and the first 20 hexadecimal digits of the SHA-256 of the
-// normalized summary, for summaries shorter and longer than the buffer it
-// hashes through, asked again, in turn and from several goroutines (the
-// last reference is remembered).
+// normalized summary, for short and long summaries, asked again, in turn
+// and from several goroutines.
 func TestRefValue(t *testing.T) {
 	var texts []string
 	for _, n := range []int{0, 1, 4095, 4096, 4097, 9000, 20000} {
 		texts = append(texts, strings.Repeat("ab\ncd", n/5+1)[:n]+"x")
 	}
-	texts = append(texts, texts[3][:4096]+"y") // the same length as another
 	want := func(s string) string {
 		sum := sha256.Sum256([]byte(normalize(s)))
 		return "sum-" + hex.EncodeToString(sum[:])[:20]
@@ -116,4 +114,28 @@ func TestRefValue(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// The references and marker texts users' stores hold do not change: these
+// are the values the window has always written.
+func TestRefStored(t *testing.T) {
+	for _, tc := range []struct {
+		summary, ref, normalized string
+	}{
+		{"", "sum-e3b0c44298fc1c149afb", ""},
+		{"done", "sum-a4c3ed04a95a3da14a9d", "done"},
+		{"  a\r\nb  ", "sum-7e18f737311b2dc3b2f2", "a\nb"},
+		{"nul \x00 and bad \xff\xfe", "sum-493fa6264a67aa6fd20a", "nul \ufffd and bad \ufffd\ufffd"},
+		{"Facts kept verbatim\n\n- x", "sum-7b75388b395da26f65ad", "Facts kept verbatim\n\n- x"},
+		{strings.Repeat("ab\ncd", 2000), "sum-3e1c2c1ec9514981399e", strings.Repeat("ab\ncd", 2000)},
+	} {
+		text, normalized, ref := MarkerRef(tc.summary)
+		wantText := Prefix + "\n" + handoff + "\nReference: " + tc.ref + "\n\n" + tc.normalized
+		if diff := cmp.Diff([]string{wantText, tc.normalized, tc.ref}, []string{text, normalized, ref}); diff != "" {
+			t.Errorf("MarkerRef(%.40q) (-stored +got):\n%s", tc.summary, diff)
+		}
+		if got := Ref(tc.summary); got != tc.ref {
+			t.Errorf("Ref(%.40q) = %s, stored %s", tc.summary, got, tc.ref)
+		}
+	}
 }

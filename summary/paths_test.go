@@ -47,24 +47,3 @@ func FuzzPathTokens(f *testing.F) {
 		}
 	})
 }
-
-// isKnownExt answers as looking up the lower case of its argument in
-// knownExt, for every known extension in several cases, for longer and
-// shorter texts, and for texts whose lower case differs in length (the
-// Kelvin sign lowers to an ASCII 'k'); maxExtLen is the longest known.
-func TestIsKnownExt(t *testing.T) {
-	longest := 0
-	exts := []string{"", "x", "properties1", "dockerfiles", "\u212Ats", "\u212At", "T\u212AS", "İni", "go\u00e9", "PROPERTIES", "Dockerfile", "c\x00", "\x00c", "go\x00", "a\x00\u00e9", "markdown", "MARKDOWN", "markdowns"}
-	for e := range knownExt {
-		longest = max(longest, len(e))
-		exts = append(exts, e, strings.ToUpper(e), strings.ToUpper(e[:1])+e[1:], e+"x", "x"+e)
-	}
-	if longest != maxExtLen {
-		t.Errorf("maxExtLen = %d, the longest known extension has %d bytes", maxExtLen, longest)
-	}
-	for _, e := range exts {
-		if got, want := isKnownExt(e), knownExt[strings.ToLower(e)]; got != want {
-			t.Errorf("isKnownExt(%q) = %v, want %v", e, got, want)
-		}
-	}
-}

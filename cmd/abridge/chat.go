@@ -97,8 +97,8 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 			// interrupt ends the chat then.
 			_, err := ch.interruptible(ctx, func(ctx context.Context) error {
 				var err error
-				if store, err = session.Open(ctx, env.cfg.SessionDB, env.logger); err != nil {
-					return fmt.Errorf("chat: %s: %w", envSession, err) // "open session store: …"
+				if store, err = openStore(ctx, env.cfg.SessionDB, env.logger, true); err != nil {
+					return fmt.Errorf("chat: %w", err)
 				}
 				if sess, err = store.Session(ctx, *name); err != nil {
 					return fmt.Errorf("chat: session %q: %w", *name, err)
@@ -141,6 +141,13 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 		), opts...)
 		ch.agent = agent.New(m, opts...)
 		ch.compact = focusSummarizer(env, c, "")
+		defer func() {
+			// The chat is over: the summaries still being written ahead
+			// are abandoned whole, not paid for to no use.
+			done, cancel := context.WithCancel(context.Background())
+			cancel()
+			_ = w.Close(done)
+		}()
 		return ch.loop(ctx)
 	}
 }
@@ -528,6 +535,12 @@ func (ch *chat) waitForModel() {
 
 // windowEvent shows what the window is doing.
 func (ch *chat) windowEvent(_ context.Context, ev window.Event) {
+	switch ev.Type {
+	case window.EventAheadStarted, window.EventAheadFinished, window.EventAheadWasted:
+		// Summaries written in the background, while the user types: the
+		// log has them (ABRIDGE_LOG_LEVEL=debug).
+		return
+	}
 	ch.status(describeWindowEvent(ev))
 	ch.wait.follow(ev, "Ctrl-C stops it")
 }
@@ -542,7 +555,12 @@ func describeWindowEvent(ev window.Event) string {
 		if ev.Fallback {
 			s += " with the fallback digest"
 		}
+		if ev.Prepared && ev.Waited == 0 {
+			s += ", its summary written ahead"
+		}
 		return s
+	case window.EventDeferred:
+		return fmt.Sprintf("compaction due at %d messages; its summary is still being written, so this request goes uncompacted", ev.MessagesBefore)
 	case window.EventFailed:
 		if ev.Reason == "canceled" {
 			return "summarizing interrupted: nothing compacted"

@@ -78,7 +78,7 @@ func focusSummarizer(env *runEnv, c *cli, focus string) compact.Summarizer {
 		if focus != "" {
 			extra = ", which cannot follow the focus (it is noted in the summary)"
 		}
-		c.noteDigest(env, extra)
+		return c.digestNoted(env, s, extra)
 	}
 	return s
 }

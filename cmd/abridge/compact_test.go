@@ -23,7 +23,7 @@ func TestCompact(t *testing.T) {
 		{
 			name:    "offline",
 			args:    []string{"compact", "testdata/history.json"},
-			wantErr: []string{"abridge: no model endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL): summarizing with the offline digest\n", "compacted 18 → 3 messages"},
+			wantErr: []string{digestNote + "\n", "compacted 18 → 3 messages"},
 			wantOut: "store/store.go",
 		},
 		{

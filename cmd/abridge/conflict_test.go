@@ -51,7 +51,7 @@ func startChat(t *testing.T, env map[string]string, args ...string) *liveChat {
 	outR, outW := io.Pipe()
 	c := &liveChat{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan int, 1)}
 	go func() {
-		code := run(context.Background(), nil, append([]string{"chat"}, args...), inR, outW, &c.stderr, env)
+		code := run(context.Background(), nil, append([]string{"chat"}, args...), inR, outW, &c.stderr, foreground(env))
 		outW.Close()
 		c.done <- code
 	}()

@@ -17,7 +17,9 @@
 // Histories are OpenAI Chat Completions JSON: a bare array of messages or an
 // object with a "messages" array. With no model endpoint configured
 // (OPENAI_API_KEY or OPENAI_BASE_URL) abridge summarizes with its offline
-// digest and says so. Run "abridge help" for the environment variables.
+// digest and says so. A command's flags go before or after its arguments
+// (abridge replay FILE --wide). Run "abridge help" for the environment
+// variables.
 package main
 
 import (
@@ -158,7 +160,8 @@ func run(ctx context.Context, interrupts <-chan os.Signal, args []string, stdin 
 	}
 	fs := newFlagSet(cmd)
 	runCmd := cmd.flags(fs)
-	if err := fs.Parse(args[1:]); err != nil {
+	operands, err := parseFlags(fs, args[1:])
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			writeCommandUsage(stdout, cmd, fs)
 			return exitOK
@@ -173,7 +176,7 @@ func run(ctx context.Context, interrupts <-chan os.Signal, args []string, stdin 
 		defer cancel()
 		go cancelOnInterrupt(ctx, cancel, interrupts)
 	}
-	if err := runCmd(ctx, c, fs.Args()); err != nil {
+	if err := runCmd(ctx, c, operands); err != nil {
 		return fail(stderr, err)
 	}
 	return exitOK
@@ -287,6 +290,42 @@ func cancelOnInterrupt(ctx context.Context, cancel context.CancelFunc, interrupt
 	}
 }
 
+// parseFlags sets the flags of fs found anywhere in args and returns the
+// other arguments, the operands, in their order: "abridge replay FILE
+// --wide" is "abridge replay --wide FILE". A flag that takes a value takes
+// the next argument ("--focus TEXT") unless it is written "--focus=TEXT".
+// Everything after "--" is an operand, and so is "-" (stdin).
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var flags, operands []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			operands = append(operands, args[i+1:]...)
+			i = len(args)
+		case len(a) > 1 && a[0] == '-':
+			flags = append(flags, a)
+			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if f := fs.Lookup(name); f != nil && !hasValue && !isBool(f) && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		default:
+			operands = append(operands, a)
+		}
+	}
+	if err := fs.Parse(flags); err != nil {
+		return nil, err
+	}
+	return operands, nil
+}
+
+// isBool reports whether f is a flag that takes no value (--wide).
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
 func newFlagSet(cmd *command) *flag.FlagSet {
 	fs := flag.NewFlagSet("abridge "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -390,7 +429,8 @@ func writeMainUsage(w io.Writer) {
 	b.WriteString("\nHistories are OpenAI Chat Completions JSON: a bare array of messages or\n")
 	b.WriteString("{\"messages\": [...]}. Without OPENAI_API_KEY or OPENAI_BASE_URL abridge\n")
 	b.WriteString("summarizes with its offline digest. Errors are one line on stderr; the exit\n")
-	b.WriteString("code is 2 for a usage mistake and 1 for any other failure.\n\nEnvironment:\n\n")
+	b.WriteString("code is 2 for a usage mistake and 1 for any other failure. A command's flags\n")
+	b.WriteString("go before or after its arguments; after \"--\" everything is an argument.\n\nEnvironment:\n\n")
 	writeEnv(&b, nil)
 	b.WriteString("\nRun \"abridge help COMMAND\" (or \"abridge COMMAND --help\") for a command's flags.\n")
 	io.WriteString(w, b.String())

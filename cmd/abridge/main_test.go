@@ -40,6 +40,7 @@ func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) r
 // interrupts the test sends, and returns a channel that receives the result
 // once abridge returns.
 func startCLI(ctx context.Context, interrupts <-chan os.Signal, env map[string]string, stdin io.Reader, args ...string) <-chan result {
+	env = foreground(env)
 	done := make(chan result, 1)
 	go func() {
 		var stdout, stderr bytes.Buffer
@@ -47,6 +48,23 @@ func startCLI(ctx context.Context, interrupts <-chan os.Signal, env map[string]s
 		done <- result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	}()
 	return done
+}
+
+// foreground returns env with ABRIDGE_AHEAD=-1 unless it sets the
+// variable: the tests of this package, but those of the summaries written
+// ahead, count compactions and summaries at the requests where they fall
+// due, which a summary written in the background on its own goroutine
+// would make depend on timing. The tests that set ABRIDGE_AHEAD cover
+// that path.
+func foreground(env map[string]string) map[string]string {
+	if _, ok := env["ABRIDGE_AHEAD"]; ok {
+		return env
+	}
+	out := map[string]string{"ABRIDGE_AHEAD": "-1"}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }
 
 // fakeOpenAI is an OpenAI Chat Completions server for tests. It answers a
@@ -346,7 +364,6 @@ func TestErrors(t *testing.T) {
 		{"replay missing file", nil, []string{"replay", "testdata/missing.json"}, 1, "missing.json"},
 		{"process without file", nil, []string{"process"}, 2, "abridge: process: missing FILE"},
 		{"process two files", nil, []string{"process", "a.json", "b.json"}, 2, "want one FILE"},
-		{"compact flag after file", nil, []string{"compact", "a.json", "--focus", "the bug"}, 2, "abridge: compact: flags go before FILE: abridge compact --focus 'the bug' a.json"},
 		{"process missing file", nil, []string{"process", "testdata/missing.json"}, 1, "abridge: load testdata/missing.json"},
 		{"process broken JSON", nil, []string{"process", "testdata/broken.json"}, 1, "abridge: load testdata/broken.json"},
 		{"compact broken JSON", nil, []string{"compact", "testdata/broken.json"}, 1, "abridge: load testdata/broken.json"},
@@ -389,9 +406,13 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// digestNote is the line saying the offline digest summarizes, for want
+// of a model endpoint.
+const digestNote = "abridge: no model endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL): summarizing with the offline digest"
+
 // TestReplayErrors checks that replay's errors name what went wrong once,
-// after the line saying the digest summarizes, and that a replay of
-// nothing fails.
+// on the one line stderr holds (no line saying the digest would have
+// summarized), and that a replay of nothing fails.
 func TestReplayErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -407,8 +428,33 @@ func TestReplayErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runCLI(t, nil, "", tt.args...)
 			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
-			if r.code != 1 || r.stdout != "" || len(lines) != 2 || !strings.HasPrefix(lines[1], tt.want) {
-				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant 1, nothing, the digest's line and one starting %q", r.code, r.stdout, r.stderr, tt.want)
+			if r.code != 1 || r.stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant 1, nothing, and one line starting %q", r.code, r.stdout, r.stderr, tt.want)
+			}
+		})
+	}
+}
+
+// TestDigestNoteOnlyWhenUsed checks that a command failing before the
+// offline digest writes a summary does not say the digest summarizes: its
+// error is the one line on stderr.
+func TestDigestNoteOnlyWhenUsed(t *testing.T) {
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"replay load error", "", []string{"replay", "testdata/broken.json"}, "abridge: replay: load history testdata/broken.json: "},
+		{"process load error", "", []string{"process", "testdata/broken.json"}, "abridge: load testdata/broken.json: "},
+		{"compact load error", "", []string{"compact", "testdata/broken.json"}, "abridge: load testdata/broken.json: "},
+		{"compact too short", `[{"role":"user","content":"hi"}]`, []string{"compact", "-"}, "abridge: compact -: 1 messages, 1 to summarize: history too short"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, nil, tt.stdin, tt.args...)
+			if r.code != exitFailure || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant 1, nothing, and one line starting %q", r.code, r.stdout, r.stderr, tt.want)
 			}
 		})
 	}

@@ -50,11 +50,15 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 
 		s, kind := env.cfg.NewWindowSummarizer(env.logger)
 		if kind != config.SummarizerLLM {
-			c.noteDigest(env, "")
+			s = c.digestNoted(env, s, "")
 		}
 		hint := fmt.Sprintf("the digest takes over after %s", env.cfg.SummaryTimeout)
 		events := windowEvents{on: func(ev window.Event) { wait.follow(ev, hint) }}
-		w := env.cfg.NewWindow(s, env.logger, events.add)
+		// One request: its summary is written now, not ahead of a
+		// request that never comes.
+		oneShot := *env.cfg
+		oneShot.Ahead = -1
+		w := oneShot.NewWindow(s, env.logger, events.add)
 		// The chain in its two steps, so the trimmer's own work is
 		// counted, the returns the window then summarizes included.
 		trim := env.cfg.NewChain(nil)
@@ -100,24 +104,7 @@ func oneFile(cmd string, args []string) (string, error) {
 	case 1:
 		return args[0], nil
 	}
-	for _, a := range args[1:] {
-		if strings.HasPrefix(a, "-") && a != "-" {
-			return "", usagef("%s: flags go before FILE: abridge %s %s %s", cmd, cmd, shellJoin(args[1:]), shellJoin(args[:1]))
-		}
-	}
 	return "", usagef("%s: want one FILE, got %d arguments: %s", cmd, len(args), strings.Join(args, " "))
-}
-
-// shellJoin joins args with spaces, quoting those a shell would split.
-func shellJoin(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?;&|<>()") {
-			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(out, " ")
 }
 
 // historyCommand does what every command taking one history FILE does

@@ -25,19 +25,23 @@ func TestProcess(t *testing.T) {
 		wantErr   []string // on stderr
 		wantOut   string   // in the processed history, when set
 		summaries int      // summary requests the server receives
+		// wantNote is whether stderr says the offline digest summarizes:
+		// only when it does.
+		wantNote bool
 	}{
 		{
 			name:    "defaults offline",
 			env:     nil,
-			wantErr: []string{"offline digest", "messages: 18 → 18", "tool returns trimmed: 1", "compaction: no"},
+			wantErr: []string{"messages: 18 → 18", "tool returns trimmed: 1", "compaction: no"},
 		},
 		{
 			name:     "small window offline",
 			env:      map[string]string{"ABRIDGE_MAX_MESSAGES": "8"},
 			wantLess: true,
 			// The trimmed return is among those summarized: still counted.
-			wantErr: []string{"offline digest", "messages: 18 → 8", "tool returns trimmed: 1",
+			wantErr: []string{"messages: 18 → 8", "tool returns trimmed: 1",
 				"compaction: yes, 11 messages summarized (offline digest)"},
+			wantNote: true,
 		},
 		{
 			name:    "trimming off",
@@ -82,6 +86,9 @@ func TestProcess(t *testing.T) {
 			}
 			if tt.wantOut != "" && !strings.Contains(r.stdout, tt.wantOut) {
 				t.Errorf("processed history does not hold %q:\n%s", tt.wantOut, r.stdout)
+			}
+			if got := strings.Contains(r.stderr, digestNote); got != tt.wantNote {
+				t.Errorf("stderr says %q: %v, want %v:\n%s", digestNote, got, tt.wantNote, r.stderr)
 			}
 			n := 0
 			for _, req := range f.Requests()[before:] {

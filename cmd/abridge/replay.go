@@ -15,7 +15,7 @@ import (
 var replayCommand = &command{
 	name:    "replay",
 	summary: "replay transcripts as the agent would have sent them and report the savings",
-	usage:   "abridge replay [--wide | --json] [--plot FILE] [--mode processed|full|fresh] [FILE...]",
+	usage:   "abridge replay [--wide | --json] [--plot FILE] [--html FILE] [--mode processed|full|fresh] [FILE...]",
 	about: `Replay replays each transcript request by request, running abridge's
 processors before every request as an agent would, and reports what they
 save. Its table fits 100 columns: a row per transcript and a total with the
@@ -39,7 +39,17 @@ With no FILE it replays the five real transcripts shipped in abridge (the
 binary holds them; testdata/README.md in the source says
 where they come from). Without a model endpoint the window summarizes with
 the offline digest; with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the
-model.`,
+model.
+
+When the transcripts' names do not fit beside the figures, the table numbers
+its rows and lists the names whole above it. --html writes the same figures,
+each column explained, with a chart per transcript and the receipt of every
+compaction (the summary marker as it was sent, the messages it replaced, who
+wrote it), as one HTML file that opens offline.
+
+Terms:
+
+` + replayTerms(),
 	env:   []config.Group{config.GroupModel, config.GroupProcessors, config.GroupLog},
 	flags: replayFlags,
 }
@@ -50,6 +60,13 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		"(the default table fits 100 columns and gives the other figures for all transcripts together)")
 	plot := fs.String("plot", "", "draw the estimated prompt tokens per request, with and without abridge, "+
 		"one panel per transcript, to `FILE`: SVG for a .svg name, PNG for .png")
+	htmlFile := fs.String("html", "", "write one self-contained HTML report to `FILE` (it opens offline in any browser): "+
+		"every figure per transcript with each column explained, the terms, and per transcript its chart and each compaction's receipt, "+
+		"the summary marker as sent included")
+	turn := fs.Duration("turn", replay.DefaultTurn, "virtual time between two requests (the model's answer and the tools' run): "+
+		"the summaries written ahead that are ready by the next request are used, the others make it wait or go out uncompacted")
+	latency := fs.Duration("summary-latency", replay.DefaultSummaryLatency, "virtual time a summary takes to write "+
+		"(the replay never waits: these only tell which requests would have)")
 	mode := fs.String("mode", "processed", "how the host keeps its history: `processed|full|fresh` "+
 		"(processed: the processed history replaces the stored one; full: the full history is kept and processed whole before every request; "+
 		"fresh: the full history is decoded from a request's JSON before every request, as a proxy sees it, and the decoding is timed apart)")
@@ -57,6 +74,9 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 		m, err := replay.ParseMode(*mode)
 		if err != nil {
 			return usagef("replay: --mode is %q; want processed, full or fresh", *mode)
+		}
+		if *turn <= 0 || *latency <= 0 {
+			return usagef("replay: --turn %v, --summary-latency %v: want positive durations", *turn, *latency)
 		}
 		if *wide && *asJSON {
 			return usagef("replay: --wide and --json: choose one (--json holds every figure)")
@@ -82,13 +102,16 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			Trim:     env.cfg.TrimOptions(),
 			Progress: newProgress(c.stderr).update,
 			Strategy: env.cfg.Strategy,
+			Receipts: *htmlFile != "",
+			Turn:     *turn,
+
+			SummaryLatency: *latency,
 		}
 		if env.cfg.SummarizerKind() == config.SummarizerLLM {
 			opts.Summarizer = replay.SummarizerModel
 			opts.Model = env.cfg.NewSummaryModel(env.logger)
 		} else {
 			opts.Summarizer = replay.SummarizerDigest
-			c.noteDigest(env, "")
 		}
 		var report *replay.Report
 		if len(args) > 0 {
@@ -107,6 +130,9 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 				which = fmt.Sprintf("none of the %d transcripts has an assistant message", n)
 			}
 			return fmt.Errorf("replay: nothing replayed: %s, and a request is replayed before each one", which)
+		}
+		if opts.Summarizer == replay.SummarizerDigest && report.Total.SummarizerCalls > 0 {
+			c.noteDigest(env, "")
 		}
 		for _, r := range report.Results {
 			if r.Requests == 0 {
@@ -131,11 +157,40 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			}
 			c.note(plotNote(*plot, files, len(report.Results)))
 		}
+		if *htmlFile != "" {
+			if err := writeHTML(*htmlFile, report); err != nil {
+				return fmt.Errorf("replay: --html %s: %w", *htmlFile, err)
+			}
+			c.note(fmt.Sprintf("wrote %s: the report, with the charts and the receipts of the %d compactions", *htmlFile, report.Total.Compactions))
+		}
 		if report.Total.InvalidRequests > 0 {
 			return fmt.Errorf("replay: %s", invalidSummary(report))
 		}
 		return nil
 	}
+}
+
+// replayTerms explains the replay's terms (replay.Terms), one paragraph
+// each, for the help.
+func replayTerms() string {
+	var b strings.Builder
+	for _, t := range replay.Terms {
+		b.WriteString("  " + t.Name + "\n" + wrap(t.About, "        ", 76))
+	}
+	return b.String()
+}
+
+// writeHTML writes the report's HTML to path.
+func writeHTML(path string, report *replay.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteHTML(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // plotNote says what the plot written to path shows: the transcripts

@@ -20,9 +20,11 @@ import (
 
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/internal/apierror"
+	"github.com/abridge-go/abridge/internal/ui"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/session"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
@@ -48,6 +50,18 @@ Responses request naming previous_response_id passes untouched. A body
 that is not JSON, has no history or holds an invalid one is answered 400,
 in its API's error shape, and sent nowhere.
 
+A whole (not streamed) answer to a chat, responses or messages request is
+read before its status is sent on, up to 8 MiB: one the upstream cuts
+short is answered 502 upstream_reset (504 upstream_timeout once
+ABRIDGE_SERVE_TIMEOUT passes) in its API's error shape, and its log line
+and abridge_requests_total say 502 (504), the line with
+error=upstream_reset (upstream_timeout). A stream cut mid-event was sent
+its 200: its client sees the connection end, its log line says status 200
+and answer_cut_off=upstream_reset (or upstream_timeout), and
+abridge_requests_total counts a 200. Either cut counts once in
+abridge_upstream_errors_total (reason reset or timeout), and is logged at
+warn as "proxy: answer cut off" with its reason and the read's error.
+
 Summaries are kept in the session database (ABRIDGE_SESSION_DB: a SQLite
 file by default, or a PostgreSQL URL that several replicas share) and found
 by content, or by the conversation named in an optional
@@ -69,6 +83,30 @@ client's failures stop only its own summaries. A summarizer that fails
 never fails a request: the offline digest stands in, and the model is asked
 again when that part of the conversation is next sent.
 
+Every answer to a processed request says what abridge did, in headers:
+Abridge-Messages and Abridge-Tokens give the history's messages and
+estimated tokens (about 4 characters each) as the client sent it and as
+forwarded, "BEFORE AFTER"; Abridge-Receipt gives the path of the receipt of
+the compaction the forwarded history carries (/ui/receipts/ID), and
+Abridge-Compaction says whether this request made it ("new") or carries one
+made before ("carried"). A receipt, kept in the session database as long as
+the summaries (replicas read each other's), holds the messages replaced
+(role, tool, size), the summary marker as the model received it, who wrote
+it (the model, or the digest and why), the summarizer's tokens and time, and
+the provider's usage of the requests sent with it.
+
+The operator's page, GET /ui/, lists the conversations (requests,
+compactions, tokens not sent, last activity), each with a chart of its
+prompt tokens per request with and without abridge, its requests and its
+compactions, and a page per receipt; it updates while the proxy works. Its
+JSON is under /ui/api/ (conversations, conversations/ID, receipts/ID,
+version). It shows conversation content: without ABRIDGE_UI_TOKEN it is
+served only when the proxy listens on a loopback address (and answers only
+requests for a loopback host), and is off otherwise, as the start-up line
+says; with the token, every request must bring it, as "Authorization:
+Bearer TOKEN" or once as /ui/?token=TOKEN, which sets an HttpOnly,
+SameSite=Strict cookie; others get 401. No key or token is ever shown.
+
 GET /healthz answers 200 while the proxy serves; GET /metrics gives the
 Prometheus metrics (OpenMetrics when the client asks for it); other methods
 get 405. A body must arrive within a minute (else 408), and the bodies
@@ -77,7 +115,11 @@ ABRIDGE_SERVE_BODY_MEMORY_MB (past it a request gets 503; one that would
 need more than all of it, 413). ABRIDGE_SUMMARY_TIMEOUT must be shorter than
 ABRIDGE_SERVE_TIMEOUT. SIGTERM or Ctrl-C stops it after the requests in flight
 have finished (ABRIDGE_SERVE_SHUTDOWN_TIMEOUT at most). Logs go to stderr at
-ABRIDGE_LOG_LEVEL (info unless set); no header is ever logged.`,
+ABRIDGE_LOG_LEVEL (info unless set), a line per request (method, path,
+status, duration, sizes before and after, error, answer_cut_off); no line
+repeats a key, and no header is ever logged. A SQLite ABRIDGE_SESSION_DB
+in a directory that does not exist is an error, unless it is abridge's
+default directory, which is created.`,
 	env:      []config.Group{config.GroupServe, config.GroupSession, config.GroupModel, config.GroupProcessors, config.GroupLog},
 	logLevel: "info",
 	flags:    serveFlags,
@@ -126,9 +168,9 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err != nil {
 		return fmt.Errorf("serve: %s: %w", config.EnvAnthropicBaseURL, err)
 	}
-	store, err := session.Open(ctx, cfg.SessionDB, logger)
+	store, err := openStore(ctx, cfg.SessionDB, logger, true)
 	if err != nil {
-		return fmt.Errorf("serve: %s: %w", envSession, err) // "open session store: …"
+		return fmt.Errorf("serve: %w", err)
 	}
 	defer store.Close()
 
@@ -142,8 +184,19 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	s, kind, payer := serveSummarizer(cfg, upstream, anthropicUpstream, logger, metrics)
-	win := cfg.NewWindowWith(s, config.BuildOptions{Logger: logger, OnEvent: metrics.WindowEvent, Store: store.Summaries()})
+	s, kind, payer, digests := serveSummarizer(cfg, upstream, anthropicUpstream, logger, metrics)
+	receipts := proxy.NewReceipts(store.Receipts(), proxy.ReceiptOptions{Logger: logger, Writer: func(api string) string {
+		if slices.Contains(digests, api) {
+			return receipt.WriterDigest
+		}
+		return receipt.WriterModel
+	}})
+	defer receipts.Close()
+	win := cfg.NewWindowWith(s, config.BuildOptions{Logger: logger, Store: store.Summaries(),
+		OnEvent: func(ctx context.Context, e window.Event) {
+			metrics.WindowEvent(ctx, e)
+			receipt.Observe(ctx, e)
+		}})
 	tenants := proxy.NewTenants(proxy.TenantOptions{SummarizeFor: cfg.ServeSummarizeFor, ProxyPays: cfg.SummaryKeySet()})
 	p := proxy.New(proxy.Options{
 		Upstream:     upstream,
@@ -156,6 +209,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		Timeout:      cfg.ServeTimeout,
 		Logger:       logger,
 		Metrics:      metrics,
+		Receipts:     receipts,
 	})
 
 	mux := http.NewServeMux()
@@ -175,6 +229,8 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		return fmt.Errorf("serve: %s (%s) is this proxy's own address: set it to the upstream, and the clients' OPENAI_BASE_URL to http://%s%s",
 			config.EnvOpenAIBaseURL, shownUpstream(cfg), ln.Addr(), proxy.Prefix)
 	}
+	pages, pagesNote := operatorPage(cfg, ln.Addr(), store.Receipts(), logger)
+	mux.Handle(ui.Prefix, pages)
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -191,8 +247,9 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	}
 	listening := []zap.Field{zap.String("addr", ln.Addr().String()), zap.String("upstream", shownUpstream(cfg)),
 		zap.String("summarizer", kind), zap.String("summaries_paid_by", payer)}
-	say(fmt.Sprintf("serving on http://%s%s (upstream %s; summaries: %s, kept in %s, paid by %s)",
-		ln.Addr(), proxy.Prefix, shownUpstream(cfg), kind, session.Describe(cfg.SessionDB), payer), listening...)
+	listening = append(listening, zap.String("operator_page", pagesNote))
+	say(fmt.Sprintf("serving on http://%s%s (upstream %s; summaries: %s, kept in %s, paid by %s); %s",
+		ln.Addr(), proxy.Prefix, shownUpstream(cfg), kind, session.Describe(cfg.SessionDB), payer, pagesNote), listening...)
 	if cfg.LogFormat != "json" {
 		logger.Info("serve: listening", listening...)
 	}
@@ -217,12 +274,19 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
+	// The summaries being written ahead finish in the time left, or are
+	// abandoned whole: nothing half-written is saved.
+	if err := win.Close(sctx); err != nil {
+		logger.Info("serve: summaries being written ahead abandoned at shutdown", zap.Error(err))
+	}
 	logger.Info("serve: stopped")
 	return nil
 }
 
 // serveSummarizer returns the window's summarizer, counted by metrics,
-// its kind, and who pays for its summaries.
+// its kind, who pays for its summaries, and the APIs whose summaries the
+// digest writes when the model is not called (every API's, for the kind
+// digest).
 //
 // With a key of its own, the proxy pays for every summary, written by the
 // Chat Completions model on the summary endpoint. Without one, each client
@@ -235,17 +299,18 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 // API's, when it is elsewhere; the Messages API's, when it is on
 // OPENAI_BASE_URL) gets the offline digest, and no request is made: a
 // client's credential goes nowhere but its upstream.
-func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, logger *zap.Logger, metrics *proxy.Metrics) (window.Summarizer, string, string) {
+func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, logger *zap.Logger, metrics *proxy.Metrics) (window.Summarizer, string, string, []string) {
 	digest := metrics.Digest(summary.NewDigest(summary.DigestOptions{}))
+	every := []string{"chat", "responses", "messages"}
 	if cfg.Summarizer == config.SummarizerDigest {
-		return metrics.Summarizer(digest), config.SummarizerDigest, "nobody (no model calls)"
+		return metrics.Summarizer(digest), config.SummarizerDigest, "nobody (no model calls)", every
 	}
 	llm := func(m model.Model) window.Summarizer {
 		return summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{Timeout: cfg.SummaryTimeout, Logger: logger})
 	}
 	if cfg.SummaryKeySet() {
 		// The proxy always has an endpoint, the upstream: auto means llm.
-		return metrics.Summarizer(llm(model.NewOpenAI(cfg.SummaryModelOptions(logger)...))), config.SummarizerLLM, "the proxy's API key"
+		return metrics.Summarizer(llm(model.NewOpenAI(cfg.SummaryModelOptions(logger)...))), config.SummarizerLLM, "the proxy's API key", nil
 	}
 	endpoint := cfg.SummaryEndpoint()
 	// A summary endpoint of its own is where every summary goes; it takes
@@ -290,7 +355,25 @@ func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, l
 	case len(digests) > 0:
 		payer += "; the digest for " + strings.Join(digests, ", ") + " (no API key for " + config.Prefix + "SUMMARY_BASE_URL)"
 	}
-	return metrics.Summarizer(sums), kind, payer
+	return metrics.Summarizer(sums), kind, payer, digests
+}
+
+// operatorPage returns the handler of the operator's page (/ui/) of a
+// proxy listening on addr, and what the start-up line says of it: with
+// ABRIDGE_UI_TOKEN, it asks for the token; without, it is served only
+// when addr is a loopback address, and is off otherwise.
+func operatorPage(cfg *config.Config, addr net.Addr, src ui.Source, logger *zap.Logger) (http.Handler, string) {
+	at := "http://" + addr.String() + ui.Prefix
+	if cfg.UIToken != "" {
+		return ui.Handler(ui.Options{Source: src, Token: cfg.UIToken, Logger: logger}),
+			"operator's page at " + at + " (" + config.Prefix + "UI_TOKEN asked for)"
+	}
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+		return ui.Handler(ui.Options{Source: src, Logger: logger}), "operator's page at " + at + " (loopback only, no token)"
+	}
+	why := "this proxy listens on " + addr.String() + ", not a loopback address, and " + config.Prefix +
+		"UI_TOKEN is unset (set it to serve the page, which shows the conversations, to whoever has the token)"
+	return ui.Off(why), "operator's page off: " + why
 }
 
 // fitsServeTimeout refuses a summary timeout that does not leave the

@@ -114,14 +114,17 @@ type replica struct {
 
 // startReplica starts abridge serve as a process of its own, its upstream
 // upstream/NAME/v1 (so the upstream knows which replica a request comes
-// from), its summaries in the database dsn.
-func startReplica(t *testing.T, name, upstream, dsn string) *replica {
+// from), its summaries in the database dsn, with the environment's
+// variables env (NAME=VALUE) added; without ABRIDGE_AHEAD among them, it
+// writes each summary when its compaction is due.
+func startReplica(t *testing.T, name, upstream, dsn string, env ...string) *replica {
 	t.Helper()
 	r := &replica{name: name, exited: make(chan error, 1),
 		client: &http.Client{Transport: &http.Transport{}, Timeout: time.Minute}}
 	r.cmd = exec.Command(abridgeBinary(t), "serve", "--addr", "127.0.0.1:0")
 	r.cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+upstream+"/"+name+"/v1", "OPENAI_API_KEY=",
-		"ABRIDGE_SUMMARY_API_KEY=", "ABRIDGE_SESSION_DB="+dsn, "ABRIDGE_LOG_LEVEL=info", "ABRIDGE_LOG_FORMAT=json")
+		"ABRIDGE_SUMMARY_API_KEY=", "ABRIDGE_SESSION_DB="+dsn, "ABRIDGE_LOG_LEVEL=info", "ABRIDGE_LOG_FORMAT=json", "ABRIDGE_AHEAD=-1")
+	r.cmd.Env = append(r.cmd.Env, env...)
 	stderr, err := r.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -146,6 +148,95 @@ func TestServeSummariesPerAPI(t *testing.T) {
 			}
 			if logs := srv.stderr.String(); strings.Contains(logs, anthropicKey) || strings.Contains(logs, clientKey) {
 				t.Errorf("the log shows a client's key")
+			}
+		})
+	}
+}
+
+// TestServeAheadPaidByClient grows a conversation through abridge serve
+// with its summaries written ahead, in the background, on each API: every
+// summary is asked of the client's own API at its own upstream with the
+// client's credential, as one written when due is (the request that
+// started it has ended by then), and the conversation is compacted.
+func TestServeAheadPaidByClient(t *testing.T) {
+	const anthropicKey = "sk-ant-api03-serve-client-0123456789"
+	body := func(api string, n int) string {
+		var msgs []map[string]any
+		for i := range n {
+			role := "user"
+			if i%2 == 1 {
+				role = "assistant"
+			}
+			msgs = append(msgs, map[string]any{"role": role, "content": fmt.Sprintf("Step %d: %s", i, strings.Repeat("output ", 40))})
+		}
+		var b []byte
+		switch api {
+		case "messages":
+			b, _ = json.Marshal(map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": msgs})
+		default:
+			b, _ = json.Marshal(map[string]any{"model": "gpt-test", "messages": msgs})
+		}
+		return string(b)
+	}
+	for _, tc := range []struct {
+		api, path string
+		header    map[string]string
+		want      summarySeen
+	}{
+		{"chat", "/v1/chat/completions", map[string]string{"Authorization": "Bearer " + clientKey},
+			summarySeen{Upstream: "openai", Path: "/v1/chat/completions", Authorization: "Bearer " + clientKey}},
+		{"messages", "/v1/messages", map[string]string{"X-Api-Key": anthropicKey, "Anthropic-Version": "2023-06-01"},
+			summarySeen{Upstream: "anthropic", Path: "/v1/messages", APIKey: anthropicKey}},
+	} {
+		t.Run(tc.api, func(t *testing.T) {
+			openAI, anthropic := &openaitest.Upstream{}, &openaitest.Upstream{}
+			openAISrv, anthropicSrv := httptest.NewServer(openAI), httptest.NewServer(anthropic)
+			defer openAISrv.Close()
+			defer anthropicSrv.Close()
+			env := serveEnv(t, openAISrv.URL)
+			env["ANTHROPIC_BASE_URL"] = anthropicSrv.URL
+			env["ABRIDGE_SERVE_SUMMARIZE_FOR"] = "credential"
+			env["ABRIDGE_AHEAD"] = "5"
+			env["ABRIDGE_MAX_MESSAGES"] = "20"
+			srv := startServe(t, env)
+			base := strings.TrimSuffix(srv.base, "/v1")
+			compacted := false
+			for n := 9; n <= 41; n += 2 {
+				time.Sleep(turn) // the agent's turn, while the summaries started ahead are written
+				req, _ := http.NewRequest(http.MethodPost, base+tc.path, strings.NewReader(body(tc.api, n)))
+				req.Header.Set("Content-Type", "application/json")
+				for k, v := range tc.header {
+					req.Header.Set(k, v)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("%d messages: status %d", n, resp.StatusCode)
+				}
+				compacted = compacted || resp.Header.Get("Abridge-Compaction") != ""
+			}
+			var got []summarySeen
+			for name, up := range map[string]*openaitest.Upstream{"openai": openAI, "anthropic": anthropic} {
+				for _, r := range up.Requests() {
+					if r.Summary {
+						got = append(got, summarySeen{Upstream: name, Path: r.Path,
+							Authorization: r.Header.Get("Authorization"), APIKey: r.Header.Get("X-Api-Key")})
+					}
+				}
+			}
+			if len(got) == 0 || !compacted {
+				t.Fatalf("%d summaries written, compacted %v: want the conversation compacted with a summary written ahead", len(got), compacted)
+			}
+			for _, s := range got {
+				if diff := cmp.Diff(tc.want, s); diff != "" {
+					t.Errorf("a summary request (-want +got):\n%s", diff)
+				}
+			}
+			if metrics := get(t, base+"/metrics"); !regexp.MustCompile(`(?m)^abridge_ahead_summaries_total\{event="used"\} [1-9]`).MatchString(metrics) {
+				t.Errorf("/metrics counts no summary written ahead used")
 			}
 		})
 	}

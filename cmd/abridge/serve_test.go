@@ -52,7 +52,7 @@ func startServe(t *testing.T, env map[string]string) *running {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{stop: cancel, done: make(chan int, 1), stderr: &syncBuffer{}}
 	go func() {
-		r.done <- run(ctx, nil, []string{"serve", "--addr", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, r.stderr, env)
+		r.done <- run(ctx, nil, []string{"serve", "--addr", "127.0.0.1:0"}, strings.NewReader(""), io.Discard, r.stderr, foreground(env))
 	}()
 	t.Cleanup(func() {
 		cancel()

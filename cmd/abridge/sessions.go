@@ -6,9 +6,13 @@ import (
 	"flag"
 	"fmt"
 	iofs "io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/session"
@@ -47,7 +51,7 @@ func sessionsFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []st
 		}
 		defer env.close()
 		// Reading creates nothing: no store means no sessions yet.
-		store, err := session.OpenExisting(ctx, env.cfg.SessionDB, env.logger)
+		store, err := openStore(ctx, env.cfg.SessionDB, env.logger, false)
 		if errors.Is(err, iofs.ErrNotExist) {
 			if show != "" {
 				return fmt.Errorf("sessions show: no session %q (there are none yet)", show)
@@ -56,7 +60,7 @@ func sessionsFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []st
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("sessions: %s: %w", envSession, err) // "open session store: …"
+			return fmt.Errorf("sessions: %w", err)
 		}
 		defer store.Close()
 		if show != "" {
@@ -133,4 +137,51 @@ func sessionDefault() string {
 		return "a SQLite file"
 	}
 	return "a SQLite file, " + path
+}
+
+// openStore opens the session store ABRIDGE_SESSION_DB (dsn) names, with
+// session.Open when create is set, else with session.OpenExisting. Its
+// errors name the variable. A SQLite file in a directory that does not
+// exist is refused (see checkSessionDir) before anything is created.
+func openStore(ctx context.Context, dsn string, logger *zap.Logger, create bool) (session.Store, error) {
+	if err := checkSessionDir(dsn); err != nil {
+		return nil, err
+	}
+	open := session.OpenExisting
+	if create {
+		open = session.Open
+	}
+	store, err := open(ctx, dsn, logger)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", envSession, err) // "open session store: …"
+	}
+	return store, nil
+}
+
+// checkSessionDir returns an error naming ABRIDGE_SESSION_DB when dsn
+// names a SQLite file whose directory does not exist, a mistyped path the
+// store would otherwise create; abridge's own default directory (that of
+// session.DefaultPath) is created when missing. Other DSNs pass: Open
+// refuses the ones it cannot read with errors of its own.
+func checkSessionDir(dsn string) error {
+	path, ok := strings.CutPrefix(session.Describe(dsn), "SQLite ")
+	if !ok {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	def, err := session.DefaultPath()
+	if err == nil && dir == filepath.Dir(def) {
+		return nil
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		return fmt.Errorf("%s names %s, in %s, which does not exist: create the directory, or unset %s for the default (%s)",
+			envSession, path, dir, envSession, sessionDefault())
+	case err != nil:
+		return fmt.Errorf("%s names %s: %w", envSession, path, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s names %s, in %s, which is not a directory", envSession, path, dir)
+	}
+	return nil
 }

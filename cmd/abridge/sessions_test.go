@@ -1,13 +1,21 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/abridge-go/abridge/session"
 )
 
 // TestSessionsShowRollingCompactions runs a chat whose window compacts
@@ -78,5 +86,77 @@ func testSessionsShowRolling(t *testing.T, varying bool) {
 	}
 	if varying && (strings.Count(out, " summary   SUMMARY number ") != summaries || !strings.Contains(out, " + summary   "+f.summary)) {
 		t.Errorf("the %d summaries are not each listed, the last in the working history:\n%s", summaries, out)
+	}
+}
+
+// TestSessionDBDirectory checks that ABRIDGE_SESSION_DB naming a SQLite
+// file in a directory that does not exist is an error naming the variable,
+// for every command that opens the store, and that nothing is created;
+// abridge's default directory is created when missing.
+func TestSessionDBDirectory(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", filepath.Join(t.TempDir(), "xdg")) // the default directory, missing
+	dir := filepath.Join(t.TempDir(), "nonexistent", "dir")
+	file := filepath.Join(dir, "x.db")
+	model := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}
+	tests := []struct {
+		name string
+		dsn  string
+		args []string
+	}{
+		{"chat", file, []string{"chat", "--session", "s"}},
+		{"chat sqlite:", "sqlite:" + file, []string{"chat", "--session", "s"}},
+		{"serve", file, []string{"serve", "--addr", "127.0.0.1:0"}},
+		{"sessions", file, []string{"sessions"}},
+		{"sessions show", file, []string{"sessions", "show", "s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := maps.Clone(model)
+			env["ABRIDGE_SESSION_DB"] = tt.dsn
+			// Without the check, serve would serve: the deadline ends it.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			r := <-startCLI(ctx, nil, env, strings.NewReader(""), tt.args...)
+			want := fmt.Sprintf("ABRIDGE_SESSION_DB names %s, in %s, which does not exist: create the directory, or unset ABRIDGE_SESSION_DB for the default", file, dir)
+			if r.code != exitFailure || !strings.Contains(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("exit %d, stderr:\n%s\nwant 1 and one line saying %q", r.code, r.stderr, want)
+			}
+			if _, err := os.Stat(filepath.Dir(dir)); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s: %v, want it not created", filepath.Dir(dir), err)
+			}
+		})
+	}
+	t.Run("the default directory", func(t *testing.T) {
+		def, err := session.DefaultPath()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dsn := range []string{"", def, "sqlite:" + def} {
+			if err := checkSessionDir(dsn); err != nil {
+				t.Errorf("checkSessionDir(%q) = %v, want nil: abridge creates its default directory", dsn, err)
+			}
+		}
+		r := runCLI(t, model, "", "chat", "--session", "s")
+		if r.code != exitOK {
+			t.Fatalf("chat on the default store: exit %d; stderr:\n%s", r.code, r.stderr)
+		}
+		if _, err := os.Stat(def); err != nil {
+			t.Errorf("the default store was not created: %v", err)
+		}
+	})
+	t.Run("a file for a directory", func(t *testing.T) {
+		notDir := filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := checkSessionDir(filepath.Join(notDir, "x.db"))
+		if want := "which is not a directory"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("checkSessionDir = %v, want an error saying %q", err, want)
+		}
+	})
+	for _, dsn := range []string{"postgres://abridge@db/abridge", "host=db dbname=abridge", filepath.Join(t.TempDir(), "x.db"), "x.db"} {
+		if err := checkSessionDir(dsn); err != nil {
+			t.Errorf("checkSessionDir(%q) = %v, want nil", dsn, err)
+		}
 	}
 }

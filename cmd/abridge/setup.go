@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/abridge-go/abridge/config"
+	"github.com/abridge-go/abridge/processor"
 )
 
 // runEnv is what a command builds from the environment.
@@ -54,6 +56,30 @@ func (c *cli) noteDigest(env *runEnv, extra string) {
 		why = config.Prefix + "SUMMARIZER=" + env.cfg.Summarizer
 	}
 	c.note(why + ": summarizing with the offline digest" + extra)
+}
+
+// digestNoted returns s, the offline digest, saying so (noteDigest) before
+// the first summary it writes: a command that fails first, or never
+// summarizes, does not say it.
+func (c *cli) digestNoted(env *runEnv, s config.Summarizer, extra string) config.Summarizer {
+	return &notedSummarizer{Summarizer: s, say: func() { c.noteDigest(env, extra) }}
+}
+
+// notedSummarizer calls say once, before the first summary it writes.
+type notedSummarizer struct {
+	config.Summarizer
+	once sync.Once
+	say  func()
+}
+
+func (n *notedSummarizer) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
+	n.once.Do(n.say)
+	return n.Summarizer.Summarize(ctx, messages, previous)
+}
+
+func (n *notedSummarizer) SummarizeFocus(ctx context.Context, messages []processor.Message, previous, focus string) (string, error) {
+	n.once.Do(n.say)
+	return n.Summarizer.SummarizeFocus(ctx, messages, previous, focus)
 }
 
 // primaryEndpoint reports whether the primary model's endpoint is

@@ -295,3 +295,15 @@ func TestCompactTerminal(t *testing.T) {
 		}
 	}
 }
+
+// shellJoin joins args with spaces, quoting those a shell would split.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?;&|<>()") {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}

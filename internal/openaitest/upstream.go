@@ -49,9 +49,12 @@ type Upstream struct {
 	// MaxPromptChars, when positive, answers 400 context_length_exceeded
 	// to a client request whose messages' JSON is longer than this.
 	MaxPromptChars int
-	// Latency is how long each chat completions answer waits before it is
+	// Latency is how long each answer to a client waits before it is
 	// written.
 	Latency time.Duration
+	// SummaryLatency is how long each answer to a summarizer waits; 0
+	// means Latency.
+	SummaryLatency time.Duration
 	// Hook, when set, is called with each chat completions request before
 	// it is answered; when it returns true it has answered the request
 	// itself.
@@ -157,8 +160,12 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if u.Hook != nil && u.Hook(w, r, req) {
 		return
 	}
-	if u.Latency > 0 {
-		time.Sleep(u.Latency)
+	latency := u.Latency
+	if req.Summary && u.SummaryLatency > 0 {
+		latency = u.SummaryLatency
+	}
+	if latency > 0 {
+		time.Sleep(latency)
 	}
 	text := u.Reply
 	if text == "" {

@@ -30,12 +30,13 @@ func TestRun(t *testing.T) {
 		regexp.MustCompile(`(?m)^upstream's own time +[\d.]+ ms +[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^added by the proxy .* +-?[\d.]+ ms +-?[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^  of which abridge's processing +[\d.]+ ms +[\d.]+ ms$`),
-		regexp.MustCompile(`(?m)^added, requests that wrote no summary +-?[\d.]+ ms +-?[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^added, requests that waited for no summary +-?[\d.]+ ms +-?[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^encoding/json decode of the same bodies +[\d.]+ ms +[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^  into openai.ChatCompletionNewParams +[\d.]+ ms +[\d.]+ ms$`),
-		regexp.MustCompile(`(?m)^p99 ÷ p99 openai-go decode: added [\d.]+, without summaries [\d.]+, abridge's processing without summaries [\d.]+ \(target < 0.10\)$`),
+		regexp.MustCompile(`(?m)^p99 ÷ p99 openai-go decode: added [\d.]+, without summary waits [\d.]+, abridge's processing without summary waits [\d.]+$`),
+		regexp.MustCompile(`(?m)^summaries: \d+ requests waited for one \(p99 of those [\d.]+ ms\), \d+ added over 1 s; \d+ went out uncompacted while theirs was written; \d+ written ahead, \d+ of them or of those to be abandoned unused$`),
 		regexp.MustCompile(`(?m)^each request again, alone \(least of 3 passes; \d+ requests that wrote no summary\):$`),
-		regexp.MustCompile(`(?m)^alone, processing ÷ decode: p50 [\d.]+, p99 [\d.]+, all requests [\d.]+ \(target ≤ 0.10\)$`),
+		regexp.MustCompile(`(?m)^alone, processing ÷ decode: p50 [\d.]+, p99 [\d.]+, all requests [\d.]+ \(budget ≤ 1\)$`),
 	} {
 		if !want.MatchString(report) {
 			t.Errorf("report lacks %s:\n%s", want, report)
@@ -177,7 +178,7 @@ func benchAlone(b *testing.B, second bool) {
 					b.Fatal(err)
 				}
 			}
-			chain, win := newChain(config.Default(), up.URL, nil)
+			chain, win := newChain(config.Default(), up.URL, nil, nil)
 			r := newReplayer(chain, win, api, convs, bodies)
 			if err := r.pass(); err != nil { // summaries written
 				b.Fatal(err)

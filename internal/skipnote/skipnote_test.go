@@ -1,13 +1,15 @@
 package skipnote
 
-import "testing"
+import (
+	"testing"
 
-func TestSayOnce(t *testing.T) {
-	Say("skipnote: a line said once")
-	Say("skipnote: a line said once")
-	mu.Lock()
-	defer mu.Unlock()
-	if len(said) != 1 || !said["skipnote: a line said once"] {
-		t.Errorf("said = %v, want the one line", said)
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestFirst(t *testing.T) {
+	const line = "skipnote: a line said once"
+	got := []bool{first(line), first(line), first(line + ".")}
+	if diff := cmp.Diff([]bool{true, false, true}, got); diff != "" {
+		t.Errorf("first of a line, the same again, another (-want +got):\n%s", diff)
 	}
 }

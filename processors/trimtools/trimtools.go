@@ -9,14 +9,9 @@
 package trimtools
 
 import (
-	"bytes"
 	"context"
-	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/processor"
@@ -50,11 +45,8 @@ type Options struct {
 
 // Trimmer is the tool-return trimmer. What it returns depends on its
 // input alone, so it gives the same result for the same history whoever
-// holds it and however it was built; it is safe for concurrent use. It
-// remembers the last return it trimmed for each tool call ID (up to
-// [MemoBytes] of their contents), so that the old returns an agent sends
-// again with every request are compared with what they were, not trimmed
-// anew, and are replaced by the very same part each time.
+// holds it and however it was built; it keeps no state and is safe for
+// concurrent use.
 //
 // Process walks every message except the last KeepLast and replaces each
 // tool return whose content is longer than MaxChars characters by a text
@@ -77,29 +69,7 @@ type Options struct {
 type Trimmer struct {
 	maxChars int
 	keepLast int
-
-	mu    sync.Mutex
-	memo  map[string]*trimmed // by tool call ID
-	bytes int                 // the contents the memo holds, in bytes
 }
-
-// trimmed is a tool return and the part that replaces it.
-type trimmed struct {
-	in  processor.ToolReturn
-	out processor.Part
-	// matches counts the returns found the same as in. At the 1st, 2nd,
-	// 4th, 8th… the entry takes the return found as its in: strings that
-	// share their bytes compare without reading them, and a history
-	// decoded anew (by a cache that evicted it, or another one) shares
-	// none with in, so each comparison would read the whole output until
-	// the entry adopts the new strings, after at most as many matches as
-	// came before.
-	matches atomic.Uint64
-}
-
-// MemoBytes bounds the contents of the tool returns a [Trimmer] remembers
-// having trimmed; past it, it forgets them all.
-const MemoBytes = 16 << 20
 
 var _ processor.Processor = (*Trimmer)(nil)
 
@@ -158,65 +128,14 @@ func (t *Trimmer) Process(_ context.Context, history []processor.Message) ([]pro
 // false when p is another part or fits.
 func (t *Trimmer) trimPart(p processor.Part) (processor.Part, bool) {
 	r, ok := p.(processor.ToolReturn)
-	if !ok || !t.long(&r) {
+	if !ok {
 		return nil, false
-	}
-	t.mu.Lock()
-	e, ok := t.memo[r.ToolCallID]
-	t.mu.Unlock()
-	if ok && sameReturn(&e.in, &r) {
-		if n := e.matches.Add(1); n&(n-1) == 0 {
-			a := &trimmed{in: r, out: e.out}
-			a.matches.Store(n)
-			t.mu.Lock()
-			if t.memo[r.ToolCallID] == e {
-				t.memo[r.ToolCallID] = a
-			}
-			t.mu.Unlock()
-		}
-		return e.out, true
 	}
 	content, ok := t.trimReturn(&r)
 	if !ok {
 		return nil, false
 	}
-	var out processor.Part = processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}
-	size := len(r.Content) + len(r.JSON) + len(content)
-	for _, c := range r.Contents {
-		size += len(c)
-	}
-	t.mu.Lock()
-	if t.memo == nil || t.bytes+size > MemoBytes {
-		t.memo, t.bytes = map[string]*trimmed{}, 0
-	}
-	t.memo[r.ToolCallID] = &trimmed{in: r, out: out}
-	t.bytes += size
-	t.mu.Unlock()
-	return out, true
-}
-
-// long reports whether r's content is longer than the cap in bytes: one
-// that is not fits, and is neither looked up nor trimmed.
-func (t *Trimmer) long(r *processor.ToolReturn) bool {
-	switch {
-	case r.JSON != nil:
-		return len(r.JSON) > t.maxChars
-	case r.Contents != nil:
-		n := 0
-		for _, c := range r.Contents {
-			n += len(c) + 1
-		}
-		return n-1 > t.maxChars
-	}
-	return len(r.Content) > t.maxChars
-}
-
-// sameReturn reports whether a and b are the same tool return, field by
-// field (strings that share their bytes compare without reading them).
-func sameReturn(a, b *processor.ToolReturn) bool {
-	return a.ToolName == b.ToolName && a.ToolCallID == b.ToolCallID && a.Content == b.Content &&
-		(a.JSON == nil) == (b.JSON == nil) && bytes.Equal(a.JSON, b.JSON) &&
-		(a.Contents == nil) == (b.Contents == nil) && slices.Equal(a.Contents, b.Contents)
+	return processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}, true
 }
 
 // trimReturn returns the trimmed content of r, and false when r fits.
@@ -300,14 +219,8 @@ func noteLen(n int) int {
 	return len(notePrefix) + digits + len(noteSuffix)
 }
 
-const hiBits = 0x8080808080808080
-
 // exceeds reports whether s has more than n characters, counted as
 // utf8.DecodeRuneInString decodes them (an invalid byte counts as one).
-// Every byte that is not a UTF-8 continuation byte starts a character, so
-// counting those, eight bytes at a time, gives a lower bound that settles
-// almost every case long before the end of s; only a text within the limit
-// that holds invalid UTF-8 needs an exact count.
 func exceeds(s string, n int) bool {
 	switch {
 	case len(s) <= n:
@@ -315,32 +228,7 @@ func exceeds(s string, n int) bool {
 	case len(s)/utf8.UTFMax > n:
 		return true // and at most four
 	}
-	starts, i := 0, 0
-	for ; i+8 <= len(s); i += 8 {
-		w := load64(s[i:])
-		starts += 8 - bits.OnesCount64(w&^(w<<1)&hiBits) // bytes 10xxxxxx
-		if starts > n {
-			return true
-		}
-	}
-	for ; i < len(s); i++ {
-		if utf8.RuneStart(s[i]) {
-			starts++
-		}
-	}
-	if starts > n {
-		return true
-	}
-	if utf8.ValidString(s) {
-		return false
-	}
 	return utf8.RuneCountInString(s) > n
-}
-
-func load64(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // boundaryBefore returns the last character boundary of s at or before

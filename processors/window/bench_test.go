@@ -25,7 +25,7 @@ func BenchmarkProcessFullHistory(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		w := New(Options{})
+		w := New(Options{Ahead: -1})
 		for _, i := range points {
 			if _, err := w.Process(context.Background(), msgs[:i+1]); err != nil {
 				b.Fatal(err)
@@ -38,7 +38,7 @@ func BenchmarkProcessFullHistory(b *testing.B) {
 // BenchmarkProcessBelowTrigger measures a request that needs no compaction.
 func BenchmarkProcessBelowTrigger(b *testing.B) {
 	h := conversation(15, 500)
-	w := New(Options{})
+	w := New(Options{Ahead: -1})
 	b.ReportAllocs()
 	for range b.N {
 		if _, err := w.Process(context.Background(), h); err != nil {
@@ -80,7 +80,7 @@ func BenchmarkSharedFullHistory(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		trim, w := trimtools.New(trimtools.Options{}), New(Options{Summarizer: constSummary{}})
+		trim, w := trimtools.New(trimtools.Options{}), New(Options{Ahead: -1, Summarizer: constSummary{}})
 		for k, msgs := range convs {
 			for _, i := range points[k] {
 				h, err := trim.Process(ctx, msgs[:i+1])

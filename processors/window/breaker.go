@@ -132,3 +132,12 @@ func (w *Window) tally(payer string, err error) {
 	}
 	w.record(payer, err == nil)
 }
+
+// breakerResting reports whether payer's breaker is open and resting,
+// without letting a caller through to try again.
+func (w *Window) breakerResting(payer string) bool {
+	w.breakers.mu.Lock()
+	defer w.breakers.mu.Unlock()
+	b := w.breakers.m[payer]
+	return b != nil && w.now().Before(b.openUntil)
+}

@@ -75,8 +75,10 @@ func ExampleNewMemoryStore() {
 		}
 		return h
 	}
-	a := window.New(window.Options{MaxMessages: 10, Summarizer: sum, Store: store})
-	b := window.New(window.Options{MaxMessages: 10, Summarizer: sum, Store: store})
+	// Each summary written when due (Ahead: -1), so the count printed
+	// is not racing a summary written ahead in the background.
+	a := window.New(window.Options{MaxMessages: 10, Summarizer: sum, Store: store, Ahead: -1})
+	b := window.New(window.Options{MaxMessages: 10, Summarizer: sum, Store: store, Ahead: -1})
 	outA, _ := a.Process(context.Background(), history())
 	outB, _ := b.Process(context.Background(), history())
 	fmt.Println(len(outA), len(outB), "messages; summarizer calls:", sum.calls)
@@ -99,7 +101,7 @@ func (r *refusingSummarizer) Summarize(context.Context, []processor.Message, str
 // called.
 func ExampleWithPayer() {
 	sum := &refusingSummarizer{}
-	w := window.New(window.Options{MaxMessages: 10, Summarizer: sum, Store: window.NewMemoryStore(0)})
+	w := window.New(window.Options{MaxMessages: 10, Summarizer: sum, Store: window.NewMemoryStore(0), Ahead: -1})
 	history := func(who string) []processor.Message {
 		h := []processor.Message{processor.UserMessage("Fix pkg/x for " + who + "."), processor.TextMessage("Looking.")}
 		for i := range 10 {
@@ -123,4 +125,68 @@ func ExampleWithPayer() {
 	// calls for the refused payer: 3
 	// calls after tenant A's request: 4
 	// calls after an unpaid request: 4
+}
+
+// turns is a window.Runner that writes the summaries started ahead when
+// the agent's turn is over: here, when the example says so.
+type turns struct{ jobs []func(context.Context) }
+
+func (r *turns) Go(_ string, job func(context.Context)) bool {
+	r.jobs = append(r.jobs, job)
+	return true
+}
+
+func (r *turns) turnOver() {
+	for _, job := range r.jobs {
+		job(context.Background())
+	}
+	r.jobs = nil
+}
+
+// The window writes the summary a compaction will need a few requests
+// before its trigger fires (Options.Ahead), in the background: when the
+// trigger fires, the summary is ready and the request waits for nothing.
+// Here a runner of the example's own writes each summary at the end of
+// the agent's turn; by default a Pool of goroutines does, as soon as it
+// can.
+func ExampleOptions_ahead() {
+	sum := &countingSummarizer{}
+	runner := &turns{}
+	w := window.New(window.Options{MaxMessages: 20, Summarizer: sum, Background: runner,
+		OnEvent: func(_ context.Context, e window.Event) {
+			switch e.Type {
+			case window.EventAheadStarted:
+				fmt.Printf("  summary of messages %d to %d started ahead\n", e.From+1, e.To)
+			case window.EventFinished:
+				fmt.Printf("  compacted %d → %d messages; written ahead %v, waited %v\n", e.MessagesBefore, e.MessagesAfter, e.Prepared, e.Waited)
+			}
+		}})
+	h := []processor.Message{processor.UserMessage("Fix pkg/x."), processor.TextMessage("Looking.")}
+	for i := range 11 {
+		id := fmt.Sprintf("call_%d", i)
+		h = append(h,
+			processor.NewResponse(processor.ToolCall{ToolCallID: id, ToolName: "bash", Args: `{"command":"go test ./pkg/x"}`}),
+			processor.NewRequest(processor.ToolReturn{ToolCallID: id, ToolName: "bash", Content: strings.Repeat("FAIL TestX\n", 30)}))
+		fmt.Printf("request at %d messages\n", len(h))
+		out, _ := w.Process(context.Background(), h)
+		h = out
+		runner.turnOver() // the model answers; the summaries started are written meanwhile
+	}
+	fmt.Println("summarizer calls:", sum.calls)
+	// Output:
+	// request at 4 messages
+	// request at 6 messages
+	// request at 8 messages
+	// request at 10 messages
+	// request at 12 messages
+	// request at 14 messages
+	//   summary of messages 3 to 12 started ahead
+	// request at 16 messages
+	// request at 18 messages
+	// request at 20 messages
+	// request at 22 messages
+	//   compacted 22 → 13 messages; written ahead true, waited 0s
+	// request at 15 messages
+	//   summary of messages 3 to 11 started ahead
+	// summarizer calls: 2
 }

@@ -41,7 +41,7 @@ func TestFactsInMarker(t *testing.T) {
 		}{ms, previous})
 		return fmt.Sprintf("Summary %d.", len(calls)), nil
 	})
-	w := New(Options{MaxMessages: 12, Summarizer: sum, SummaryClip: 200})
+	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: sum, SummaryClip: 200})
 	h := conversation(0, 0)
 	// An error deep in a long output: past the clip, kept by the facts.
 	h = append(h,
@@ -108,7 +108,7 @@ func TestFactsBound(t *testing.T) {
 		{"small bound", 2000, 300, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := New(Options{MaxMessages: 12, Facts: tc.facts})
+			w := New(Options{Ahead: -1, MaxMessages: 12, Facts: tc.facts})
 			out, err := w.Process(context.Background(), conversation(10, tc.size))
 			if err != nil {
 				t.Fatal(err)

@@ -11,16 +11,15 @@ import (
 // retry returns s, a span found under k for history (its head ending at
 // head), or, when s holds a fallback's summary and the summarizer now
 // writes one for the messages s stands for, a span with that summary,
-// which it saves in s's place. The summarizer is asked only when the
-// request may pay (see WithoutSummarizer), the payer's breaker is closed,
-// and this window has not asked for the same span within the breaker's
-// cool-down; its failure counts toward the breaker and leaves s as it is.
+// which it saves in s's place. When summaries are written ahead, the
+// summarizer writes it in the background and s is returned; a later
+// request gets it. The summarizer is asked only when the request may pay
+// (see WithoutSummarizer), the payer's breaker is not resting, and this
+// window has not asked for the same span within the breaker's cool-down;
+// its failure counts toward the breaker and leaves s as it is.
 func (w *Window) retry(ctx context.Context, history []processor.Message, head int, k Key, s *Span) *Span {
-	if !s.Fallback || s.Count < 1 || unpaid(ctx) {
-		return s
-	}
-	payer := payerOf(ctx)
-	if w.breakerOpen(payer) || !w.memo.mayRetry(s.Digest, w.now(), w.breakerCooldown) {
+	if !s.Fallback || s.Count < 1 || unpaid(ctx) || w.breakerResting(payerOf(ctx)) ||
+		!w.memo.mayRetry(s.Digest, w.now(), w.breakerCooldown) {
 		return s
 	}
 	end := head + s.Count
@@ -31,35 +30,38 @@ func (w *Window) retry(ctx context.Context, history []processor.Message, head in
 	if len(fresh) == 0 {
 		return s
 	}
-	res, shared, err := w.flights.do(ctx, s.Digest, func() result {
-		facts := w.factsOf(fresh, prevFacts, replaced)
-		text, err := w.call(ctx, w.sum, w.clipForSummary(fresh), prev)
-		if cerr := ctx.Err(); cerr != nil {
-			return result{err: cerr}
+	facts := w.factsOf(fresh, prevFacts, replaced)
+	fresh = w.clipForSummary(fresh)
+	span := *s
+	rewrite := func(ctx context.Context) bool {
+		text, f := w.ask(ctx, fresh, prev, replaced-len(facts)-2)
+		if f != nil || ctx.Err() != nil {
+			return false
 		}
-		text = strings.TrimSpace(text)
-		if err == nil && (text == "" || w.framing+len(text)+len(facts)+2 >= replaced) {
-			err = ErrSummaryTooLarge
-			if text == "" {
-				err = summary.ErrEmpty
-			}
+		span.Summary, span.Fallback = summary.WithFacts(text, facts), false
+		w.memo.trust(summary.Ref(span.Summary))
+		if err := w.store.Save(ctx, k, span); err != nil {
+			w.storeFailed(ctx, "save", err)
 		}
-		w.tally(payer, err)
-		if err != nil {
-			return result{failure: &failure{err: err, reason: "retry"}}
+		return true
+	}
+	if !w.aheadOn(ctx) {
+		if rewrite(ctx) {
+			return &span
 		}
-		return result{summary: summary.WithFacts(text, facts)}
-	})
-	if err != nil || res.err != nil || res.failure != nil {
 		return s
 	}
-	out := *s
-	out.Summary, out.Fallback = res.summary, false
-	w.memo.trust(w.memo.ref(out.Summary))
-	if !shared {
-		w.save(ctx, k, history, out)
-	}
-	return &out
+	values := context.WithoutCancel(ctx)
+	w.runner().Go(payerOf(ctx), func(rctx context.Context) {
+		if rctx.Err() != nil {
+			return
+		}
+		ctx, cancel := context.WithCancel(values)
+		defer context.AfterFunc(rctx, cancel)()
+		defer cancel()
+		rewrite(ctx)
+	})
+	return s
 }
 
 // sortMiddle sorts the messages of a middle to summarize: the prose of the
@@ -72,7 +74,7 @@ func (w *Window) sortMiddle(ctx context.Context, middle []processor.Message) (pr
 	fresh = make([]processor.Message, 0, len(middle))
 	for _, m := range middle {
 		replaced += processor.Chars(m)
-		if s, ref, ok := w.memo.parseMarker(m); ok && w.trusted(ctx, ref) {
+		if s, ref, ok := summary.ParseMarker(m); ok && w.trusted(ctx, ref) {
 			prose, f := summary.SplitFacts(s)
 			if prose != "" {
 				previous = append(previous, prose)

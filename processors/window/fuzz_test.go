@@ -11,8 +11,9 @@ import (
 )
 
 // FuzzWindow runs the window, with the LLM summarizer over a recording
-// model, on random histories and random settings (facts and the
-// summarizer's clip included), and checks the
+// model, on random histories and random settings (facts, the
+// summarizer's clip, and summaries written in the foreground or ahead
+// included), and checks the
 // invariants: the output is valid, the head and the last request are
 // intact, no tool call is separated from its returns, and the input is
 // untouched. It checks the results against fresh windows too: the same
@@ -38,6 +39,16 @@ func FuzzWindow(f *testing.F) {
 			Facts: []int{0, -1, 250, 5000}[seed2%4], SummaryClip: []int{0, -1, 40}[seed2/4%3]}
 		if maxMessages == 0 {
 			opts.ContextWindow = 200 + int(size)*10
+		}
+		// Summaries written in the foreground, or ahead by a runner that
+		// writes them at once (so every host mode sees them ready).
+		switch seed1 % 3 {
+		case 0:
+			opts.Ahead = -1
+		case 1:
+			opts.Background = inline{}
+		case 2:
+			opts.Background, opts.Ahead = inline{}, 60
 		}
 		w := New(opts)
 		in := processortest.Clone(h)

@@ -78,7 +78,7 @@ func TestOpenAISummaryRequest(t *testing.T) {
 	})
 	var ev events
 	store := trustedStore("Earlier: the user wants pkg/x fixed.")
-	w := New(Options{MaxMessages: 12, Summarizer: summarizer.New(f.model(), summarizer.Options{}), OnEvent: ev.on, Store: store})
+	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: summarizer.New(f.model(), summarizer.Options{}), OnEvent: ev.on, Store: store})
 	h := conversation(10, 100)
 	// A previous marker in the middle is merged, not summarized as text.
 	h = append(h[:4], append([]processor.Message{summary.Marker("Earlier: the user wants pkg/x fixed.")}, h[4:]...)...)
@@ -161,7 +161,7 @@ func TestOpenAIFaultsFallBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeOpenAI(t, tc.handle)
 			var ev events
-			w := New(Options{
+			w := New(Options{Ahead: -1,
 				MaxMessages: 12,
 				Summarizer:  summarizer.New(f.model(), summarizer.Options{}),
 				Timeout:     100 * time.Millisecond,

@@ -70,7 +70,7 @@ func repeat(s string, n int) string {
 // name finds its summary again.
 func TestWithConversation(t *testing.T) {
 	sum := &sized{chars: 40}
-	w := New(Options{MaxMessages: 12, Summarizer: sum})
+	w := New(Options{MaxMessages: 12, Summarizer: sum, Ahead: -1})
 	run := func(id string) {
 		t.Helper()
 		ctx := context.Background()

@@ -184,7 +184,7 @@ func TestReplayCost(t *testing.T) {
 					llm, rec := recorder(model.RespondText("Summary: the work so far, in brief."))
 					sum := &counting{inner: llm}
 					var ev events
-					w := New(Options{MaxMessages: s.max, ContextWindow: s.ctx, Summarizer: sum, OnEvent: ev.on})
+					w := New(Options{Ahead: -1, MaxMessages: s.max, ContextWindow: s.ctx, Summarizer: sum, OnEvent: ev.on})
 					res := replay(t, w, &ev, msgs, mode.full, s.ctx)
 					distinct := len(sum.seen)
 					t.Logf("%d messages, %d requests, %d compactions, %d summary calls, %d messages sent to the summarizer, %d distinct",

@@ -60,7 +60,7 @@ func TestCompactionNeverGrows(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := conversation(10, tc.size)
-			w := New(Options{MaxMessages: 12})
+			w := New(Options{Ahead: -1, MaxMessages: 12})
 			head := w.split(h, false).head
 			middle := chars(h[head:w.tailStart(h, head, false)])
 			n := tc.summary
@@ -70,7 +70,7 @@ func TestCompactionNeverGrows(t *testing.T) {
 			}
 			sum := &sized{chars: n}
 			var ev events
-			w = New(Options{MaxMessages: 12, Summarizer: sum, OnEvent: ev.on})
+			w = New(Options{Ahead: -1, MaxMessages: 12, Summarizer: sum, OnEvent: ev.on})
 			out, err := w.Process(context.Background(), h)
 			if err != nil {
 				t.Fatal(err)
@@ -94,7 +94,7 @@ func TestCompactionNeverGrows(t *testing.T) {
 func TestTinyMiddleNotCompacted(t *testing.T) {
 	sum := &sized{chars: 10}
 	var ev events
-	w := New(Options{MaxMessages: 8, Summarizer: sum, OnEvent: ev.on})
+	w := New(Options{Ahead: -1, MaxMessages: 8, Summarizer: sum, OnEvent: ev.on})
 	h := conversation(4, 10) // 12 messages, a middle of about 100 chars
 	out, err := w.Process(context.Background(), h)
 	if err != nil {
@@ -142,7 +142,7 @@ func TestTinyMiddleNotCompacted(t *testing.T) {
 func TestSizedDigestFallback(t *testing.T) {
 	big := &sized{chars: 1 << 20}
 	var ev events
-	w := New(Options{MaxMessages: 12, Summarizer: big, Fallback: big, OnEvent: ev.on})
+	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: big, Fallback: big, OnEvent: ev.on})
 	h := conversation(10, 200)
 	out, err := w.Process(context.Background(), h)
 	if err != nil {
@@ -164,7 +164,7 @@ func TestSizedDigestFallback(t *testing.T) {
 // compacts a middle smaller than any marker, and says so.
 func TestCompactForcesTinyMiddle(t *testing.T) {
 	var ev events
-	w := New(Options{OnEvent: ev.on})
+	w := New(Options{Ahead: -1, OnEvent: ev.on})
 	h := conversation(4, 10)
 	out, err := w.Compact(context.Background(), h)
 	if err != nil {

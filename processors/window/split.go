@@ -44,7 +44,7 @@ func (w *Window) headEnd(h []processor.Message) int {
 		if i >= limit && lead >= 0 {
 			return lead
 		}
-		if w.memo.isMarker(m) {
+		if isMarker(m) {
 			if lead >= 0 {
 				return lead
 			}
@@ -136,7 +136,7 @@ func (w *Window) userTurnStart(h []processor.Message, head, k int) int {
 	n := 0
 	for i := len(h) - 1; i >= head; i-- {
 		m := h[i]
-		if m.Kind != processor.Request || w.memo.isMarker(m) {
+		if m.Kind != processor.Request || isMarker(m) {
 			continue
 		}
 		for _, p := range m.Parts {

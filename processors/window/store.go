@@ -59,6 +59,12 @@ type Span struct {
 	// the span, and asks the summarizer again for the messages it stands
 	// for when it is next needed, replacing it on success.
 	Fallback bool
+	// Prepared is true for a summary written ahead of the compaction that
+	// will use it (see Options.Ahead): the window applies such a span
+	// only once a trigger fires, and then saves it again as an ordinary
+	// span. Its Summary is the summarizer's prose alone; the facts are
+	// added when it is used.
+	Prepared bool
 }
 
 // Store remembers the spans windows summarized, so that a history sent
@@ -84,8 +90,10 @@ type Store interface {
 	Spans(ctx context.Context, key Key, lasts func() []Key) ([]Span, error)
 	// Save records span under key. Saving a span with the digest of one
 	// already saved under key replaces it, unless the new span is a
-	// fallback and the saved one is not: a summarizer's summary is never
-	// replaced by a fallback for the same messages.
+	// fallback and the saved one is not (a summarizer's summary is never
+	// replaced by a fallback for the same messages), or the new span is
+	// prepared and the saved one is not (a span in use is never taken
+	// back to prepared).
 	Save(ctx context.Context, key Key, span Span) error
 	// Summary returns the summary of a span saved under any key whose
 	// summary has the reference ref (see summary.Ref), and whether there
@@ -112,15 +120,7 @@ type MemoryStore struct {
 	mu    sync.Mutex
 	order *list.List                       // of *memSpan, most recently used first
 	items map[Key]map[Digest]*list.Element // by key, then digest
-	refs  map[string]*refCount             // the kept spans' summaries, by reference
 	saves uint64                           // spans saved so far
-}
-
-// refCount is a summary kept by a MemoryStore and how many of its spans
-// hold it.
-type refCount struct {
-	summary string
-	n       int
 }
 
 type memSpan struct {
@@ -139,8 +139,7 @@ func NewMemoryStore(conversations int) *MemoryStore {
 	if conversations <= 0 {
 		conversations = DefaultStoreConversations
 	}
-	return &MemoryStore{size: conversations * spansPerConversation, order: list.New(),
-		items: map[Key]map[Digest]*list.Element{}, refs: map[string]*refCount{}}
+	return &MemoryStore{size: conversations * spansPerConversation, order: list.New(), items: map[Key]map[Digest]*list.Element{}}
 }
 
 // Spans returns the spans saved under key whose Last is among lasts(), most
@@ -153,27 +152,15 @@ func (s *MemoryStore) Spans(_ context.Context, key Key, lasts func() []Key) ([]S
 	if n == 0 {
 		return nil, nil
 	}
-	ends := lasts() // outside the lock: it hashes
+	ends := map[Key]bool{}
+	for _, k := range lasts() { // outside the lock: it hashes
+		ends[k] = true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	byDigest := s.items[key]
-	if len(byDigest) == 0 {
-		return nil, nil
-	}
-	// A conversation has a few spans, and a history a hundred ends or
-	// so: looking each span's end up among them costs less than a set of
-	// them, unless many conversations that begin alike share the key.
-	has := func(k Key) bool { return slices.Contains(ends, k) }
-	if len(byDigest) > linearSpans {
-		want := make(map[Key]bool, len(ends))
-		for _, l := range ends {
-			want[l] = true
-		}
-		has = func(k Key) bool { return want[k] }
-	}
 	var found []*memSpan
-	for _, el := range byDigest {
-		if e := el.Value.(*memSpan); has(e.span.Last) {
+	for _, el := range s.items[key] {
+		if e := el.Value.(*memSpan); ends[e.span.Last] {
 			found = append(found, e)
 			s.order.MoveToFront(el)
 		}
@@ -186,13 +173,13 @@ func (s *MemoryStore) Spans(_ context.Context, key Key, lasts func() []Key) ([]S
 	return out, nil
 }
 
-// linearSpans is the most spans under a key that Spans looks up among the
-// ends one by one.
-const linearSpans = 8
-
 // Save records span under key, forgetting the least recently used spans
 // when full.
 func (s *MemoryStore) Save(_ context.Context, key Key, span Span) error {
+	ref := ""
+	if span.Summary != "" {
+		ref = summary.Ref(span.Summary)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.saves++
@@ -201,38 +188,22 @@ func (s *MemoryStore) Save(_ context.Context, key Key, span Span) error {
 		byDigest = map[Digest]*list.Element{}
 		s.items[key] = byDigest
 	}
-	el := byDigest[span.Digest]
-	if el != nil {
+	if el := byDigest[span.Digest]; el != nil {
+		s.order.MoveToFront(el)
 		e := el.Value.(*memSpan)
-		if span.Fallback && !e.span.Fallback {
-			s.order.MoveToFront(el)
+		if (span.Fallback && !e.span.Fallback) || (span.Prepared && !e.span.Prepared) {
 			return nil
 		}
-		s.drop(e.ref)
-		e.span, e.ref, e.saved = span, refOf(span.Summary), s.saves
-		s.order.MoveToFront(el)
-	} else {
-		el = s.order.PushFront(&memSpan{key: key, span: span, ref: refOf(span.Summary), saved: s.saves})
-		byDigest[span.Digest] = el
+		e.span, e.ref, e.saved = span, ref, s.saves
+		return nil
 	}
-	if r := el.Value.(*memSpan).ref; r != "" {
-		if rc := s.refs[r]; rc != nil {
-			rc.n++
-		} else {
-			s.refs[r] = &refCount{summary: span.Summary, n: 1}
-		}
-	}
+	byDigest[span.Digest] = s.order.PushFront(&memSpan{key: key, span: span, ref: ref, saved: s.saves})
 	for s.order.Len() > s.size {
-		last := s.order.Back()
-		s.order.Remove(last)
-		old := last.Value.(*memSpan)
-		if m := s.items[old.key]; m != nil {
-			delete(m, old.span.Digest)
-			if len(m) == 0 {
-				delete(s.items, old.key)
-			}
+		old := s.order.Remove(s.order.Back()).(*memSpan)
+		delete(s.items[old.key], old.span.Digest)
+		if len(s.items[old.key]) == 0 {
+			delete(s.items, old.key)
 		}
-		s.drop(old.ref)
 	}
 	return nil
 }
@@ -241,31 +212,12 @@ func (s *MemoryStore) Save(_ context.Context, key Key, span Span) error {
 func (s *MemoryStore) Summary(_ context.Context, r string) (string, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rc := s.refs[r]; rc != nil {
-		return rc.summary, true, nil
-	}
-	return "", false, nil
-}
-
-// refOf returns the reference of a span's summary, "" when it has none.
-func refOf(sum string) string {
-	if sum == "" {
-		return ""
-	}
-	return summary.Ref(sum)
-}
-
-// drop forgets r, the reference of a span no longer kept, when no kept
-// span holds it. s.mu must be held.
-func (s *MemoryStore) drop(r string) {
-	if r == "" {
-		return
-	}
-	if rc := s.refs[r]; rc != nil {
-		if rc.n--; rc.n <= 0 {
-			delete(s.refs, r)
+	for el := s.order.Front(); el != nil; el = el.Next() {
+		if e := el.Value.(*memSpan); e.ref == r && r != "" {
+			return e.span.Summary, true, nil
 		}
 	}
+	return "", false, nil
 }
 
 // Len returns the number of spans remembered.

@@ -21,8 +21,8 @@ func TestMemoryStoreSpans(t *testing.T) {
 		{"none asked", 3, nil},
 		{"one of a few", 3, []int{1}},
 		{"all of a few", 3, []int{0, 1, 2}},
-		{"some of many", 2*linearSpans + 1, []int{0, 5, linearSpans + 3, 2 * linearSpans}},
-		{"none of many", 2*linearSpans + 1, []int{-1}},
+		{"some of many", 17, []int{0, 5, 11, 16}},
+		{"none of many", 17, []int{-1}},
 	}
 	ctx := context.Background()
 	for _, tt := range tests {
@@ -55,6 +55,45 @@ func TestMemoryStoreSpans(t *testing.T) {
 				}
 			}
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Spans (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMemoryStoreReplaces checks which span a digest saved again keeps: a
+// fallback never replaces a summarizer's summary, a prepared span never
+// replaces one in use, and otherwise the last saved wins.
+func TestMemoryStoreReplaces(t *testing.T) {
+	span := func(summary string, fallback, prepared bool) Span {
+		return Span{Digest: Digest{1}, Last: Key{2}, Count: 3, Summary: summary, Fallback: fallback, Prepared: prepared}
+	}
+	tests := []struct {
+		name  string
+		saves []Span
+		want  Span
+	}{
+		{"again", []Span{span("a", false, false), span("b", false, false)}, span("b", false, false)},
+		{"fallback after summary", []Span{span("a", false, false), span("d", true, false)}, span("a", false, false)},
+		{"summary after fallback", []Span{span("d", true, false), span("a", false, false)}, span("a", false, false)},
+		{"used after prepared", []Span{span("p", false, true), span("a", false, false)}, span("a", false, false)},
+		{"prepared after used", []Span{span("a", false, false), span("p", false, true)}, span("a", false, false)},
+		{"prepared again", []Span{span("p", false, true), span("q", false, true)}, span("q", false, true)},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := NewMemoryStore(0)
+			for _, sp := range tt.saves {
+				if err := store.Save(ctx, Key{9}, sp); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := store.Spans(ctx, Key{9}, func() []Key { return []Key{{2}} })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]Span{tt.want}, got); diff != "" {
 				t.Errorf("Spans (-want +got):\n%s", diff)
 			}
 		})

@@ -60,7 +60,7 @@ func TestBreakerPerPayer(t *testing.T) {
 	sum := &payingSummarizer{}
 	sum.set("bogus", true)
 	var ev events
-	w := New(Options{MaxMessages: 10, Summarizer: sum, OnEvent: ev.on, Store: nopStore{}})
+	w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, OnEvent: ev.on, Store: nopStore{}})
 	bogus := WithPayer(context.Background(), "bogus")
 	for i := range 5 {
 		if _, err := w.Process(bogus, conversation(10+i, 100)); err != nil {
@@ -90,7 +90,7 @@ func TestBreakerPerPayer(t *testing.T) {
 // TestBreakersBounded checks that a window remembers the failures of a
 // bounded number of payers: many refused keys do not grow it without end.
 func TestBreakersBounded(t *testing.T) {
-	w := New(Options{})
+	w := New(Options{Ahead: -1})
 	for i := range breakerLimit + 10 {
 		w.record(fmt.Sprint(i), false)
 	}
@@ -113,7 +113,7 @@ func TestFallbackSpanRetried(t *testing.T) {
 	sum.set("", true)
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	store := NewMemoryStore(0)
-	w := New(Options{MaxMessages: 10, Summarizer: sum, Store: store, Now: clk.now})
+	w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, Store: store, Now: clk.now})
 	ctx := context.Background()
 	h := conversation(10, 100)
 	first, err := w.Process(ctx, h)
@@ -124,7 +124,7 @@ func TestFallbackSpanRetried(t *testing.T) {
 	if !strings.HasPrefix(digest, summary.DigestHeader) {
 		t.Fatalf("marker %q, want the fallback's digest", digest)
 	}
-	spans, _ := store.Spans(ctx, w.keys.key("", h[:4]), func() []Key { return w.keys.lasts(h, 3) })
+	spans, _ := store.Spans(ctx, keyOf("", h[:4]), func() []Key { return lasts(h, 3) })
 	if len(spans) != 1 || !spans[0].Fallback {
 		t.Fatalf("spans saved: %+v, want one marked as a fallback", spans)
 	}
@@ -158,7 +158,7 @@ func TestFallbackSpanRetried(t *testing.T) {
 	if got := sum.count(""); got != 3 {
 		t.Errorf("%d summarizer calls, want 3 (one more, then reused)", got)
 	}
-	spans, _ = store.Spans(ctx, w.keys.key("", h[:4]), func() []Key { return w.keys.lasts(h, 3) })
+	spans, _ = store.Spans(ctx, keyOf("", h[:4]), func() []Key { return lasts(h, 3) })
 	if len(spans) != 1 || spans[0].Fallback {
 		t.Errorf("spans saved: %+v, want one, no longer a fallback", spans)
 	}
@@ -171,7 +171,7 @@ func TestWithoutSummarizer(t *testing.T) {
 	sum := &payingSummarizer{}
 	store := NewMemoryStore(0)
 	var ev events
-	w := New(Options{MaxMessages: 10, Summarizer: sum, Store: store, OnEvent: ev.on})
+	w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, Store: store, OnEvent: ev.on})
 	unpaidCtx := WithoutSummarizer(context.Background())
 	out, err := w.Process(unpaidCtx, conversation(10, 100))
 	if err != nil {
@@ -222,7 +222,7 @@ func TestStoreKeepsSharedOpenings(t *testing.T) {
 	ctx := context.Background()
 	t.Run("shared-opening", func(t *testing.T) {
 		sum := &payingSummarizer{}
-		w := New(Options{MaxMessages: 10, Summarizer: sum})
+		w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum})
 		for i := range 10 {
 			if _, err := w.Process(ctx, sharedOpening(i, 6)); err != nil {
 				t.Fatal(err)
@@ -237,7 +237,7 @@ func TestStoreKeepsSharedOpenings(t *testing.T) {
 	})
 	t.Run("replay", func(t *testing.T) {
 		sum := &payingSummarizer{}
-		w := New(Options{MaxMessages: 10, Summarizer: sum})
+		w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum})
 		full := conversation(60, 100)
 		send := func() {
 			for n := 6; n <= len(full); n += 2 {
@@ -280,7 +280,7 @@ func (c *contentSummarizer) Summarize(_ context.Context, ms []processor.Message,
 // another conversation still gets the summarizer's summary.
 func TestRequestFault(t *testing.T) {
 	sum := &contentSummarizer{}
-	w := New(Options{MaxMessages: 10, Summarizer: sum, Store: nopStore{},
+	w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, Store: nopStore{},
 		RequestFault: func(err error) bool { return errors.Is(err, errContent) }})
 	ctx := context.Background()
 	for i := range 5 {

@@ -27,6 +27,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/abridge-go/abridge/processor"
@@ -82,22 +84,21 @@ var (
 // summarizer, an in-memory store.
 type Options struct {
 	// Summarizer writes the summaries. Nil means the offline digest
-	// (summary.NewDigest with defaults), which never calls a model.
+	// (summary.NewDigest), which never calls a model.
 	Summarizer Summarizer
 	// Fallback writes the summary when Summarizer fails, times out,
 	// returns an empty summary or one not smaller than what it replaces,
-	// and while the circuit breaker is open. Nil means the offline digest.
-	// When the fallback fails or times out too, a digest fills in.
+	// and while the circuit breaker is open. Nil means the offline digest,
+	// which also fills in when the fallback fails.
 	Fallback Summarizer
 	// Store keeps what the window summarized, found by content (see
-	// [Store]). Nil means a [NewMemoryStore] of default size. Share one
-	// store between windows (or processes, with package session's) so
-	// that each reuses the summaries the others made.
+	// [Store]). Nil means a [NewMemoryStore] of default size. Windows (or
+	// processes, with package session's store) sharing one reuse each
+	// other's summaries.
 	Store Store
 	// MaxMessages triggers compaction when the history has more messages
 	// than this. 0 means DefaultMaxMessages (40); a negative value
-	// disables the count trigger. The environment's ABRIDGE_MAX_MESSAGES
-	// reads the same way.
+	// disables the count trigger.
 	MaxMessages int
 	// KeepMessages is the size of the tail, in messages, before it is
 	// moved back so no tool call is separated from its returns. 0 means
@@ -105,187 +106,261 @@ type Options struct {
 	// negative; a positive value below 2 is raised to 2.
 	KeepMessages int
 	// ContextWindow is the model's context size in tokens. When positive,
-	// compaction also triggers once the prompt's tokens (see CountTokens)
-	// pass TriggerPercent of it. 0 means no token trigger from a context
-	// window (see TriggerTokens).
+	// compaction also triggers once the prompt's tokens pass
+	// TriggerPercent of it.
 	ContextWindow int
 	// TriggerPercent is the share of ContextWindow that triggers
 	// compaction; 0 means DefaultTriggerPercent (70).
 	TriggerPercent int
 	// TriggerTokens, when positive, triggers compaction once the prompt's
 	// tokens pass this many, whatever ContextWindow says. With either
-	// token trigger, the tail is shortened to fit in half of the
-	// threshold (down to 4 messages), and further, down to the last
-	// request and the call it answers, while the tail alone is over it.
+	// token trigger the tail is shortened to fit in half of the threshold
+	// (down to 4 messages, or the last request while it alone is over).
 	TriggerTokens int
-	// CountTokens counts the prompt tokens of messages, for the token
-	// trigger, the tail's size under it and the events. Nil means
-	// processor.EstimateTokens for a whole history (anchored on the
+	// CountTokens counts the prompt tokens of messages (whole histories
+	// and tails, which it must not modify), concurrently. Nil means
+	// processor.EstimateTokens for whole histories (anchored on the
 	// provider's last usage) and about 4 characters a token plus 4 a
-	// message for the tail. It is called on whole histories and on tails
-	// (sub-slices it must not modify), and must be safe for concurrent use.
+	// message for tails.
 	CountTokens func(messages []processor.Message) int
 	// TailOutputs, when positive, clears old tool outputs at each
-	// compaction: the outputs of the kept tail but those of its last
-	// TailOutputs tool rounds (a response calling tools and the returns
-	// answering it) are replaced by placeholders (summary.Placeholder),
-	// and what they held is given to the summarizer with the middle, so
-	// the summary carries it. The prompt's prefix breaks at the marker at
-	// a compaction anyway; clearing then costs the provider's cache
-	// nothing more, and the tail stays small until the next compaction.
-	// 0 (the default) keeps every output of the tail.
+	// compaction: those of the kept tail but its last TailOutputs tool
+	// rounds become placeholders (summary.Placeholder), and what they held
+	// goes to the summarizer with the middle. 0 keeps every output.
 	TailOutputs int
 	// Facts bounds, in characters, the facts section each summary carries
-	// beside its prose (see summary.Facts): the user's messages, the files
-	// edited and read, the commands run, the errors met and the names used
-	// in the compacted messages, kept verbatim and rolling from one summary
-	// to the next, the oldest entries dropped first. 0 means
-	// summary.DefaultFactsChars (2000); a negative value leaves the facts
-	// out. The summarizer is not given them: it gets the previous summary's
-	// prose, and the facts are merged deterministically. They take a third
-	// of the characters the marker replaces at most, and none when that is
-	// under 200.
+	// beside its prose (see summary.Facts): the user's messages, files,
+	// commands, errors and names of the compacted messages, verbatim and
+	// rolling, at most a third of what the marker replaces. 0 means
+	// summary.DefaultFactsChars (2000); a negative value leaves them out.
 	Facts int
-	// SummaryClip clips each text the summarizer is given (a tool output,
-	// an assistant's text, a plain user prompt) to this many characters,
-	// its head and tail (see summary.Clip): the facts keep the exact
-	// paths, commands, errors and names of the whole messages, so the
-	// summarizer writes the story from a condensed transcript, and the
-	// summary's input costs about a third of the whole. 0 means
-	// DefaultSummaryClip (300); a negative value gives the summarizer
-	// every message whole.
+	// SummaryClip clips each text the summarizer is given to this many
+	// characters, its head and tail (see summary.Clip); the facts keep the
+	// exact references of the whole texts. 0 means DefaultSummaryClip
+	// (300); a negative value gives every text whole.
 	SummaryClip int
 	// Recall makes the placeholders of TailOutputs say that the recall
 	// tool returns the outputs they stand for (see agent.WithRecall).
 	Recall bool
 	// KeepUserTurns, when positive, makes the tail the last KeepUserTurns
-	// user turns and everything after them, instead of the last
-	// KeepMessages messages. With fewer user turns than that after the
-	// head, or when those turns leave fewer than 2 messages to compact
-	// (one long turn, say), the tail is the last KeepMessages messages as
-	// without it.
+	// user turns and everything after them, unless there are fewer after
+	// the head or they leave fewer than 2 messages to compact.
 	KeepUserTurns int
-	// Timeout bounds each Summarizer call, and each Fallback call; 0
-	// means DefaultTimeout (90s).
+	// Timeout bounds each Summarizer and Fallback call; 0 means
+	// DefaultTimeout (90s).
 	Timeout time.Duration
-	// BreakerFailures is the number of consecutive summarizer failures
-	// after which the window stops calling it for BreakerCooldown and uses
-	// the fallback; 0 means DefaultBreakerFailures (3). Failures are
-	// counted per payer (see WithPayer).
+	// BreakerFailures is the number of consecutive summarizer failures,
+	// counted per payer (see WithPayer), after which the window uses the
+	// fallback for BreakerCooldown; 0 means DefaultBreakerFailures (3).
 	BreakerFailures int
 	// BreakerCooldown is how long the breaker stays open; 0 means
 	// DefaultBreakerCooldown (5m). Then one request tries the summarizer
-	// again while the others keep using the fallback until it has
-	// answered (for Timeout at most): a failure opens the breaker again,
-	// a success closes it.
+	// again: a failure opens the breaker again, a success closes it.
 	BreakerCooldown time.Duration
 	// RequestFault, when set, reports whether a summarizer error was
-	// caused by what the request held (a provider refusing its content,
-	// say) rather than by the summarizer's service or the payer's
-	// credential: such a failure falls back as any other, but does not
-	// count toward the breaker, so one client's messages cannot switch
-	// off the summaries of the others sharing it. Nil means every failure
-	// counts.
+	// caused by what the request held (a provider refusing its content)
+	// rather than by the service or the credential: such a failure does
+	// not count toward the breaker. Nil means every failure counts.
 	RequestFault func(err error) bool
-	// OnEvent, when set, is called synchronously for every compaction
-	// event and store failure. It must be safe for concurrent use when the
-	// window is shared.
+	// Ahead is how many requests ahead of a trigger the window starts
+	// writing, in the background, the summary of the span the next
+	// compaction will replace; it keeps it in the store as a prepared
+	// span and applies it when the trigger fires, so no request waits.
+	// While it is not ready, requests go out uncompacted under
+	// HardMessages and HardTokens, and wait for it only past them. 0 means
+	// DefaultAhead (5); a negative value writes each summary when its
+	// trigger fires, the request waiting. The offline digest always writes
+	// when due: it takes microseconds.
+	Ahead int
+	// Background runs the summaries written ahead and the rewrites of
+	// fallback summaries (see [Span.Fallback]). Nil means a [Pool] of the
+	// window's own (options in Pool), stopped by Close.
+	Background Runner
+	// Pool configures the Pool the window starts when Background is nil.
+	Pool PoolOptions
+	// HardMessages is the most messages a history may have and still go
+	// out uncompacted while its summary is written. 0 means twice
+	// MaxMessages; a negative value means no bound but the provider's
+	// (the host compacts and retries on a context overflow).
+	HardMessages int
+	// HardTokens is the most tokens a history may have and still go out
+	// uncompacted while its summary is written. 0 means 95% of
+	// ContextWindow when set, else twice TriggerTokens when set, else no
+	// bound; a negative value means no bound but the provider's.
+	HardTokens int
+	// ClaimTTL is how long a claim on a summary being written lasts
+	// unrenewed in a store shared by processes (see [Claimer]); its writer
+	// renews it every third of it. 0 means DefaultClaimTTL (30s).
+	ClaimTTL time.Duration
+	// OnEvent, when set, is called synchronously for every event (from
+	// the window's background work too): it must be safe for concurrent
+	// use.
 	OnEvent func(ctx context.Context, e Event)
-	// Now returns the current time (for the breaker); nil means time.Now.
+	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
 
 // EventType tells what an [Event] reports.
 type EventType int
 
-// Event types, in the order a compaction reports them: Started, then
-// Failed when the summarizer's summary could not be used and the fallback's
-// was used instead, then Finished. Failed and Finished carry the sizes
-// after compaction.
+// Event types. A compaction reports Started, then Failed when the
+// summarizer's summary could not be used and the fallback's was, then
+// Finished.
 const (
-	// EventStarted: a compaction began, and a summary is being written
-	// (sizes before, Summarized).
+	// EventStarted: a compaction began (sizes before, Summarized).
 	EventStarted EventType = iota + 1
-	// EventFinished: a compaction ended (all sizes, summary size,
-	// duration, Fallback).
+	// EventFinished: a compaction ended (all sizes, the summary, how it
+	// was written and how long the request waited for it).
 	EventFinished
 	// EventFailed: the summarizer's summary was not used (Err, Reason);
-	// the fallback's was. When no summary could be made smaller than the
-	// messages it would replace (Err is ErrNoSmallerSummary), nothing was
-	// compacted: EventFailed then ends the compaction (no EventFinished),
-	// with MessagesAfter and TokensAfter measuring the history returned
-	// unchanged. When ctx ends while the summary is being written,
-	// EventFailed with ctx's error and Reason "canceled" ends the
-	// compaction too, and Process returns that error.
+	// the fallback's was. When nothing was compacted (Err is
+	// ErrNoSmallerSummary, or Reason "canceled" when ctx ended and Process
+	// returns its error), it ends the compaction, its sizes after those of
+	// the history returned.
 	EventFailed
-	// EventStoreFailed: the [Store] failed (Err). The request goes on
-	// without what the store would have given or kept: a summary may be
-	// written again later.
+	// EventStoreFailed: the [Store] failed (Err, Reason its method); the
+	// request goes on without it.
 	EventStoreFailed
-	// EventCleared: old tool outputs were cleared (Options.TailOutputs),
-	// which brought the history under the triggers without a summary
-	// (sizes before and after).
+	// EventCleared: clearing old tool outputs (Options.TailOutputs)
+	// brought the history under the triggers without a summary.
 	EventCleared
+	// EventAheadStarted: the summary of the next compaction's span
+	// started being written in the background (Summarized, SummaryInput,
+	// From, To, Key, Span).
+	EventAheadStarted
+	// EventAheadFinished: a summary written ahead is ready, or the
+	// summarizer could not write it (Err, Reason) and its compaction will
+	// use the fallback. It comes from the background, with the context
+	// of the request that started it.
+	EventAheadFinished
+	// EventAheadWasted: a summary written ahead, or to be, was abandoned
+	// unused (Reason "superseded", "idle", "closed", "abandoned" or "queue
+	// full"; SummaryInput is what writing it cost, 0 when never written).
+	EventAheadWasted
+	// EventDeferred: a trigger fired before its summary was ready: the
+	// history went out uncompacted, under the hard limits.
+	EventDeferred
 )
 
-// String returns "started", "finished", "failed", "store failed",
-// "cleared" or "event(N)".
+var eventNames = []string{EventStarted: "started", EventFinished: "finished", EventFailed: "failed",
+	EventStoreFailed: "store failed", EventCleared: "cleared", EventAheadStarted: "ahead started",
+	EventAheadFinished: "ahead finished", EventAheadWasted: "ahead wasted", EventDeferred: "deferred"}
+
+// String returns the event's name ("started", "ahead wasted", ...), or
+// "event(N)".
 func (t EventType) String() string {
-	switch t {
-	case EventStarted:
-		return "started"
-	case EventFinished:
-		return "finished"
-	case EventFailed:
-		return "failed"
-	case EventStoreFailed:
-		return "store failed"
-	case EventCleared:
-		return "cleared"
+	if t > 0 && int(t) < len(eventNames) {
+		return eventNames[t]
 	}
 	return "event(" + strconv.Itoa(int(t)) + ")"
 }
 
-// Event reports the progress of one compaction to the host.
+// Event reports what a window did.
 type Event struct {
 	// Type is what happened.
 	Type EventType
-	// MessagesBefore and TokensBefore measure what would have been sent
-	// without this compaction: the history given to the window, with the
-	// conversation's previous compaction applied when the host kept its
-	// full history. Tokens before and after are counted alike, from the
-	// messages alone (Options.CountTokens, or about 4 characters a token
-	// and 4 a message): not anchored on the provider's usage, which only
-	// the history before a compaction has, so the two compare.
+	// MessagesBefore and TokensBefore measure the history given to the
+	// window, with the conversation's previous compaction applied when
+	// the host kept its full history; TokensBefore and TokensAfter are
+	// counted alike from the messages (CountTokens for tails), not
+	// anchored on the provider's usage, so the two compare.
 	MessagesBefore, TokensBefore int
-	// MessagesAfter and TokensAfter measure the compacted history (set on
-	// EventFailed and EventFinished).
+	// MessagesAfter and TokensAfter measure the compacted history
+	// (EventFailed, EventFinished).
 	MessagesAfter, TokensAfter int
-	// Summarized is the number of messages newly folded into the summary:
-	// those sent to the summarizer (a previous summary is not counted).
+	// Summarized is the number of messages newly folded into the summary.
 	Summarized int
-	// SummaryChars is the size of the summary used (EventFailed and
-	// EventFinished).
+	// SummaryChars is the size of the summary used.
 	SummaryChars int
-	// Duration is the time the compaction took (EventFinished), or the
-	// failed summarizer call took (EventFailed).
+	// Duration is the time the compaction, the summary or the failed call
+	// took.
 	Duration time.Duration
-	// Err is why the summary could not be used (EventFailed), or the
-	// store's error (EventStoreFailed).
+	// Err is why the summary was not used, or the store's error.
 	Err error
 	// Fallback is true when the summary came from the fallback.
 	Fallback bool
 	// Shared is true when the summary was written for a concurrent
-	// request of the same conversation and reused: no summarizer was
-	// called for this one.
+	// request and reused.
 	Shared bool
-	// Reason names the failure briefly: "timeout", "summarizer error",
-	// "empty summary", "summary too large", "circuit open", "unpaid" (see
-	// WithoutSummarizer), or, when
-	// nothing was compacted, "no smaller summary" or "canceled"
-	// (EventFailed); "spans", "save" or "summary" (EventStoreFailed: the
-	// store method that failed).
+	// Summary is the summary the marker carries, facts included
+	// (EventFinished): the model receives summary.Marker(Summary).
+	Summary string
+	// Replaced describes the messages the marker replaced, as the window
+	// saw them (a previous marker is one entry).
+	Replaced []Replaced
+	// From and To delimit, in the history given to the window, the
+	// messages the marker stands for.
+	From, To int
+	// Key is the key the span is saved under: it names the conversation
+	// by its head (and WithConversation's id), never in clear.
+	Key Key
+	// Span is the content digest of the compacted span, the same for
+	// every request, host and replica that compacts it.
+	Span Digest
+	// SummarizerUsage is what the summarizer's model calls used, where
+	// the model reports it through processor.AddUsage.
+	SummarizerUsage processor.Usage
+	// Prepared is true when the summary had been written ahead.
+	Prepared bool
+	// Waited is how long the request waited for its summary: 0 when it
+	// was ready.
+	Waited time.Duration
+	// SummaryInput is the characters the summarizer was given, a previous
+	// summary included.
+	SummaryInput int
+	// Reason names a failure briefly: "timeout", "summarizer error",
+	// "empty summary", "summary too large", "circuit open", "unpaid",
+	// "no smaller summary", "canceled" (EventFailed); the store method
+	// (EventStoreFailed); why a summary written ahead was abandoned
+	// (EventAheadWasted).
 	Reason string
+}
+
+// Replaced describes one message a summary marker replaced.
+type Replaced struct {
+	// Role is "system", "user", "tool" or "assistant": a request holding
+	// a tool return is "tool", one holding a system prompt only "system".
+	Role string
+	// Tools names the tools the message called or answered, in order.
+	Tools []string
+	// Chars is the message's size in characters (processor.Chars).
+	Chars int
+	// Marker is true for a previous summary marker, folded into the new
+	// summary.
+	Marker bool
+}
+
+// describe returns the description of the messages ms.
+func (w *Window) describe(ms []processor.Message) []Replaced {
+	out := make([]Replaced, len(ms))
+	for i, m := range ms {
+		r := Replaced{Chars: processor.Chars(m), Marker: isMarker(m), Role: "user"}
+		system := m.Kind == processor.Request
+		for _, p := range m.Parts {
+			switch p := p.(type) {
+			case processor.ToolReturn:
+				r.Role = "tool"
+				r.Tools = append(r.Tools, p.ToolName)
+			case processor.RetryPrompt:
+				if p.ToolName != "" {
+					r.Tools = append(r.Tools, p.ToolName)
+				}
+			case processor.ToolCall:
+				r.Tools = append(r.Tools, p.ToolName)
+			}
+			if _, ok := p.(processor.SystemPrompt); !ok {
+				system = false
+			}
+		}
+		switch {
+		case m.Kind == processor.Response:
+			r.Role = "assistant"
+		case system && len(m.Parts) > 0:
+			r.Role = "system"
+		}
+		out[i] = r
+	}
+	return out
 }
 
 // Window is the sliding-window processor. It is safe for concurrent use by
@@ -321,9 +396,20 @@ type Window struct {
 	breakers     breakers // a circuit breaker per payer (see WithPayer)
 	requestFault func(error) bool
 
-	memo    memo // content-keyed memories: markers, trusted references, waits
-	keys    keyer
+	memo    memo    // content-keyed memories: markers, trusted references, waits
 	flights flights // summaries being written, by the digest of what they cover
+
+	ahead        int // percent of a trigger ahead of which summaries are written; <= 0: never
+	background   Runner
+	pool         *Pool // the window's own, when background is nil
+	poolOnce     sync.Once
+	poolOpts     PoolOptions
+	closed       atomic.Bool
+	jobs         jobs
+	hardMessages int // <= 0: none
+	hardTokens   int // <= 0: none
+	claimTTL     time.Duration
+	holder       string // this window's name in a shared store's claims
 }
 
 var _ processor.Processor = (*Window)(nil)
@@ -405,6 +491,29 @@ func New(opts Options) *Window {
 	if w.now == nil {
 		w.now = time.Now
 	}
+	w.ahead = opts.Ahead
+	if w.ahead == 0 {
+		w.ahead = DefaultAhead
+	}
+	w.background, w.poolOpts = opts.Background, opts.Pool
+	w.hardMessages = opts.HardMessages
+	if w.hardMessages == 0 {
+		w.hardMessages = 2 * w.maxMessages
+	}
+	w.hardTokens = opts.HardTokens
+	if w.hardTokens == 0 {
+		switch {
+		case opts.ContextWindow > 0:
+			w.hardTokens = opts.ContextWindow * 95 / 100
+		case w.tokenTrigger > 0:
+			w.hardTokens = 2 * w.tokenTrigger
+		}
+	}
+	w.claimTTL = opts.ClaimTTL
+	if w.claimTTL <= 0 {
+		w.claimTTL = DefaultClaimTTL
+	}
+	w.holder = newHolder()
 	w.memo.init()
 	w.flights.init()
 	return w
@@ -432,6 +541,7 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 	}
 	v := w.view(ctx, history)
 	if !w.triggered(v.msgs) {
+		w.prepare(ctx, history, v)
 		return v.msgs, nil
 	}
 	if w.tailOutputs > 0 && (w.maxMessages <= 0 || len(v.msgs) <= w.maxMessages) {
@@ -476,11 +586,11 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	// cleared ones.
 	cleared := clearEnd - from
 	end := head + count + cleared
-	fed, sum, fallback := head+count, "", false // where the view's hasher stands; the view's summary
+	sum, fallback := "", false // the view's summary
 	if v.span != nil {
-		fed, sum, fallback = fed+v.span.Cleared, v.span.Summary, v.span.Fallback
+		sum, fallback = v.span.Summary, v.span.Fallback
 	}
-	span := Span{Head: head, Count: count, Cleared: cleared, Digest: w.spanDigest(history, head, v.hash, fed, end), Summary: sum, Fallback: fallback}
+	span := Span{Head: head, Count: count, Cleared: cleared, Digest: digestOf(history[:end]), Summary: sum, Fallback: fallback}
 	w.save(ctx, w.storeKey(ctx, v, history, head), history, span)
 	w.emit(ctx, EventCleared, Event{
 		MessagesBefore: len(h), TokensBefore: w.countTail(h),
@@ -529,28 +639,11 @@ func conversationOf(ctx context.Context) string {
 
 // view is a history with a saved span applied.
 type view struct {
-	msgs []processor.Message
-	head int
-	key  Key
-	span *Span   // the span applied, nil when none
-	hash fedHash // the content of history[:head+span.Count+span.Cleared] fed, when span is set
-}
-
-// fedHash is a hasher fed the first messages of a history, or the state
-// such a hasher stood in, restored only when more is fed: most requests
-// that find their span compact nothing.
-type fedHash struct {
-	h     *hasher
-	state []byte
-}
-
-// hasher returns the hasher, restored from the state when it is one; nil
-// when f holds neither.
-func (f fedHash) hasher() *hasher {
-	if f.h == nil && f.state != nil {
-		return restore(f.state)
-	}
-	return f.h
+	msgs     []processor.Message
+	head     int
+	key      Key
+	span     *Span  // the span applied, nil when none
+	prepared []Span // the prepared spans the store has under key, not checked against the history
 }
 
 // view applies to history the most recent span its store has for it: the
@@ -568,20 +661,20 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	v := view{msgs: history, head: head}
 	scope := conversationOf(ctx)
 	var s *Span
-	var h fedHash
 	if head < len(history)-1 {
-		v.key = w.keys.key(scope, history[:head+1])
-		s, h = w.lookup(ctx, history, head, v.key)
+		v.key = keyOf(scope, history[:head+1])
+		s, v.prepared = w.lookup(ctx, history, head, v.key)
 	}
 	if s == nil {
 		lead := slices.IndexFunc(history, func(m processor.Message) bool { return m.Kind == processor.Response })
 		if lead < 0 || lead >= head {
 			return v
 		}
-		k := w.keys.key(scope, history[:lead+1])
-		if s, h = w.lookup(ctx, history, lead, k); s == nil {
+		k := keyOf(scope, history[:lead+1])
+		if s, _ = w.lookup(ctx, history, lead, k); s == nil {
 			return v
 		}
+		v.prepared = nil
 		head, v.head, v.key = lead, lead, k
 	}
 	s = w.retry(ctx, history, head, v.key, s)
@@ -593,87 +686,67 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	}
 	msgs = w.appendCleared(msgs, history[end:end+s.Cleared])
 	v.msgs = append(msgs, history[end+s.Cleared:]...)
-	v.span, v.hash = s, h
+	v.span = s
 	return v
 }
 
 // lookup returns the span the store has for history, its head ending at
-// head, with the hasher find returns; nil when there is none.
-func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, fedHash) {
-	spans, err := w.store.Spans(ctx, k, func() []Key { return w.keys.lasts(history, head) })
+// head (nil when there is none), and the prepared spans it has under k.
+func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, []Span) {
+	spans, err := w.store.Spans(ctx, k, func() []Key { return lasts(history, head) })
 	if err != nil {
 		w.storeFailed(ctx, "spans", err)
-		return nil, fedHash{}
+		return nil, nil
 	}
-	return w.find(history, head, spans)
+	var used, prepared []Span
+	for _, s := range spans {
+		if s.Prepared {
+			prepared = append(prepared, s)
+		} else {
+			used = append(used, s)
+		}
+	}
+	return w.find(history, head, used), prepared
 }
 
-// find returns the first of spans (most recent first) whose content
-// history starts with, and a hasher that has been fed the content of the
-// head and the messages the span covers; nil when none matches. Spans
-// whose end is not a place to cut, or whose last message differs from the
-// history's at that place, are rejected before any digest is computed;
-// the others share one pass over the history's content.
-func (w *Window) find(history []processor.Message, head int, spans []Span) (*Span, fedHash) {
-	var cands []int // indexes into spans, to check in order of their end
+// find returns the longest of spans (the most recent of equals) whose
+// content history starts with; nil when none does. Spans whose end is not
+// a place to cut, or whose last message differs from the history's at that
+// place, are rejected before any digest is computed; the others are
+// checked in one pass over the history's content, shortest first.
+func (w *Window) find(history []processor.Message, head int, spans []Span) *Span {
+	length := func(s *Span) int { return s.Count + s.Cleared }
+	var cands []*Span
 	for i := range spans {
 		s := &spans[i]
 		end := head + s.Count
-		if s.Head != head || s.Count < 0 || s.Cleared < 0 || s.Count+s.Cleared < 1 || end+s.Cleared > len(history)-1 ||
-			(s.Count > 0 && answers(history[end])) || w.keys.key("", history[end+s.Cleared-1:end+s.Cleared]) != s.Last {
+		if s.Head != head || s.Count < 0 || s.Cleared < 0 || length(s) < 1 || end+s.Cleared > len(history)-1 ||
+			(s.Count > 0 && answers(history[end])) || keyOf("", history[end+s.Cleared-1:end+s.Cleared]) != s.Last {
 			continue
 		}
-		cands = append(cands, i)
+		cands = append(cands, s)
 	}
-	if len(cands) == 0 {
-		return nil, fedHash{}
-	}
-	// The longest candidate whose content checks out wins (the newest of
-	// equals): a history sent again from its start finds the span made for
-	// each of its lengths, and every replica picks the same. When this
-	// window verified the longest before, its content is compared, not
-	// hashed; an older span verified before must not win over a longer one
-	// another window (a replica) saved since, so only the longest is
-	// looked up.
-	length := func(i int) int { return spans[i].Count + spans[i].Cleared }
-	slices.SortStableFunc(cands, func(a, b int) int { return length(b) - length(a) })
-	top := &spans[cands[0]]
-	if state, ok := w.memo.match(top.Digest, history[:head+top.Count+top.Cleared]); ok {
-		return top, fedHash{state: state}
-	}
-	slices.Reverse(cands) // shortest first, to feed the hasher once
-	h := newHasher(false)
-	fed, best := 0, -1
-	for _, i := range cands {
-		end := head + length(i)
+	// Shortest first, the most recent first among equals (spans come most
+	// recent first).
+	slices.SortStableFunc(cands, func(a, b *Span) int { return length(a) - length(b) })
+	h := newHasher()
+	fed := 0
+	var best *Span
+	for _, s := range cands {
+		end := head + length(s)
 		for ; fed < end; fed++ {
 			h.message(&history[fed])
 		}
-		if h.sum() == spans[i].Digest && (best < 0 || length(i) > length(best)) {
-			best = i
+		if h.sum() == s.Digest && (best == nil || length(s) > length(best)) {
+			best = s
 		}
 	}
-	if best < 0 {
-		return nil, fedHash{}
-	}
-	end := head + spans[best].Count + spans[best].Cleared
-	if fed > end {
-		// A longer candidate was fed too: feed the chosen one's content
-		// again, so the hasher stands at its end.
-		h = newHasher(false)
-		for i := range end {
-			h.message(&history[i])
-		}
-	}
-	w.memo.verify(spans[best].Digest, history[:end], h.state())
-	return &spans[best], fedHash{h: h}
+	return best
 }
 
 // marker returns the marker of a summary, a new message each time (its
-// parts are the caller's), its text made once per summary.
-func (w *Window) marker(s string) processor.Message {
-	return processor.UserMessage(w.memo.markerText(s))
-}
+// parts are the caller's).
+func (w *Window) marker(s string) processor.Message { return summary.Marker(s) }
 
 // triggered reports whether h is over a bound.
 func (w *Window) triggered(h []processor.Message) bool {
@@ -687,7 +760,6 @@ func (w *Window) triggered(h []processor.Message) bool {
 func (w *Window) compact(ctx context.Context, history []processor.Message, v view, force bool) ([]processor.Message, error) {
 	h := v.msgs
 	c := w.split(h, force)
-	head, start := c.head, c.start
 	minMiddle := 2
 	if force {
 		minMiddle = 1
@@ -698,63 +770,44 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// The tail's old outputs to clear (TailOutputs): h[start:clearEnd].
-	clearEnd := w.clearEnd(h, start)
-	out := make([]processor.Message, 0, head+1+len(h)-start)
-	out = append(out, h[:head]...)
-	out = append(out, w.blank) // replaced by the marker below
-	out = w.appendCleared(out, h[start:clearEnd])
-	out = append(out, h[clearEnd:]...)
-	if processor.Validate(out) != nil {
+	var waited time.Duration // for a summary another process was writing
+	if !force && w.aheadOn(ctx) {
+		var out []processor.Message
+		var ok bool
+		var err error
+		if out, ok, waited, err = w.fromAhead(ctx, history, v, c); ok {
+			return out, err
+		}
+	}
+	p := w.planAt(ctx, v, c, true)
+	if processor.Validate(w.build(h, p, w.blank)) != nil {
 		// Only an invalid input can lead here; leave it as it came.
 		return h, nil
 	}
-	k := w.storeKey(ctx, v, history, head)
-	prev, prevFacts, fresh, replaced := w.sortMiddle(ctx, h[head:start])
-	// The cleared outputs go to the summarizer with their calls, after the
-	// middle; what clearing saves counts as replaced.
-	for i := start; i < clearEnd; i++ {
-		fresh = append(fresh, h[i])
-		replaced += processor.Chars(h[i]) - processor.Chars(out[head+1+i-start])
-	}
+	k := w.storeKey(ctx, v, history, c.head)
 	// The wait is keyed by the head as the view shows it (its marker
 	// included), which every host mode sees alike: a host that sends its
 	// full history and one that sends the processed one wait the same.
 	waitKey := k
 	if v.span != nil {
-		waitKey = w.keys.key(conversationOf(ctx), h[:head+1])
+		waitKey = keyOf(conversationOf(ctx), h[:c.head+1])
 	}
-	if !force && (replaced <= w.framing || replaced < w.memo.wait(waitKey)) {
+	if !force && (p.replaced <= w.framing || p.replaced < w.memo.wait(waitKey)) {
 		// No marker could be smaller than this middle (not even an empty
 		// one, or no summary was lately): wait until it has grown.
 		return h, nil
 	}
+	d := digestOf(history[:p.end()])
 
-	// What the new span covers, in the input history: the head, the span
-	// applied to it (if any) and the rest of the middle.
-	covered := c.middle()
-	cleared := clearEnd - start
-	from := 0 // where the view's hasher stands in history
-	if v.span != nil {
-		if v.span.Count > 0 {
-			covered += v.span.Count - 1 // the view's marker stands for them
-		}
-		from = head + v.span.Count + v.span.Cleared
-	}
-	end := head + covered + cleared
-	d := w.spanDigest(history, head, v.hash, from, end)
-
-	ev := Event{
-		MessagesBefore: len(h),
-		TokensBefore:   w.countTail(h),
-		Summarized:     len(fresh),
-	}
+	ev := Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Summarized: len(p.fresh), Waited: waited}
 	w.emit(ctx, EventStarted, ev)
 	began := w.now()
 	write := func() result {
 		var r result
-		facts := w.factsOf(fresh, prevFacts, replaced)
-		r.summary, r.failure, r.err = w.summarize(ctx, w.clipForSummary(fresh), prev, replaced-len(facts)-2, force)
+		facts := w.factsOf(p.fresh, p.prevFacts, p.replaced)
+		mctx, meter := processor.WithUsageMeter(ctx)
+		r.summary, r.failure, r.err = w.summarize(mctx, w.clipForSummary(p.fresh), p.prev, p.replaced-len(facts)-2, force)
+		r.usage, _ = meter.Usage()
 		if r.err == nil && r.summary != "" {
 			r.summary = summary.WithFacts(r.summary, facts)
 		}
@@ -780,37 +833,17 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		w.emit(ctx, EventFailed, failed)
 		return nil, err
 	}
-	sum, failure := res.summary, res.failure
-	if failure != nil && errors.Is(failure.err, ErrNoSmallerSummary) && (!force || sum == "") {
+	if f := res.failure; f != nil && errors.Is(f.err, ErrNoSmallerSummary) && (!force || res.summary == "") {
 		// Compacting would make the request bigger: send it as it is, and
 		// do not try again before the middle has grown.
-		w.memo.setWait(waitKey, replaced+max(replaced/2, w.framing))
+		w.memo.setWait(waitKey, p.replaced+max(p.replaced/2, w.framing))
 		failed := ev
 		failed.MessagesAfter, failed.TokensAfter = len(h), ev.TokensBefore
-		failed.Err, failed.Reason, failed.Duration, failed.Shared = failure.err, failure.reason, failure.took, shared
+		failed.Err, failed.Reason, failed.Duration, failed.Shared = f.err, f.reason, f.took, shared
 		w.emit(ctx, EventFailed, failed)
 		return h, nil
 	}
-	out[head] = w.marker(sum)
-	w.memo.trust(w.memo.ref(sum))
-	if !shared {
-		w.save(ctx, k, history, Span{Head: head, Count: covered, Cleared: cleared, Digest: d, Summary: sum,
-			Fallback: (failure != nil && failure.retry) || (v.span != nil && v.span.Fallback)})
-	}
-
-	ev.MessagesAfter = len(out)
-	ev.TokensAfter = w.countTail(out)
-	ev.SummaryChars = len(sum)
-	ev.Fallback = failure != nil
-	ev.Shared = shared
-	if failure != nil {
-		failed := ev
-		failed.Err, failed.Reason, failed.Duration = failure.err, failure.reason, failure.took
-		w.emit(ctx, EventFailed, failed)
-	}
-	ev.Duration = w.now().Sub(began)
-	w.emit(ctx, EventFinished, ev)
-	return out, nil
+	return w.finish(ctx, history, v, k, p, d, written{summary: res.summary, failure: res.failure, usage: res.usage, shared: shared}, nil, ev, began), nil
 }
 
 // storeKey returns the key the view's span was found under, or, without
@@ -819,45 +852,7 @@ func (w *Window) storeKey(ctx context.Context, v view, history []processor.Messa
 	if v.key != (Key{}) {
 		return v.key
 	}
-	return w.keys.key(conversationOf(ctx), history[:head+1])
-}
-
-// spanDigest returns the digest of the content of history[:end], going on from
-// from (when it holds a hasher or a state), which has been fed
-// history[:fed], when it stands within; the memo remembers the digest as
-// verified. Without it, it goes
-// on from the hash state after the head (history[:head]) when the memo
-// has it for the same content, and else gives the memo that state: a
-// conversation's head is the same at each of its compactions, and a host
-// that sends the processed history has its marker after it, so no span is
-// found to go on from.
-func (w *Window) spanDigest(history []processor.Message, head int, from fedHash, fed, end int) Digest {
-	var headKey Key
-	var hash *hasher
-	if fed <= end {
-		hash = from.hasher()
-	}
-	if hash == nil {
-		fed = 0
-		if 0 < head && head <= end {
-			headKey = w.keys.key("", history[:head])
-			if state, ok := w.memo.headState(headKey, history[:head]); ok {
-				hash, fed = restore(state), head
-			}
-		}
-		if hash == nil {
-			hash = newHasher(false)
-		}
-	}
-	for i := fed; i < end; i++ {
-		hash.message(&history[i])
-		if i+1 == head && headKey != (Key{}) {
-			w.memo.rememberHead(headKey, history[:head], hash.state())
-		}
-	}
-	d := hash.sum()
-	w.memo.verify(d, history[:end], hash.state())
-	return d
+	return keyOf(conversationOf(ctx), history[:head+1])
 }
 
 // save saves span, which covers history up to its end (head, count and
@@ -865,7 +860,7 @@ func (w *Window) spanDigest(history []processor.Message, head int, from fedHash,
 // fails is reported, not returned.
 func (w *Window) save(ctx context.Context, k Key, history []processor.Message, span Span) {
 	end := span.Head + span.Count + span.Cleared
-	span.Last = w.keys.key("", history[end-1:end])
+	span.Last = keyOf("", history[end-1:end])
 	if unpaid(ctx) {
 		return // nothing is kept for a request nobody pays for
 	}
@@ -931,26 +926,47 @@ type failure struct {
 // summarize returns the summary of fresh merged with prev, from the
 // summarizer or, when it cannot be used, from the fallback (then failure
 // says why). Whatever its source, the summary's marker is smaller than
-// replaced (the characters of the messages it replaces): when neither the
-// summarizer's nor the fallback's is, a digest sized to fit is used, and
-// when even that is not smaller, failure.err is ErrNoSmallerSummary and
-// nothing should be compacted, unless force is set: then the smallest
-// summary found is returned with that failure (a forced compaction still
-// leaves fewer messages). It fails only when ctx is done.
-func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, replaced int, force bool) (string, *failure, error) {
-	fits := func(s string) bool {
-		// The marker's size, without making it: its framing and the
-		// summary it trims.
-		s = strings.TrimSpace(s)
-		return s != "" && w.framing+len(s) < replaced
-	}
+// budget characters: when neither the summarizer's nor the fallback's is,
+// a digest sized to fit is used, and when even that is not smaller,
+// failure.err is ErrNoSmallerSummary and nothing should be compacted,
+// unless force is set: then the smallest summary found is returned with
+// that failure (a forced compaction still leaves fewer messages). It
+// fails only when ctx is done.
+func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, budget int, force bool) (string, *failure, error) {
 	if len(fresh) == 0 {
 		// Only markers in the middle: merge their summaries as they are.
-		if fits(prev) || (force && strings.TrimSpace(prev) != "") {
+		if w.fits(prev, budget) || (force && strings.TrimSpace(prev) != "") {
 			return prev, nil, nil
 		}
 		return "", &failure{err: ErrNoSmallerSummary, reason: "no smaller summary"}, nil
 	}
+	s, f := w.ask(ctx, fresh, prev, budget)
+	if err := ctx.Err(); err != nil {
+		return "", nil, err
+	}
+	if f == nil {
+		return s, nil, nil
+	}
+	s, f = w.complete(ctx, fresh, prev, budget, force, f)
+	if err := ctx.Err(); err != nil {
+		return "", nil, err
+	}
+	return s, f, nil
+}
+
+// fits reports whether the marker of summary s is smaller than budget
+// characters (told without making it: its framing and the summary it
+// trims).
+func (w *Window) fits(s string, budget int) bool {
+	s = strings.TrimSpace(s)
+	return s != "" && w.framing+len(s) < budget
+}
+
+// ask returns the summarizer's summary of fresh merged with prev, when it
+// writes one whose marker is smaller than budget characters, or why it
+// did not. It asks only when the request is paid for and the payer's
+// breaker is closed, and counts the outcome toward the breaker.
+func (w *Window) ask(ctx context.Context, fresh []processor.Message, prev string, budget int) (string, *failure) {
 	began := w.now()
 	var reason string
 	var err error
@@ -964,7 +980,7 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 		var s string
 		s, err = w.call(ctx, w.sum, fresh, prev)
 		if cerr := ctx.Err(); cerr != nil {
-			return "", nil, cerr
+			return "", &failure{err: cerr, reason: "canceled"}
 		}
 		switch {
 		case err != nil && errors.Is(err, context.DeadlineExceeded):
@@ -975,54 +991,60 @@ func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev 
 			reason = "summarizer error"
 		case strings.TrimSpace(s) == "":
 			reason, err = "empty summary", summary.ErrEmpty
-		case !fits(s):
+		case !w.fits(s, budget):
 			reason, err = "summary too large", ErrSummaryTooLarge
 		}
 		w.tally(payer, err)
 		if err == nil {
-			return strings.TrimSpace(s), nil, nil
+			return strings.TrimSpace(s), nil
 		}
 	}
-	f := &failure{err: err, reason: reason, took: w.now().Sub(began)}
 	// A summary the summarizer could not write (as opposed to one it
 	// wrote too large) may be written when the span is next needed.
-	f.retry = reason != "summary too large" && reason != "unpaid"
+	return "", &failure{err: err, reason: reason, took: w.now().Sub(began),
+		retry: reason != "summary too large" && reason != "unpaid"}
+}
 
+// complete returns the fallback's summary of fresh merged with prev after
+// the summarizer's failure f, or a digest sized to fit in budget, and the
+// failure to report; see summarize.
+func (w *Window) complete(ctx context.Context, fresh []processor.Message, prev string, budget int, force bool, f *failure) (string, *failure) {
 	fallback := w.fallback
 	if unpaid(ctx) {
 		fallback = w.digest
 	}
 	s, ferr := w.call(ctx, fallback, fresh, prev)
-	if cerr := ctx.Err(); cerr != nil {
-		return "", nil, cerr
+	if ctx.Err() != nil {
+		return "", f
 	}
-	if ferr == nil && fits(s) {
-		return strings.TrimSpace(s), f, nil
+	if ferr == nil && w.fits(s, budget) {
+		return strings.TrimSpace(s), f
 	}
 	// A digest bounded by what the middle leaves once the marker's framing
 	// is paid for (for a forced compaction, at least a small one).
-	budget := replaced - w.framing - 1
+	room := budget - w.framing - 1
 	if force {
-		budget = max(budget, 1)
+		room = max(room, 1)
 	}
 	var best string
-	if budget > 0 {
-		s, _ = summary.NewDigest(summary.DigestOptions{MaxChars: budget}).Summarize(ctx, fresh, prev)
-		if fits(s) {
-			return strings.TrimSpace(s), f, nil
+	if room > 0 {
+		s, _ = summary.NewDigest(summary.DigestOptions{MaxChars: room}).Summarize(ctx, fresh, prev)
+		if w.fits(s, budget) {
+			return strings.TrimSpace(s), f
 		}
 		best = strings.TrimSpace(s)
 	}
+	g := *f
 	if ferr != nil {
-		f.err = fmt.Errorf("%w (after %s: %w; the fallback failed too: %w)", ErrNoSmallerSummary, reason, err, ferr)
+		g.err = fmt.Errorf("%w (after %s: %w; the fallback failed too: %w)", ErrNoSmallerSummary, f.reason, f.err, ferr)
 	} else {
-		f.err = fmt.Errorf("%w (after %s: %w)", ErrNoSmallerSummary, reason, err)
+		g.err = fmt.Errorf("%w (after %s: %w)", ErrNoSmallerSummary, f.reason, f.err)
 	}
-	f.reason = "no smaller summary"
+	g.reason = "no smaller summary"
 	if !force {
 		best = ""
 	}
-	return best, f, nil
+	return best, &g
 }
 
 // clipForSummary returns ms with their texts clipped to the window's clip

@@ -176,7 +176,7 @@ func TestConformance(t *testing.T) {
 		{"digest-small", func() Options { return Options{MaxMessages: 6} }},
 		{"llm-small", func() Options {
 			s, _ := recorder(model.RespondText("A short summary."))
-			return Options{MaxMessages: 6, Summarizer: s}
+			return Options{MaxMessages: 6, Summarizer: s, Ahead: -1}
 		}},
 		{"tokens", func() Options { return Options{MaxMessages: -1, ContextWindow: 500} }},
 		{"user-turns", func() Options { return Options{MaxMessages: 6, KeepUserTurns: 1} }},
@@ -185,6 +185,24 @@ func TestConformance(t *testing.T) {
 		{"facts-small", func() Options { return Options{MaxMessages: 6, Facts: 300, SummaryClip: 20} }},
 		{"facts-off", func() Options { return Options{MaxMessages: 6, Facts: -1, SummaryClip: -1} }},
 		{"budget", func() Options { return Options{MaxMessages: -1, TriggerTokens: 400, Facts: 2000, SummaryClip: 300} }},
+		// Summaries written ahead: by a runner that writes each at once, and
+		// by one that never does, so requests defer their compactions up
+		// to the hard limit and then write the summary themselves. (A Pool
+		// of goroutines makes what a request finds ready depend on timing,
+		// which the host-mode check cannot allow: TestAheadConcurrent
+		// covers it.)
+		{"ahead-inline", func() Options {
+			s, _ := recorder(model.RespondText("A short summary."))
+			return Options{MaxMessages: 6, Summarizer: s, Background: inline{}, Ahead: 50}
+		}},
+		{"ahead-deferred", func() Options {
+			s, _ := recorder(model.RespondText("A short summary."))
+			return Options{MaxMessages: 6, Summarizer: s, Background: &manual{}, HardMessages: 8}
+		}},
+		{"ahead-tokens", func() Options {
+			s, _ := recorder(model.RespondText("A short summary."))
+			return Options{MaxMessages: -1, TriggerTokens: 300, Summarizer: s, Background: inline{}}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			processortest.Run(t, func(t *testing.T) processor.Processor { return New(tc.opts()) },
@@ -290,7 +308,7 @@ func TestSplit(t *testing.T) {
 
 func TestTokenTrigger(t *testing.T) {
 	h := conversation(6, 2000) // about 3100 estimated tokens
-	w := New(Options{MaxMessages: -1, ContextWindow: 5000})
+	w := New(Options{Ahead: -1, MaxMessages: -1, ContextWindow: 5000})
 	out, err := w.Process(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +335,7 @@ func TestTokenTrigger(t *testing.T) {
 
 func TestRollingSummaryAgentMode(t *testing.T) {
 	sum, rec := recorder(model.RespondText("First summary: edited file3.go."), model.RespondText("Second summary: merged."))
-	w := New(Options{MaxMessages: 12, Summarizer: sum})
+	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: sum})
 	h := conversation(10, 200)
 	out, err := w.Process(context.Background(), h)
 	if err != nil {
@@ -373,7 +391,7 @@ func TestFailuresFallBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sum, rec := recorder(tc.reply)
 			var ev events
-			w := New(Options{MaxMessages: 10, Summarizer: sum, Timeout: 20 * time.Millisecond, OnEvent: ev.on})
+			w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, Timeout: 20 * time.Millisecond, OnEvent: ev.on})
 			h := conversation(10, 100)
 			out, err := w.Process(context.Background(), h)
 			if err != nil {
@@ -410,15 +428,15 @@ func TestFailuresFallBack(t *testing.T) {
 }
 
 func TestCancelledContextFails(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
 	block := func(ctx context.Context, _ int, _ model.Call) (processor.Message, error) {
+		cancel() // the host gives up while the summary is written
 		<-ctx.Done()
 		return processor.Message{}, ctx.Err()
 	}
 	sum, _ := recorder(block)
 	var ev events
-	w := New(Options{MaxMessages: 10, Summarizer: sum, OnEvent: ev.on})
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, OnEvent: ev.on})
 	h := conversation(10, 100)
 	_, err := w.Process(ctx, h)
 	if !errors.Is(err, context.Canceled) {
@@ -461,7 +479,7 @@ func TestFallbackBounded(t *testing.T) {
 			sum, _ := recorder(model.Fail(errors.New("down")))
 			fallback, frec := recorder(block)
 			var ev events
-			w := New(Options{MaxMessages: 10, Summarizer: sum, Fallback: fallback, Timeout: tc.timeout, OnEvent: ev.on})
+			w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, Fallback: fallback, Timeout: tc.timeout, OnEvent: ev.on})
 			began := time.Now()
 			out, err := w.Process(ctx, conversation(10, 100))
 			if took := time.Since(began); took > time.Second {
@@ -509,7 +527,7 @@ func TestCircuitBreaker(t *testing.T) {
 	sum, rec := recorder(model.Fail(errors.New("down")))
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	var ev events
-	w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, OnEvent: ev.on, Store: nopStore{}})
+	w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, Now: clk.now, OnEvent: ev.on, Store: nopStore{}})
 	h := conversation(10, 100)
 	run := func() Event {
 		t.Helper()
@@ -552,7 +570,7 @@ func TestBreakerClosesOnSuccess(t *testing.T) {
 	}
 	sum, rec := recorder(reply)
 	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, Store: nopStore{}})
+	w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, Now: clk.now, Store: nopStore{}})
 	h := conversation(10, 100)
 	for range 3 {
 		if _, err := w.Process(context.Background(), h); err != nil {
@@ -601,7 +619,7 @@ func TestBreakerProbesOnce(t *testing.T) {
 			sum, rec := recorder(reply)
 			clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 			var ev events
-			w := New(Options{MaxMessages: 10, Summarizer: sum, Now: clk.now, OnEvent: ev.on, Store: nopStore{}})
+			w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, Now: clk.now, OnEvent: ev.on, Store: nopStore{}})
 			h := conversation(10, 100)
 			for range 3 {
 				if _, err := w.Process(context.Background(), h); err != nil {
@@ -666,7 +684,7 @@ func TestConcurrentRequestsShare(t *testing.T) {
 	}
 	sum, rec := recorder(reply)
 	var ev events
-	w := New(Options{MaxMessages: 10, Summarizer: sum, OnEvent: ev.on})
+	w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, OnEvent: ev.on})
 	h := conversation(10, 100)
 	const n = 4
 	outs := make([][]processor.Message, n)
@@ -709,7 +727,7 @@ func TestConcurrentRequestsShare(t *testing.T) {
 
 func TestCompactForces(t *testing.T) {
 	h := conversation(3, 400) // 10 messages: far below the trigger
-	w := New(Options{})
+	w := New(Options{Ahead: -1})
 	out, err := w.Compact(context.Background(), h)
 	if err != nil {
 		t.Fatal(err)
@@ -731,7 +749,7 @@ func TestCompactForces(t *testing.T) {
 
 func TestFullHistoryReusesCut(t *testing.T) {
 	sum, rec := recorder(model.RespondText("Summary one."), model.RespondText("Summary two."))
-	w := New(Options{MaxMessages: 12, Summarizer: sum})
+	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: sum})
 	full := conversation(8, 100) // 20 messages
 	out1, err := w.Process(context.Background(), full)
 	if err != nil {
@@ -772,7 +790,7 @@ func TestFullHistoryReusesCut(t *testing.T) {
 
 func TestInvalidInputLeftAlone(t *testing.T) {
 	sum, rec := recorder(model.RespondText("S."))
-	w := New(Options{MaxMessages: 6, Summarizer: sum})
+	w := New(Options{Ahead: -1, MaxMessages: 6, Summarizer: sum})
 	h := conversation(6, 100)
 	h = append(h[:len(h)-2], h[len(h)-1]) // the last tool return's call is gone
 	out, err := w.Process(context.Background(), h)
@@ -788,7 +806,7 @@ func TestInvalidInputLeftAlone(t *testing.T) {
 }
 
 func TestRollingDigestKeepsWrittenFiles(t *testing.T) {
-	w := New(Options{MaxMessages: 12}) // the offline digest
+	w := New(Options{Ahead: -1, MaxMessages: 12}) // the offline digest
 	h := conversation(10, 100)
 	h = append(h[:5], append([]processor.Message{
 		call("w1", "Write", `{"file_path":"pkg/x/fix.go","content":"package x"}`),
@@ -846,7 +864,7 @@ func TestUntrustedMarkers(t *testing.T) {
 				return "Summary.", nil
 			})
 			// Texts whole: the test looks at the message the summarizer got.
-			w := New(Options{MaxMessages: 12, Summarizer: sum, Store: tc.store, SummaryClip: -1})
+			w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: sum, Store: tc.store, SummaryClip: -1})
 			h := conversation(10, 100)
 			h = append(h[:4], append([]processor.Message{tc.msg}, h[4:]...)...)
 			if _, err := w.Process(context.Background(), h); err != nil {
@@ -895,7 +913,7 @@ func TestWindowsShareStore(t *testing.T) {
 		store := NewMemoryStore(0)
 		ws := make([]*Window, windows)
 		for i := range ws {
-			ws[i] = New(Options{MaxMessages: 12, Summarizer: sum, Store: store})
+			ws[i] = New(Options{Ahead: -1, MaxMessages: 12, Summarizer: sum, Store: store})
 		}
 		full := conversation(2, 100)
 		var outs [][]processor.Message
@@ -960,5 +978,45 @@ func TestClearOnlyTwice(t *testing.T) {
 	}
 	if err := processortest.HostModes(func() processor.Processor { return New(opts) }, h); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// --- receipts -----------------------------------------------------------------
+
+func TestFinishedDescribesCompaction(t *testing.T) {
+	reply := processor.TextMessage("Summary: read file0.go to file3.go.").WithMeta(processor.Meta{
+		Usage: processor.Usage{InputTokens: 1200, CachedInputTokens: 100, OutputTokens: 40},
+	})
+	sum, _ := recorder(model.Respond(reply))
+	var ev events
+	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: sum, OnEvent: ev.on, Facts: -1})
+	h := conversation(10, 200) // S U A U (C R)x10
+	out, err := w.Process(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fin := ev.last(EventFinished)
+	want := []Replaced{{Role: "user", Chars: processor.Chars(h[3])}}
+	for i := 4; i < fin.To; i++ {
+		r := Replaced{Role: "assistant", Tools: []string{"bash"}, Chars: processor.Chars(h[i])}
+		if i%2 == 1 {
+			r.Role = "tool"
+		}
+		want = append(want, r)
+	}
+	if diff := cmp.Diff(want, fin.Replaced); diff != "" {
+		t.Errorf("Replaced (-want +got):\n%s", diff)
+	}
+	if fin.From != 3 || fin.To != len(h)-len(out)+fin.From+1 {
+		t.Errorf("From, To = %d, %d for %d messages in, %d out", fin.From, fin.To, len(h), len(out))
+	}
+	if got, _ := markerOf(out); got != fin.Summary || got != "Summary: read file0.go to file3.go." {
+		t.Errorf("Summary = %q, the marker holds %q", fin.Summary, got)
+	}
+	if fin.Span == (Digest{}) || fin.Key == (Key{}) {
+		t.Errorf("Span, Key = %v, %v", fin.Span, fin.Key)
+	}
+	if diff := cmp.Diff(processor.Usage{InputTokens: 1200, CachedInputTokens: 100, OutputTokens: 40}, fin.SummarizerUsage); diff != "" {
+		t.Errorf("SummarizerUsage (-want +got):\n%s", diff)
 	}
 }

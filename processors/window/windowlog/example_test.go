@@ -17,8 +17,8 @@ import (
 // The window's events become zap lines: give windowlog.Events to the
 // window as its OnEvent, with the callback the events go on to (nil for
 // none). Here the callback is called by hand with the events a window
-// sends when a summary times out and the digest stands in, then when one
-// is written.
+// sends when a summary times out and the digest stands in: both lines name
+// the compaction's receipt, and the second says why the digest wrote it.
 func ExampleEvents() {
 	enc := zap.NewProductionEncoderConfig()
 	enc.TimeKey = "" // lines the same on every run
@@ -33,13 +33,16 @@ func ExampleEvents() {
 	_ = window.New(window.Options{OnEvent: onEvent}) // how it is wired
 
 	ctx := context.Background()
-	onEvent(ctx, window.Event{Type: window.EventFailed, Reason: "timeout", Err: errors.New("context deadline exceeded"),
-		MessagesAfter: 23, Fallback: true})
-	onEvent(ctx, window.Event{Type: window.EventFinished, MessagesBefore: 41, MessagesAfter: 23, TokensBefore: 9120,
-		TokensAfter: 4410, Summarized: 19, SummaryChars: 812, Duration: 1500 * time.Millisecond})
+	digest := window.Event{Type: window.EventFinished, MessagesBefore: 41, MessagesAfter: 23, TokensBefore: 9120,
+		TokensAfter: 4410, Summarized: 19, SummaryChars: 812, Duration: 1500 * time.Millisecond, Fallback: true,
+		Summary: "The user asked to fix the parser.", Key: window.Key{1}, Span: window.Digest{2}}
+	failed := digest
+	failed.Type, failed.Reason, failed.Err = window.EventFailed, "timeout", errors.New("context deadline exceeded")
+	onEvent(ctx, failed)
+	onEvent(ctx, digest)
 	fmt.Println("compactions:", compactions)
 	// Output:
-	// {"level":"warn","msg":"window: summary not used","reason":"timeout","error":"context deadline exceeded","messages_after":23,"fallback":true}
-	// {"level":"info","msg":"window: compacted","messages_before":41,"messages_after":23,"tokens_before":9120,"tokens_after":4410,"summarized":19,"summary_chars":812,"fallback":false,"shared":false,"duration":1.5}
+	// {"level":"warn","msg":"window: summary not used","reason":"timeout","error":"context deadline exceeded","messages_out":23,"fallback":true,"receipt":"e876c7757018d3517fc23739"}
+	// {"level":"info","msg":"window: compacted","receipt":"e876c7757018d3517fc23739","messages_in":41,"messages_out":23,"tokens_in":9120,"tokens_out":4410,"summarized":19,"summary_chars":812,"fallback":true,"digest_reason":"timeout","shared":false,"prepared":false,"waited":0,"duration":1.5}
 	// compactions: 1
 }

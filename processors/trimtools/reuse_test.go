@@ -14,7 +14,7 @@ import (
 // TestRemembered runs one Trimmer over histories whose old tool returns
 // share a call ID with ones it trimmed before, the same or not (content,
 // tool name, JSON or parts changed), and checks each result against a new
-// Trimmer's: what it remembers never stands for a return that differs.
+// Trimmer's: what one request trimmed never stands for another's return.
 func TestRemembered(t *testing.T) {
 	long := strings.Repeat("line of output\n", 400)
 	ret := func(r processor.ToolReturn) processor.Message { return processor.NewRequest(r) }

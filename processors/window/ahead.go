@@ -1,0 +1,858 @@
+package window
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summary"
+)
+
+// Writing summaries ahead. Once a history nears a trigger, the span the
+// next compaction will replace is known (the tail rule applied to the
+// history as it will be when the trigger fires): the window writes its
+// summary in the background, saves it in the store as a prepared span,
+// and applies it when the trigger fires. While it is not ready, requests
+// go out uncompacted under the hard limits; past them, a request waits.
+
+// Defaults of writing ahead.
+const (
+	// DefaultAhead is how many requests ahead of the trigger the summary
+	// the compaction will need starts being written.
+	DefaultAhead = 5
+	// DefaultClaimTTL is how long a claim on a summary being written lasts
+	// in a store shared by processes, unless its writer renews it.
+	DefaultClaimTTL = 30 * time.Second
+	// aheadIdle is how long a summary written ahead is kept, its
+	// conversation silent, before it is abandoned.
+	aheadIdle = 30 * time.Minute
+	// aheadJobs bounds the summaries written ahead a window keeps track
+	// of; past it the least recently needed are abandoned.
+	aheadJobs = 4096
+)
+
+// Claimer is a [Store] shared by processes that lets them agree on which
+// one writes a summary: a claim on the span's digest, held until it
+// expires unless renewed. The holder writes the summary and saves it; the
+// others use it once saved, deferring their compaction meanwhile (under
+// the hard limits), and take over when the claim expires unrenewed (its
+// holder died). Package session's store implements it; with a store that
+// does not, each process writes what it needs.
+type Claimer interface {
+	// Claim claims the summary of the span with digest d for holder until
+	// ttl from now. It reports true when holder now holds the claim
+	// (nobody did, it renews its own, or another's expired), false while
+	// another holder's claim runs.
+	Claim(ctx context.Context, d Digest, holder string, ttl time.Duration) (bool, error)
+	// Release ends holder's claim on d, if it holds it.
+	Release(ctx context.Context, d Digest, holder string) error
+}
+
+// job is a summary written ahead, and the state of its writing.
+type job struct {
+	key    Key
+	digest Digest
+	head   int
+	count  int // messages the summary stands for after the head, in the input history
+	last   Key // the key of the span's last message
+	prev   string
+	fresh  []processor.Message // to summarize, clipped
+	budget int                 // characters the summary may take in its marker (facts left out)
+	input  int                 // characters given to the summarizer
+	values context.Context     // the request's values (payer, credential), not its end
+	queued time.Time
+
+	mu sync.Mutex
+	// committed is set when a compaction that came due waits for it: it
+	// is used when ready wherever the deferred requests moved the cut;
+	// otherwise only when its cut is close to the compaction's.
+	committed bool
+	state     jobState
+	seen      time.Time          // when a request last looked for it
+	cancel    context.CancelFunc // while running
+	done      chan struct{}      // closed once written or abandoned
+	prose     string             // the summarizer's summary
+	failure   *failure           // why it wrote none
+	usage     processor.Usage
+	used      bool
+}
+
+type jobState uint8
+
+const (
+	jobQueued jobState = iota
+	jobRunning
+	jobDone
+	jobAbandoned
+)
+
+// take moves a queued job to running, for the caller to write; false when
+// it was taken or abandoned before.
+func (j *job) take() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state != jobQueued {
+		return false
+	}
+	j.state = jobRunning
+	return true
+}
+
+// end ends a running job in state, with what writing it gave.
+func (j *job) end(state jobState, prose string, f *failure, usage processor.Usage) {
+	j.mu.Lock()
+	j.state, j.prose, j.failure, j.usage = state, prose, f, usage
+	j.fresh, j.cancel = nil, nil
+	close(j.done)
+	j.mu.Unlock()
+}
+
+// ready returns what the job wrote, and whether it is done.
+func (j *job) ready() (ready, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return ready{span: Span{Head: j.head, Count: j.count, Digest: j.digest}, prose: j.prose, failure: j.failure,
+		usage: j.usage, job: j}, j.state == jobDone
+}
+
+// abandon stops the job: a queued one never runs, a running one's call is
+// cancelled. It reports the state the job was in.
+func (j *job) abandon() jobState {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	was := j.state
+	switch was {
+	case jobQueued:
+		j.state, j.fresh = jobAbandoned, nil
+		close(j.done)
+	case jobRunning:
+		if j.cancel != nil {
+			j.cancel()
+		}
+	}
+	return was
+}
+
+// jobs are the summaries a window writes ahead, by digest.
+type jobs struct {
+	mu    sync.Mutex
+	all   map[Digest]*job
+	swept time.Time
+}
+
+// of returns the jobs of the conversation k, marking them seen at now.
+func (js *jobs) of(k Key, now time.Time) []*job {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	var out []*job
+	for _, j := range js.all {
+		if j.key == k {
+			j.mu.Lock()
+			j.seen = now
+			j.mu.Unlock()
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// add adds j, and returns the jobs forgotten: idle too long, or the least
+// recently seen past the bound.
+func (js *jobs) add(j *job, now time.Time) []*job {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if js.all == nil {
+		js.all = map[Digest]*job{}
+	}
+	j.seen = now
+	js.all[j.digest] = j
+	if len(js.all) <= aheadJobs && now.Sub(js.swept) < time.Minute {
+		return nil
+	}
+	js.swept = now
+	var out []*job
+	var oldest *job
+	for d, o := range js.all {
+		o.mu.Lock()
+		seen := o.seen
+		o.mu.Unlock()
+		switch {
+		case now.Sub(seen) > aheadIdle:
+			out = append(out, o)
+			delete(js.all, d)
+		case oldest == nil || seen.Before(oldest.seen):
+			oldest = o
+		}
+	}
+	if len(js.all) > aheadJobs && oldest != nil {
+		out = append(out, oldest)
+		delete(js.all, oldest.digest)
+	}
+	return out
+}
+
+// remove removes j.
+func (js *jobs) remove(j *job) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if js.all[j.digest] == j {
+		delete(js.all, j.digest)
+	}
+}
+
+// take removes and returns the jobs of conversation k (all of them when k
+// is nil).
+func (js *jobs) take(k *Key) []*job {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	var out []*job
+	for d, j := range js.all {
+		if k == nil || j.key == *k {
+			out = append(out, j)
+			delete(js.all, d)
+		}
+	}
+	return out
+}
+
+// newHolder returns a random name for this window in a store's claims.
+func newHolder() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// aheadOn reports whether the summaries of ctx's request are written
+// ahead: writing ahead is on and the window not closed, the request is
+// paid for, the summarizer is not the offline digest (which takes
+// microseconds) and the payer's breaker is not resting (the fallback
+// then writes at once).
+func (w *Window) aheadOn(ctx context.Context) bool {
+	if _, digest := w.sum.(*summary.Digest); digest {
+		return false
+	}
+	return w.ahead > 0 && !w.closed.Load() && !unpaid(ctx) && !w.breakerResting(payerOf(ctx))
+}
+
+// near reports whether h is within Ahead requests of a trigger: of the
+// count trigger at two messages a request, of a token trigger at the size
+// of its recent messages.
+func (w *Window) near(h []processor.Message) bool {
+	if w.maxMessages > 0 && len(h)+2*w.ahead > w.maxMessages {
+		return true
+	}
+	return w.tokenTrigger > 0 && w.count(h)+w.ahead*2*perMessage(w, h) > w.tokenTrigger
+}
+
+// perMessage returns the mean tokens (the tail's count) of h's last ten
+// messages: how fast the history grows.
+func perMessage(w *Window, h []processor.Message) int {
+	recent := h[max(0, len(h)-10):]
+	if len(recent) == 0 {
+		return 1
+	}
+	return max(1, w.countTail(recent)/len(recent))
+}
+
+// overHard reports whether h is past a hard limit: a request must not go
+// out uncompacted.
+func (w *Window) overHard(h []processor.Message) bool {
+	if w.hardMessages > 0 && len(h) > w.hardMessages {
+		return true
+	}
+	return w.hardTokens > 0 && w.count(h) > w.hardTokens
+}
+
+// projected returns the cut the next compaction of h will make, as far as
+// h tells, the same for every request of a conversation until that
+// compaction: with the count trigger, the tail rule applied to the
+// history as it is when the trigger first fires, growing two messages a
+// request (a call and its return); with a token trigger, the tail that
+// fits in half of it once the history has grown to it. When that cut
+// would leave h over a trigger (the history has grown well past it), or
+// the tail is one of user turns, it is the cut a compaction makes now.
+func (w *Window) projected(h []processor.Message) cut {
+	c := w.split(h, false)
+	if w.keepTurns > 0 {
+		return c
+	}
+	p := c
+	switch {
+	case w.maxMessages > 0:
+		// The first length past MaxMessages that a history growing by two
+		// messages a request from h's length reaches, or reached.
+		at := len(h) + 2*((w.maxMessages+2-len(h))/2)
+		if len(h) > w.maxMessages {
+			at = len(h) - 2*((len(h)-w.maxMessages-1)/2)
+		}
+		p.start = backToPair(h, max(c.head, at-w.keep), c.head)
+	case w.tokenTrigger > 0:
+		// The tail keeps its last KeepMessages, shortened to fit in half
+		// the trigger: the history will have grown by what the trigger
+		// leaves, at the size of its messages so far.
+		if len(h) <= c.head {
+			return c
+		}
+		// The history will pass the trigger by half a request, on
+		// average, at the size of its recent messages.
+		per := perMessage(w, h)
+		growth := max(0, w.tokenTrigger-w.count(h)) + per
+		at := len(h) + 2*((growth/per+1)/2)
+		p.start = backToPair(h, max(c.head, at-w.keep), c.head)
+		if p.start < len(h) {
+			p.start = max(p.start, w.shrink(h, p.start, len(h)-1, max(0, w.tokenTrigger/2-growth)))
+		}
+	}
+	switch {
+	case !w.triggered(h) && p.start >= len(h):
+		// Not known yet: the span will end past what h holds.
+		p.start = len(h)
+	case w.triggered(h) && (p.start >= len(h) || !w.usable(view{msgs: h}, p)):
+		return c
+	}
+	return p
+}
+
+// plan is what a compaction of a view at a cut replaces and summarizes.
+type plan struct {
+	cut
+	clearEnd  int // the tail's outputs to clear are h[start:clearEnd]
+	covered   int // messages the marker stands for after the head, in the input history
+	cleared   int // messages cleared after them
+	prev      string
+	prevFacts string
+	fresh     []processor.Message // the messages to summarize, then the cleared ones
+	summed    int                 // how many of fresh the summarizer is given (the cleared ones are after)
+	replaced  int                 // characters the marker replaces, clearing's saving included
+}
+
+// end returns where the plan's span ends in the input history.
+func (p plan) end() int { return p.head + p.covered + p.cleared }
+
+// planAt returns the compaction of the view v at c, clearing the tail's
+// old outputs when clear is set.
+func (w *Window) planAt(ctx context.Context, v view, c cut, clear bool) plan {
+	h := v.msgs
+	p := plan{cut: c, clearEnd: c.start}
+	if clear {
+		p.clearEnd = w.clearEnd(h, c.start)
+	}
+	p.prev, p.prevFacts, p.fresh, p.replaced = w.sortMiddle(ctx, h[c.head:c.start])
+	p.summed = len(p.fresh)
+	for i := c.start; i < p.clearEnd; i++ {
+		p.fresh = append(p.fresh, h[i])
+		if parts := summary.ClearParts(h[i].Parts, w.recall, nil); parts != nil {
+			cleared := h[i]
+			cleared.Parts = parts
+			p.replaced += processor.Chars(h[i]) - processor.Chars(cleared)
+		}
+	}
+	p.covered = c.middle()
+	p.cleared = p.clearEnd - c.start
+	if v.span != nil && v.span.Count > 0 {
+		p.covered += v.span.Count - 1 // the view's marker stands for them
+	}
+	return p
+}
+
+// prepare starts writing, in the background, the summary of the span the
+// next compaction of v will replace, unless it is being written or was
+// written already (here, or by another process sharing the store), or v
+// is not near a trigger.
+func (w *Window) prepare(ctx context.Context, history []processor.Message, v view) {
+	if !w.aheadOn(ctx) || !w.near(v.msgs) {
+		return
+	}
+	w.prepareAt(ctx, history, v, w.projected(v.msgs), false)
+}
+
+// prepareAt starts writing, in the background, the summary of the span
+// of v at c, unless it is being written or was written already; a
+// committed one is used when ready whatever the compaction's cut by then
+// (see job.committed).
+func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v view, c cut, committed bool) {
+	h := v.msgs
+	if c.middle() < 2 || c.start >= len(h) {
+		return
+	}
+	p := w.planAt(ctx, v, c, false)
+	if len(p.fresh) == 0 || p.replaced <= w.framing {
+		return // only markers, whose merging costs nothing, or too little to replace
+	}
+	k := w.storeKey(ctx, v, history, c.head)
+	end := p.end()
+	last := keyOf("", history[end-1:end])
+	now := w.now()
+	for _, j := range w.jobs.of(k, now) {
+		if j.head == c.head && j.count == p.covered && j.last == last {
+			return // being written, or written
+		}
+		// One whose cut is close enough to this one's will do: the
+		// projection of a token trigger moves a little as the history
+		// grows.
+		if js := startIn(v, c.head, j.count); j.head == c.head && js >= 0 && js < len(h) && !w.tooEarly(h, js, c.start) {
+			return
+		}
+	}
+	for _, s := range v.prepared {
+		if s.Count == p.covered && s.Last == last {
+			return // written by another process
+		}
+	}
+	d := digestOf(history[:end])
+	if cl, ok := w.store.(Claimer); ok {
+		mine, err := cl.Claim(ctx, d, w.holder, w.claimTTL)
+		if err != nil {
+			w.storeFailed(ctx, "claim", err)
+			return
+		}
+		if !mine {
+			return // another process writes it
+		}
+	}
+	facts := w.factsOf(p.fresh, p.prevFacts, p.replaced)
+	fresh := w.clipForSummary(p.fresh)
+	j := &job{
+		key: k, digest: d, head: c.head, count: p.covered, last: last, prev: p.prev,
+		fresh: fresh, budget: p.replaced - len(facts) - 2, input: summaryInput(fresh, p.prev),
+		values: context.WithoutCancel(ctx), queued: now, done: make(chan struct{}), committed: committed,
+	}
+	for _, old := range w.jobs.add(j, now) {
+		w.drop(old, "idle")
+	}
+	w.emit(ctx, EventAheadStarted, Event{
+		MessagesBefore: len(h), TokensBefore: w.countTail(h),
+		Summarized: len(fresh), SummaryInput: j.input, From: c.head, To: c.head + p.covered,
+		Key: k, Span: d,
+	})
+	if !w.runner().Go(payerOf(ctx), func(rctx context.Context) { w.runJob(rctx, j) }) {
+		// No room: the compaction writes it when it comes.
+		j.abandon()
+		w.jobs.remove(j)
+		w.release(ctx, d)
+		w.emit(ctx, EventAheadWasted, Event{Reason: "queue full", Key: k, Span: d})
+	}
+}
+
+// summaryInput returns the characters a summarizer is given for fresh and
+// prev.
+func summaryInput(fresh []processor.Message, prev string) int {
+	n := len(prev)
+	for _, m := range fresh {
+		n += processor.Chars(m)
+	}
+	return n
+}
+
+// runJob writes j's summary unless a request took it first; a job that
+// waited in the queue longer than a conversation stays idle, or whose
+// runner stopped, is abandoned.
+func (w *Window) runJob(rctx context.Context, j *job) {
+	if !j.take() {
+		return
+	}
+	if rctx.Err() != nil || w.now().Sub(j.queued) > aheadIdle {
+		j.end(jobAbandoned, "", nil, processor.Usage{})
+		w.jobs.remove(j)
+		w.release(j.values, j.digest)
+		w.emit(j.values, EventAheadWasted, Event{Reason: "abandoned", Key: j.key, Span: j.digest})
+		return
+	}
+	w.write(rctx, j)
+}
+
+// write writes j's summary, taken by the caller, until rctx ends (a
+// runner's, or a waiting request's), paid as the request that started it
+// (the summarizer is called with its values). It keeps the job's claim
+// alive meanwhile, and saves the summary as a prepared span.
+func (w *Window) write(rctx context.Context, j *job) {
+	ctx, cancel := context.WithCancel(j.values)
+	defer context.AfterFunc(rctx, cancel)()
+	defer cancel()
+	j.mu.Lock()
+	j.cancel = cancel
+	j.mu.Unlock()
+	defer w.keepClaim(ctx, j.digest)()
+
+	began := w.now()
+	mctx, meter := processor.WithUsageMeter(ctx)
+	prose, f := w.ask(mctx, j.fresh, j.prev, j.budget)
+	usage, _ := meter.Usage()
+	ev := Event{Duration: w.now().Sub(began), SummarizerUsage: usage, SummaryInput: j.input, Key: j.key, Span: j.digest,
+		From: j.head, To: j.head + j.count, SummaryChars: len(prose)}
+	if ctx.Err() != nil {
+		j.end(jobAbandoned, "", nil, usage)
+		w.jobs.remove(j)
+		w.release(j.values, j.digest)
+		ev.Reason = "abandoned"
+		w.emit(j.values, EventAheadWasted, ev)
+		return
+	}
+	if f == nil {
+		sp := Span{Head: j.head, Count: j.count, Digest: j.digest, Last: j.last, Summary: prose, Prepared: true}
+		if err := w.store.Save(ctx, j.key, sp); err != nil {
+			w.storeFailed(ctx, "save", err)
+		}
+	} else {
+		ev.Err, ev.Reason = f.err, f.reason
+	}
+	w.release(j.values, j.digest)
+	j.end(jobDone, prose, f, usage)
+	w.emit(j.values, EventAheadFinished, ev)
+}
+
+// keepClaim renews this window's claim on d every third of its TTL while
+// ctx lasts, when the store has claims; the function it returns stops it.
+func (w *Window) keepClaim(ctx context.Context, d Digest) func() {
+	cl, ok := w.store.(Claimer)
+	if !ok {
+		return func() {}
+	}
+	t := time.NewTicker(max(w.claimTTL/3, time.Millisecond))
+	done := make(chan struct{})
+	go func() {
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				if _, err := cl.Claim(ctx, d, w.holder, w.claimTTL); err != nil && ctx.Err() == nil {
+					w.storeFailed(ctx, "claim", err)
+				}
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// release releases this window's claim on d, when the store has claims.
+func (w *Window) release(ctx context.Context, d Digest) {
+	if cl, ok := w.store.(Claimer); ok {
+		if err := cl.Release(context.WithoutCancel(ctx), d, w.holder); err != nil {
+			w.storeFailed(ctx, "claim", err)
+		}
+	}
+}
+
+// drop abandons j unused, reporting what writing it cost.
+func (w *Window) drop(j *job, reason string) {
+	was := j.abandon()
+	if was == jobQueued {
+		w.release(j.values, j.digest)
+	}
+	j.mu.Lock()
+	used, input := j.used, 0
+	if was == jobDone && j.failure == nil {
+		input = j.input
+	}
+	j.mu.Unlock()
+	if !used && was != jobAbandoned {
+		w.emit(j.values, EventAheadWasted, Event{Reason: reason, SummaryInput: input, Key: j.key, Span: j.digest,
+			From: j.head, To: j.head + j.count})
+	}
+}
+
+// ready is a summary written ahead that a compaction can use: the
+// summarizer's prose, or why it could not write one.
+type ready struct {
+	span    Span // Head, Count, Digest of the prepared span
+	prose   string
+	failure *failure
+	usage   processor.Usage
+	job     *job // nil when another process wrote it
+}
+
+// startIn returns where, in the view v, the tail begins after a prepared
+// span of count messages after the head (in the input history); -1 when
+// the span does not fold in the view's marker.
+func startIn(v view, head, count int) int {
+	if v.span == nil || v.span.Count == 0 {
+		return head + count
+	}
+	if count <= v.span.Count {
+		return -1
+	}
+	return head + 1 + count - v.span.Count
+}
+
+// validCut reports whether a compaction of h at c gives a valid history,
+// with at least two messages compacted and a tail of two.
+func validCut(h []processor.Message, c cut) bool {
+	return c.middle() >= 2 && c.start <= len(h)-2 && !answers(h[c.start])
+}
+
+// usable reports whether a compaction of v at c gives a valid history
+// under the triggers (see validCut).
+func (w *Window) usable(v view, c cut) bool {
+	h := v.msgs
+	if !validCut(h, c) {
+		return false
+	}
+	n := c.head + 1 + len(h) - c.start
+	if w.maxMessages > 0 && n > w.maxMessages {
+		return false
+	}
+	return w.tokenTrigger == 0 || w.countTail(h[:c.head])+w.countTail(h[c.start:]) <= w.tokenTrigger
+}
+
+// tooEarly reports whether a cut of h at start, before the compaction's
+// own cut at want, would keep too much more than it in the tail: more than
+// one request's call and return with the count trigger, more than an
+// eighth of the token trigger's tokens with a token trigger. The next
+// compaction would come that much sooner.
+func (w *Window) tooEarly(h []processor.Message, start, want int) bool {
+	if start >= want {
+		return false
+	}
+	if w.tokenTrigger > 0 && w.maxMessages <= 0 {
+		return w.countTail(h[start:want]) > w.tokenTrigger/8
+	}
+	return want-start > 2
+}
+
+// readyFor returns the summary written ahead for v, its head ending at
+// c.head, that a compaction can use now, the one whose tail is closest to
+// c's (a longer tail first), and the jobs still being written for it. A
+// summary written ahead whose cut is too early is not used (the next
+// compaction would come too soon), unless the compaction waited for it or
+// another process wrote it; one that came too late to bring the history
+// under the triggers is used all the same: it shortens what would go out
+// whole, and the next compaction, due at once, folds it in.
+func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (best *ready, writing []*job) {
+	dist := -1
+	consider := func(r ready, close bool) {
+		start := startIn(v, c.head, r.span.Count)
+		if start < 0 || r.span.Head != c.head || !validCut(v.msgs, cut{head: c.head, start: start}) || (close && w.tooEarly(v.msgs, start, c.start)) {
+			return
+		}
+		d := 2 * (c.start - start)
+		if start > c.start {
+			d = 2*(start-c.start) + 1
+		}
+		end := c.head + r.span.Count
+		if (dist >= 0 && d >= dist) || end > len(history)-1 || digestOf(history[:end]) != r.span.Digest {
+			return
+		}
+		best, dist = &r, d
+	}
+	mine := map[Digest]bool{}
+	for _, j := range w.jobs.of(k, w.now()) {
+		if j.head != c.head {
+			continue
+		}
+		mine[j.digest] = true
+		r, done := j.ready()
+		start := startIn(v, c.head, j.count)
+		j.mu.Lock()
+		committed := j.committed
+		if !done && start >= 0 && validCut(v.msgs, cut{head: c.head, start: start}) && (committed || !w.tooEarly(v.msgs, start, c.start)) {
+			// The compaction waits for it, however the deferred requests
+			// move the cut meanwhile.
+			j.committed = true
+			writing = append(writing, j)
+		}
+		j.mu.Unlock()
+		if done {
+			consider(r, !committed)
+		}
+	}
+	for _, s := range v.prepared {
+		if !mine[s.Digest] {
+			consider(ready{span: s, prose: s.Summary}, false)
+		}
+	}
+	return best, writing
+}
+
+// await waits for j to be written, writing it itself when nobody took it
+// yet; false when ctx ended first or the job was abandoned.
+func (w *Window) await(ctx context.Context, j *job) (ready, bool) {
+	if j.take() {
+		w.write(ctx, j)
+	}
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		return ready{}, false
+	}
+	return j.ready()
+}
+
+// fromAhead compacts v with a summary written ahead when one is ready,
+// or, while the history is under the hard limits, defers the compaction
+// (the history goes out as it is) and makes sure the summary is being
+// written; past them, it waits for the summary being written here (one
+// another process is writing is written again: the request cannot wait
+// for a process that may have died). It reports false when the compaction
+// must write its summary now, in the foreground, with the time it waited
+// already.
+func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v view, c cut) ([]processor.Message, bool, time.Duration, error) {
+	k := w.storeKey(ctx, v, history, c.head)
+	best, writing := w.readyFor(history, v, c, k)
+	if best != nil {
+		return w.applyReady(ctx, history, v, k, *best, 0), true, 0, nil
+	}
+	h := v.msgs
+	if !w.overHard(h) {
+		if len(writing) == 0 && w.aheadOn(ctx) {
+			// The span projected before the trigger, while it is still
+			// usable: the one another process may be writing.
+			w.prepareAt(ctx, history, v, w.projected(h), true)
+		}
+		w.emit(ctx, EventDeferred, Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Key: k})
+		return h, true, 0, nil
+	}
+	began := w.now()
+	for _, j := range writing {
+		if r, ok := w.await(ctx, j); ok {
+			return w.applyReady(ctx, history, v, k, r, w.now().Sub(began)), true, 0, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, true, 0, err
+		}
+	}
+	return nil, false, w.now().Sub(began), nil
+}
+
+// applyReady compacts v with the summary r written ahead, after waiting
+// waited for it: the marker holds r's prose with the facts of what it
+// replaces, or, when the summarizer could not write a summary that fits,
+// the fallback's (written now). It saves the span, abandons the
+// conversation's other summaries written ahead, and reports the
+// compaction.
+func (w *Window) applyReady(ctx context.Context, history []processor.Message, v view, k Key, r ready, waited time.Duration) []processor.Message {
+	c := cut{head: r.span.Head, start: startIn(v, r.span.Head, r.span.Count)}
+	p := w.planAt(ctx, v, c, true)
+	h := v.msgs
+	ev := Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Summarized: p.summed}
+	w.emit(ctx, EventStarted, ev)
+	began := w.now()
+
+	facts := w.factsOf(p.fresh, p.prevFacts, p.replaced)
+	sum, f := "", r.failure
+	if f == nil {
+		sum = summary.WithFacts(r.prose, facts)
+		if !w.fits(sum, p.replaced) {
+			f = &failure{err: ErrSummaryTooLarge, reason: "summary too large"}
+		}
+	}
+	if f != nil {
+		// The fallback writes it now: the offline digest takes
+		// microseconds.
+		if sum, f = w.complete(ctx, w.clipForSummary(p.fresh), p.prev, p.replaced-len(facts)-2, false, f); sum != "" {
+			sum = summary.WithFacts(sum, facts)
+		}
+	}
+	if sum == "" {
+		// Nothing fits: send the history as it is.
+		failed := ev
+		failed.MessagesAfter, failed.TokensAfter = len(h), ev.TokensBefore
+		failed.Err, failed.Reason = f.err, f.reason
+		w.emit(ctx, EventFailed, failed)
+		return h
+	}
+	d := r.span.Digest
+	if p.cleared > 0 {
+		d = digestOf(history[:p.end()])
+	}
+	if r.job != nil {
+		r.job.mu.Lock()
+		r.job.used = true
+		r.job.mu.Unlock()
+	}
+	ev.Prepared, ev.Waited = true, waited
+	return w.finish(ctx, history, v, k, p, d, written{summary: sum, failure: f, usage: r.usage}, r.job, ev, began)
+}
+
+// written is a summary for a compaction, and how it was written.
+type written struct {
+	summary string
+	failure *failure // why the summarizer's was not used
+	usage   processor.Usage
+	shared  bool // written for a concurrent request
+}
+
+// build returns the compaction of h by plan p with marker: the head, the
+// marker, and the tail, its old outputs cleared.
+func (w *Window) build(h []processor.Message, p plan, marker processor.Message) []processor.Message {
+	out := make([]processor.Message, 0, p.head+1+len(h)-p.start)
+	out = append(out, h[:p.head]...)
+	out = append(out, marker)
+	out = w.appendCleared(out, h[p.start:p.clearEnd])
+	return append(out, h[p.clearEnd:]...)
+}
+
+// finish ends the compaction of v (history as given) by plan p with the
+// summary s: it builds the history to send, saves the span (digest d)
+// under k, abandons the conversation's other summaries written ahead (all
+// but used), and reports the compaction that ev (its sizes before, how it
+// was written) began at began.
+func (w *Window) finish(ctx context.Context, history []processor.Message, v view, k Key, p plan, d Digest, s written, used *job, ev Event, began time.Time) []processor.Message {
+	h := v.msgs
+	out := w.build(h, p, w.marker(s.summary))
+	w.memo.trust(summary.Ref(s.summary))
+	f := s.failure
+	if !s.shared {
+		w.save(ctx, k, history, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Summary: s.summary,
+			Fallback: (f != nil && f.retry) || (v.span != nil && v.span.Fallback)})
+		ev.SummarizerUsage = s.usage
+	}
+	for _, j := range w.jobs.take(&k) {
+		if j != used {
+			w.drop(j, "superseded") // written ahead for a compaction that came otherwise
+		}
+	}
+	ev.MessagesAfter, ev.TokensAfter = len(out), w.countTail(out)
+	ev.SummaryChars, ev.Fallback, ev.Shared = len(s.summary), f != nil, s.shared
+	ev.Summary, ev.Replaced = s.summary, w.describe(h[p.head:p.start])
+	ev.From, ev.To, ev.Key, ev.Span = p.head, p.head+p.covered, k, d
+	if f != nil {
+		failed := ev
+		failed.Err, failed.Reason, failed.Duration = f.err, f.reason, f.took
+		w.emit(ctx, EventFailed, failed)
+	}
+	ev.Duration = w.now().Sub(began)
+	if ev.Prepared {
+		ev.Duration += ev.Waited
+	} else {
+		ev.Waited += ev.Duration
+	}
+	w.emit(ctx, EventFinished, ev)
+	return out
+}
+
+// runner returns the window's Runner, starting its own Pool on first use.
+func (w *Window) runner() Runner {
+	if w.background != nil {
+		return w.background
+	}
+	w.poolOnce.Do(func() { w.pool = NewPool(w.poolOpts) })
+	return w.pool
+}
+
+// Close abandons the summaries the window is writing ahead, or waits for
+// them until ctx ends when they are running, and stops the Pool the
+// window started for itself (not a Runner given in Options.Background,
+// which its owner closes). Nothing half-written is saved: a summary is
+// saved whole or not at all. The window still works after Close, writing
+// its summaries in the foreground.
+func (w *Window) Close(ctx context.Context) error {
+	w.closed.Store(true)
+	var err error
+	if w.background == nil {
+		w.poolOnce.Do(func() {}) // no pool is started after this
+		if w.pool != nil {
+			err = w.pool.Close(ctx)
+		}
+	}
+	for _, j := range w.jobs.take(nil) {
+		w.drop(j, "closed")
+	}
+	return err
+}
