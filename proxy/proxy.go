@@ -55,16 +55,16 @@ import (
 const (
 	// DefaultUpstream is the OpenAI API.
 	DefaultUpstream = "https://api.openai.com/v1"
-	// DefaultMaxBodyBytes is the largest chat completions request body
-	// accepted: 32 MiB.
+	// DefaultMaxBodyBytes is the largest body accepted for a wire API
+	// abridge processes: 32 MiB.
 	DefaultMaxBodyBytes = 32 << 20
 	// DefaultTimeout bounds one proxied request, from its arrival to the
 	// end of the upstream's answer.
 	DefaultTimeout = 10 * time.Minute
-	// DefaultBodyMemory bounds the bytes of the chat completions bodies
-	// held at once: 256 MiB.
+	// DefaultBodyMemory bounds the memory the bodies abridge processes,
+	// and their processing, take at once: 256 MiB.
 	DefaultBodyMemory = 256 << 20
-	// DefaultBodyTimeout bounds the arrival of a chat completions body,
+	// DefaultBodyTimeout bounds the arrival of a body abridge processes,
 	// from the request's arrival.
 	DefaultBodyTimeout = time.Minute
 )
@@ -94,9 +94,10 @@ type Options struct {
 	Compactor openaimw.Compactor
 	// Transport sends requests upstream. Nil means http.DefaultTransport.
 	Transport http.RoundTripper
-	// MaxBodyBytes is the largest chat completions body accepted; a larger
-	// one is answered 413. 0 means DefaultMaxBodyBytes. Other requests
-	// stream through without a limit.
+	// MaxBodyBytes is the largest body accepted for a wire API abridge
+	// processes (Chat Completions, Responses, Messages); a larger one is
+	// answered 413 naming ABRIDGE_SERVE_MAX_BODY_MB. 0 means
+	// DefaultMaxBodyBytes. Other requests stream through without a limit.
 	MaxBodyBytes int64
 	// BodyMemory bounds the memory the bodies of the requests abridge
 	// processes take at once: each body counts twice its bytes as they
@@ -112,7 +113,7 @@ type Options struct {
 	// answered 413. 0 means DefaultBodyMemory, -1 no bound; a bound below
 	// twice MaxBodyBytes is raised to it.
 	BodyMemory int64
-	// BodyTimeout bounds the arrival of a chat completions body, from the
+	// BodyTimeout bounds the arrival of a body abridge processes, from the
 	// request's arrival: a body still arriving after it is answered 408,
 	// and the connection stops reading (where the server allows: an
 	// http.Server's does). 0 means DefaultBodyTimeout; never more than
