@@ -164,9 +164,10 @@ type Config struct {
 	// ServeMaxBodyMB is the largest chat completions body abridge serve
 	// accepts, in MiB, 1 to 1024. Default 32.
 	ServeMaxBodyMB int `env:"SERVE_MAX_BODY_MB" envDefault:"32"`
-	// ServeBodyMemoryMB bounds the memory held by the chat completions
-	// bodies abridge serve reads at once, in MiB, 1 to 65536 (raised to
-	// ServeMaxBodyMB when smaller). Default 256.
+	// ServeBodyMemoryMB bounds the memory the request bodies abridge
+	// serve processes take at once, with what processing them takes, in
+	// MiB, 1 to 65536 (raised to twice ServeMaxBodyMB when smaller).
+	// Default 256.
 	ServeBodyMemoryMB int `env:"SERVE_BODY_MEMORY_MB" envDefault:"256"`
 	// ServeTimeout bounds one request through abridge serve, summaries
 	// and the upstream's answer included. Default 10m.

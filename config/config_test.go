@@ -255,7 +255,7 @@ func TestInvalid(t *testing.T) {
 		{"ABRIDGE_SERVE_ADDR", "localhost:70000", `ABRIDGE_SERVE_ADDR="localhost:70000": not HOST:PORT; accepted: HOST:PORT, the port from 0 to 65535 (0: any free port; an empty HOST: every interface)`},
 		{"ABRIDGE_SERVE_MAX_BODY_MB", "0", `ABRIDGE_SERVE_MAX_BODY_MB="0": out of range; accepted: an integer from 1 to 1024`},
 		{"ABRIDGE_SERVE_MAX_BODY_MB", "2048", `ABRIDGE_SERVE_MAX_BODY_MB="2048": out of range; accepted: an integer from 1 to 1024`},
-		{"ABRIDGE_SERVE_BODY_MEMORY_MB", "0", `ABRIDGE_SERVE_BODY_MEMORY_MB="0": out of range; accepted: an integer from 1 to 65536 (raised to ABRIDGE_SERVE_MAX_BODY_MB when smaller)`},
+		{"ABRIDGE_SERVE_BODY_MEMORY_MB", "0", `ABRIDGE_SERVE_BODY_MEMORY_MB="0": out of range; accepted: an integer from 1 to 65536 (raised to twice ABRIDGE_SERVE_MAX_BODY_MB when smaller)`},
 		{"ABRIDGE_SERVE_TIMEOUT", "0s", `ABRIDGE_SERVE_TIMEOUT="0s": out of range; accepted: a positive duration with a unit (90s, 10m)`},
 		{"ABRIDGE_SERVE_SHUTDOWN_TIMEOUT", "30", `ABRIDGE_SERVE_SHUTDOWN_TIMEOUT="30": not a duration; accepted: a positive duration with a unit (30s, 2m)`},
 		{"ABRIDGE_SERVE_SUMMARIZE_FOR", "anyone", `ABRIDGE_SERVE_SUMMARIZE_FOR="anyone": unknown value; accepted: accepted, credential or all`},

@@ -374,7 +374,7 @@ var variables = []variable{
 	{
 		Variable: Variable{
 			Group: GroupServe, Name: Prefix + "SERVE_MAX_BODY_MB", Default: "32", Accepted: "an integer from 1 to 1024",
-			Description: "Largest chat completions request body abridge serve accepts, in MiB; a larger one is answered 413 and sent nowhere.",
+			Description: "Largest request body abridge serve accepts for an API it processes (Chat Completions, Responses, Messages), in MiB; a larger one is answered 413 naming this variable and sent nowhere.",
 		},
 		field: "ServeMaxBodyMB", kind: "an integer", problem: outOfRange,
 		valid: func(c *Config) bool { return c.ServeMaxBodyMB >= 1 && c.ServeMaxBodyMB <= 1024 },
@@ -382,8 +382,8 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Group: GroupServe, Name: Prefix + "SERVE_BODY_MEMORY_MB", Default: "256", Accepted: "an integer from 1 to 65536 (raised to ABRIDGE_SERVE_MAX_BODY_MB when smaller)",
-			Description: "Most memory, in MiB, that the chat completions bodies abridge serve holds at once may take, counted as they arrive (a body must arrive within a minute, else 408); a body that would pass it waits for others to finish, and is answered 503 if none does before its minute is up.",
+			Group: GroupServe, Name: Prefix + "SERVE_BODY_MEMORY_MB", Default: "256", Accepted: "an integer from 1 to 65536 (raised to twice ABRIDGE_SERVE_MAX_BODY_MB when smaller)",
+			Description: "Most memory, in MiB, that the request bodies abridge serve processes may take at once: each body twice its bytes as they arrive (a body must arrive within a minute, else 408), then what decoding and processing it take, from its bytes and its JSON tokens (about 4 bytes a byte and 1,000 a token). A body waits for room until its minute is up, then gets 503; a request that finds no more room once it holds some gets 503 at once; one that would need more than the whole budget (a history of a million tiny messages) gets 413 naming this variable.",
 		},
 		field: "ServeBodyMemoryMB", kind: "an integer", problem: outOfRange,
 		valid: func(c *Config) bool { return c.ServeBodyMemoryMB >= 1 && c.ServeBodyMemoryMB <= 65536 },

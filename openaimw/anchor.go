@@ -3,7 +3,6 @@ package openaimw
 import (
 	"sync"
 
-	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -17,9 +16,8 @@ const DefaultAnchors = 4096
 // characters alone (see processor.EstimateTokens, as abridge's agent
 // does). A conversation is found by its content: the history the client
 // sent with a request, hashed once a request (each message by the digest
-// of its content, which the cache keeps beside it); its next request
-// holds that history, the provider's answer to it (a response), and what
-// the client added since. The key covers the client's history, the request's API and
+// of its content); its next request holds that history, the provider's
+// answer to it (a response), and what the client added since. The key covers the client's history, the request's API and
 // model, and the conversation header's id, if any. Entries are a few
 // bytes each (no message is kept), the least recently used is dropped
 // first, and it is safe for concurrent use.
@@ -63,11 +61,8 @@ type conversation struct {
 // keys hashes history, with the request's wire API and model and the
 // conversation header's id (or ""): a conversation's usage anchors its
 // next request in the same API, to the same model. Each message counts by
-// its content's digest, digest(i) for history[i] (nil means wire.Digest of
-// the message): the middleware takes them from the body, which keeps the
-// digest of each message its cache gave beside it, so that a request
-// hashes only the messages it is the first to send, not its whole history.
-func (a *anchors) keys(api, model, id string, history []processor.Message, digest func(int) uint64) conversation {
+// its content's digest.
+func (a *anchors) keys(api, model, id string, history []processor.Message) conversation {
 	c := conversation{last: -1}
 	for i := len(history) - 1; i > 0; i-- {
 		if history[i].Kind == processor.Response {
@@ -75,7 +70,7 @@ func (a *anchors) keys(api, model, id string, history []processor.Message, diges
 			break
 		}
 	}
-	var h wire.Hasher
+	var h hasher
 	h.Text(api)
 	h.Text(model)
 	h.Text(id)
@@ -83,13 +78,7 @@ func (a *anchors) keys(api, model, id string, history []processor.Message, diges
 		if i == c.last {
 			c.before = keyOf(h, i)
 		}
-		var d uint64
-		if digest != nil {
-			d = digest(i)
-		} else {
-			d = wire.Digest(history[i])
-		}
-		h.Num(d)
+		h.Num(digest(history[i]))
 	}
 	c.whole = keyOf(h, len(history))
 	return c
@@ -185,7 +174,7 @@ func anchored(history []processor.Message) bool {
 // keyOf returns a conversation's key: what h was fed (the request's API,
 // model and id, then the digest of each message's content) and the
 // number of messages, n. h is a copy: the caller's goes on.
-func keyOf(h wire.Hasher, n int) uint64 {
+func keyOf(h hasher, n int) uint64 {
 	h.Num(uint64(n) | 1<<63)
 	return h.Sum()
 }

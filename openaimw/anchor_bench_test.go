@@ -16,7 +16,7 @@ import (
 // 120-message tool-using conversation in each API ("keys": the one hash
 // of its history; "keys+anchor": that, the lookup and the response's new
 // usage),
-// beside decoding the same request with no cache ("decode"):
+// beside decoding the same request ("decode"):
 //
 //	go test ./openaimw -run '^$' -bench BenchmarkAnchor -benchmem -count 6
 func BenchmarkAnchor(b *testing.B) {

@@ -10,15 +10,15 @@ func NewTestAnchors(n int) TestAnchors { return TestAnchors{newAnchors(n)} }
 
 // Keys hashes history.
 func (t TestAnchors) Keys(history []processor.Message) {
-	t.a.keys("chat", "gpt-test", "", history, nil)
+	t.a.keys("chat", "gpt-test", "", history)
 }
 
 // Anchor hashes history and anchors its last response.
 func (t TestAnchors) Anchor(history []processor.Message) bool {
-	return t.a.anchor(history, t.a.keys("chat", "gpt-test", "", history, nil))
+	return t.a.anchor(history, t.a.keys("chat", "gpt-test", "", history))
 }
 
 // Put remembers u for a request of history that forwarded it whole.
 func (t TestAnchors) Put(history []processor.Message, u processor.Usage) {
-	t.a.put(t.a.keys("chat", "gpt-test", "", history, nil).whole, len(history), u)
+	t.a.put(t.a.keys("chat", "gpt-test", "", history).whole, len(history), u)
 }

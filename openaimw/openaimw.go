@@ -125,12 +125,6 @@ type Options struct {
 	// OnEvent, when set, is called synchronously with each [Event]. It must
 	// be safe for concurrent use.
 	OnEvent func(ctx context.Context, e Event)
-	// CacheBytes bounds the memory of the messages the middleware
-	// remembers having decoded, so that the history an app sends again
-	// with every request is decoded once, not once a request (a message
-	// is taken from it only when its bytes are the very ones decoded).
-	// 0 means 64 MiB; -1 turns the cache off.
-	CacheBytes int
 	// Anchors bounds the number of conversations whose last reported
 	// usage the middleware remembers, to anchor their next request's
 	// token estimate on it (see [Event.Anchored]): the provider's input
@@ -143,6 +137,43 @@ type Options struct {
 	// costs about a hundred bytes. 0 means DefaultAnchors (4096); -1 turns
 	// anchoring off.
 	Anchors int
+	// Reserve, when set, is called for each request the middleware
+	// processes once its body has been read and checked, before its
+	// history is decoded, with the bytes of memory decoding and
+	// processing it may take beyond the body itself (see
+	// [ProcessingMemory]). It returns a function the middleware calls to
+	// give them back once the request has been sent and the answer's
+	// headers have come back (the history is no longer held then), or an
+	// error: the request is then not processed, and the error is returned
+	// from the round trip. A proxy bounds its memory with it; nil means
+	// no bound.
+	Reserve func(ctx context.Context, bytes int64) (release func(), err error)
+}
+
+// Memory that decoding and processing a request may take, beyond the
+// body as it was read (twice its bytes for a body a server received: the
+// pieces it arrived in and the slice they were joined into), by the bytes
+// of the body and its JSON tokens: what the middleware allocates, with the
+// trimmer and the window (the digest writing the summary), on bodies of
+// every shape in every API, as BenchmarkProcessingMemory measures it
+// (TestProcessingMemory holds the estimate to it), with a margin. Long
+// texts take about 2 bytes a byte (their strings decoded, with the room
+// decoding grows them in); a 120-message tool conversation about 900
+// bytes a token beyond its bytes' share in Responses, 540 to 590 in Chat
+// and Messages, most of it the digest reading the shell commands of the
+// messages it summarizes; one-letter messages 106 (Chat) to 279
+// (Messages) bytes a token, 5 tokens a message.
+const (
+	memoryPerByte  = 4
+	memoryPerToken = 1000
+)
+
+// ProcessingMemory returns the bytes of memory the middleware may take to
+// decode and process a request body of bodyBytes bytes whose history holds
+// tokens JSON tokens (counted by the codec's Parse before it decodes them),
+// beyond the body as it was read: what it passes to Options.Reserve.
+func ProcessingMemory(bodyBytes, tokens int) int64 {
+	return memoryPerByte*int64(bodyBytes) + memoryPerToken*int64(tokens)
 }
 
 // EventType tells what an Event reports.
@@ -296,7 +327,7 @@ func New(chain processor.Processor, opts Options) Middleware {
 		logger = zap.NewNop()
 	}
 	m := &mw{chain: chain, compactor: opts.Compactor, required: processor.IsRequired(chain),
-		log: logger, onEvent: opts.OnEvent, caches: map[string]*wire.Cache{}}
+		log: logger, onEvent: opts.OnEvent, reserve: opts.Reserve}
 	if m.compactor == nil {
 		m.compactor, _ = processor.Last[Compactor](chain)
 	}
@@ -305,11 +336,6 @@ func New(chain processor.Processor, opts Options) Middleware {
 		m.anchors = newAnchors(DefaultAnchors)
 	case opts.Anchors > 0:
 		m.anchors = newAnchors(opts.Anchors)
-	}
-	if opts.CacheBytes >= 0 {
-		for _, c := range wire.Codecs() {
-			m.caches[c.API()] = wire.NewCache(opts.CacheBytes)
-		}
 	}
 	return m.handle
 }
@@ -320,8 +346,8 @@ type mw struct {
 	required  bool // the chain holds a required processor: it fails closed
 	log       *zap.Logger
 	onEvent   func(context.Context, Event)
-	caches    map[string]*wire.Cache // by API; none when empty
-	anchors   *anchors               // nil: no anchoring
+	anchors   *anchors // nil: no anchoring
+	reserve   func(context.Context, int64) (func(), error)
 }
 
 // IsChatCompletions reports whether req is a POST to a path ending in
@@ -369,15 +395,31 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		}
 		return m.reject(ctx, req, codec, nil, err), nil
 	}
-	recv, err := readBody(req)
+	data, err := readBody(req)
 	if err != nil {
 		return nil, fmt.Errorf("abridge: read request body: %w", err)
 	}
-	// The body's buffer goes back to its pool once this request is done
-	// with it and every reader of what is sent upstream is closed.
-	defer recv.release()
-	data := recv.data
-	body, err := codec.Parse(data, m.caches[codec.API()])
+	// The body is checked and its tokens counted, then the memory its
+	// processing takes is reserved, and only then is it decoded.
+	release := func() {}
+	defer func() { release() }()
+	var reserve func(int) error
+	var reserved error
+	if m.reserve != nil {
+		reserve = func(tokens int) error {
+			free, err := m.reserve(ctx, ProcessingMemory(len(data), tokens))
+			if err != nil {
+				reserved = err
+				return err
+			}
+			release = free
+			return nil
+		}
+	}
+	body, err := codec.Parse(data, reserve)
+	if reserved != nil {
+		return nil, fmt.Errorf("abridge: %w", reserved)
+	}
 	if err != nil {
 		return m.reject(ctx, req, codec, body, err), nil
 	}
@@ -388,24 +430,21 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		// The history is on the provider's side: nothing to process.
 		m.emit(ctx, Event{Type: EventStored, API: codec.API(), Model: body.Model, Stream: body.Stream,
 			MessagesBefore: len(body.Messages), Duration: time.Since(start)})
-		return m.send(ctx, req, header, codec, body.Model, recv, net.Buffers{data}, nil, next)
+		return m.send(ctx, req, header, codec, body.Model, net.Buffers{data}, nil, next)
 	}
 	in, prefill := splitPrefill(body.Messages)
-	if err := processor.Validate(in); err != nil {
-		return m.reject(ctx, req, codec, body, err), nil
-	}
-	if err := codec.Validate(in, in); err != nil {
+	if err := body.Check(in); err != nil {
 		return m.reject(ctx, req, codec, body, err), nil
 	}
 	var conv conversation
 	if m.anchors != nil {
 		// The history's last response takes the usage reported for the
 		// request it answers; the window's token trigger counts from it.
-		conv = m.anchors.keys(codec.API(), body.Model, id, in, body.Digest)
+		conv = m.anchors.keys(codec.API(), body.Model, id, in)
 		m.anchors.anchor(in, conv)
 	}
 	ev := Event{Type: EventProcessed, API: codec.API(), Model: body.Model, Stream: body.Stream,
-		MessagesBefore: len(body.Messages), TokensBefore: body.Tokens()}
+		MessagesBefore: len(body.Messages), TokensBefore: processor.ContentTokens(body.Messages)}
 	out, err := m.chain.Process(ctx, in)
 	if err == nil {
 		err = codec.Validate(in, out)
@@ -448,7 +487,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	}
 	m.emit(ctx, ev)
 
-	resp, err := m.send(ctx, req, header, codec, body.Model, recv, sent, track, next)
+	resp, err := m.send(ctx, req, header, codec, body.Model, sent, track, next)
 	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
 		return resp, err
 	}
@@ -456,7 +495,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err != nil || !overflow {
 		return resp, err
 	}
-	return m.retry(ctx, req, header, recv, body, out, prefill, track, resp, next)
+	return m.retry(ctx, req, header, codec, body, out, prefill, track, resp, next)
 }
 
 // sentRequest is what the middleware sent for a request: the history's
@@ -482,11 +521,11 @@ func newSentRequest(conv conversation, out, prefill []processor.Message, remembe
 		anchored: anchored(out), remember: remember}
 }
 
-// send sends the request with body on (pieces of recv, the body received,
-// and of the cache), and watches the answer for the usage the provider
-// reports for sent (nil for a request sent unprocessed).
-func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, model string, recv *received, body net.Buffers, sent *sentRequest, next Next) (*http.Response, error) {
-	resp, err := next(withBody(ctx, req, header, recv, body))
+// send sends the request with body on, and watches the answer for the
+// usage the provider reports for sent (nil for a request sent
+// unprocessed).
+func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, model string, body net.Buffers, sent *sentRequest, next Next) (*http.Response, error) {
+	resp, err := next(withBody(ctx, req, header, body))
 	if err == nil {
 		m.watchUsage(ctx, codec, model, sent, resp)
 	}
@@ -496,8 +535,7 @@ func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, co
 // retry compacts out after the provider answered resp, a context
 // overflow, and sends the request (out, then prefill) once more when that
 // made it smaller; otherwise it returns resp.
-func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, recv *received, body *wire.Body, out, prefill []processor.Message, first *sentRequest, resp *http.Response, next Next) (*http.Response, error) {
-	codec := body.Codec()
+func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, body *wire.Body, out, prefill []processor.Message, first *sentRequest, resp *http.Response, next Next) (*http.Response, error) {
 	ev := Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
 		MessagesBefore: len(out), TokensBefore: processor.ContentTokens(out)}
 	start := time.Now()
@@ -538,7 +576,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, r
 		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
-	return m.send(ctx, req, header, codec, body.Model, recv, sent, newSentRequest(first.conv, smaller, prefill, first.remember), next)
+	return m.send(ctx, req, header, codec, body.Model, sent, newSentRequest(first.conv, smaller, prefill, first.remember), next)
 }
 
 // splitPrefill parts a history that ends with an assistant prefill (a

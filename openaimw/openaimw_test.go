@@ -237,14 +237,14 @@ func TestRejected(t *testing.T) {
 		header                 http.Header
 		status                 int // 0: 400
 	}{
-		{name: "not JSON", body: `{"model": "m", "messages": [`, code: openaimw.CodeInvalidJSON, says: "not a JSON object"},
+		{name: "not JSON", body: `{"model": "m", "messages": [`, code: openaimw.CodeInvalidJSON, says: "not a valid JSON object"},
 		{name: "brace after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]}}`, code: openaimw.CodeInvalidJSON, says: "after the object"},
 		{name: "bracket after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]}]`, code: openaimw.CodeInvalidJSON, says: "after the object"},
 		{name: "letter after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]} x`, code: openaimw.CodeInvalidJSON, says: "after the object"},
 		{name: "NUL after the object", body: "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\x00", code: openaimw.CodeInvalidJSON, says: "after the object"},
 		{name: "gzip", body: "\x1f\x8b\x08\x00", header: http.Header{"Content-Encoding": {"gzip"}},
 			code: openaimw.CodeUnsupportedEncoding, says: "Content-Encoding: gzip", status: http.StatusUnsupportedMediaType},
-		{name: "array", body: `[1, 2]`, code: openaimw.CodeInvalidJSON, says: "not a JSON object"},
+		{name: "array", body: `[1, 2]`, code: openaimw.CodeInvalidJSON, says: "not a valid JSON object"},
 		{name: "no messages", body: `{"model": "m"}`, code: openaimw.CodeMissingMessages, says: `no "messages" field`},
 		{name: "empty messages", body: `{"model": "m", "messages": []}`, code: openaimw.CodeMissingMessages, says: `"messages" is empty`},
 		{name: "bad role", body: `{"model": "m", "messages": [{"role": "wizard", "content": "hi"}]}`, code: openaimw.CodeInvalidMessage, says: "wizard"},
@@ -591,7 +591,7 @@ func TestBodyGrowsAsItArrives(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mw := openaimw.New(nil, openaimw.Options{CacheBytes: -1})
+			mw := openaimw.New(nil, openaimw.Options{})
 			req, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", strings.NewReader(body))
 			if err != nil {
 				t.Fatal(err)

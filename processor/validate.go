@@ -19,7 +19,9 @@ import (
 //
 // The error wraps one of the sentinel errors ([ErrEmptyHistory],
 // [ErrNoFinalRequest], [ErrOrphanToolReturn], [ErrUnansweredToolCall],
-// [ErrMalformed]) and names the index of the offending message.
+// [ErrMalformed]); but for ErrEmptyHistory it is a [*HistoryError] naming
+// the offending message (for an unanswered call, the message holding the
+// call).
 func Validate(history []Message) error {
 	if len(history) == 0 {
 		return ErrEmptyHistory
@@ -37,18 +39,18 @@ func Validate(history []Message) error {
 		switch m.Kind {
 		case Response:
 			if len(open) > 0 {
-				return unanswered(history, i, openAt, open[0])
+				return unanswered(history, openAt, open[0])
 			}
 			answering = false
 			for j, p := range m.Parts {
 				switch p := p.(type) {
 				case ToolCall:
 					if p.ToolCallID == "" {
-						return fmt.Errorf("message %d part %d: tool call %q without an ID: %w", i, j, p.ToolName, ErrMalformed)
+						return at(i, j, fmt.Errorf("tool call %q without an ID: %w", p.ToolName, ErrMalformed))
 					}
 					for _, id := range open {
 						if id == p.ToolCallID {
-							return fmt.Errorf("message %d part %d: duplicate tool call ID %q: %w", i, j, p.ToolCallID, ErrMalformed)
+							return at(i, j, fmt.Errorf("duplicate tool call ID %q: %w", p.ToolCallID, ErrMalformed))
 						}
 					}
 					open = append(open, p.ToolCallID)
@@ -56,19 +58,19 @@ func Validate(history []Message) error {
 					openAt = i
 				case Text, Thinking, Opaque:
 				default:
-					return fmt.Errorf("message %d part %d: %s part in a response: %w", i, j, partKind(p), ErrMalformed)
+					return at(i, j, fmt.Errorf("%s part in a response: %w", partKind(p), ErrMalformed))
 				}
 			}
 		case Request:
 			if len(m.Parts) == 0 {
-				return fmt.Errorf("message %d: request without parts: %w", i, ErrMalformed)
+				return at(i, -1, fmt.Errorf("request without parts: %w", ErrMalformed))
 			}
 			for j, p := range m.Parts {
 				var id string
 				switch p := p.(type) {
 				case ToolReturn:
 					if p.ToolCallID == "" {
-						return fmt.Errorf("message %d part %d: tool return (%s) without a call ID: %w", i, j, p.ToolName, ErrMalformed)
+						return at(i, j, fmt.Errorf("tool return (%s) without a call ID: %w", p.ToolName, ErrMalformed))
 					}
 					id = p.ToolCallID
 				case RetryPrompt:
@@ -80,11 +82,11 @@ func Validate(history []Message) error {
 					// a call nor ends the answers.
 					continue
 				default:
-					return fmt.Errorf("message %d part %d: %s part in a request: %w", i, j, partKind(p), ErrMalformed)
+					return at(i, j, fmt.Errorf("%s part in a request: %w", partKind(p), ErrMalformed))
 				}
 				if id == "" {
 					if len(open) > 0 {
-						return unanswered(history, i, openAt, open[0])
+						return unanswered(history, openAt, open[0])
 					}
 					answering = false
 					continue
@@ -99,36 +101,56 @@ func Validate(history []Message) error {
 					}
 				}
 				if k < 0 {
-					return fmt.Errorf("message %d part %d: return for call %q: %w", i, j, id, ErrOrphanToolReturn)
+					return at(i, j, fmt.Errorf("return for call %q: %w", id, ErrOrphanToolReturn))
 				}
 				open = append(open[:k], open[k+1:]...)
 			}
 		default:
-			return fmt.Errorf("message %d: unknown kind %v: %w", i, m.Kind, ErrMalformed)
+			return at(i, -1, fmt.Errorf("unknown kind %v: %w", m.Kind, ErrMalformed))
 		}
 	}
 	if len(open) > 0 {
-		return unanswered(history, openAt, openAt, open[0])
+		return unanswered(history, openAt, open[0])
 	}
 	if history[len(history)-1].Kind != Request {
-		return fmt.Errorf("message %d: %w", len(history)-1, ErrNoFinalRequest)
+		return at(len(history)-1, -1, ErrNoFinalRequest)
 	}
 	return nil
 }
 
-// unanswered reports call id of message at as unanswered when message i is
-// reached (i == at when the history ended first).
-func unanswered(history []Message, i, at int, id string) error {
-	name := ""
-	for _, c := range history[at].ToolCalls() {
-		if c.ToolCallID == id {
-			name = c.ToolName
+// A HistoryError is an error about one message of a history, as
+// [Validate] returns it: the message's index, the index of the part at
+// fault (-1 when it is the message as a whole) and what is wrong. A host
+// that read the history from a request names the position as the request
+// has it.
+type HistoryError struct {
+	Index, Part int
+	Err         error
+}
+
+// Error returns "message I: …", or "message I part P: …".
+func (e *HistoryError) Error() string {
+	if e.Part < 0 {
+		return fmt.Sprintf("message %d: %v", e.Index, e.Err)
+	}
+	return fmt.Sprintf("message %d part %d: %v", e.Index, e.Part, e.Err)
+}
+
+// Unwrap returns what is wrong.
+func (e *HistoryError) Unwrap() error { return e.Err }
+
+// at returns err about part j (-1: none) of message i.
+func at(i, j int, err error) error { return &HistoryError{Index: i, Part: j, Err: err} }
+
+// unanswered reports call id of message i as unanswered by the requests
+// right after it.
+func unanswered(history []Message, i int, id string) error {
+	for j, p := range history[i].Parts {
+		if c, ok := p.(ToolCall); ok && c.ToolCallID == id {
+			return at(i, j, fmt.Errorf("call %q (%s) not answered by the requests right after it: %w", id, c.ToolName, ErrUnansweredToolCall))
 		}
 	}
-	if i == at {
-		return fmt.Errorf("message %d: call %q (%s): %w", at, id, name, ErrUnansweredToolCall)
-	}
-	return fmt.Errorf("message %d: call %q (%s) of message %d: %w", i, id, name, at, ErrUnansweredToolCall)
+	return at(i, -1, fmt.Errorf("call %q not answered by the requests right after it: %w", id, ErrUnansweredToolCall))
 }
 
 func partKind(p Part) string {

@@ -3,8 +3,8 @@ package processor_test
 import (
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,14 +49,12 @@ var sentinels = map[string]error{
 }
 
 // verdict is what a test compares of a validation error: which sentinel it
-// matches (with errors.Is) and the message index it names first, -1 when
-// none.
+// matches (with errors.Is) and the index of the message it is about (a
+// *HistoryError's), -1 when none.
 type verdict struct {
 	Sentinel string
 	Index    int
 }
-
-var messageIndex = regexp.MustCompile(`message (\d+)`)
 
 func verdictOf(err error) verdict {
 	if err == nil {
@@ -68,8 +66,12 @@ func verdictOf(err error) verdict {
 			v.Sentinel = name
 		}
 	}
-	if m := messageIndex.FindStringSubmatch(err.Error()); m != nil {
-		v.Index, _ = strconv.Atoi(m[1])
+	var he *processor.HistoryError
+	if errors.As(err, &he) {
+		v.Index = he.Index
+		if want := "message " + strconv.Itoa(he.Index); !strings.HasPrefix(err.Error(), want) {
+			v.Sentinel += ", not saying " + want + ": " + err.Error()
+		}
 	}
 	return v
 }
@@ -99,10 +101,11 @@ func TestValidate(t *testing.T) {
 		{"return answered twice", []processor.Message{user, call("a"), rets("a"), rets("a")}, verdict{"ErrOrphanToolReturn", 3}},
 		{"return for another ID", []processor.Message{user, call("a"), rets("b")}, verdict{"ErrOrphanToolReturn", 2}},
 		{"retry prompt for an unknown call", []processor.Message{user, text, processor.NewRequest(processor.RetryPrompt{ToolCallID: "x"})}, verdict{"ErrOrphanToolReturn", 2}},
-		{"return after user content", []processor.Message{user, call("a"), processor.NewRequest(processor.UserPrompt{Content: "x"}, ret("a"))}, verdict{"ErrUnansweredToolCall", 2}},
-		{"call unanswered before the next response", []processor.Message{user, call("a"), text, user}, verdict{"ErrUnansweredToolCall", 2}},
+		// An unanswered call is named by the message holding it.
+		{"return after user content", []processor.Message{user, call("a"), processor.NewRequest(processor.UserPrompt{Content: "x"}, ret("a"))}, verdict{"ErrUnansweredToolCall", 1}},
+		{"call unanswered before the next response", []processor.Message{user, call("a"), text, user}, verdict{"ErrUnansweredToolCall", 1}},
 		{"call unanswered at the end", []processor.Message{user, call("a")}, verdict{"ErrUnansweredToolCall", 1}},
-		{"one of two calls answered", []processor.Message{user, call("a", "b"), rets("a"), user}, verdict{"ErrUnansweredToolCall", 3}},
+		{"one of two calls answered", []processor.Message{user, call("a", "b"), rets("a"), user}, verdict{"ErrUnansweredToolCall", 1}},
 		{"unknown kind", []processor.Message{{Parts: []processor.Part{processor.UserPrompt{Content: "x"}}}}, verdict{"ErrMalformed", 0}},
 		{"request without parts", []processor.Message{user, text, processor.NewRequest()}, verdict{"ErrMalformed", 2}},
 		{"response part in a request", []processor.Message{processor.NewRequest(processor.Text{Content: "x"})}, verdict{"ErrMalformed", 0}},

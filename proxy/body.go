@@ -3,97 +3,71 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
-// Errors a chat completions body read ends with, besides the client's
-// own: the proxy answers them 503 and 408.
+// Errors a processed body's read ends with, besides the client's own: the
+// proxy answers them 503 and 408.
 var (
-	// errBusy: the bodies in flight hold the proxy's whole budget, and
-	// none released enough of it before the body's deadline.
-	errBusy = errors.New("the proxy holds as many request bodies as it may")
+	// errBusy: the requests in flight hold the proxy's memory budget: a
+	// body's first bytes found no room before its deadline, or a request
+	// holding some found no more free.
+	errBusy = errors.New("the proxy holds as many request bodies as its memory budget allows")
 	// errBodyTimeout: the body did not arrive before its deadline.
 	errBodyTimeout = errors.New("request body not received in time")
 )
+
+// A memoryError is why a request is refused 413: its body and what
+// processing it takes would never fit in the proxy's memory budget.
+type memoryError struct{ need, budget int64 }
+
+func (e *memoryError) Error() string {
+	return fmt.Sprintf("this request would take about %s of memory (its body and what decoding and processing its history take), more than the proxy's whole budget of %s: raise %s (BodyMemory), or send a shorter history",
+		size(e.need), size(e.budget), envBodyMemory)
+}
+
+// size returns n bytes as a count of bytes, and of MiB from 1 MiB.
+func size(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d bytes (%.1f MiB)", n, float64(n)/(1<<20))
+}
 
 // readChunk is the most of a body read at once: the budget is taken for
 // it before the read and what the read did not fill is given back.
 const readChunk = 64 << 10
 
-// budget bounds the bytes of the chat completions bodies the proxy holds
-// at once. A nil *budget bounds nothing.
-type budget struct {
-	mu   sync.Mutex
-	free int64
-	wake chan struct{} // closed, and replaced, whenever bytes are released
-}
-
-func newBudget(limit int64) *budget {
-	if limit <= 0 {
-		return nil
-	}
-	return &budget{free: limit, wake: make(chan struct{})}
-}
-
-// acquire takes up to n bytes of the budget, as many as are free, waiting
-// while none is, until ctx ends (its error) or deadline passes (errBusy).
-// It returns how many it took.
-func (b *budget) acquire(ctx context.Context, n int64, deadline time.Time) (int64, error) {
-	if b == nil {
-		return n, nil
-	}
-	var timeout <-chan time.Time
-	for {
-		b.mu.Lock()
-		if b.free > 0 {
-			got := min(n, b.free)
-			b.free -= got
-			b.mu.Unlock()
-			return got, nil
-		}
-		wake := b.wake
-		b.mu.Unlock()
-		if timeout == nil {
-			t := time.NewTimer(time.Until(deadline))
-			defer t.Stop()
-			timeout = t.C
-		}
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-timeout:
-			return 0, errBusy
-		}
-	}
-}
-
-// release gives n bytes back.
-func (b *budget) release(n int64) {
-	if b == nil || n == 0 {
-		return
-	}
-	b.mu.Lock()
-	b.free += n
-	close(b.wake)
-	b.wake = make(chan struct{})
-	b.mu.Unlock()
-}
-
-// bodyReader reads a chat completions body within the proxy's budget and
-// before its deadline: each read takes from the budget what it may fill
-// (at most readChunk, and no more than is free; it waits while nothing
-// is) and gives back what it did not fill, so the bytes a request holds
-// are what arrived; they are released by free, once the request is
-// served. A read past the deadline fails with errBodyTimeout.
+// bodyReader reads a processed request's body within the proxy's memory
+// budget and before its deadline. Each read takes from the budget twice
+// what it may fill (at most readChunk): the middleware holds a body it
+// receives twice for an instant, in the pieces it arrives in and in the
+// slice they are joined into. It gives back what the read did not fill,
+// so what a request holds is twice the bytes that arrived; free gives it
+// back once the request is served. A request waits for the budget only
+// while it holds none of it (until its deadline, then errBusy), and
+// starts once there is room for its whole body (as its length declares,
+// not holding it: a client that announces much and sends little holds
+// little); once it holds some, it takes more only if it is free at once,
+// else its read fails with errBusy. No request waits while holding what
+// another waits for. A read past the deadline fails with errBodyTimeout.
+// What the body costs once it has arrived is taken by reserve.
 type bodyReader struct {
-	body     io.ReadCloser
-	ctx      context.Context
-	budget   *budget
+	body   io.ReadCloser
+	budget *semaphore.Weighted // nil: no bound
+	chunk  int64               // the most read, and taken twice, at once
+	// declared is the body's declared length (-1: none), whole what it
+	// will hold then, arrived how much of it has.
+	declared, whole, arrived int64
+	// wait ends at the body's deadline or with the client's request.
+	wait     context.Context
+	stop     context.CancelFunc
 	deadline time.Time
 	rc       *http.ResponseController // to lift the connection's read deadline at the end
 	held     int64
@@ -103,17 +77,26 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return r.body.Read(p)
 	}
-	if len(p) > readChunk {
-		p = p[:readChunk]
+	size := min(int64(len(p)), r.chunk)
+	if r.declared >= 0 {
+		// Once the declared bytes have arrived, the read finds the end
+		// (the server reads no further): there is nothing to take.
+		size = max(min(size, r.declared-r.arrived), 1)
 	}
-	got, err := r.budget.acquire(r.ctx, int64(len(p)), r.deadline)
-	if err != nil {
-		return 0, err
+	p = p[:size]
+	take := 2 * size
+	if r.declared >= 0 && r.arrived == r.declared {
+		take = 0
 	}
-	p = p[:got]
+	if r.budget != nil && take > 0 {
+		if err := r.take(take); err != nil {
+			return 0, err
+		}
+	}
 	n, err := r.body.Read(p)
-	r.budget.release(int64(len(p) - n))
-	r.held += int64(n)
+	r.give(take - 2*int64(n))
+	r.held += 2 * int64(n)
+	r.arrived += int64(n)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded) || (err != nil && !time.Now().Before(r.deadline)):
 		return n, errBodyTimeout
@@ -127,21 +110,78 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 
 func (r *bodyReader) Close() error { return r.body.Close() }
 
+// take takes n bytes of the budget: while the request holds none, once
+// there is room for what its whole body will hold (twice its declared
+// length, when it has one), waiting for it until the body's deadline
+// (then errBusy); else only if they are free at once (else errBusy).
+func (r *bodyReader) take(n int64) error {
+	if r.held > 0 {
+		if !r.budget.TryAcquire(n) {
+			return errBusy
+		}
+		return nil
+	}
+	room := max(n, r.whole)
+	if err := r.budget.Acquire(r.wait, room); err != nil {
+		if errors.Is(context.Cause(r.wait), errBusy) {
+			return errBusy
+		}
+		return err
+	}
+	r.give(room - n)
+	return nil
+}
+
+// give gives n bytes back to the budget.
+func (r *bodyReader) give(n int64) {
+	if r.budget != nil && n > 0 {
+		r.budget.Release(n)
+	}
+}
+
 // free gives back the bytes the request held.
 func (r *bodyReader) free() {
-	r.budget.release(r.held)
+	r.stop()
+	r.give(r.held)
 	r.held = 0
 }
 
-// limitBody puts r's body behind the proxy's limits: at most maxBody
+// reserve takes n bytes of the memory budget for processing the request
+// ctx is for, beside what its body holds (openaimw.Options.Reserve), as
+// the body takes more of it (see bodyReader.take); it refuses with a
+// *memoryError what would not fit in the whole budget.
+func (p *Proxy) reserve(ctx context.Context, n int64) (func(), error) {
+	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	if p.bodies == nil || ex == nil || ex.body == nil {
+		return func() {}, nil
+	}
+	body := ex.body
+	if need := body.held + n; need > p.memory {
+		return nil, &memoryError{need: need, budget: p.memory}
+	}
+	if err := body.take(n); err != nil {
+		return nil, err
+	}
+	return func() { p.bodies.Release(n) }, nil
+}
+
+// limitBody puts r's body behind the proxy's limits: at most p.maxBody
 // bytes (a larger body fails with *http.MaxBytesError), read before
-// deadline, within the budget. The body's connection stops reading at
+// deadline, within p's budget. The body's connection stops reading at
 // deadline where w allows it (an http.Server's does). Call free on the
 // result once the request is served.
-func limitBody(w http.ResponseWriter, r *http.Request, maxBody int64, b *budget, deadline time.Time) *bodyReader {
+func (p *Proxy) limitBody(w http.ResponseWriter, r *http.Request, deadline time.Time) *bodyReader {
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(deadline) // not every ResponseWriter can: then the request's context bounds the wait
-	br := &bodyReader{body: http.MaxBytesReader(w, r.Body, maxBody), ctx: r.Context(), budget: b, deadline: deadline, rc: rc}
+	_ = rc.SetReadDeadline(deadline) // not every ResponseWriter can: then the wait for the budget is bounded
+	wait, stop := context.WithDeadlineCause(r.Context(), deadline, errBusy)
+	br := &bodyReader{body: http.MaxBytesReader(w, r.Body, p.maxBody), budget: p.bodies, chunk: readChunk,
+		declared: r.ContentLength, wait: wait, stop: stop, deadline: deadline, rc: rc}
+	if p.bodies != nil {
+		// A quarter of the budget at most, so that a lone request can
+		// always take its next read.
+		br.chunk = min(readChunk, p.memory/4)
+		br.whole = min(2*max(r.ContentLength, 0), p.memory)
+	}
 	r.Body = br
 	return br
 }

@@ -98,17 +98,18 @@ func TestStalledBodies(t *testing.T) {
 	}
 }
 
-// TestBodyMemory checks the bound on the bytes of bodies in flight: while
-// one request holds most of it (its body read, its answer slow), a body
-// that does not fit waits, and is answered 503 with Retry-After at its
-// deadline; a small one fits beside it; once the first is served, the
-// large one goes through.
+// TestBodyMemory checks the bound on the memory of bodies in flight, each
+// counted with what processing it takes (openaimw.ProcessingMemory: in
+// all, about 6 times a body of one long text): while one request holds most of it
+// (its body read, its answer slow), a body that does not fit waits, and is
+// answered 503 with Retry-After at its deadline; a small one fits beside
+// it; once the first is served, the large one goes through.
 func TestBodyMemory(t *testing.T) {
 	bigBody := func(n int) string {
 		return `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", n) + `"}]}`
 	}
 	up := &openaitest.Upstream{Latency: 1500 * time.Millisecond}
-	base := bodyProxy(t, up, proxy.Options{MaxBodyBytes: 1 << 20, BodyMemory: 1 << 20, BodyTimeout: 400 * time.Millisecond})
+	base := bodyProxy(t, up, proxy.Options{MaxBodyBytes: 1 << 20, BodyMemory: 5 << 20, BodyTimeout: 400 * time.Millisecond})
 	post := func(body string) (int, http.Header) {
 		resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
 		if err != nil {
@@ -123,7 +124,7 @@ func TestBodyMemory(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if got, _ := post(bigBody(800 << 10)); got != http.StatusOK {
+		if got, _ := post(bigBody(700 << 10)); got != http.StatusOK {
 			t.Errorf("first request: status %d, want 200", got)
 		}
 	}()
@@ -239,10 +240,10 @@ func TestAnswerCutOff(t *testing.T) {
 }
 
 // TestSmallBodyMemory checks that a bound smaller than one read still
-// lets a body through: a chunked body (its length unknown) under a
-// 1 KiB bound.
+// lets a body through: a chunked body (its length unknown) under an 8 KiB
+// bound.
 func TestSmallBodyMemory(t *testing.T) {
-	base := bodyProxy(t, &openaitest.Upstream{}, proxy.Options{MaxBodyBytes: 1 << 10, BodyMemory: 1 << 10, BodyTimeout: time.Second})
+	base := bodyProxy(t, &openaitest.Upstream{}, proxy.Options{MaxBodyBytes: 1 << 10, BodyMemory: 8 << 10, BodyTimeout: time.Second})
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
 	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", io.NopCloser(strings.NewReader(body))) // no length: chunked
 	resp, err := http.DefaultClient.Do(req)

@@ -56,5 +56,5 @@ func Example() {
 	post(`{"model":"gpt-4.1-mini","messages":[{"role":"tool","tool_call_id":"call_1","content":"42"}]}`)
 	// Output:
 	// 200 {"choices":[{"message":{"role":"assistant","content":"received 7 messages"}}]}
-	// 400 {"error":{"message":"abridge: message 0 part 0: return for call \"call_1\": tool return without a matching tool call","type":"invalid_request_error","param":"messages","code":"invalid_history"}}
+	// 400 {"error":{"message":"abridge: message 0: return for call \"call_1\": tool return without a matching tool call","type":"invalid_request_error","param":"messages","code":"invalid_history"}}
 }

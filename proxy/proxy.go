@@ -15,14 +15,15 @@
 //
 // A request abridge cannot process (not JSON, no messages, an invalid
 // history, too large, a path a decoding server would resolve elsewhere, a
-// body that does not arrive in time or finds no room under the bound on
-// the bodies held at once) is answered with an OpenAI-shaped error and
-// sent nowhere; a summarizer that fails never fails the request (the window
-// falls back to its digest). Processors that fail send the request as the
-// client wrote it, unless the chain holds one marked processor.Required:
-// then the request is answered 500 processing_failed and sent nowhere (see
-// openaimw, "Failing open, or closed"). Each answer to a processed request says in
-// Abridge-* headers what abridge did (see HeaderTokens), and, with
+// body that does not arrive in time, or that finds no room under the
+// bound on the memory bodies and their processing take at once) is
+// answered with an error in its API's shape and sent nowhere; a
+// summarizer that fails never fails the request (the window falls back to
+// its digest). Processors that fail send the request as the client wrote
+// it, unless the chain holds one marked processor.Required: then the
+// request is answered 500 processing_failed and sent nowhere (see
+// openaimw, "Failing open, or closed"). Each answer to a processed request
+// says in Abridge-* headers what abridge did (see HeaderTokens), and, with
 // [Receipts], names the receipt of the compaction its history carries.
 // Mount the handler on a server of your own, or run abridge serve, which
 // adds /healthz, /metrics, the summary store and the receipts on the
@@ -45,6 +46,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/internal/wire"
@@ -56,16 +58,16 @@ import (
 const (
 	// DefaultUpstream is the OpenAI API.
 	DefaultUpstream = "https://api.openai.com/v1"
-	// DefaultMaxBodyBytes is the largest chat completions request body
-	// accepted: 32 MiB.
+	// DefaultMaxBodyBytes is the largest body accepted for a wire API
+	// abridge processes: 32 MiB.
 	DefaultMaxBodyBytes = 32 << 20
 	// DefaultTimeout bounds one proxied request, from its arrival to the
 	// end of the upstream's answer.
 	DefaultTimeout = 10 * time.Minute
-	// DefaultBodyMemory bounds the bytes of the chat completions bodies
-	// held at once: 256 MiB.
+	// DefaultBodyMemory bounds the memory the bodies abridge processes,
+	// and their processing, take at once: 256 MiB.
 	DefaultBodyMemory = 256 << 20
-	// DefaultBodyTimeout bounds the arrival of a chat completions body,
+	// DefaultBodyTimeout bounds the arrival of a body abridge processes,
 	// from the request's arrival.
 	DefaultBodyTimeout = time.Minute
 )
@@ -95,18 +97,26 @@ type Options struct {
 	Compactor openaimw.Compactor
 	// Transport sends requests upstream. Nil means http.DefaultTransport.
 	Transport http.RoundTripper
-	// MaxBodyBytes is the largest chat completions body accepted; a larger
-	// one is answered 413. 0 means DefaultMaxBodyBytes. Other requests
-	// stream through without a limit.
+	// MaxBodyBytes is the largest body accepted for a wire API abridge
+	// processes (Chat Completions, Responses, Messages); a larger one is
+	// answered 413 naming ABRIDGE_SERVE_MAX_BODY_MB. 0 means
+	// DefaultMaxBodyBytes. Other requests stream through without a limit.
 	MaxBodyBytes int64
-	// BodyMemory bounds the bytes of the chat completions bodies held at
-	// once, counted as they arrive (a body is held until its request is
-	// served). A body that needs more waits for others to finish, until
-	// its deadline (BodyTimeout), and is then answered 503. 0 means
-	// DefaultBodyMemory, -1 no bound; a bound below MaxBodyBytes is
-	// raised to it.
+	// BodyMemory bounds the memory the bodies of the requests abridge
+	// processes take at once: each body counts twice its bytes as they
+	// arrive (it is read in pieces, then joined into one slice), then,
+	// once it has arrived and before it is decoded, what decoding and
+	// processing it take (openaimw.ProcessingMemory, from its bytes and
+	// its JSON tokens), all held until its request is served. A request
+	// waits for the first bytes of its body to fit, until its body's
+	// deadline (BodyTimeout), and is then answered 503; once it holds
+	// some of the bound, a request that needs more than is free is
+	// answered 503 at once (so that no request waits holding what another
+	// waits for); one that would need more than the whole bound is
+	// answered 413. 0 means DefaultBodyMemory, -1 no bound; a bound below
+	// twice MaxBodyBytes is raised to it.
 	BodyMemory int64
-	// BodyTimeout bounds the arrival of a chat completions body, from the
+	// BodyTimeout bounds the arrival of a body abridge processes, from the
 	// request's arrival: a body still arriving after it is answered 408,
 	// and the connection stops reading (where the server allows: an
 	// http.Server's does). 0 means DefaultBodyTimeout; never more than
@@ -128,9 +138,6 @@ type Options struct {
 	// completions request (see openaimw.Event), synchronously; it must be
 	// safe for concurrent use.
 	OnEvent func(ctx context.Context, e openaimw.Event)
-	// CacheBytes bounds the middleware's cache of decoded messages (see
-	// openaimw.Options.CacheBytes): 0 means 64 MiB, -1 none.
-	CacheBytes int
 	// Receipts, when set, records a receipt of every compaction and a
 	// record of every processed request, and names the receipt of the
 	// compaction a forwarded history carries in its answer's
@@ -140,9 +147,11 @@ type Options struct {
 
 // Proxy is the proxy's http.Handler. It is safe for concurrent use.
 type Proxy struct {
-	rp          *httputil.ReverseProxy
-	maxBody     int64
-	bodies      *budget
+	rp      *httputil.ReverseProxy
+	maxBody int64
+	// bodies holds the memory budget, of memory bytes (nil: no bound).
+	bodies      *semaphore.Weighted
+	memory      int64
 	bodyTimeout time.Duration
 	timeout     time.Duration
 	log         *zap.Logger
@@ -171,9 +180,12 @@ func New(opts Options) *Proxy {
 	p.bodyTimeout = min(p.bodyTimeout, p.timeout)
 	switch memory := opts.BodyMemory; {
 	case memory == 0:
-		p.bodies = newBudget(max(DefaultBodyMemory, p.maxBody))
+		p.memory = max(DefaultBodyMemory, 2*p.maxBody)
 	case memory > 0:
-		p.bodies = newBudget(max(memory, p.maxBody))
+		p.memory = max(memory, 2*p.maxBody)
+	}
+	if p.memory > 0 {
+		p.bodies = semaphore.NewWeighted(p.memory)
 	}
 	if p.log == nil {
 		p.log = zap.NewNop()
@@ -200,10 +212,10 @@ func New(opts Options) *Proxy {
 		chain = p.receipts.chain(chain)
 	}
 	mw := openaimw.New(chain, openaimw.Options{
-		Compactor:  opts.Compactor,
-		Logger:     p.log,
-		OnEvent:    p.event,
-		CacheBytes: opts.CacheBytes,
+		Compactor: opts.Compactor,
+		Logger:    p.log,
+		OnEvent:   p.event,
+		Reserve:   p.reserve,
 	})
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -259,6 +271,8 @@ type exchange struct {
 	// found before the answer's status was sent on becomes the request's
 	// failure (see Proxy.error); one found after stays here.
 	cut string
+	// body is the processed request's body, behind the proxy's limits.
+	body *bodyReader
 	// trail is what the receipts learn of the request (nil without
 	// Options.Receipts).
 	trail *trail
@@ -296,8 +310,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.refuse(rec, r, ex, tooLarge(p.maxBody))
 			return
 		}
-		body := limitBody(rec, r, p.maxBody, p.bodies, start.Add(p.bodyTimeout))
-		defer body.free()
+		ex.body = p.limitBody(rec, r, start.Add(p.bodyTimeout))
+		defer ex.body.free()
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
 	defer cancel()
@@ -335,9 +349,9 @@ func checkPath(u *url.URL) error {
 const (
 	CodeUnknownPath     = "unknown_path"         // 404: a path outside Prefix
 	CodeInvalidPath     = "invalid_path"         // 400: see checkPath
-	CodeTooLarge        = "request_too_large"    // 413: a body over MaxBodyBytes
+	CodeTooLarge        = "request_too_large"    // 413: a body over MaxBodyBytes, or whose processing would not fit in BodyMemory
 	CodeRequestTimeout  = "request_timeout"      // 408: a body not received before BodyTimeout
-	CodeBusy            = "server_busy"          // 503: no room under BodyMemory before the body's deadline
+	CodeBusy            = "server_busy"          // 503: no room under BodyMemory: before the body's deadline, or at once for a request holding some
 	CodeUpstreamTimeout = "upstream_timeout"     // 504: no complete answer within Timeout
 	CodeProcessTimeout  = "processing_timeout"   // 504: Timeout passed before abridge had sent the request
 	CodeUnreachable     = "upstream_unreachable" // 502: no answer from the upstream
@@ -373,9 +387,17 @@ func writeError(w http.ResponseWriter, r *http.Request, e apierror.Error) {
 	_, _ = w.Write(body)
 }
 
+// The settings of abridge serve the proxy's limits come from, which its
+// answers name.
+const (
+	envMaxBody    = "ABRIDGE_SERVE_MAX_BODY_MB"
+	envBodyMemory = "ABRIDGE_SERVE_BODY_MEMORY_MB"
+)
+
 func tooLarge(limit int64) apierror.Error {
 	return apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: apierror.TypeInvalidRequest, Code: CodeTooLarge,
-		Message: fmt.Sprintf("abridge: request body larger than %d bytes, the proxy's limit", limit)}
+		Message: fmt.Sprintf("abridge: request body larger than %s, the proxy's limit: raise %s (MaxBodyBytes) to accept it",
+			size(limit), envMaxBody)}
 }
 
 // event records the middleware's events for the request's log line and
@@ -502,6 +524,7 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 	ex, _ := r.Context().Value(exchangeKey{}).(*exchange)
 	var tooBig *http.MaxBytesError
 	var e apierror.Error
+	var tooMuch *memoryError
 	switch {
 	case errors.Is(err, errAnswerCut) && ex != nil:
 		// Counted and logged as it broke off (watchedBody); the client
@@ -524,13 +547,16 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	case errors.As(err, &tooBig):
 		e = tooLarge(tooBig.Limit)
+	case errors.As(err, &tooMuch):
+		e = apierror.Error{Status: http.StatusRequestEntityTooLarge, Type: apierror.TypeInvalidRequest, Code: CodeTooLarge,
+			Message: "abridge: " + tooMuch.Error()}
 	case errors.Is(err, errBodyTimeout):
 		e = apierror.Error{Status: http.StatusRequestTimeout, Type: apierror.TypeInvalidRequest, Code: CodeRequestTimeout,
 			Message: fmt.Sprintf("abridge: request body not received within %s", p.bodyTimeout)}
 	case errors.Is(err, errBusy):
 		w.Header().Set("Retry-After", "1")
 		e = apierror.Error{Status: http.StatusServiceUnavailable, Type: apierror.TypeServer, Code: CodeBusy,
-			Message: fmt.Sprintf("abridge: %s; try again (waited %s)", errBusy, p.bodyTimeout)}
+			Message: fmt.Sprintf("abridge: %s (%s, BodyMemory); try again", errBusy, envBodyMemory)}
 	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil && openaimw.API(r) != "" && ex != nil && ex.event == nil:
 		// The time ran out in abridge's processing (a summary): nothing
 		// reached the upstream.

@@ -258,7 +258,7 @@ func TestRejected(t *testing.T) {
 		status     int
 		code, says string
 	}{
-		{"not JSON", "model=m", false, 400, openaimw.CodeInvalidJSON, "not a JSON object"},
+		{"not JSON", "model=m", false, 400, openaimw.CodeInvalidJSON, "not a valid JSON object"},
 		{"no messages", `{"model":"m","prompt":"hi"}`, false, 400, openaimw.CodeMissingMessages, `no "messages"`},
 		{"messages not an array", `{"model":"m","messages":{"role":"user"}}`, false, 400, openaimw.CodeMissingMessages, "not an array"},
 		{"message without role", `{"model":"m","messages":[{"content":"hi"}]}`, false, 400, openaimw.CodeInvalidMessage, "message 0"},
@@ -266,8 +266,8 @@ func TestRejected(t *testing.T) {
 		{"empty messages", `{"model":"m","messages":[]}`, false, 400, openaimw.CodeMissingMessages, `"messages" is empty`},
 		{"ends with two answers", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yes"},{"role":"assistant","content":"no"}]}`, false, 400,
 			openaimw.CodeInvalidHistory, "does not end with a request"},
-		{"too large", big, false, 413, "request_too_large", "1024 bytes"},
-		{"too large, chunked", big, true, 413, "request_too_large", "1024 bytes"},
+		{"too large", big, false, 413, "request_too_large", "1024 bytes, the proxy's limit: raise ABRIDGE_SERVE_MAX_BODY_MB"},
+		{"too large, chunked", big, true, 413, "request_too_large", "1024 bytes, the proxy's limit: raise ABRIDGE_SERVE_MAX_BODY_MB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -109,9 +109,10 @@ SameSite=Strict cookie; others get 401. No key or token is ever shown.
 
 GET /healthz answers 200 while the proxy serves; GET /metrics gives the
 Prometheus metrics (OpenMetrics when the client asks for it); other methods
-get 405. A chat body must arrive within a minute (else 408), and the bodies
-held at once take at most ABRIDGE_SERVE_BODY_MEMORY_MB (past it a body
-waits, then gets 503). ABRIDGE_SUMMARY_TIMEOUT must be shorter than
+get 405. A body must arrive within a minute (else 408), and the bodies
+held at once, with what processing them takes, take at most
+ABRIDGE_SERVE_BODY_MEMORY_MB (past it a request gets 503; one that would
+need more than all of it, 413). ABRIDGE_SUMMARY_TIMEOUT must be shorter than
 ABRIDGE_SERVE_TIMEOUT. SIGTERM or Ctrl-C stops it after the requests in flight
 have finished (ABRIDGE_SERVE_SHUTDOWN_TIMEOUT at most). Logs go to stderr at
 ABRIDGE_LOG_LEVEL (info unless set), a line per request (method, path,

@@ -29,10 +29,9 @@ type aloneResult struct {
 
 // replayAlone sends every request of convs, one at a time, passes times
 // over, through the openai-go middleware on chain (its window as the
-// load run left it, a new cache of decoded messages that a first pass,
-// not counted, fills, as the run filled the proxy's), to a next that
-// answers at once,
-// and times encoding/json decoding the same body right after. Under load
+// load run left it, after a first pass, not counted), to a next that
+// answers at once, and times encoding/json decoding the same body right
+// after. Under load
 // on a few cores the percentiles of both are mostly the scheduler's; alone
 // they compare like with like. A request that writes a summary in a pass
 // (it waits for the summarizer's model) counts in none.

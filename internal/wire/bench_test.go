@@ -13,36 +13,22 @@ import (
 	"github.com/abridge-go/abridge/processors/trimtools"
 )
 
-// BenchmarkParse reads the largest transcript as a request body: with the
-// scanner (Parse; Cache.Parse when every message is in the cache, as when
-// a conversation's next request comes; With and Buffers writing it back
-// with one message replaced, as after a compaction), and with
-// encoding/json through package model (model.FromJSON of its messages),
-// the decoding the replay's fresh mode and the proxy's load figures
-// measure against.
+// BenchmarkParse reads the largest transcript as a request body (Parse;
+// With and Buffers writing it back with one message replaced, as after a
+// compaction), and with encoding/json through package model
+// (model.FromJSON of its messages), the decoding the replay's fresh mode
+// measures against.
 func BenchmarkParse(b *testing.B) {
 	data := requestBody(b, transcripts.Largest(b))
 	b.Run("wire.Parse", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := Parse(data); err != nil {
+			if _, err := Chat.Parse(data, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	b.Run("Cache.Parse", func(b *testing.B) {
-		c := NewCache(0)
-		if _, err := c.Parse(data); err != nil {
-			b.Fatal(err)
-		}
-		b.SetBytes(int64(len(data)))
-		for b.Loop() {
-			if _, err := c.Parse(data); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	body, err := Parse(data)
+	body, err := Chat.Parse(data, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,7 +37,7 @@ func BenchmarkParse(b *testing.B) {
 	b.Run("wire.With", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := body.With(out); err != nil {
+			if _, err := with(body, out); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -76,13 +62,10 @@ func BenchmarkParse(b *testing.B) {
 }
 
 // BenchmarkCodecs reads the last request recorded from each agent (Codex:
-// Responses, Claude Code: Messages, 16 tool rounds) with its codec (and
-// through a cache holding every message, as when a conversation's next
-// request comes), writes
+// Responses, Claude Code: Messages, 16 tool rounds) with its codec, writes
 // it back unchanged, with one message replaced and with every old tool
-// output trimmed (without a cache and through one), and decodes it with
-// encoding/json into generic values, the baseline a decoder of the whole
-// body costs.
+// output trimmed, and decodes it with encoding/json into generic values,
+// the baseline a decoder of the whole body costs.
 func BenchmarkCodecs(b *testing.B) {
 	for _, c := range []Codec{Responses, Messages} {
 		data, err := os.ReadFile(filepath.Join("testdata", "recorded", recorded[c.API()], "request_16.json"))
@@ -103,18 +86,6 @@ func BenchmarkCodecs(b *testing.B) {
 				}
 			}
 		})
-		b.Run(c.API()+"/Parse-cached", func(b *testing.B) {
-			cache := NewCache(0)
-			if _, err := c.Parse(data, cache); err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(int64(len(data)))
-			for b.Loop() {
-				if _, err := c.Parse(data, cache); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 		b.Run(c.API()+"/Buffers", func(b *testing.B) {
 			for b.Loop() {
 				if _, err := body.Buffers(out); err != nil {
@@ -124,7 +95,7 @@ func BenchmarkCodecs(b *testing.B) {
 		})
 		// Every old tool output trimmed, as the trimmer does on every
 		// request: each rewritten as the client's item or block with its
-		// output replaced; through a cache, as the next request's are.
+		// output replaced.
 		trimmed, err := trimtools.New(trimtools.Options{MaxChars: trimtools.MinMaxChars}).Process(context.Background(), body.Messages)
 		if err != nil {
 			b.Fatal(err)
@@ -132,21 +103,6 @@ func BenchmarkCodecs(b *testing.B) {
 		b.Run(c.API()+"/Buffers-trimmed", func(b *testing.B) {
 			for b.Loop() {
 				if _, err := body.Buffers(trimmed); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(c.API()+"/Buffers-trimmed-cached", func(b *testing.B) {
-			cache := NewCache(0)
-			cb, err := c.Parse(data, cache)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := cb.Buffers(trimmed); err != nil {
-				b.Fatal(err)
-			}
-			for b.Loop() {
-				if _, err := cb.Buffers(trimmed); err != nil {
 					b.Fatal(err)
 				}
 			}

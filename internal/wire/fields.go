@@ -2,10 +2,16 @@ package wire
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -13,153 +19,235 @@ import (
 // span is a JSON value's byte range in a body.
 type span struct{ start, end int }
 
-// topFields reads a body's top-level object and returns the byte range of
-// the value of each key of want found in it. A key of want given twice is
-// refused: a reader taking the first and one taking the last would see
-// different requests.
-func topFields(data []byte, want ...string) (map[string]span, error) {
-	if found, ok := scanFields(data, want); ok {
-		return found, nil
-	}
-	// encoding/json reads what the scanner did not, or says what is wrong.
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return nil, ErrNotJSON
-	}
-	found := map[string]span{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrNotJSON, err)
-		}
-		key, _ := t.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrNotJSON, err)
-		}
-		end := int(dec.InputOffset())
-		for _, w := range want {
-			if w != key {
-				continue
-			}
-			if _, dup := found[key]; dup {
-				return nil, fmt.Errorf("%w: %q given twice", ErrNotJSON, key)
-			}
-			found[key] = span{end - len(raw), end}
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNotJSON, err)
-	}
-	// Only white space may follow the object (Token skips what it cannot
-	// read as one, so it cannot say).
-	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the object", ErrNotJSON, len(rest))
-	}
-	return found, nil
+// decoder returns a jsontext decoder reading data where it is (a
+// bytes.Buffer is read without a copy and never written to).
+func decoder(data []byte, opts ...jsontext.Options) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewBuffer(data), opts...)
 }
 
-// scanFields is topFields on the package's scanner, which reports false
-// for any body it does not take (a key of want given twice included).
-func scanFields(data []byte, want []string) (map[string]span, bool) {
-	s := scanner{data: data}
-	if !s.eat('{') {
-		return nil, false
+// checked is the decoding of a part of a body topFields read whole: what
+// it checked (valid UTF-8, no member named twice) is not checked again.
+func checked() jsontext.Options {
+	return jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+}
+
+// unmarshal decodes raw, a part of a body topFields read whole, into v.
+func unmarshal(raw []byte, v any) error {
+	return jsonv2.Unmarshal(raw, v, checked())
+}
+
+// notJSON wraps what jsontext said of a body that is not one JSON object.
+func notJSON(err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
 	}
-	found := map[string]span{}
-	if !s.eat('}') {
-		for {
-			raw, esc, ok := s.str()
-			if !ok || !s.eat(':') {
-				return nil, false
-			}
-			key := unquote(raw, esc)
-			s.ws()
-			start := s.pos
-			if !s.skip(1) {
-				return nil, false
-			}
-			if slices.Contains(want, key) {
-				if _, dup := found[key]; dup {
-					return nil, false
-				}
-				found[key] = span{start, s.pos}
-			}
-			if s.eat(',') {
-				continue
-			}
-			if !s.eat('}') {
-				return nil, false
-			}
-			break
+	return fmt.Errorf("%w: %w", ErrNotJSON, err)
+}
+
+// fields is what readObject found of an object: the byte range of the
+// value of each key it was asked for and, when the value of its list key
+// is an array, the byte ranges of the array's elements (nil else) and,
+// when it counted them, the JSON tokens they hold, the ends of objects
+// and arrays apart.
+type fields struct {
+	spans  map[string]span
+	items  []span
+	tokens int
+}
+
+// topFields reads data, a whole body, as one JSON object (checking it:
+// else an error wrapping ErrNotJSON), and returns what readObject finds
+// of it, the tokens of the list counted, and one for each other value
+// found.
+func topFields(data []byte, list string, want ...string) (fields, error) {
+	dec := decoder(data)
+	if k := dec.PeekKind(); k != '{' {
+		if _, err := dec.ReadToken(); err != nil {
+			return fields{}, notJSON(err)
+		}
+		return fields{}, fmt.Errorf("%w: it is %s", ErrNotJSON, kindName(k))
+	}
+	f, err := readObject(dec, true, list, want...)
+	if err != nil {
+		return fields{}, notJSON(err)
+	}
+	if end := dec.InputOffset(); !errors.Is(dec.SkipValue(), io.EOF) {
+		return fields{}, fmt.Errorf("%w: bytes after the object, from offset %d", ErrNotJSON, end)
+	}
+	f.tokens += len(f.spans)
+	return f, nil
+}
+
+// parseTop starts the Parse of codec: it reads data's top level (see
+// topFields: the history's field list, the fields want, "model" and
+// "stream"), gives reserve the tokens counted, and returns a Body with
+// its model, stream and, when the history's field is an array, its range
+// and elements (an error when it is empty, or missing and needed).
+func parseTop(data []byte, codec Codec, hist history, reserve func(int) error, list string, want ...string) (*Body, fields, error) {
+	f, err := topFields(data, list, append(want, "model", "stream")...)
+	if err != nil {
+		return nil, f, err
+	}
+	if reserve != nil {
+		if err := reserve(f.tokens); err != nil {
+			return nil, f, err
 		}
 	}
-	s.ws()
-	return found, s.pos == len(data)
+	b := &Body{data: data, codec: codec, hist: hist}
+	b.header(f.spans)
+	v, ok := f.spans[list]
+	switch {
+	case !ok:
+		return nil, f, fmt.Errorf(`%w: no %q field`, ErrNoMessages, list)
+	case f.items != nil && len(f.items) == 0:
+		return nil, f, fmt.Errorf(`%w: %q is empty`, ErrNoMessages, list)
+	}
+	b.start, b.end = v.start, v.end
+	b.raws = make([]json.RawMessage, 0, len(f.items))
+	return b, f, nil
+}
+
+// readObject reads the object at dec's position: see fields. count tells
+// whether to count the tokens of the list's elements.
+func readObject(dec *jsontext.Decoder, count bool, list string, want ...string) (fields, error) {
+	f := fields{spans: map[string]span{}}
+	if _, err := dec.ReadToken(); err != nil {
+		return f, err
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return f, err
+		}
+		key := name.String()
+		var v span
+		switch {
+		case key == list && dec.PeekKind() == '[':
+			v, f.items, f.tokens, err = arrayElements(dec, count)
+		case key == list || slices.Contains(want, key):
+			var raw jsontext.Value
+			raw, err = dec.ReadValue()
+			v.end = int(dec.InputOffset())
+			v.start = v.end - len(raw)
+		default:
+			err = dec.SkipValue()
+		}
+		if err != nil {
+			return f, err
+		}
+		if key == list || slices.Contains(want, key) {
+			f.spans[key] = v
+		}
+	}
+	_, err := dec.ReadToken() // the closing brace
+	return f, err
+}
+
+// arrayElements reads the array at dec's position: its byte range, those
+// of its elements and, when count is set, the tokens they hold.
+func arrayElements(dec *jsontext.Decoder, count bool) (v span, items []span, tokens int, err error) {
+	if _, err := dec.ReadToken(); err != nil {
+		return v, nil, 0, err
+	}
+	v.start = int(dec.InputOffset()) - 1
+	depth := dec.StackDepth()
+	items = []span{}
+	for dec.PeekKind() != ']' {
+		var e span
+		if k := dec.PeekKind(); count && (k == '{' || k == '[') {
+			// Token by token, to the end of the element.
+			for first := true; first || dec.StackDepth() > depth; first = false {
+				tok, err := dec.ReadToken()
+				if err != nil {
+					return v, nil, 0, err
+				}
+				if first {
+					e.start = int(dec.InputOffset()) - 1
+				}
+				if k := tok.Kind(); k != '}' && k != ']' {
+					tokens++
+				}
+			}
+			e.end = int(dec.InputOffset())
+		} else {
+			raw, err := dec.ReadValue()
+			if err != nil {
+				return v, nil, 0, err
+			}
+			e.end = int(dec.InputOffset())
+			e.start = e.end - len(raw)
+			tokens++
+		}
+		items = append(items, e)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return v, nil, 0, err
+	}
+	v.end = int(dec.InputOffset())
+	return v, items, tokens, nil
 }
 
 // elements returns the byte ranges of the values of the JSON array at v
 // in data.
 func elements(data []byte, v span) ([]span, error) {
-	if out, ok := scanElements(data, v); ok {
-		return out, nil
+	dec := decoder(data[v.start:v.end])
+	if dec.PeekKind() != '[' {
+		return nil, errors.New("not an array")
 	}
-	dec := json.NewDecoder(bytes.NewReader(data[v.start:v.end]))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, fmt.Errorf("not an array")
+	_, items, _, err := arrayElements(dec, false)
+	for i := range items {
+		items[i].start += v.start
+		items[i].end += v.start
 	}
-	var out []span
-	for dec.More() {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
-		end := v.start + int(dec.InputOffset())
-		out = append(out, span{end - len(raw), end})
-	}
-	return out, nil
+	return items, err
 }
 
-// scanElements is elements on the package's scanner, which reports false
-// for any array it does not take.
-func scanElements(data []byte, v span) ([]span, bool) {
-	s := scanner{data: data[:v.end], pos: v.start}
-	if !s.eat('[') {
-		return nil, false
+// textOrRaw is a field most often a string (a content, a tool output): a
+// string is decoded as it is read, anything else kept as its JSON
+// (encoding/json/v2 calls UnmarshalJSONFrom), nil when the field is
+// absent.
+type textOrRaw struct {
+	text   string
+	isText bool
+	raw    jsontext.Value
+}
+
+// UnmarshalJSONFrom reads the field's value.
+func (t *textOrRaw) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '"' {
+		v, err := dec.ReadValue()
+		t.raw = bytes.Clone(v) // valid until the next read only
+		return err
 	}
-	out := []span{}
-	if s.eat(']') {
-		return out, true
+	tok, err := dec.ReadToken()
+	if err == nil {
+		t.text, t.isText = tok.String(), true
 	}
-	for {
-		s.ws()
-		start := s.pos
-		if !s.skip(1) {
-			return nil, false
-		}
-		out = append(out, span{start, s.pos})
-		if s.eat(',') {
-			continue
-		}
-		return out, s.eat(']')
+	return err
+}
+
+// kind returns the kind of the field's value, 0 when it is absent.
+func (t textOrRaw) kind() jsontext.Kind {
+	if t.isText {
+		return '"'
 	}
+	return t.raw.Kind()
+}
+
+// decodeObject decodes raw, a message or an item, into v, or says it is
+// not an object.
+func decodeObject(raw []byte, v any) error {
+	if k := jsontext.Value(raw).Kind(); k != '{' {
+		return fmt.Errorf("%s, not an object", kindName(k))
+	}
+	return unmarshal(raw, v)
 }
 
 // stringValue returns the text of the JSON string at v, or ok false when
 // the value is not a string.
 func stringValue(data []byte, v span) (string, bool) {
-	if v.start >= v.end || data[v.start] != '"' {
-		return "", false // not a string, told without reading it through
-	}
-	// The scanner reads most strings; one it leaves (see scanner) is
-	// read by encoding/json.
-	sc := scanner{data: data[v.start:v.end]}
-	if raw, esc, ok := sc.str(); ok && sc.pos == len(sc.data) {
-		return unquote(raw, esc), true
-	}
 	var s string
-	if json.Unmarshal(data[v.start:v.end], &s) != nil {
+	if v.start >= v.end || data[v.start] != '"' || unmarshal(data[v.start:v.end], &s) != nil {
 		return "", false
 	}
 	return s, true
@@ -171,13 +259,7 @@ func (b *Body) header(fs map[string]span) {
 		b.Model, _ = stringValue(b.data, v)
 	}
 	if v, ok := fs["stream"]; ok {
-		switch string(b.data[v.start:v.end]) {
-		case "true":
-			b.Stream = true
-		case "false":
-		default:
-			_ = json.Unmarshal(b.data[v.start:v.end], &b.Stream)
-		}
+		b.Stream = string(b.data[v.start:v.end]) == "true"
 	}
 }
 
@@ -191,6 +273,20 @@ func appendJSON(dst []byte, v any) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+}
+
+// textPart is a text part written anew: Chat's and Anthropic's text
+// content.
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// appendString appends s as a JSON string (invalid UTF-8 replaced by
+// U+FFFD).
+func appendString(dst []byte, s string) []byte {
+	out, _ := jsontext.AppendQuote(dst, s)
+	return out
 }
 
 // validJSON returns s as a raw JSON value when it is one, else the empty
@@ -242,107 +338,5 @@ func readUsage(data []byte) *usageFields {
 	if json.Unmarshal(data, &r) != nil {
 		return nil
 	}
-	for _, u := range []*usageFields{r.Usage, r.Response.Usage, r.Message.Usage} {
-		if u != nil {
-			return u
-		}
-	}
-	return nil
-}
-
-// histItem is one element of a body's history array: its byte range and,
-// when the cache had its bytes, the cache's entry (kept small: a history
-// has one for each of its messages, on every request).
-type histItem struct {
-	span
-	e *cached // the cache's entry, nil when the cache did not have it
-}
-
-// scanHistory is scanFields that also returns the elements of the value
-// of the key hist when it is an array. An element whose bytes the cache
-// holds (compared in full: bytes that were read as valid JSON before) is
-// found by its brackets and strings alone and not read again; every other
-// byte of the body is checked as scanFields checks it. It reports false
-// where scanFields would, and then the caller reads the body with
-// topFields and elements.
-func scanHistory(data []byte, want []string, hist string, cache *Cache) (map[string]span, []histItem, bool) {
-	s := scanner{data: data}
-	if !s.eat('{') {
-		return nil, nil, false
-	}
-	found := map[string]span{}
-	var items []histItem
-	if !s.eat('}') {
-		for {
-			raw, esc, ok := s.str()
-			if !ok || !s.eat(':') {
-				return nil, nil, false
-			}
-			key := unquote(raw, esc)
-			s.ws()
-			start := s.pos
-			if key == hist && s.peek() == '[' {
-				if items, ok = s.elements(cache); !ok {
-					return nil, nil, false
-				}
-			} else if !s.skip(1) {
-				return nil, nil, false
-			}
-			if slices.Contains(want, key) {
-				if _, dup := found[key]; dup {
-					return nil, nil, false
-				}
-				found[key] = span{start, s.pos}
-			}
-			if s.eat(',') {
-				continue
-			}
-			if !s.eat('}') {
-				return nil, nil, false
-			}
-			break
-		}
-	}
-	s.ws()
-	return found, items, s.pos == len(data)
-}
-
-// spanItems returns the elements of spans, none from a cache.
-func spanItems(spans []span) []histItem {
-	items := make([]histItem, len(spans))
-	for i, sp := range spans {
-		items[i].span = sp
-	}
-	return items
-}
-
-// elements reads the array at s's position (see scanHistory).
-func (s *scanner) elements(cache *Cache) ([]histItem, bool) {
-	if !s.eat('[') {
-		return nil, false
-	}
-	items := make([]histItem, 0, cache.itemsHint())
-	if s.eat(']') {
-		return items, true
-	}
-	var prev *cached // the entry of the element before, when hit
-	for {
-		s.ws()
-		it := histItem{span: span{start: s.pos}}
-		if e, end := cache.at(s.data, s.pos, prev); e != nil {
-			it.e = e
-			s.pos = end
-		}
-		prev = it.e
-		if it.e == nil && !s.skip(1) {
-			return nil, false
-		}
-		it.end = s.pos
-		items = append(items, it)
-		if s.eat(',') {
-			continue
-		}
-		cache.sawItems(len(items))
-		return items, s.eat(']')
-	}
+	return cmp.Or(r.Usage, r.Response.Usage, r.Message.Usage)
 }

@@ -5,104 +5,129 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/abridge-go/abridge/internal/transcripts"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/transcript"
-	"github.com/google/go-cmp/cmp"
 )
 
-// slowSplit is split alone (encoding/json), on a new Body.
-func slowSplit(data []byte) (*Body, error) {
-	b := &Body{data: data}
-	return b, b.split()
-}
-
-// checkSame checks, for one body, that the scanner and the message
-// decoder agree with encoding/json and package model wherever they
-// accept: the same messages array (its bytes and each message's), model
-// and stream, and the same messages decoded; and that they accept nothing
-// encoding/json or model refuses.
-func checkSame(t *testing.T, data []byte) {
+// checkChat holds Chat.Parse, for one body, to what encoding/json and
+// package model make of it: it refuses every body encoding/json refuses,
+// every body whose strings are not valid UTF-8 and every one naming a
+// member twice; a body it takes has the "messages" encoding/json finds
+// there, message for message, and they read as package model reads them
+// wherever model takes them too; written back unchanged it is the body
+// itself, and each message written anew reads back the same.
+func checkChat(t *testing.T, data []byte) {
 	t.Helper()
-	fast := &Body{data: data}
-	fastOK := fast.fastSplit(nil)
-	slow, err := slowSplit(data)
-	if err != nil {
-		if fastOK {
-			t.Fatalf("the scanner accepted a body encoding/json refuses (%v): %q", err, data)
+	b, err := Chat.Parse(data, nil)
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil || !utf8.Valid(data) {
+		if err == nil {
+			t.Fatalf("Parse took a body encoding/json refuses, or of invalid UTF-8: %q", data)
 		}
 		return
 	}
-	if fastOK {
-		if fast.start != slow.start || fast.end != slow.end || fast.Model != slow.Model || fast.Stream != slow.Stream || len(fast.raws) != len(slow.raws) {
-			t.Fatalf("split differs: scanner [%d:%d] %q %v %d messages, encoding/json [%d:%d] %q %v %d messages",
-				fast.start, fast.end, fast.Model, fast.Stream, len(fast.raws), slow.start, slow.end, slow.Model, slow.Stream, len(slow.raws))
-		}
-		for i := range fast.raws {
-			if !bytes.Equal(fast.raws[i], bytes.TrimSpace(slow.raws[i])) {
-				t.Fatalf("message %d: scanner %q, encoding/json %q", i, fast.raws[i], slow.raws[i])
-			}
+	if err != nil {
+		return
+	}
+	if dup := duplicateNames(data); dup != "" {
+		t.Fatalf("Parse took a body naming %q twice in an object: %q", dup, data)
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(top["messages"], &msgs); err != nil || len(msgs) != len(b.raws) {
+		t.Fatalf("%d messages, encoding/json finds %d (%v): %q", len(b.raws), len(msgs), err, data)
+	}
+	for i := range msgs {
+		if !bytes.Equal(msgs[i], b.raws[i]) {
+			t.Fatalf("message %d: %q, encoding/json finds %q", i, b.raws[i], msgs[i])
 		}
 	}
-	got, ok := fastDecode(slow.raws)
-	want, err := model.FromRawMessages(slow.raws)
-	switch {
-	case ok && err != nil:
-		t.Fatalf("the fast decoder accepted messages model refuses (%v): %q", err, data)
-	case ok:
-		if err := processortest.Diff(want, got); err != nil {
-			t.Fatalf("decoded messages differ from model's: %v\n%q", err, data)
+	if want, err := model.FromRawMessages(msgs); err == nil {
+		if err := processortest.Diff(compactData(want), compactData(b.Messages)); err != nil {
+			t.Fatalf("Parse's messages differ from model's: %v\n%q", err, data)
 		}
 	}
-	if err == nil {
-		b, perr := Parse(data)
-		if perr != nil {
-			t.Fatalf("Parse: %v", perr)
+	same, err := with(b, b.Messages)
+	if err != nil || !bytes.Equal(same, data) {
+		t.Fatalf("With(unchanged messages) = %q, %v", same, err)
+	}
+	calls := map[string]string{}
+	for i, m := range b.Messages {
+		enc, err := writeChat(m)
+		if err != nil {
+			t.Fatalf("message %d written anew: %v", i, err)
 		}
-		if err := processortest.Diff(want, b.Messages); err != nil {
-			t.Fatalf("Parse's messages differ from model's: %v", err)
+		back, err := readChat(enc, calls)
+		if err != nil {
+			t.Fatalf("message %d written anew as %s, which reads back with %v", i, enc, err)
 		}
-		// Through a cache, twice: decoded, then remembered.
-		c := NewCache(0)
-		for range 2 {
-			cb, err := c.Parse(data)
-			if err != nil {
-				t.Fatalf("Cache.Parse: %v", err)
-			}
-			if err := processortest.Diff(want, cb.Messages); err != nil {
-				t.Fatalf("Cache.Parse's messages differ from model's: %v", err)
-			}
+		if !processor.Equal(m, back) {
+			t.Fatalf("message %d written anew as %s reads back as another message", i, enc)
 		}
-		// Written back unchanged: the body itself; and re-encoded (each
-		// message written anew where it can be), the same messages.
-		same, werr := b.With(b.Messages)
-		if werr != nil || !bytes.Equal(same, data) {
-			t.Fatalf("With(unchanged messages) = %q, %v", same, werr)
+	}
+}
+
+// duplicateNames returns a name some object of the JSON text data gives
+// twice, or "", as encoding/json reads the text.
+func duplicateNames(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var stack []map[string]bool // the names of each object open, nil for an array
+	expectName := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
 		}
-		for _, m := range b.Messages {
-			enc, ok := appendMessage(nil, m)
-			if !ok {
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, map[string]bool{})
+			expectName = true
+			continue
+		case json.Delim('['):
+			stack = append(stack, nil)
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		default:
+			if name, ok := tok.(string); ok && expectName {
+				if stack[len(stack)-1][name] {
+					return name
+				}
+				stack[len(stack)-1][name] = true
+				expectName = false
 				continue
 			}
-			back, err := model.FromRawMessages([]json.RawMessage{enc})
-			if err != nil || len(back) != 1 {
-				t.Fatalf("appendMessage(%v) = %q, which reads back as %v, %v", m, enc, back, err)
+		}
+		// After a value, an object expects a name next.
+		expectName = len(stack) > 0 && stack[len(stack)-1] != nil
+	}
+}
+
+// compactData returns msgs with the Data of each user content compacted:
+// package model rewrites a part it keeps whole, the codec keeps its bytes.
+func compactData(msgs []processor.Message) []processor.Message {
+	out := processor.Clone(msgs)
+	for i, m := range out {
+		for j, p := range m.Parts {
+			u, ok := p.(processor.UserPrompt)
+			if !ok || u.Contents == nil {
+				continue
 			}
-			// A tool return read alone has no call to take its tool's name
-			// from.
-			w := m
-			if r, isReturn := m.Parts[0].(processor.ToolReturn); isReturn {
-				r.ToolName = ""
-				w = processor.NewRequest(r)
+			for k, c := range u.Contents {
+				if c.Data == nil {
+					continue
+				}
+				var v any
+				_ = json.Unmarshal(c.Data, &v)
+				u.Contents[k].Data, _ = json.Marshal(v)
 			}
-			if !processor.Equal(w, back[0]) {
-				t.Fatalf("appendMessage: %q reads back as another message", enc)
-			}
+			out[i].Parts[j] = u
 		}
 	}
+	return out
 }
 
 // requestBody returns the transcript at path as a request body.
@@ -122,16 +147,16 @@ func requestBody(tb testing.TB, path string) []byte {
 // allTranscripts returns the shared transcripts, or the shipped ones.
 func allTranscripts(tb testing.TB) []string {
 	if dir, ok := transcripts.SharedDir(); ok {
-		if files, _ := filepathGlob(dir); len(files) > 0 {
+		if files, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(files) > 0 {
 			return files
 		}
 	}
 	return transcripts.Shipped(tb)
 }
 
-// FuzzParse checks Parse against encoding/json and package model (see
-// checkSame), seeded with every transcript as a request body and with
-// bodies that stress the scanner.
+// FuzzParse holds Chat.Parse to encoding/json and package model (see
+// checkChat), seeded with every small transcript as a request body and
+// with bodies at the edges of what JSON and the API allow.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(body))
 	for _, s := range []string{
@@ -141,8 +166,11 @@ func FuzzParse(f *testing.F) {
 		`{"messages":[{"Role":"user","content":"x"}]}`,
 		`{"messages":[{"role":"user","content":"x","role":"system"}]}`,
 		`{"messages":[{"role":"user","content":"\xff"}]}`,
+		`{"messages":[{"role":"user","content":"\ud800"}]}`,
 		`{"messages":[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"f"}}]},{"role":"tool","tool_call_id":"a","content":""}]}`,
 		`{"messages":[{"role":"assistant","content":null,"refusal":"no","name":"bot"}]}`,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:x"}}]}]}`,
+		`{"messages":[{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"refusal","refusal":"b"}],"reasoning_content":"r"}]}`,
 		`{"temperature":1e400,"messages":[{"role":"user","content":"x"}]}`,
 		`{"temperature":01,"messages":[{"role":"user","content":"x"}]}`,
 		`{"messages":[{"role":"user","content":"x"}]}  `,
@@ -158,106 +186,18 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkSame(t, data)
+		checkChat(t, data)
 	})
 }
 
-func filepathGlob(dir string) ([]string, error) { return filepath.Glob(filepath.Join(dir, "*.json")) }
-
-// TestParseTranscripts parses every transcript as a request body: the fast
-// paths take them all, and agree with encoding/json and model.
+// TestParseTranscripts parses every transcript as a request body: each
+// reads as package model reads it (see checkChat).
 func TestParseTranscripts(t *testing.T) {
 	for _, path := range allTranscripts(t) {
 		data := requestBody(t, path)
-		b := &Body{data: data}
-		if !b.fastSplit(nil) {
-			t.Errorf("%s: the scanner did not take the body", filepath.Base(path))
+		if _, err := Chat.Parse(data, nil); err != nil {
+			t.Errorf("%s: %v", filepath.Base(path), err)
 		}
-		if _, ok := fastDecode(b.raws); !ok {
-			t.Errorf("%s: the fast decoder did not take the messages", filepath.Base(path))
-		}
-		checkSame(t, data)
+		checkChat(t, data)
 	}
-}
-
-// TestCacheParse replays every transcript request by request, each body
-// parsed through one cache (the second time a message is seen it comes
-// from the cache) and without: the same messages, tool names included.
-// A message changed by one byte is decoded anew.
-func TestCacheParse(t *testing.T) {
-	c := NewCache(0)
-	for _, path := range allTranscripts(t) {
-		h, err := transcript.LoadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range processortest.RequestPoints(h) {
-			msgs, err := model.ToJSON(h[:k])
-			if err != nil {
-				t.Fatal(err)
-			}
-			data := append(append([]byte(`{"model":"m","messages":`), msgs...), '}')
-			got, err := c.Parse(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := Parse(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := processortest.Diff(want.Messages, got.Messages); err != nil {
-				t.Fatalf("%s, request at %d messages: the cache changed the messages: %v", filepath.Base(path), k, err)
-			}
-			if err := sameDigests(got); err != nil {
-				t.Fatalf("%s, request at %d messages: %v", filepath.Base(path), k, err)
-			}
-		}
-	}
-	// One tool return's bytes after calls of other names, and after none:
-	// it reads with the name of the call before it each time.
-	ret := `{"role":"tool","tool_call_id":"c1","content":"out"}`
-	callOf := func(name string) string {
-		return `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"` + name + `","arguments":"{}"}}]},`
-	}
-	for _, tc := range []struct{ before, want string }{
-		{callOf("bash"), "bash"},
-		{callOf("grep"), "grep"},
-		{"", ""},
-		{callOf("bash"), "bash"},
-	} {
-		data := []byte(`{"messages":[{"role":"user","content":"go"},` + tc.before + ret + `]}`)
-		b, err := c.Parse(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, _ := b.Messages[len(b.Messages)-1].Parts[0].(processor.ToolReturn)
-		if diff := cmp.Diff(tc.want, r.ToolName); diff != "" {
-			t.Errorf("tool return after %q: name (-want +got):\n%s", tc.before, diff)
-		}
-	}
-	data := []byte(`{"messages":[{"role":"user","content":"hello"}]}`)
-	if _, err := c.Parse(data); err != nil {
-		t.Fatal(err)
-	}
-	changed := []byte(`{"messages":[{"role":"user","content":"hellp"}]}`)
-	b, err := c.Parse(changed)
-	if err != nil || b.Messages[0].Text() != "hellp" {
-		t.Errorf("a message one byte apart from a cached one: %v, %v", b, err)
-	}
-}
-
-// fastDecode decodes messages with fastMessage alone, one by one, and
-// reports false when one is not of a shape it takes.
-func fastDecode(raws []json.RawMessage) ([]processor.Message, bool) {
-	out := make([]processor.Message, len(raws))
-	var nm namer // tool names by call id
-	for i, raw := range raws {
-		s := scanner{data: raw}
-		m, ok := fastMessage(&s, &nm, out[:i])
-		if s.ws(); !ok || s.pos != len(raw) {
-			return nil, false
-		}
-		out[i] = m
-	}
-	return out, true
 }

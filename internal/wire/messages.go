@@ -9,29 +9,23 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
 
 // Messages is the codec of the Anthropic Messages API (POST …/messages).
 // The history is the body's "messages" after "system", which, when
-// present, is the history's first message, a request of system prompts
-// (one per text block). Each message of the body is one message of the
-// model: a user message a request, an assistant message a response, a
-// message of the role system (Claude Code sends one, its environment,
-// among the messages) a request of system prompts.
-//
-// Blocks: text, image, document and blocks of types abridge does not know
-// in a user message are [processor.UserPrompt] content (all but plain text
-// kept whole, cache_control included); tool_result a
-// [processor.ToolReturn] (is_error and cache_control remembered and
-// written back); tool_use a [processor.ToolCall]; thinking a
-// [processor.Thinking] holding the block whole, signature included; and
-// redacted_thinking and other assistant blocks [processor.Opaque]. Calls
-// and results the processors did not change are written as they came; a
-// message they changed is the message as it came with what changed
-// replaced (a tool_result's content, a text, a call's input; new blocks
-// beside those kept), and so is a changed "system" ([Body.With]).
+// present, is its first message, a request of system prompts (one per
+// text block). Each message is one of the model: a user message a
+// request, an assistant message a response, a system one (Claude Code
+// sends its environment so) a request of system prompts. In a user
+// message, tool_result blocks are [processor.ToolReturn] parts, the
+// others [processor.UserPrompt] content (all but plain text kept whole,
+// cache_control included); in an assistant message, tool_use is a
+// [processor.ToolCall], thinking a [processor.Thinking] holding the block
+// whole, the others [processor.Opaque] parts.
 var Messages Codec = messages{}
 
 type messages struct{}
@@ -41,50 +35,23 @@ const apiMessages = "messages"
 // API returns "messages".
 func (messages) API() string { return apiMessages }
 
-// msgBlock is what the codec reads of a content block.
+// msgBlock is what the codec reads of a block of an assistant message or
+// of the system prompt.
 type msgBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-	Thinking  string          `json:"thinking"`
-	Signature string          `json:"signature"`
-	Cache     json.RawMessage `json:"cache_control"`
+	Type      string         `json:"type"`
+	Text      string         `json:"text"`
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Input     jsontext.Value `json:"input"`
+	Thinking  string         `json:"thinking"`
+	Signature string         `json:"signature"`
 }
 
 // msgHistory remembers the tool_use and tool_result blocks as received,
-// by ID. The messages the cache gave are only noted, and their blocks
-// entered in the maps, in their order, when they are needed (index): most
-// requests write nothing anew.
+// by ID (the last of each).
 type msgHistory struct {
 	uses    map[string]msgKept
 	results map[string]msgKept
-	noted   []notedItem
-}
-
-// index enters the blocks of the noted messages in the maps, making them
-// first if need be. Everything that reads or writes the maps calls it
-// first.
-func (h *msgHistory) index() {
-	if h.uses == nil {
-		h.uses, h.results = map[string]msgKept{}, map[string]msgKept{}
-	}
-	for _, n := range h.noted {
-		for _, a := range n.aux.(msgAux) {
-			k := a.kept
-			k.raw = n.raw[a.start:a.end]
-			if a.use {
-				h.uses[a.id] = k
-			} else {
-				h.results[a.id] = k
-			}
-		}
-	}
-	h.noted = h.noted[:0]
 }
 
 type msgKept struct {
@@ -95,62 +62,31 @@ type msgKept struct {
 }
 
 // Parse reads a Messages request body.
-func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
-	want := []string{"messages", "system", "model", "stream"}
-	fs, items, fast := scanHistory(data, want, "messages", cache)
-	if !fast {
-		var err error
-		if fs, err = topFields(data, want...); err != nil {
-			return nil, err
-		}
-		items = nil
+func (messages) Parse(data []byte, reserve func(tokens int) error) (*Body, error) {
+	h := &msgHistory{uses: map[string]msgKept{}, results: map[string]msgKept{}}
+	b, f, err := parseTop(data, Messages, h, reserve, "messages", "system")
+	if err != nil {
+		return nil, err
 	}
-	h := &msgHistory{}
-	b := &Body{data: data, codec: Messages, hist: h, cache: cache}
-	b.header(fs)
-	if v, ok := fs["system"]; ok {
-		if m, ok, e := cache.lead(data[v.start:v.end], systemValue); ok {
-			b.lead, b.leadStart, b.leadEnd, b.leadEnt = 1, v.start, v.end, e
+	items := f.items
+	if items == nil {
+		return nil, fmt.Errorf(`%w: "messages" is not an array`, ErrNoMessages)
+	}
+	if v, ok := f.spans["system"]; ok {
+		if m, ok := systemValue(textOrRaw{raw: data[v.start:v.end]}); ok {
+			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
 			b.Messages = append(b.Messages, m)
 		}
 	}
-	v, ok := fs["messages"]
-	if !ok {
-		return nil, fmt.Errorf(`%w: no "messages"`, ErrNoMessages)
-	}
-	b.start, b.end = v.start, v.end
-	if items == nil {
-		spans, err := elements(data, v)
-		if err != nil {
-			return nil, fmt.Errorf(`%w: "messages" is not an array: %w`, ErrNoMessages, err)
-		}
-		items = spanItems(spans)
-	}
-	if len(items) == 0 {
-		return nil, fmt.Errorf(`%w: "messages" is empty`, ErrNoMessages)
-	}
-	// One message (at most) and one noted entry (at most) an element.
 	b.Messages = slices.Grow(b.Messages, len(items))
-	b.raws = make([]json.RawMessage, 0, len(items))
-	if cache != nil {
-		b.ents = make([]*cached, 0, len(items))
-	}
-	h.noted = make([]notedItem, 0, len(items))
-	var nm namer
-	var prev *cached // the cache's entry of the message before
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		m, e, err := h.readItem(it, raw, cache)
+		m, err := h.read(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%w: message %d: %w", ErrBadMessage, i, err)
 		}
-		link(prev, e)
-		prev = e
-		b.Messages = append(b.Messages, nameReturns(m, e, &nm, b.Messages[b.lead:]))
+		b.Messages = append(b.Messages, nameReturns(m, func(id string) processor.Part { return h.uses[id].part }))
 		b.raws = append(b.raws, raw)
-		if cache != nil {
-			b.ents = append(b.ents, e)
-		}
 	}
 	return b, nil
 }
@@ -158,126 +94,99 @@ func (messages) Parse(data []byte, cache *Cache) (*Body, error) {
 // systemValue reads "system": a string, or text blocks. Anything else
 // (null, an empty string) is no system prompt of the history's, and is
 // left where it is.
-func systemValue(raw []byte) (processor.Message, bool) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
+func systemValue(v textOrRaw) (processor.Message, bool) {
+	s, raws, isText, err := content(v)
+	switch {
+	case err != nil:
+		return processor.Message{}, false
+	case isText:
 		return processor.SystemMessage(s), s != ""
 	}
-	var blocks []msgBlock
-	if json.Unmarshal(raw, &blocks) != nil || len(blocks) == 0 {
-		return processor.Message{}, false
-	}
-	parts := make([]processor.Part, len(blocks))
-	for i, bl := range blocks {
-		if bl.Type != "text" {
+	parts := make([]processor.Part, len(raws))
+	for i, raw := range raws {
+		var bl msgBlock
+		if unmarshal(raw, &bl) != nil || bl.Type != "text" {
 			return processor.Message{}, false
 		}
 		parts[i] = processor.SystemPrompt{Content: bl.Text}
 	}
-	return processor.NewRequest(parts...), true
-}
-
-// msgAux is what the cache keeps beside a message: the tool_use and
-// tool_result blocks it holds, each with its offset in the message.
-type msgAux []msgAuxBlock
-
-type msgAuxBlock struct {
-	id         string
-	use        bool // a tool_use (else a tool_result)
-	start, end int  // the block's bytes in the message's
-	kept       msgKept
-}
-
-// readItem is read, taking the message from what the cache gave the scan
-// (it.e), else from the cache, and remembering the message there.
-// It returns the message's entry in the cache, if any.
-func (h *msgHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, *cached, error) {
-	if it.e != nil {
-		h.cached(raw, it.e.aux)
-		return it.e.msg, it.e, nil
-	}
-	if e := cache.lookup(raw); e != nil {
-		h.cached(raw, e.aux)
-		return e.msg, e, nil
-	}
-	m, err := h.read(raw)
-	if err != nil || cache == nil {
-		return m, nil, err
-	}
-	var aux msgAux
-	for _, p := range m.Parts {
-		var id string
-		var k msgKept
-		var use bool
-		switch p := p.(type) {
-		case processor.ToolCall:
-			id, use = p.ToolCallID, true
-			k = h.uses[id]
-		case processor.ToolReturn:
-			id = p.ToolCallID
-			k = h.results[id]
-		default:
-			continue
-		}
-		start := bytes.Index(raw, k.raw)
-		if start < 0 {
-			return m, nil, nil // not found where it came from: not cached
-		}
-		end := start + len(k.raw)
-		k.raw = nil
-		aux = append(aux, msgAuxBlock{id, use, start, end, k})
-	}
-	return m, cache.putAux(raw, m, aux), nil
-}
-
-// cached notes the tool_use and tool_result blocks the cache kept beside
-// a message (raw), for index.
-func (h *msgHistory) cached(raw []byte, aux any) {
-	if a, _ := aux.(msgAux); len(a) > 0 {
-		h.noted = append(h.noted, notedItem{raw, aux})
-	}
+	return processor.NewRequest(parts...), len(parts) > 0
 }
 
 // read decodes one message.
 func (h *msgHistory) read(raw []byte) (processor.Message, error) {
-	h.index()
-	var m struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+	if k := jsontext.Value(raw).Kind(); k != '{' {
+		return processor.Message{}, fmt.Errorf("%s, not an object", kindName(k))
 	}
-	if err := json.Unmarshal(raw, &m); err != nil {
+	// The blocks are found where they are in the body, not copied.
+	f, err := readObject(decoder(raw, checked()), false, "content", "role")
+	if err != nil {
 		return processor.Message{}, err
 	}
-	var s string
-	stringContent := json.Unmarshal(m.Content, &s) == nil
-	var raws []json.RawMessage
-	if !stringContent && json.Unmarshal(m.Content, &raws) != nil {
-		return processor.Message{}, fmt.Errorf("content is neither a string nor blocks")
+	role, _ := stringValue(raw, f.spans["role"])
+	c := textOrRaw{}
+	if v, ok := f.spans["content"]; ok {
+		c.raw = raw[v.start:v.end]
 	}
-	switch m.Role {
+	var s string
+	var raws []jsontext.Value
+	var isText bool
+	if f.items != nil {
+		raws, err = objects(raw, f.items)
+	} else {
+		s, raws, isText, err = content(c)
+	}
+	if err != nil {
+		return processor.Message{}, err
+	}
+	switch role {
 	case roleUser:
-		if stringContent {
+		if isText {
 			return processor.UserMessage(s), nil
 		}
 		return h.user(raws)
 	case roleAssistant:
-		if stringContent {
+		if isText {
 			return processor.TextMessage(s), nil
 		}
 		return h.assistant(raws)
 	case roleSystem:
 		// Claude Code sends one among the messages (its environment).
-		if sys, ok := systemValue(m.Content); ok {
+		if sys, ok := systemValue(c); ok {
 			return sys, nil
 		}
 		return processor.Message{}, fmt.Errorf("a system message that is neither text nor text blocks")
 	}
-	return processor.Message{}, fmt.Errorf("role %q", m.Role)
+	return processor.Message{}, fmt.Errorf("role %q", role)
+}
+
+// userBlock is what the codec reads of a block of a user message: a
+// tool_result's members and a text block's; Other holds the other
+// members.
+type userBlock struct {
+	Type      string         `json:"type"`
+	Text      *string        `json:"text"`
+	ToolUseID *string        `json:"tool_use_id"`
+	Content   textOrRaw      `json:"content"`
+	IsError   *bool          `json:"is_error"`
+	Cache     jsontext.Value `json:"cache_control"`
+	Other     jsontext.Value `json:",embed"`
+}
+
+// content returns a block that is not a tool_result, raw, read as bl (ok
+// false when it could not be): a text block with no other member is
+// plain text, any other is kept whole in Data, with its type.
+func (bl *userBlock) content(raw jsontext.Value, ok bool) processor.UserContent {
+	alone := bl.ToolUseID == nil && bl.Content.kind() == 0 && bl.IsError == nil && bl.Cache == nil && len(bl.Other) == 0
+	if ok && bl.Type == "text" && bl.Text != nil && alone {
+		return processor.UserContent{Type: "text", Text: *bl.Text}
+	}
+	return processor.UserContent{Type: bl.Type, Data: json.RawMessage(raw)}
 }
 
 // user reads a user message's blocks: tool results as tool returns, each
 // run of other blocks as one user prompt.
-func (h *msgHistory) user(raws []json.RawMessage) (processor.Message, error) {
+func (h *msgHistory) user(raws []jsontext.Value) (processor.Message, error) {
 	var parts []processor.Part
 	var cs []processor.UserContent
 	flush := func() {
@@ -287,29 +196,28 @@ func (h *msgHistory) user(raws []json.RawMessage) (processor.Message, error) {
 		}
 	}
 	for k, raw := range raws {
-		var bl msgBlock
-		if err := json.Unmarshal(raw, &bl); err != nil {
-			return processor.Message{}, fmt.Errorf("block %d: %w", k, err)
-		}
+		var bl userBlock
+		err := unmarshal(raw, &bl)
 		if bl.Type != "tool_result" {
-			c, _ := plainText(raw, "text")
-			cs = append(cs, c)
+			cs = append(cs, bl.content(raw, err == nil))
 			continue
 		}
+		if err != nil {
+			return processor.Message{}, fmt.Errorf("block %d: %w", k, err)
+		}
 		flush()
-		if bl.ToolUseID == "" {
+		if bl.ToolUseID == nil || *bl.ToolUseID == "" {
 			return processor.Message{}, fmt.Errorf("block %d: tool_result without a tool_use_id", k)
 		}
-		r := processor.ToolReturn{ToolCallID: bl.ToolUseID}
-		var s string
-		switch {
-		case len(bl.Content) == 0:
-		case json.Unmarshal(bl.Content, &s) == nil:
-			r.Content = s
+		r := processor.ToolReturn{ToolCallID: *bl.ToolUseID}
+		switch bl.Content.kind() {
+		case 0:
+		case '"':
+			r.Content = bl.Content.text
 		default:
-			r.Contents, r.JSON = textBlocks(bl.Content)
+			r.Contents, r.JSON = textBlocks(bl.Content.raw)
 		}
-		h.results[r.ToolCallID] = msgKept{part: r, raw: raw, isError: bl.IsError, cache: bl.Cache}
+		h.results[r.ToolCallID] = msgKept{part: r, raw: raw, isError: bl.IsError != nil && *bl.IsError, cache: json.RawMessage(bl.Cache)}
 		parts = append(parts, r)
 	}
 	flush()
@@ -320,37 +228,33 @@ func (h *msgHistory) user(raws []json.RawMessage) (processor.Message, error) {
 }
 
 // textBlocks reads a tool result's blocks: their texts when all are text
-// blocks, else the blocks whole.
-func textBlocks(raw json.RawMessage) ([]string, json.RawMessage) {
-	var blocks []json.RawMessage
-	if json.Unmarshal(raw, &blocks) == nil {
-		texts := make([]string, 0, len(blocks))
-		for _, b := range blocks {
-			// A text block with more keys (cache_control, citations)
-			// is text too: a rewrite keeps its keys.
-			var bl struct {
-				Type string  `json:"type"`
-				Text *string `json:"text"`
-			}
-			if json.Unmarshal(b, &bl) != nil || bl.Type != "text" || bl.Text == nil {
-				texts = nil
-				break
-			}
-			texts = append(texts, *bl.Text)
-		}
-		if texts != nil {
-			return texts, nil
-		}
+// blocks (a text block with more keys, cache_control or citations, too: a
+// rewrite keeps its keys), else the blocks whole.
+func textBlocks(raw jsontext.Value) ([]string, json.RawMessage) {
+	_, blocks, isText, err := content(textOrRaw{raw: raw})
+	if err != nil || isText {
+		return nil, json.RawMessage(raw)
 	}
-	return nil, append(json.RawMessage(nil), raw...)
+	texts := make([]string, 0, len(blocks))
+	for _, b := range blocks {
+		var bl struct {
+			Type string  `json:"type"`
+			Text *string `json:"text"`
+		}
+		if unmarshal(b, &bl) != nil || bl.Type != "text" || bl.Text == nil {
+			return nil, json.RawMessage(raw)
+		}
+		texts = append(texts, *bl.Text)
+	}
+	return texts, nil
 }
 
 // assistant reads an assistant message's blocks.
-func (h *msgHistory) assistant(raws []json.RawMessage) (processor.Message, error) {
+func (h *msgHistory) assistant(raws []jsontext.Value) (processor.Message, error) {
 	m := processor.Message{Kind: processor.Response}
 	for k, raw := range raws {
 		var bl msgBlock
-		if err := json.Unmarshal(raw, &bl); err != nil {
+		if err := unmarshal(raw, &bl); err != nil {
 			return m, fmt.Errorf("block %d: %w", k, err)
 		}
 		switch bl.Type {
@@ -380,37 +284,37 @@ func (h *msgHistory) encodeLead(m processor.Message) ([]byte, error) {
 	if len(m.Parts) == 1 {
 		return appendJSON(nil, m.Parts[0].(processor.SystemPrompt).Content)
 	}
-	type text struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	blocks := make([]text, len(m.Parts))
+	blocks := make([]textPart, len(m.Parts))
 	for i, p := range m.Parts {
-		blocks[i] = text{"text", p.(processor.SystemPrompt).Content}
+		blocks[i] = textPart{"text", p.(processor.SystemPrompt).Content}
 	}
 	return appendJSON(nil, blocks)
 }
 
-// fit joins each run of requests in a row into one.
+// position names message i as the (i-lead)-th of "messages", or
+// "system", and part j as the block it was read from.
+func (h *msgHistory) position(b *Body, i, j int) string {
+	where := fmt.Sprintf("message %d", i-b.lead)
+	if i < b.lead {
+		where = `"system"`
+	}
+	if j < 0 {
+		return where
+	}
+	return fmt.Sprintf("%s block %d", where, len(pieces(b.Messages[i].Parts[:j])))
+}
+
+// fit joins each run of requests in a row into one (the system prompt's
+// apart).
 func (h *msgHistory) fit(out []processor.Message) []processor.Message {
-	var fitted []processor.Message
+	fitted := make([]processor.Message, 0, len(out))
 	for i, m := range out {
-		joins := i > 0 && m.Kind == processor.Request && out[i-1].Kind == processor.Request && !systemOnly(m) && !systemOnly(out[i-1])
-		if fitted == nil {
-			if !joins {
-				continue
-			}
-			fitted = append(make([]processor.Message, 0, len(out)), out[:i]...)
-		}
-		if joins {
+		if i > 0 && m.Kind == processor.Request && out[i-1].Kind == processor.Request && !systemOnly(m) && !systemOnly(out[i-1]) {
 			last := &fitted[len(fitted)-1]
 			last.Parts = append(slices.Clip(last.Parts), m.Parts...)
 			continue
 		}
 		fitted = append(fitted, m)
-	}
-	if fitted == nil {
-		return out
 	}
 	return fitted
 }
@@ -461,16 +365,10 @@ func (h *msgHistory) message(m processor.Message) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// blockText is a text block written anew.
-type blockText struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
 // blocks writes the content blocks of parts: calls and results as they
 // came, or with what changed replaced, the others anew.
 func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
-	type text = blockText
+	type text = textPart
 	var blocks [][]byte
 	add := func(v any) error {
 		b, err := appendJSON(nil, v)
@@ -495,7 +393,6 @@ func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
 				}
 			}
 		case processor.ToolReturn:
-			h.index()
 			kept, ok := h.results[p.ToolCallID]
 			if ok && samePart(kept.part, p) {
 				blocks = append(blocks, kept.raw)
@@ -507,26 +404,12 @@ func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
 					continue
 				}
 			}
-			var content any = p.Content
-			switch {
-			case len(p.JSON) > 0 && p.JSON[0] == '[':
-				content = p.JSON
-			case p.JSON != nil:
-				content = p.ToolReturnContent()
-			case p.Contents != nil:
-				texts := make([]text, len(p.Contents))
-				for i, c := range p.Contents {
-					texts[i] = text{"text", c}
-				}
-				content = texts
-			}
-			err = add(toolResult{Type: "tool_result", ToolUseID: p.ToolCallID, Content: content, IsError: kept.isError, Cache: kept.cache})
+			err = add(toolResult{Type: "tool_result", ToolUseID: p.ToolCallID, Content: json.RawMessage(resultValue(p)), IsError: kept.isError, Cache: kept.cache})
 		case processor.RetryPrompt:
 			if p.ToolCallID == "" {
 				err = add(text{"text", p.Content})
 				break
 			}
-			h.index()
 			if kept, ok := h.results[p.ToolCallID]; ok {
 				if r, ok := patchResult(kept.raw, p); ok {
 					blocks = append(blocks, r)
@@ -537,7 +420,6 @@ func (h *msgHistory) blocks(parts []processor.Part) ([][]byte, error) {
 		case processor.Text:
 			err = add(text{"text", p.Content})
 		case processor.ToolCall:
-			h.index()
 			if kept, ok := h.uses[p.ToolCallID]; ok && samePart(kept.part, p) {
 				blocks = append(blocks, kept.raw)
 				continue
@@ -594,10 +476,9 @@ var (
 
 // Validate checks the Messages rules: the first message (after the
 // system prompt) is the user's, user and assistant messages alternate
-// (requests in a row are written as one),
-// tool_result blocks come first in their user message, and the thinking
-// blocks of the last assistant turn, when the history ends in its tool
-// loop, are the ones it sent, signatures included.
+// (requests in a row are written as one), tool_result blocks come first
+// in their user message, and the thinking of the last assistant turn,
+// when the history ends in its tool loop, is the one it sent.
 func (messages) Validate(in, out []processor.Message) error {
 	start := 0
 	if len(out) > 0 && systemOnly(out[0]) {
@@ -607,14 +488,14 @@ func (messages) Validate(in, out []processor.Message) error {
 		m := out[i]
 		switch {
 		case i == start && m.Kind != processor.Request:
-			return fmt.Errorf("message %d: %w", i, ErrFirstNotUser)
+			return at(i, -1, ErrFirstNotUser)
 		case i > start && m.Kind == processor.Response && out[i-1].Kind == processor.Response:
-			return fmt.Errorf("message %d: %w", i, ErrRolesNotAlternating)
+			return at(i, -1, ErrRolesNotAlternating)
 		}
 		other := false
 		for j, p := range m.Parts {
 			if _, ok := p.(processor.ToolReturn); ok && other {
-				return fmt.Errorf("message %d part %d: %w", i, j, ErrToolResultNotFirst)
+				return at(i, j, ErrToolResultNotFirst)
 			}
 			if _, ok := p.(processor.ToolReturn); !ok {
 				other = true
@@ -647,14 +528,8 @@ func thinkingKept(in, out []processor.Message) error {
 		if len(calls) == 0 || calls[0].ToolCallID != id {
 			continue
 		}
-		got := thinkingOf(out[i])
-		if len(got) != len(want) {
-			return fmt.Errorf("message %d: %w", i, ErrThinkingChanged)
-		}
-		for k := range got {
-			if got[k] != want[k] {
-				return fmt.Errorf("message %d: %w", i, ErrThinkingChanged)
-			}
+		if !slices.Equal(thinkingOf(out[i]), want) {
+			return at(i, -1, ErrThinkingChanged)
 		}
 		return nil
 	}
@@ -737,7 +612,7 @@ func resultValue(r processor.ToolReturn) []byte {
 	case r.JSON == nil && r.Contents != nil:
 		texts := make([]json.RawMessage, len(r.Contents))
 		for i, c := range r.Contents {
-			texts[i], _ = appendJSON(nil, blockText{"text", c})
+			texts[i], _ = appendJSON(nil, textPart{"text", c})
 		}
 		return model.JoinRawMessages(texts)
 	}
@@ -775,7 +650,9 @@ func patchResult(block []byte, p processor.Part) ([]byte, bool) {
 	}
 	c, err := lookup(block, "content")
 	if err == nil && texts != nil && block[c.start] == '[' {
-		if elems, err := elementsOf(block, c); err == nil && len(elems) > 0 && allText(block, elems) {
+		elems, err := elements(block, c)
+		notText := func(e span) bool { return stringAt(block[e.start:e.end], "type") != "text" }
+		if err == nil && len(elems) > 0 && !slices.ContainsFunc(elems, notText) {
 			switch {
 			case len(texts) == len(elems):
 				vals := make([][]byte, len(elems))
@@ -799,31 +676,10 @@ func patchResult(block []byte, p processor.Part) ([]byte, bool) {
 	return out, err == nil
 }
 
-// allText reports whether the blocks at elems are all text blocks.
-func allText(raw []byte, elems []span) bool {
-	for _, e := range elems {
-		if stringAt(raw[e.start:e.end], "type") != "text" {
-			return false
-		}
-	}
-	return true
-}
-
 // pieces returns parts with each user prompt of several contents split in
 // one per content: one piece per block of a message's content.
 func pieces(parts []processor.Part) []processor.Part {
-	n := 0
-	for _, p := range parts {
-		if u, ok := p.(processor.UserPrompt); ok && u.Contents != nil {
-			n += len(u.Contents)
-		} else {
-			n++
-		}
-	}
-	if n == len(parts) {
-		return parts
-	}
-	out := make([]processor.Part, 0, n)
+	out := make([]processor.Part, 0, len(parts))
 	for _, p := range parts {
 		if u, ok := p.(processor.UserPrompt); ok && u.Contents != nil {
 			for _, c := range u.Contents {
@@ -874,7 +730,7 @@ func (h *msgHistory) rewriteContent(raw []byte, orig, m processor.Message, ancho
 		blocks = []span{{0, len(raw)}} // the string: a text block
 	} else {
 		var err error
-		if blocks, err = elementsOf(raw, span{0, len(raw)}); err != nil || len(blocks) != len(was) {
+		if blocks, err = elements(raw, span{0, len(raw)}); err != nil || len(blocks) != len(was) {
 			return nil, false
 		}
 	}
@@ -903,7 +759,7 @@ func (h *msgHistory) rewriteContent(raw []byte, orig, m processor.Message, ancho
 			}
 		}
 		if sp, ok := q.(processor.SystemPrompt); ok {
-			b, err := appendJSON(nil, blockText{"text", sp.Content})
+			b, err := appendJSON(nil, textPart{"text", sp.Content})
 			if err != nil {
 				return nil, false
 			}

@@ -7,31 +7,22 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/abridge-go/abridge/processor"
 )
 
 // Responses is the codec of the OpenAI Responses API (POST …/responses).
 // The history is the body's "input" (a string is one user prompt) after
-// "instructions", which, when it is a non-empty string, is the history's
-// first message, a system prompt. Items are grouped into messages so that
-// the processors' rules hold for them:
-//   - a run of items the model wrote (reasoning, assistant messages,
-//     function_call and custom_tool_call, and items of types abridge does
-//     not model that are not outputs) is one response, so a reasoning item
-//     never loses the item after it;
-//   - each user, system or developer message is one request, and so is
-//     each function_call_output and custom_tool_call_output (a tool
-//     return), and each item of an unmodelled type ending in "_output" or
-//     "_response" (an [processor.Opaque] request).
-//
-// Reasoning items become [processor.Thinking] holding the item whole
-// (encrypted_content included), other unmodelled items (item_reference,
-// compaction, hosted tools' calls) [processor.Opaque] parts: both are
-// written back as they came. A changed message is written as its items as
-// they came with what changed replaced (a tool output's "output", an
-// output_text's text, a call's arguments: [Body.With]). A body with
+// "instructions", which, when a non-empty string, is its first message, a
+// system prompt. A run of items the model wrote (reasoning, assistant
+// messages, calls, unmodelled items that are not outputs) is one
+// response, so a reasoning item never loses the item after it; each user,
+// system or developer message, each tool output and each unmodelled item
+// ending in "_output" or "_response" is one request. Reasoning items
+// become [processor.Thinking] holding the item whole, other unmodelled
+// items [processor.Opaque] parts, written back as they came. A body with
 // "previous_response_id" is [Body.Stored]: its history is on the server.
 var Responses Codec = responses{}
 
@@ -56,63 +47,33 @@ const (
 
 // respItem is what the codec reads of an input item.
 type respItem struct {
-	Type      string          `json:"type"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	CallID    string          `json:"call_id"`
-	Name      string          `json:"name"`
-	Arguments string          `json:"arguments"`
-	Input     string          `json:"input"`
-	Output    json.RawMessage `json:"output"`
+	Type      string    `json:"type"`
+	Role      string    `json:"role"`
+	Content   textOrRaw `json:"content"`
+	CallID    string    `json:"call_id"`
+	Name      string    `json:"name"`
+	Arguments string    `json:"arguments"`
+	Input     string    `json:"input"`
+	Output    textOrRaw `json:"output"`
 	Summary   []struct {
 		Text string `json:"text"`
 	} `json:"summary"`
 }
 
-// respContent is one part of a message item's content.
+// respContent is one part of a message item's content (a text or a
+// refusal when written anew).
 type respContent struct {
 	Type    string `json:"type"`
-	Text    string `json:"text"`
-	Refusal string `json:"refusal"`
+	Text    string `json:"text,omitempty"`
+	Refusal string `json:"refusal,omitempty"`
 }
 
-// respHistory remembers the calls and outputs as received, by call ID, to
-// write an unchanged one as it came and a changed one as its kind. The
-// items the cache gave are only noted, and entered in the maps, in their
-// order, when they are needed (index): most requests write no call or
-// output anew.
+// respHistory remembers the calls and outputs as received, by call ID (the
+// last of each), to name a tool output from its call, and to write an
+// unchanged one as it came and a changed one as its kind.
 type respHistory struct {
 	calls   map[string]respKept
 	outputs map[string]respKept
-	noted   []notedItem
-}
-
-// notedItem is an item (or message) the cache gave, with what it kept
-// beside it.
-type notedItem struct {
-	raw []byte
-	aux any
-}
-
-// index enters the noted items in the maps, making them first if need be.
-// Everything that reads or writes the maps calls it first.
-func (h *respHistory) index() {
-	if h.calls == nil {
-		h.calls, h.outputs = map[string]respKept{}, map[string]respKept{}
-	}
-	for _, n := range h.noted {
-		a := n.aux.(respAux)
-		if a.id == "" {
-			continue // neither a call nor an output
-		}
-		k := respKept{part: a.part, raw: n.raw, custom: a.custom}
-		if a.output {
-			h.outputs[a.id] = k
-		} else {
-			h.calls[a.id] = k
-		}
-	}
-	h.noted = h.noted[:0]
 }
 
 type respKept struct {
@@ -122,34 +83,24 @@ type respKept struct {
 }
 
 // Parse reads a Responses request body.
-func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
-	want := []string{"input", "instructions", "model", "stream", "previous_response_id"}
-	fs, items, fast := scanHistory(data, want, "input", cache)
-	if !fast {
-		var err error
-		if fs, err = topFields(data, want...); err != nil {
-			return nil, err
-		}
-		items = nil
+func (responses) Parse(data []byte, reserve func(tokens int) error) (*Body, error) {
+	h := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
+	b, f, err := parseTop(data, Responses, h, reserve, "input", "instructions", "previous_response_id")
+	if err != nil {
+		return nil, err
 	}
-	h := &respHistory{}
-	b := &Body{data: data, codec: Responses, hist: h, cache: cache}
-	b.header(fs)
+	fs, items, in := f.spans, f.items, f.spans["input"]
 	if v, ok := fs["previous_response_id"]; ok {
 		id, _ := stringValue(data, v)
 		b.Stored = id != ""
 	}
+	// Instructions that are a string and not empty are the system prompt.
 	if v, ok := fs["instructions"]; ok {
-		if m, ok, e := cache.lead(data[v.start:v.end], instructions); ok {
-			b.lead, b.leadStart, b.leadEnd, b.leadEnt = 1, v.start, v.end, e
-			b.Messages = append(b.Messages, m)
+		if s, _ := stringValue(data, v); s != "" {
+			b.lead, b.leadStart, b.leadEnd = 1, v.start, v.end
+			b.Messages = append(b.Messages, processor.SystemMessage(s))
 		}
 	}
-	in, ok := fs["input"]
-	if !ok {
-		return nil, fmt.Errorf(`%w: no "input"`, ErrNoMessages)
-	}
-	b.start, b.end = in.start, in.end
 	if s, isString := stringValue(data, in); isString {
 		m := processor.UserMessage(s)
 		raw, err := h.message(nil, m)
@@ -161,70 +112,48 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 		return b, nil
 	}
 	if items == nil {
-		spans, err := elements(data, in)
-		if err != nil {
-			return nil, fmt.Errorf(`%w: "input" is neither a string nor an array: %w`, ErrNoMessages, err)
-		}
-		items = spanItems(spans)
+		return nil, fmt.Errorf(`%w: "input" is neither a string nor an array`, ErrNoMessages)
 	}
-	if len(items) == 0 {
-		return nil, fmt.Errorf(`%w: "input" is empty`, ErrNoMessages)
-	}
-	// One message (at most) and one noted entry (at most) an element.
 	b.Messages = slices.Grow(b.Messages, len(items))
-	b.raws = make([]json.RawMessage, 0, len(items))
-	if cache != nil {
-		b.ents = make([]*cached, 0, len(items))
-	}
-	h.noted = make([]notedItem, 0, len(items))
-	// The items of the response being read, from runStart: their
-	// messages, and their entries in the cache (nil where it has none).
-	var runMsgs []processor.Message
-	var runEnts []*cached
-	runStart := 0
+	b.first = make([]int, 0, len(items))
+	// The items of the response being read, from the runFirst-th at
+	// runStart.
+	var run []processor.Message
+	runStart, runFirst := 0, 0
 	closeRun := func(end int) {
-		if len(runMsgs) == 0 {
+		if len(run) == 0 {
 			return
 		}
-		m, memo := responseRun(runMsgs, runEnts)
-		b.Messages = append(b.Messages, m)
-		b.raws = append(b.raws, data[runStart:end])
-		if cache != nil {
-			// A response of several items has no entry of its own.
-			b.ents = append(b.ents, nil)
-			if memo != nil {
-				if b.runs == nil {
-					b.runs = make([]*runMemo, 0, cap(b.raws))
-				}
-				// Beside raws: nil for the messages before that have none.
-				b.runs = append(b.runs[:len(b.raws)-1], memo)
+		// One response: the parts and metadata of its items, in order.
+		resp := processor.Message{Kind: processor.Response}
+		for _, m := range run {
+			resp.Parts = append(resp.Parts, m.Parts...)
+			if m.Meta != nil {
+				resp = resp.WithMeta(m.Info())
 			}
 		}
-		runMsgs, runEnts = runMsgs[:0], runEnts[:0]
+		b.Messages = append(b.Messages, resp)
+		b.raws = append(b.raws, data[runStart:end])
+		b.first = append(b.first, runFirst)
+		run = run[:0]
 	}
 	prevEnd := 0
-	var nm namer
-	var prev *cached // the cache's entry of the item before
 	for i, it := range items {
 		raw := data[it.start:it.end]
-		part, request, e, err := h.readItem(it, raw, cache)
+		part, request, err := h.read(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%w: input item %d: %w", ErrBadMessage, i, err)
 		}
-		link(prev, e)
-		prev = e
 		if request {
 			closeRun(prevEnd)
-			b.Messages = append(b.Messages, nameReturns(part, e, &nm, b.Messages[b.lead:]))
+			b.Messages = append(b.Messages, nameReturns(part, func(id string) processor.Part { return h.calls[id].part }))
 			b.raws = append(b.raws, raw)
-			if cache != nil {
-				b.ents = append(b.ents, e)
-			}
+			b.first = append(b.first, i)
 		} else {
-			if len(runMsgs) == 0 {
-				runStart = it.start
+			if len(run) == 0 {
+				runStart, runFirst = it.start, i
 			}
-			runMsgs, runEnts = append(runMsgs, part), append(runEnts, e)
+			run = append(run, part)
 		}
 		prevEnd = it.end
 	}
@@ -232,115 +161,29 @@ func (responses) Parse(data []byte, cache *Cache) (*Body, error) {
 	return b, nil
 }
 
-// instructions reads "instructions", raw: a string that is not empty is
-// the history's system prompt.
-func instructions(raw []byte) (processor.Message, bool) {
-	s, _ := stringValue(raw, span{0, len(raw)})
-	if s == "" {
-		return processor.Message{}, false
-	}
-	return processor.NewRequest(processor.SystemPrompt{Content: s}), true
-}
-
-// runMemo is a response of several items as the codec read it last, kept
-// on the cache's entry of its first item: the entries of its items and
-// the message they made. A response of the same entries in the same order
-// (the same bytes, each compared in full when its entry was found) is the
-// same message, taken from here without building its parts again; its
-// digest is computed once.
-type runMemo struct {
-	items  []*cached
-	msg    processor.Message
-	digest atomic.Uint64
-	tokens atomic.Int64 // as cached.tokens
-}
-
-// responseRun returns the response the items msgs make (one after the
-// other, a reasoning item before the call it leads to), and its memo when
-// every item came from the cache (ents, beside msgs): the one the first
-// item's entry keeps when its items are these, else a new one it keeps.
-func responseRun(msgs []processor.Message, ents []*cached) (processor.Message, *runMemo) {
-	all := !slices.Contains(ents, nil)
-	if all {
-		if memo := ents[0].run.Load(); memo != nil && slices.Equal(memo.items, ents) {
-			return memo.msg, memo
+// nameReturns returns m with each tool return named from its call: the
+// part call returns for its ID (the last call of that ID read before m).
+func nameReturns(m processor.Message, call func(id string) processor.Part) processor.Message {
+	for j, p := range m.Parts {
+		r, ok := p.(processor.ToolReturn)
+		if !ok {
+			continue
+		}
+		c, _ := call(r.ToolCallID).(processor.ToolCall)
+		if c.ToolName != r.ToolName {
+			r.ToolName = c.ToolName
+			m.Parts = slices.Clone(m.Parts)
+			m.Parts[j] = r
 		}
 	}
-	n := 0
-	for _, m := range msgs {
-		n += len(m.Parts)
-	}
-	run := processor.Message{Kind: processor.Response}
-	if n > 0 {
-		// Of its exact length: the message is shared, and an append to
-		// its parts makes a copy.
-		run.Parts = make([]processor.Part, 0, n)
-	}
-	for _, m := range msgs {
-		run.Parts = append(run.Parts, m.Parts...)
-		if m.Meta != nil {
-			run = run.WithMeta(m.Info())
-		}
-	}
-	if !all {
-		return run, nil
-	}
-	memo := &runMemo{items: slices.Clone(ents), msg: run}
-	ents[0].run.Store(memo)
-	return run, memo
-}
-
-// respAux is what the cache keeps beside an item's message: the call or
-// output it holds, by ID (none for the other items).
-type respAux struct {
-	id     string
-	output bool // id names an output (else a call)
-	part   processor.Part
-	custom bool
-}
-
-// readItem is read, taking the item from what the cache gave the scan
-// (it.e), else from the cache, and remembering the item there.
-// It returns the item's entry in the cache, if any.
-func (h *respHistory) readItem(it histItem, raw []byte, cache *Cache) (processor.Message, bool, *cached, error) {
-	if it.e != nil {
-		return it.e.msg, h.cached(raw, it.e), it.e, nil
-	}
-	if e := cache.lookup(raw); e != nil {
-		return e.msg, h.cached(raw, e), e, nil
-	}
-	m, request, err := h.read(raw)
-	if err != nil || cache == nil {
-		return m, request, nil, err
-	}
-	var a respAux
-	if len(m.Parts) == 1 {
-		switch p := m.Parts[0].(type) {
-		case processor.ToolCall:
-			a.id, a.part, a.custom = p.ToolCallID, p, h.calls[p.ToolCallID].custom
-		case processor.ToolReturn:
-			a.id, a.output, a.part, a.custom = p.ToolCallID, true, p, h.outputs[p.ToolCallID].custom
-		}
-	}
-	return m, request, cache.putAux(raw, m, a), nil
-}
-
-// cached notes the cache's entry of an item (raw), for index, and returns
-// whether the item is a request: its message's kind (read makes a request
-// of each item it reports as one, and a response of the others). What the
-// entry keeps beside the message is read only when index needs it: most
-// requests write no call or output anew, and it is memory of its own.
-func (h *respHistory) cached(raw []byte, e *cached) bool {
-	h.noted = append(h.noted, notedItem{raw, e.aux})
-	return e.msg.Kind == processor.Request
+	return m
 }
 
 // read decodes one input item: a request message, or the parts (and
 // metadata) it adds to a response, with request false.
 func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err error) {
-	h.index()
 	var it respItem
-	if err := json.Unmarshal(raw, &it); err != nil {
+	if err := decodeObject(raw, &it); err != nil {
 		return m, false, err
 	}
 	opaque := func(req bool) (processor.Message, bool, error) {
@@ -354,13 +197,19 @@ func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err e
 	case "", respMessage:
 		switch it.Role {
 		case roleUser, roleSystem, roleDeveloper:
-			p, ok := requestContent(it.Role, it.Content)
+			p, ok, err := requestContent(it.Role, it.Content)
+			if err != nil {
+				return m, false, err
+			}
 			if !ok {
 				return opaque(true)
 			}
 			return processor.NewRequest(p...), true, nil
 		case roleAssistant:
-			resp, ok := assistantContent(it.Content)
+			resp, ok, err := assistantContent(it.Content)
+			if err != nil {
+				return m, false, err
+			}
 			if !ok {
 				return opaque(false)
 			}
@@ -383,13 +232,12 @@ func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err e
 			return m, false, fmt.Errorf("%s without a call_id", it.Type)
 		}
 		r := processor.ToolReturn{ToolCallID: it.CallID}
-		var s string
-		switch {
-		case len(it.Output) == 0:
-		case json.Unmarshal(it.Output, &s) == nil:
-			r.Content = s
+		switch it.Output.kind() {
+		case 0:
+		case '"':
+			r.Content = it.Output.text
 		default:
-			r.JSON = append(json.RawMessage(nil), it.Output...)
+			r.JSON = json.RawMessage(it.Output.raw)
 		}
 		h.outputs[it.CallID] = respKept{part: r, raw: raw, custom: it.Type == respCustomOutput}
 		return processor.NewRequest(r), true, nil
@@ -403,29 +251,73 @@ func (h *respHistory) read(raw []byte) (m processor.Message, request bool, err e
 	return opaque(strings.HasSuffix(it.Type, "_output") || strings.HasSuffix(it.Type, "_response"))
 }
 
+// content reads a message's content: a string (text, isText set), or an
+// array of content parts (slices of its JSON), each an object; anything
+// else is an error.
+func content(c textOrRaw) (text string, parts []jsontext.Value, isText bool, err error) {
+	v := c.raw
+	switch c.kind() {
+	case '"':
+		if !c.isText {
+			err = unmarshal(v, &c.text)
+		}
+		return c.text, nil, true, err
+	case '[':
+		_, spans, _, err := arrayElements(decoder(v, checked()), false)
+		if err != nil {
+			return "", nil, false, err
+		}
+		parts, err = objects(v, spans)
+		return "", parts, false, err
+	case 0:
+		return "", nil, false, errors.New("no content")
+	}
+	return "", nil, false, fmt.Errorf("content is %s, not a string or an array", kindName(v.Kind()))
+}
+
+// objects returns the content parts at spans in v, each an object.
+func objects(v []byte, spans []span) ([]jsontext.Value, error) {
+	parts := make([]jsontext.Value, len(spans))
+	for k, sp := range spans {
+		parts[k] = v[sp.start:sp.end]
+		if kind := parts[k].Kind(); kind != '{' {
+			return nil, fmt.Errorf("content part %d is %s, not an object", k, kindName(kind))
+		}
+	}
+	return parts, nil
+}
+
+// kindName names a JSON value's kind.
+func kindName(k jsontext.Kind) string {
+	names := map[jsontext.Kind]string{'n': "null", 'f': "a boolean", 't': "a boolean", '"': "a string", '0': "a number", '{': "an object", '[': "an array"}
+	if name, ok := names[k]; ok {
+		return name
+	}
+	return "nothing"
+}
+
 // requestContent reads the content of a user, system or developer message:
 // a string, or input parts (input_text plain; any other part, or one with
 // more keys, kept whole in UserContent.Data). System and developer
-// messages take text alone.
-func requestContent(role string, content json.RawMessage) ([]processor.Part, bool) {
-	var s string
-	if json.Unmarshal(content, &s) == nil {
-		if role == roleUser {
-			return []processor.Part{processor.UserPrompt{Content: s}}, true
-		}
-		return []processor.Part{processor.SystemPrompt{Content: s, Developer: role == roleDeveloper}}, true
+// messages take text alone: ok is false for others, and for no parts.
+func requestContent(role string, v textOrRaw) (parts []processor.Part, ok bool, err error) {
+	s, raws, isText, err := content(v)
+	switch {
+	case err != nil:
+		return nil, false, err
+	case isText && role == roleUser:
+		return []processor.Part{processor.UserPrompt{Content: s}}, true, nil
+	case isText:
+		return []processor.Part{processor.SystemPrompt{Content: s, Developer: role == roleDeveloper}}, true, nil
+	case len(raws) == 0:
+		return nil, false, nil
 	}
-	var raws []json.RawMessage
-	if json.Unmarshal(content, &raws) != nil || len(raws) == 0 {
-		return nil, false
-	}
-	var parts []processor.Part
 	var cs []processor.UserContent
 	for _, raw := range raws {
 		c, plain := plainText(raw, "input_text")
 		if role != roleUser {
 			if !plain {
-				return nil, false
+				return nil, false, nil
 			}
 			parts = append(parts, processor.SystemPrompt{Content: c.Text, Developer: role == roleDeveloper})
 			continue
@@ -433,60 +325,60 @@ func requestContent(role string, content json.RawMessage) ([]processor.Part, boo
 		cs = append(cs, c)
 	}
 	if role == roleUser {
-		return []processor.Part{processor.UserPrompt{Contents: cs}}, true
+		return []processor.Part{processor.UserPrompt{Contents: cs}}, true, nil
 	}
-	return parts, true
+	return parts, true, nil
 }
 
-// plainText reads a content part: a text part of type typ with no other
-// key is plain, a UserContent of type "text" (as processors read text,
-// whatever the API calls it); any other is kept whole in Data, with its
-// type.
-func plainText(raw json.RawMessage, typ string) (processor.UserContent, bool) {
-	var keys map[string]json.RawMessage
-	var c respContent
-	if json.Unmarshal(raw, &keys) != nil || json.Unmarshal(raw, &c) != nil {
-		return processor.UserContent{Data: append(json.RawMessage(nil), raw...)}, false
+// partFields is what the codecs read of a content part: its type, text
+// and refusal, and its other members, if any.
+type partFields struct {
+	Type    string         `json:"type"`
+	Text    *string        `json:"text"`
+	Refusal *string        `json:"refusal"`
+	Other   jsontext.Value `json:",embed"`
+}
+
+// plainText reads a content part, an object: a text part of type typ with
+// no other key is plain, a UserContent of type "text" (as processors read
+// text, whatever the API calls it); any other is kept whole in Data, with
+// its type.
+func plainText(raw jsontext.Value, typ string) (processor.UserContent, bool) {
+	var c partFields
+	if unmarshal(raw, &c) == nil && c.Type == typ && c.Text != nil && c.Refusal == nil && len(c.Other) == 0 {
+		return processor.UserContent{Type: "text", Text: *c.Text}, true
 	}
-	_, hasText := keys["text"]
-	if c.Type == typ && len(keys) == 2 && hasText {
-		return processor.UserContent{Type: "text", Text: c.Text}, true
-	}
-	return processor.UserContent{Type: c.Type, Data: append(json.RawMessage(nil), raw...)}, false
+	return processor.UserContent{Type: c.Type, Data: json.RawMessage(raw)}, false
 }
 
 // assistantContent reads an assistant message: a string, or output_text
-// and refusal parts.
-func assistantContent(content json.RawMessage) (processor.Message, bool) {
-	m := processor.Message{Kind: processor.Response}
-	var s string
-	if json.Unmarshal(content, &s) == nil {
+// and refusal parts; ok is false for other parts.
+func assistantContent(v textOrRaw) (m processor.Message, ok bool, err error) {
+	m = processor.Message{Kind: processor.Response}
+	s, raws, isText, err := content(v)
+	switch {
+	case err != nil:
+		return m, false, err
+	case isText:
 		m.Parts = []processor.Part{processor.Text{Content: s}}
-		return m, true
-	}
-	var raws []json.RawMessage
-	if json.Unmarshal(content, &raws) != nil {
-		return m, false
+		return m, true, nil
 	}
 	for _, raw := range raws {
-		var keys map[string]json.RawMessage
-		var c respContent
-		if json.Unmarshal(raw, &keys) != nil || json.Unmarshal(raw, &c) != nil {
-			return m, false
-		}
-		_, hasText := keys["text"]
+		var c partFields
 		switch {
-		case c.Type == "output_text" && hasText:
+		case unmarshal(raw, &c) != nil:
+			return m, false, nil
+		case c.Type == "output_text" && c.Text != nil:
 			// Keys beyond the text (annotations, logprobs) go back with
 			// the message unchanged only.
-			m.Parts = append(m.Parts, processor.Text{Content: c.Text})
-		case c.Type == "refusal" && len(keys) == 2 && m.Meta == nil:
-			m = m.WithMeta(processor.Meta{Refusal: c.Refusal})
+			m.Parts = append(m.Parts, processor.Text{Content: *c.Text})
+		case c.Type == "refusal" && c.Refusal != nil && c.Text == nil && len(c.Other) == 0 && m.Meta == nil:
+			m = m.WithMeta(processor.Meta{Refusal: *c.Refusal})
 		default:
-			return m, false
+			return m, false, nil
 		}
 	}
-	return m, len(m.Parts) > 0 || m.Meta != nil
+	return m, len(m.Parts) > 0 || m.Meta != nil, nil
 }
 
 func (h *respHistory) encodeLead(m processor.Message) ([]byte, error) {
@@ -528,11 +420,7 @@ func (h *respHistory) message(dst []byte, m processor.Message) ([]byte, error) {
 		}
 		dst = append(dst, raw...)
 	}
-	type content struct {
-		Type    string `json:"type"`
-		Text    string `json:"text,omitempty"`
-		Refusal string `json:"refusal,omitempty"`
-	}
+	type content = respContent
 	type msg struct {
 		Type    string `json:"type"`
 		Role    string `json:"role"`
@@ -592,7 +480,6 @@ func (h *respHistory) message(dst []byte, m processor.Message) ([]byte, error) {
 			}
 			err = item(msg{respMessage, roleUser, c})
 		case processor.ToolReturn:
-			h.index()
 			kept, ok := h.outputs[p.ToolCallID]
 			if ok && samePart(kept.part, p) {
 				rawItem(kept.raw)
@@ -632,7 +519,6 @@ func (h *respHistory) message(dst []byte, m processor.Message) ([]byte, error) {
 		case processor.Text:
 			err = item(msg{respMessage, roleAssistant, []content{{Type: "output_text", Text: p.Content}}})
 		case processor.ToolCall:
-			h.index()
 			kept, ok := h.calls[p.ToolCallID]
 			switch {
 			case ok && samePart(kept.part, p):
@@ -695,17 +581,19 @@ var (
 // (by call_id) earlier in the history, and a reasoning item is followed,
 // in its response, by the item it belongs with.
 func (responses) Validate(_, out []processor.Message) error {
-	var calls callFinder
+	calls := map[string]bool{} // the IDs of the calls so far
 	for i, m := range out {
 		for j, p := range m.Parts {
 			switch p := p.(type) {
+			case processor.ToolCall:
+				calls[p.ToolCallID] = true
 			case processor.ToolReturn:
-				if _, ok := callIn(m.Parts[:j], p.ToolCallID); !ok && !calls.has(out[:i], p.ToolCallID) {
-					return fmt.Errorf("message %d: output for call %q: %w", i, p.ToolCallID, ErrOrphanOutput)
+				if !calls[p.ToolCallID] {
+					return at(i, j, fmt.Errorf("output for call %q: %w", p.ToolCallID, ErrOrphanOutput))
 				}
 			case processor.Thinking:
-				if p.API == apiResponses && !followed(m.Parts[j+1:]) {
-					return fmt.Errorf("message %d part %d: %w", i, j, ErrLoneReasoning)
+				if p.API == apiResponses && !slices.ContainsFunc(m.Parts[j+1:], notThinking) {
+					return at(i, j, ErrLoneReasoning)
 				}
 			}
 		}
@@ -713,14 +601,10 @@ func (responses) Validate(_, out []processor.Message) error {
 	return nil
 }
 
-// followed reports whether parts hold something other than thinking.
-func followed(parts []processor.Part) bool {
-	for _, p := range parts {
-		if _, ok := p.(processor.Thinking); !ok {
-			return true
-		}
-	}
-	return false
+// notThinking reports whether p is not thinking.
+func notThinking(p processor.Part) bool {
+	_, ok := p.(processor.Thinking)
+	return !ok
 }
 
 // Overflow reports a 400 whose error code is one of a context overflow.
@@ -745,6 +629,28 @@ func (responses) Refuse(status int, code, message string) []byte {
 
 // fit returns out: every history the processors make is one the API takes.
 func (*respHistory) fit(out []processor.Message) []processor.Message { return out }
+
+// position names message i as the item of "input" its part j was read
+// from (its first item when j is -1), or "instructions", or "input" when
+// that is a string.
+func (*respHistory) position(b *Body, i, j int) string {
+	switch {
+	case i < b.lead:
+		return `"instructions"`
+	case b.first == nil:
+		return `"input"`
+	}
+	item := b.first[i-b.lead]
+	if j >= 0 && b.Messages[i].Kind == processor.Response {
+		// A response of several items: count the parts each gives.
+		_, parts, _ := runParts(b.raws[i-b.lead])
+		for k := 0; k < len(parts) && j >= len(parts[k]); k++ {
+			j -= len(parts[k])
+			item++
+		}
+	}
+	return fmt.Sprintf("input item %d", item)
+}
 
 // outputValue returns the call ID a tool output answers and the JSON value
 // of its "output", for a tool return or a retry prompt answering a call.
@@ -782,26 +688,20 @@ func (h *respHistory) rewrite(orig processor.Message, raw []byte, m processor.Me
 		out, err := patch(raw, v, "output")
 		return out, err == nil
 	}
-	items, err := valuesOf(raw)
+	items, parts, err := runParts(raw)
 	if err != nil {
 		return nil, false
 	}
-	scratch := &respHistory{}
 	vals := make([][]byte, 0, len(items))
 	kept := make([]span, 0, len(items))
 	anchored, pos := false, 0
-	for _, it := range items {
-		iraw := raw[it.start:it.end]
-		read, request, err := scratch.read(iraw)
-		if err != nil || request {
-			return nil, false
-		}
-		was := read.Parts
+	for k, it := range items {
+		was := parts[k]
 		if pos+len(was) > len(m.Parts) {
 			continue // dropped
 		}
 		now := m.Parts[pos : pos+len(was)]
-		v, ok := patchItem(iraw, was, now, &anchored)
+		v, ok := patchItem(raw[it.start:it.end], was, now, &anchored)
 		if !ok {
 			continue // dropped
 		}
@@ -815,6 +715,25 @@ func (h *respHistory) rewrite(orig processor.Message, raw []byte, m processor.Me
 		return spliceAll(raw, kept, vals), true
 	}
 	return bytes.Join(vals, []byte(",")), true
+}
+
+// runParts returns the items of a response of several, raw, as Parse kept
+// it, and the parts each was read as.
+func runParts(raw []byte) ([]span, [][]processor.Part, error) {
+	items, err := valuesOf(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	scratch := &respHistory{calls: map[string]respKept{}, outputs: map[string]respKept{}}
+	parts := make([][]processor.Part, len(items))
+	for k, it := range items {
+		m, request, err := scratch.read(raw[it.start:it.end])
+		if err != nil || request {
+			return nil, nil, fmt.Errorf("%w: item %d is not of a response", errPatch, k)
+		}
+		parts[k] = m.Parts
+	}
+	return items, parts, nil
 }
 
 // patchItem returns an item of a response, read as the parts was, written
@@ -871,7 +790,7 @@ func patchItem(raw []byte, was, now []processor.Part, anchored *bool) ([]byte, b
 			}
 			return splice(raw, c, appendString(nil, t.Content)), true
 		}
-		elems, err := elementsOf(raw, c)
+		elems, err := elements(raw, c)
 		if err != nil {
 			return nil, false
 		}

@@ -38,9 +38,9 @@ func TestValidate(t *testing.T) {
 		at      string
 	}{
 		{"responses valid", Responses, nil, []processor.Message{user, call("a", reasoning), ret("a")}, nil, ""},
-		{"responses orphan output", Responses, nil, []processor.Message{user, ret("b")}, ErrOrphanOutput, "message 1"},
+		{"responses orphan output", Responses, nil, []processor.Message{user, ret("b")}, ErrOrphanOutput, "message 1 part 0"},
 		{"responses output far from its call", Responses, nil, far("a"), nil, ""},
-		{"responses orphan output far down", Responses, nil, far("z"), ErrOrphanOutput, "message 42"},
+		{"responses orphan output far down", Responses, nil, far("z"), ErrOrphanOutput, "message 42 part 0"},
 		{"responses lone reasoning", Responses, nil, []processor.Message{user, processor.NewResponse(reasoning), user}, ErrLoneReasoning, "message 1 part 0"},
 		{"messages valid", Messages, loop, loop, nil, ""},
 		{"messages first from assistant", Messages, nil, []processor.Message{processor.SystemMessage("s"), processor.TextMessage("hi"), user}, ErrFirstNotUser, "message 1"},

@@ -3,27 +3,23 @@
 // Responses ([Responses]) and Anthropic Messages ([Messages]). Each is a
 // [Codec]: it finds the history in a body (and the system prompt, where
 // the API keeps it in a field of its own), decodes it into abridge's
-// message model, and writes the body back with other messages in its place
-// and every other byte as the client sent it; it knows its API's validity
-// rules, its context-overflow answer, its usage report and its error shape.
-// The openai-go middleware and the proxy (abridge serve) pick a codec by
-// the request's path ([ForPath]) and know nothing else of the API.
+// message model, and writes the body back with other messages in its
+// place and every other byte as the client sent it; it knows its API's
+// validity rules, its overflow answer, its usage report and its error
+// shape. The middleware and the proxy pick a codec by path ([ForPath]).
 //
 // What the message model does not express (encrypted reasoning, thinking
-// signatures, item and block types abridge does not know) is carried on
-// the message it belongs to as [processor.Thinking] with its raw bytes or
-// as [processor.Opaque], and written back byte for byte. Messages sent
-// back unchanged are written as their original bytes, so a body whose
-// history the processors left alone is sent as it came; messages they
-// changed are written as their original bytes with only what changed
-// replaced (patch.go), remembered in the [Cache]. Chat Completions
-// is fast where requests are alike: messages of the common shapes are
-// decoded by a scanner of its own, anything else through package model's
-// decoder.
+// signatures, unknown items and blocks) rides on its message as
+// [processor.Thinking] or [processor.Opaque] and goes back byte for byte.
+// A message sent back unchanged is written as its bytes, one the
+// processors changed as its bytes with only what changed replaced
+// (patch.go). Bodies are read with jsontext and encoding/json/v2
+// (go-json-experiment): a body that is not one JSON object, holds invalid
+// UTF-8 or names a member twice in any object is refused ([ErrNotJSON]),
+// and keys match as written, as the providers read them.
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +43,7 @@ const (
 // Errors a body is refused with. Each is wrapped with details.
 var (
 	// ErrNotJSON: the body is not a JSON object.
-	ErrNotJSON = errors.New("request body is not a JSON object")
+	ErrNotJSON = errors.New("request body is not a valid JSON object")
 	// ErrNoMessages: the body has no history (Chat "messages", Responses
 	// "input", Messages "messages"), or an empty one.
 	ErrNoMessages = errors.New("request body has no messages")
@@ -64,9 +60,12 @@ type Codec interface {
 	// API names the wire format: "chat", "responses" or "messages".
 	API() string
 	// Parse reads a request body. data must not change while the Body is
-	// in use: the Body refers to it. cache, which may be nil, gives
-	// messages decoded before (a cache serves one codec).
-	Parse(data []byte, cache *Cache) (*Body, error)
+	// in use: the Body refers to it. reserve, when not nil, is called once
+	// the whole body has been checked and its history's JSON tokens
+	// counted (the ends of objects and arrays apart), before anything is
+	// decoded: what decoding takes in memory grows with that number. Its
+	// error ends Parse, returned as it is.
+	Parse(data []byte, reserve func(tokens int) error) (*Body, error)
 	// Validate checks, after the processors ran, that out (what in, the
 	// history as received, became) is one this API accepts, beyond
 	// processor.Validate; the error names the index of the message at
@@ -112,15 +111,6 @@ func Family(path string) Codec {
 	return nil
 }
 
-// Codecs returns the package's codecs.
-func Codecs() []Codec {
-	out := make([]Codec, len(codecs))
-	for i, c := range codecs {
-		out[i] = c.codec
-	}
-	return out
-}
-
 // ForPath returns the codec of POST requests to path (a path ending in
 // /chat/completions, /responses or /v1/messages), or nil: other requests
 // are not ones abridge processes.
@@ -152,23 +142,17 @@ type Body struct {
 
 	codec      Codec
 	hist       history
-	cache      *Cache            // where rewrites are remembered (nil: nowhere)
 	data       []byte            // the body as received
 	start, end int               // the byte range of the history's array in data
 	raws       []json.RawMessage // each message's bytes, in data
-	// ents is, beside raws, the cache's entry of each message the body
-	// took whole from one (nil for the others, or none): see Digest.
-	ents []*cached
-	// leadEnt is the cache's entry of the system prompt's own field,
-	// when lead is 1 and the cache keeps it.
-	leadEnt *cached
-	// runs is, beside raws, the memo of each response of several items
-	// whose items all came from the cache (nil for the others, or none).
-	runs []*runMemo
 	// lead is 1 when Messages[0] is the system prompt of its own field,
 	// whose value is data[leadStart:leadEnd].
 	lead               int
 	leadStart, leadEnd int
+	// first is, beside raws, the index in the history's array of each
+	// message's first element, where a message can be several (nil
+	// where each is one).
+	first []int
 }
 
 // history writes what a codec's messages became.
@@ -188,42 +172,46 @@ type history interface {
 	// changed (m is then written anew). lead tells the system prompt's
 	// own field from a message of the history.
 	rewrite(orig processor.Message, raw []byte, m processor.Message, lead bool) ([]byte, bool)
+	// position names where part j (-1: none) of b.Messages[i] is in the
+	// body, as the client wrote it.
+	position(b *Body, i, j int) string
 }
 
-// Codec returns the codec that read the body.
-func (b *Body) Codec() Codec { return b.codec }
-
-// Parse reads a Chat Completions request body (Chat.Parse without a
-// cache).
-func Parse(data []byte) (*Body, error) {
-	return Chat.Parse(data, nil)
+// Check checks that in, the body's history (Messages, but for a prefill
+// the host keeps apart), is one its API accepts: processor.Validate, then
+// the codec's own rules. Its error names the position at fault as the
+// client's body has it: "message 2" is the third of Chat's or Anthropic's
+// "messages" (Anthropic's system prompt is "system", not message 0),
+// "input item 5" the sixth of Responses' "input".
+func (b *Body) Check(in []processor.Message) error {
+	err := processor.Validate(in)
+	if err == nil {
+		err = b.codec.Validate(in, in)
+	}
+	var he *processor.HistoryError
+	if errors.As(err, &he) && he.Index < len(b.Messages) {
+		return fmt.Errorf("%s: %w", b.hist.position(b, he.Index, he.Part), he.Err)
+	}
+	return err
 }
 
-// With returns the body with out in place of its messages: each message of
-// out equal to one of the body's (processor.Equal) is written as the bytes
-// the client sent; one that is a message of the body changed (a tool
-// output trimmed or cleared, a message joined to another) as the bytes the
-// client sent with only what changed replaced, so that what the message
-// model does not hold (ids, status, annotations, cache_control, citations,
-// keys abridge does not know, their order) is kept; the others are encoded
+// at returns err about part j (-1: none) of message i of a history.
+func at(i, j int, err error) error { return &processor.HistoryError{Index: i, Part: j, Err: err} }
+
+// Buffers returns the body with out in place of its messages, as pieces
+// to send one after the other (net.Buffers writes them with one system
+// call where it can), most of them slices of the body as received, which
+// must not change while they are in use. Each message of out equal to one
+// of the body's (processor.Equal) is written as the bytes the client
+// sent; one that is a message of the body changed (a tool output trimmed
+// or cleared, a message joined to another) as the bytes the client sent
+// with only what changed replaced, so that what the message model does
+// not hold (ids, status, annotations, cache_control, citations, keys
+// abridge does not know, their order) is kept; the others are encoded
 // anew by the codec. Every byte outside the history (and the system
-// prompt's field, where the API has one) is kept. When out is the body's messages, unchanged and in order, the
-// body itself is returned. out is read-only.
-func (b *Body) With(out []processor.Message) ([]byte, error) {
-	bufs, err := b.Buffers(out)
-	if err != nil {
-		return nil, err
-	}
-	if len(bufs) == 1 {
-		return bufs[0], nil
-	}
-	return bytes.Join(bufs, nil), nil
-}
-
-// Buffers is [Body.With] without the copy: the new body as pieces to send
-// one after the other (net.Buffers writes them with one system call where
-// it can), most of them slices of the body as received or rewrites the
-// body's cache holds, which must not change while they are in use.
+// prompt's field, where the API has one) is kept. When out is the body's
+// messages, unchanged and in order, the body itself is the one piece. out
+// is read-only.
 func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 	if !b.same(out) {
 		out = b.hist.fit(out)
@@ -235,7 +223,7 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 		}
 		if processor.Equal(out[0], b.Messages[0]) {
 			lead = b.data[b.leadStart:b.leadEnd]
-		} else if r, ok := b.rewritten(nil, b.Messages[0], b.data[b.leadStart:b.leadEnd], out[0], true); ok {
+		} else if r, ok := b.hist.rewrite(b.Messages[0], b.data[b.leadStart:b.leadEnd], out[0], true); ok {
 			lead = r
 		} else {
 			var err error
@@ -261,16 +249,9 @@ func (b *Body) Buffers(out []processor.Message) (net.Buffers, error) {
 		return net.Buffers{b.data}, nil
 	}
 	fresh = b.rewrite(out, fresh, raws)
-	fresh = b.rewrittenAnew(out, fresh, raws)
 	if len(fresh) > 0 {
 		if err := b.hist.encode(out, fresh, raws); err != nil {
 			return nil, fmt.Errorf("encode messages: %w", err)
-		}
-		for _, j := range fresh {
-			if standalone(out[j]) && b.cache != nil {
-				raws[j] = bytes.Clone(raws[j]) // kept beyond the body, as a rewrite is
-				b.cache.putRewrite(b.anew(), out[j], false, raws[j])
-			}
 		}
 	}
 	// The pieces before the history's array, the array (its brackets and
@@ -312,7 +293,7 @@ func (b *Body) rewrite(out []processor.Message, fresh []int, raws [][]byte) []in
 			if i < b.lead || i >= n || b.Messages[i].Kind != out[j].Kind || k == 1 && i == j {
 				continue
 			}
-			if r, ok := b.rewritten(b.entry(i), b.Messages[i], b.raws[i-b.lead], out[j], false); ok {
+			if r, ok := b.hist.rewrite(b.Messages[i], b.raws[i-b.lead], out[j], false); ok {
 				raws[j], done = r, true
 				break
 			}
@@ -322,104 +303,6 @@ func (b *Body) rewrite(out []processor.Message, fresh []int, raws [][]byte) []in
 		}
 	}
 	return left
-}
-
-// rewritten is the codec's rewrite of orig, read from raw, as m, taken
-// from the body's cache when it was written before: first from e, the
-// cache's entry of raw (nil when there is none), which keeps the last
-// rewrite of its message, so that the message the processors change the
-// same way on every request of a conversation (an old tool output
-// trimmed) costs a comparison of what it became, not a hash and a
-// comparison of its bytes as received.
-func (b *Body) rewritten(e *cached, orig processor.Message, raw []byte, m processor.Message, lead bool) ([]byte, bool) {
-	if e != nil {
-		if last := e.rewrite.Load(); last != nil && processor.Equal(last.msg, m) {
-			return last.out, last.out != nil
-		}
-	}
-	r, ok := b.cache.getRewrite(raw, m, lead)
-	if !ok {
-		r, ok = b.hist.rewrite(orig, raw, m, lead)
-		if !ok {
-			r = nil
-		}
-		if r != nil && b.cache != nil {
-			// What the cache keeps outlives the body, whose bytes a
-			// rewrite may share (a host may reuse them).
-			r = bytes.Clone(r)
-		}
-		b.cache.putRewrite(raw, m, lead, r)
-	}
-	if e != nil && rewriteSize(m, r) <= 2*len(e.raw)+64 {
-		e.rewrite.Store(&entryRewrite{msg: processor.Clone([]processor.Message{m})[0], out: r})
-	}
-	return r, r != nil
-}
-
-// rewriteSize is the bytes a rewrite holds: the message's characters and
-// its writing.
-func rewriteSize(m processor.Message, out []byte) int {
-	n := len(out)
-	for _, p := range m.Parts {
-		n += processor.PartChars(p)
-	}
-	return n
-}
-
-// entry returns the cache's entry of Messages[i], when the body took the
-// message whole from one, or nil.
-func (b *Body) entry(i int) *cached {
-	if i == 0 && b.lead == 1 {
-		return b.leadEnt
-	}
-	if j := i - b.lead; j >= 0 && j < len(b.ents) {
-		return b.ents[j]
-	}
-	return nil
-}
-
-// rewrittenAnew sets raws[j], for each j of fresh whose message out[j]
-// stands alone (see standalone), to its writing the cache remembers, and
-// returns the others. A message the processors made (the window's
-// summary) is the same on every request of a conversation, and so is its
-// writing.
-func (b *Body) rewrittenAnew(out []processor.Message, fresh []int, raws [][]byte) []int {
-	if b.cache == nil {
-		return fresh
-	}
-	left := fresh[:0:0]
-	for _, j := range fresh {
-		if standalone(out[j]) {
-			if r, ok := b.cache.getRewrite(b.anew(), out[j], false); ok && r != nil {
-				raws[j] = r
-				continue
-			}
-		}
-		left = append(left, j)
-	}
-	return left
-}
-
-// anew is the key, in the cache's rewrites, under which the messages the
-// body's codec writes anew are remembered: bytes no message received can
-// be (a NUL, then the API's name), so that they are apart from the
-// rewrites of messages received and from the other codecs' writings.
-func (b *Body) anew() []byte {
-	return []byte("\x00" + b.codec.API())
-}
-
-// standalone reports whether the writing of m depends on m alone, not on
-// the rest of the body (as a tool call's or return's does: it is written
-// as it came): whether its parts are system and user prompts and texts.
-func standalone(m processor.Message) bool {
-	for _, p := range m.Parts {
-		switch p.(type) {
-		case processor.SystemPrompt, processor.UserPrompt, processor.Text:
-		default:
-			return false
-		}
-	}
-	return len(m.Parts) > 0
 }
 
 // same reports whether out is the body's messages, unchanged and in order.

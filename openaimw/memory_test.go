@@ -1,0 +1,154 @@
+package openaimw_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/wire"
+	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/processors/window"
+)
+
+// memoryShape is a body of one shape, for the measures of the memory
+// processing takes.
+type memoryShape struct {
+	name, api string
+	body      []byte
+}
+
+// tinyMessages returns a body of n one-letter user messages in api.
+func tinyMessages(api string, n int) []byte {
+	var b bytes.Buffer
+	switch api {
+	case openaitest.APIChat:
+		b.WriteString(`{"model":"m","messages":[`)
+	case openaitest.APIResponses:
+		b.WriteString(`{"model":"m","input":[`)
+	default:
+		b.WriteString(`{"model":"m","max_tokens":10,"messages":[`)
+	}
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"role":"user","content":"a"}`)
+	}
+	b.WriteString("]}")
+	return b.Bytes()
+}
+
+// memoryShapes returns bodies of the shapes that cost the most per byte
+// (many tiny messages) and of the common ones (a tool conversation, long
+// texts), in each API.
+func memoryShapes(t testing.TB) []memoryShape {
+	var shapes []memoryShape
+	long := strings.Repeat("a line of a long document\n", 40000) // 1 MiB
+	for _, api := range []string{openaitest.APIChat, openaitest.APIResponses, openaitest.APIMessages} {
+		shapes = append(shapes, memoryShape{"tiny messages", api, tinyMessages(api, 100_000)})
+		bodies, err := openaitest.NewBodies(api, openaitest.ToolConversation(120, "memory"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shapes = append(shapes, memoryShape{"tool conversation", api, bodies.Body(120, false)})
+		texts, err := openaitest.NewBodies(api, []json.RawMessage{
+			json.RawMessage(`{"role":"user","content":` + quote(long) + `}`),
+			json.RawMessage(`{"role":"assistant","content":` + quote(long) + `}`),
+			json.RawMessage(`{"role":"user","content":"go on"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shapes = append(shapes, memoryShape{"long texts", api, texts.Body(3, false)})
+	}
+	return shapes
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// tokensOf returns the JSON tokens the codec of s counts in its body.
+func tokensOf(t testing.TB, s memoryShape) int {
+	tokens := 0
+	if _, err := wire.ForPath("/v1"+openaitest.APIPath(s.api)).Parse(s.body, func(n int) error { tokens = n; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return tokens
+}
+
+// processAlloc returns the bytes the middleware allocates over one
+// request of body, received by a server, on a fresh trimmer and window
+// (the digest writes the summary), its answer read.
+func processAlloc(t testing.TB, s memoryShape) uint64 {
+	win := window.New(window.Options{})
+	mw := openaimw.New(processor.Chain(trimtools.New(trimtools.Options{}), win), openaimw.Options{Compactor: win})
+	req, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1"+openaitest.APIPath(s.api), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As a server receives it: read in pieces as it arrives.
+	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(s.body)), int64(len(s.body))
+	next := func(r *http.Request) (*http.Response, error) {
+		_, err := io.Copy(io.Discard, r.Body)
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}, err
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	resp, err := mw(req, next)
+	runtime.ReadMemStats(&after)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s: %v, %v", s.api, s.name, resp, err)
+	}
+	// The body as it was read, in pieces joined into one slice, a proxy
+	// counts apart.
+	return after.TotalAlloc - before.TotalAlloc - 2*uint64(len(s.body))
+}
+
+// TestProcessingMemory checks that what openaimw.ProcessingMemory gives
+// Options.Reserve covers what the middleware allocates to decode and
+// process a body, on bodies of every shape in every API.
+func TestProcessingMemory(t *testing.T) {
+	if raceBuild {
+		t.Skip("the race detector's sync.Pool drops what is put back: allocations are not the program's (run without -race)")
+	}
+	for _, s := range memoryShapes(t) {
+		t.Run(s.api+"/"+s.name, func(t *testing.T) {
+			tokens := tokensOf(t, s)
+			got, limit := processAlloc(t, s), openaimw.ProcessingMemory(len(s.body), tokens)
+			if int64(got) > limit {
+				t.Errorf("%d bytes allocated for a body of %d bytes and %d tokens, over the %d estimated", got, len(s.body), tokens, limit)
+			}
+		})
+	}
+}
+
+// BenchmarkProcessingMemory reports, for bodies of every shape in every
+// API, what the middleware allocates to decode and process one (the
+// trimmer and the window, the digest writing the summary) per byte of the
+// body and per JSON token, and as a share of ProcessingMemory's estimate:
+//
+//	go test ./openaimw -run '^$' -bench BenchmarkProcessingMemory
+func BenchmarkProcessingMemory(b *testing.B) {
+	for _, s := range memoryShapes(b) {
+		tokens := tokensOf(b, s)
+		b.Run(s.api+"/"+s.name, func(b *testing.B) {
+			var total uint64
+			for b.Loop() {
+				total += processAlloc(b, s)
+			}
+			per := float64(total) / float64(b.N)
+			b.ReportMetric(per/float64(len(s.body)), "B/body-byte")
+			b.ReportMetric(per/float64(tokens), "B/token")
+			b.ReportMetric(per/float64(openaimw.ProcessingMemory(len(s.body), tokens)), "of-estimate")
+		})
+	}
+}
