@@ -22,7 +22,7 @@
 //     or "budget-Nk" (N thousand tokens).
 //
 // The figures of each on the shared transcripts, beside the peers', are in
-// the README ("Cost and fidelity against peers").
+// docs/figures.md ("Cost and fidelity against peers").
 package strategy
 
 import (
@@ -117,7 +117,7 @@ func budgetTrim(tokens int) int {
 	return max(trimtools.DefaultMaxChars, tokens/25)
 }
 
-// Frontier lists the names of the strategies whose figures the README
+// Frontier lists the names of the strategies whose figures docs/figures.md
 // reports against the peers: the economy, the default, and the budget dial
 // at six points.
 func Frontier() []string {

@@ -55,7 +55,7 @@ func TestByName(t *testing.T) {
 	}
 }
 
-// Every strategy the README reports is one ByName knows, under its own
+// Every strategy docs/figures.md reports is one ByName knows, under its own
 // name.
 func TestFrontierNames(t *testing.T) {
 	for _, n := range append(strategy.Frontier(), strategy.Names()...) {
