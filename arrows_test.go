@@ -58,7 +58,7 @@ func listPackages(t *testing.T) (map[string]pkg, map[string]bool) {
 }
 
 // TestArrows checks that the package dependencies point one way, as the
-// README's package map says: the message model depends on the standard
+// package map of docs/design.md says: the message model depends on the standard
 // library alone; the processors, the summary format, on-demand compaction
 // and the transcript format on the message model (and, for the window, the
 // summary format) alone, nothing outside the standard library among their

@@ -28,7 +28,7 @@ func ExampleTranscripts() {
 	// 5 transcripts; the first: claudecode-spotter__6c2214d7-b87e-4432-8e41-22ba294ea584__subagent-agent-afc096d.jsonl.json
 }
 
-// TestEveryPackageHasExamples checks the README's claim that every public
+// TestEveryPackageHasExamples checks the claim of docs/development.md that every public
 // package has runnable examples: an example_test.go with at least one
 // example whose output is checked.
 func TestEveryPackageHasExamples(t *testing.T) {

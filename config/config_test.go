@@ -159,7 +159,7 @@ func TestEachVariable(t *testing.T) {
 }
 
 // TestTable checks that the variables table documents every field of
-// Config with its env tag and default, so the README cannot drift.
+// Config with its env tag and default, so docs/configuration.md cannot drift.
 func TestTable(t *testing.T) {
 	typ := reflect.TypeFor[Config]()
 	seen := map[string]bool{}

@@ -11,8 +11,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite README-table.md from the variables table")
 
-// TestReadmeTable keeps README-table.md, the table the README shows, equal
-// to the variables table; go test ./config -update rewrites it.
+// TestReadmeTable keeps README-table.md, the table docs/configuration.md
+// shows, equal to the variables table (go test ./config -update rewrites
+// it), and checks that docs/configuration.md holds it as it is.
 func TestReadmeTable(t *testing.T) {
 	const file = "README-table.md"
 	want := markdownTable()
@@ -28,11 +29,12 @@ func TestReadmeTable(t *testing.T) {
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("%s is stale; run go test ./config -update (-want +got):\n%s", file, diff)
 	}
-	readme, err := os.ReadFile("../README.md")
+	const doc = "../docs/configuration.md"
+	page, err := os.ReadFile(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), want) {
-		t.Errorf("README.md does not show %s as it is: copy it into the README's configuration section", file)
+	if !strings.Contains(string(page), want) {
+		t.Errorf("%s does not show %s as it is: copy %s into its section \"Variables\"", doc, file, file)
 	}
 }

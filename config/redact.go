@@ -29,7 +29,7 @@ func (c Config) Redacted() map[string]string {
 }
 
 // String returns the settings as space-separated NAME=value pairs in the
-// README's order, secrets redacted.
+// order of docs/configuration.md, secrets redacted.
 func (c Config) String() string {
 	var b strings.Builder
 	for i, v := range variables {

@@ -60,7 +60,7 @@ func VariablesIn(groups ...Group) []Variable {
 	return out
 }
 
-// Variables returns every variable abridge reads, in the README's order.
+// Variables returns every variable abridge reads, in the order of docs/configuration.md.
 func Variables() []Variable {
 	out := make([]Variable, len(variables))
 	for i, v := range variables {
@@ -107,7 +107,7 @@ func oneOf(s string, values ...string) bool {
 	return false
 }
 
-// variables lists every variable in the README's order.
+// variables lists every variable in the order of docs/configuration.md.
 var variables = []variable{
 	{
 		Variable: Variable{
@@ -482,7 +482,7 @@ func byField(field string) *variable {
 	return nil
 }
 
-// markdownTable renders the variables as the README's Markdown table.
+// markdownTable renders the variables as the Markdown table of docs/configuration.md.
 func markdownTable() string {
 	var b strings.Builder
 	b.WriteString("| Variable | Default | Accepted values | What it sets |\n")

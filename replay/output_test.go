@@ -62,7 +62,7 @@ func tableReports(t *testing.T) map[string]*Report {
 
 // TestTable checks the default table: every line fits TableWidth (a word
 // longer than a line aside), the headings are words, every transcript
-// has a row under a recognisable name, and the figures the README quotes
+// has a row under a recognisable name, and the figures docs/figures.md quotes
 // are all there.
 func TestTable(t *testing.T) {
 	for name, rep := range tableReports(t) {
@@ -107,7 +107,7 @@ func TestTable(t *testing.T) {
 				}
 			}
 
-			// What the README quotes, read across wrapped lines.
+			// What docs/figures.md quotes, read across wrapped lines.
 			text := strings.Join(strings.Fields(out), " ")
 			arrow := func(a, b float64) string {
 				return groupDigits(int64(a+0.5)) + " → " + groupDigits(int64(b+0.5))

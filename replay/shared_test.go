@@ -16,7 +16,7 @@ const (
 	// default settings. It is NOT met: with MaxMessages 40 the window
 	// compacts every few tool rounds, and each compaction re-sends the
 	// whole tail after a new marker (measured 0.856 on the shared set; see
-	// README, "Known gaps"). The test reports the shortfall and guards the
+	// docs/known-gaps.md). The test reports the shortfall and guards the
 	// measured level with floorCacheReuseDefault instead.
 	targetCacheReuseDefault = 0.90
 	// floorCacheReuseDefault is the measured level a change must not
@@ -112,7 +112,7 @@ func TestSharedTargets(t *testing.T) {
 			}
 			if c.target > 0 && tot.CacheReuse < c.target {
 				compacting, rest := reuseLoss(rep)
-				t.Logf("TARGET NOT MET: prompt-cache reuse %.4f with the default settings, target %.2f (known gap, see README): "+
+				t.Logf("TARGET NOT MET: prompt-cache reuse %.4f with the default settings, target %.2f (known gap, see docs/known-gaps.md): "+
 					"the requests that send a new summary lose %.4f of all request bytes (they share only the head with the request before), the others %.4f (their new messages); "+
 					"the ceiling these compaction points allow, whatever the trimmer and the summaries do, is %.4f",
 					tot.CacheReuse, c.target, compacting, rest, tot.CacheReuseCeiling)

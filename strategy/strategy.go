@@ -22,7 +22,7 @@
 //     or "budget-Nk" (N thousand tokens).
 //
 // The figures of each on the shared transcripts, beside the peers', are in
-// the README ("Cost and fidelity against peers").
+// docs/figures.md ("Cost and fidelity against peers").
 package strategy
 
 import (

@@ -55,8 +55,8 @@ func TestByName(t *testing.T) {
 	}
 }
 
-// Every strategy the README reports against the peers is one ByName
-// knows, under its own name.
+// Every strategy docs/figures.md reports is one ByName knows, under its own
+// name.
 func TestFrontierNames(t *testing.T) {
 	for _, n := range []string{strategy.NameEconomy, strategy.NameDefault, "budget-12k", "budget-15k", "budget-20k", strategy.NameBudget, "budget-60k", "budget-100k"} {
 		st, err := strategy.ByName(n)

@@ -26,7 +26,7 @@ import (
 )
 
 // envScreenshot, set to 1, makes TestOperatorPage write the screenshot the
-// README shows (docs/operator-page.png); a normal run leaves it as it is.
+// README and docs/serve.md show (docs/operator-page.png); a normal run leaves it as it is.
 const envScreenshot = "ABRIDGE_UPDATE_SCREENSHOT"
 
 // hostileText is what a conversation may hold that must stay text on the
