@@ -239,7 +239,7 @@ func rss() uint64 {
 // 1,000,001 one-letter messages (30.5 MiB each) sent at once to a proxy
 // with the default limits (32 MiB a body, a 256 MiB budget), each client
 // sending again after a 503 as its Retry-After says. Each ends answered
-// 413 naming ABRIDGE_SERVE_BODY_MEMORY_MB (its processing, about 2 GB,
+// 413 naming ABRIDGE_SERVE_BODY_MEMORY_MB (its processing, about 5 GB,
 // would not fit in the budget), and none is decoded. The live heap (what
 // a collection, forced every 50 ms during the run, found live:
 // runtime/metrics' /gc/heap/live:bytes) stays within the budget over the

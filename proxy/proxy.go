@@ -1,9 +1,10 @@
-// Package proxy is abridge as an OpenAI-compatible HTTP proxy (abridge
-// serve): a [Proxy] is an http.Handler that forwards every request under
-// /v1/ to an upstream Chat Completions API, and runs abridge's processors
-// over the messages of each POST /v1/chat/completions on the way, through
-// the same middleware an openai-go app uses (package openaimw). Only
-// "messages" is rewritten; every other byte of the body, the headers
+// Package proxy is abridge as an HTTP proxy (abridge serve): a [Proxy] is
+// an http.Handler that forwards every request under /v1/ to an upstream,
+// and runs abridge's processors over the history of each request of the
+// three APIs it knows (POST /v1/chat/completions, /v1/responses and
+// /v1/messages) on the way, through the same middleware an openai-go or
+// anthropic-sdk-go app uses (package openaimw). Only the history is
+// rewritten; every other byte of the body, the headers
 // (Authorization included) and the query go upstream as the client sent
 // them, and the answer comes back as the upstream sends it: a stream
 // chunk by chunk as it arrives, a whole answer of those APIs once its
