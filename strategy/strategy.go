@@ -117,6 +117,14 @@ func budgetTrim(tokens int) int {
 	return max(trimtools.DefaultMaxChars, tokens/25)
 }
 
+// Frontier lists the names of the strategies whose figures docs/figures.md
+// reports against the peers: the economy, the default, and the budget dial
+// at six points. The peers harness (an optional tool outside the
+// repository) replays each of them.
+func Frontier() []string {
+	return []string{NameEconomy, NameDefault, "budget-12k", "budget-15k", "budget-20k", NameBudget, "budget-60k", "budget-100k"}
+}
+
 // ByName returns the settings of the strategy called name (any case):
 // "default", "economy", "budget", or "budget-Nk" / "budget-N" for a budget
 // of N thousand / N tokens. An unknown name is an error naming the known

@@ -58,7 +58,7 @@ func TestByName(t *testing.T) {
 // Every strategy docs/figures.md reports is one ByName knows, under its own
 // name.
 func TestFrontierNames(t *testing.T) {
-	for _, n := range []string{strategy.NameEconomy, strategy.NameDefault, "budget-12k", "budget-15k", "budget-20k", strategy.NameBudget, "budget-60k", "budget-100k"} {
+	for _, n := range strategy.Frontier() {
 		st, err := strategy.ByName(n)
 		if err != nil {
 			t.Errorf("ByName(%q): %v", n, err)
