@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,11 +59,9 @@ type job struct {
 	head   int
 	count  int // messages the summary stands for after the head, in the input history
 	last   Key // the key of the span's last message
-	prev   string
-	fresh  []processor.Message // to summarize, clipped
-	budget int                 // characters the summary may take in its marker (facts left out)
-	input  int                 // characters given to the summarizer
-	values context.Context     // the request's values (payer, credential), not its end
+	brief  brief
+	input  int             // characters given to the summarizer
+	values context.Context // the request's values (payer, credential), not its end
 	queued time.Time
 
 	mu sync.Mutex
@@ -105,17 +104,17 @@ func (j *job) take() bool {
 func (j *job) end(state jobState, prose string, f *failure, usage processor.Usage) {
 	j.mu.Lock()
 	j.state, j.prose, j.failure, j.usage = state, prose, f, usage
-	j.fresh, j.cancel = nil, nil
+	j.brief.fresh, j.cancel = nil, nil
 	close(j.done)
 	j.mu.Unlock()
 }
 
-// ready returns what the job wrote, and whether it is done.
-func (j *job) ready() (ready, bool) {
+// written reports whether the job is done: its prose, failure and usage
+// are set for good.
+func (j *job) written() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return ready{span: Span{Head: j.head, Count: j.count, Digest: j.digest}, prose: j.prose, failure: j.failure,
-		usage: j.usage, job: j}, j.state == jobDone
+	return j.state == jobDone
 }
 
 // abandon stops the job: a queued one never runs, a running one's call is
@@ -126,7 +125,7 @@ func (j *job) abandon() jobState {
 	was := j.state
 	switch was {
 	case jobQueued:
-		j.state, j.fresh = jobAbandoned, nil
+		j.state, j.brief.fresh = jobAbandoned, nil
 		close(j.done)
 	case jobRunning:
 		if j.cancel != nil {
@@ -332,17 +331,31 @@ type plan struct {
 // end returns where the plan's span ends in the input history.
 func (p plan) end() int { return p.head + p.covered + p.cleared }
 
-// planAt returns the compaction of the view v at c, clearing the tail's
-// old outputs when clear is set.
-func (w *Window) planAt(ctx context.Context, v view, c cut, clear bool) plan {
+// planAt returns the compaction of the view v at c, clearing the tool
+// outputs of the tail's messages before clearEnd. Trusted markers in the
+// middle give their summaries to merge; the other messages are summarized,
+// then the cleared ones.
+func (w *Window) planAt(ctx context.Context, v view, c cut, clearEnd int) plan {
 	h := v.msgs
-	p := plan{cut: c, clearEnd: c.start}
-	if clear {
-		p.clearEnd = w.clearEnd(h, c.start)
+	p := plan{cut: c, clearEnd: clearEnd, covered: c.middle(), cleared: clearEnd - c.start}
+	var prev, facts []string
+	for _, m := range h[c.head:c.start] {
+		p.replaced += processor.Chars(m)
+		if s, ref, ok := summary.ParseMarker(m); ok && w.trusted(ctx, ref) {
+			prose, f := summary.SplitFacts(s)
+			if prose != "" {
+				prev = append(prev, prose)
+			}
+			if f != "" {
+				facts = append(facts, f)
+			}
+			continue
+		}
+		p.fresh = append(p.fresh, m)
 	}
-	p.prev, p.prevFacts, p.fresh, p.replaced = w.sortMiddle(ctx, h[c.head:c.start])
+	p.prev, p.prevFacts = strings.Join(prev, "\n\n"), strings.Join(facts, "\n")
 	p.summed = len(p.fresh)
-	for i := c.start; i < p.clearEnd; i++ {
+	for i := c.start; i < clearEnd; i++ {
 		p.fresh = append(p.fresh, h[i])
 		if parts := summary.ClearParts(h[i].Parts, w.recall, nil); parts != nil {
 			cleared := h[i]
@@ -350,8 +363,6 @@ func (w *Window) planAt(ctx context.Context, v view, c cut, clear bool) plan {
 			p.replaced += processor.Chars(h[i]) - processor.Chars(cleared)
 		}
 	}
-	p.covered = c.middle()
-	p.cleared = p.clearEnd - c.start
 	if v.span != nil && v.span.Count > 0 {
 		p.covered += v.span.Count - 1 // the view's marker stands for them
 	}
@@ -378,7 +389,7 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 	if c.middle() < 2 || c.start >= len(h) {
 		return
 	}
-	p := w.planAt(ctx, v, c, false)
+	p := w.planAt(ctx, v, c, c.start)
 	if len(p.fresh) == 0 || p.replaced <= w.framing {
 		return // only markers, whose merging costs nothing, or too little to replace
 	}
@@ -413,11 +424,9 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 			return // another process writes it
 		}
 	}
-	facts := w.factsOf(p.fresh, p.prevFacts, p.replaced)
-	fresh := w.clipForSummary(p.fresh)
+	b := w.briefOf(p)
 	j := &job{
-		key: k, digest: d, head: c.head, count: p.covered, last: last, prev: p.prev,
-		fresh: fresh, budget: p.replaced - len(facts) - 2, input: summaryInput(fresh, p.prev),
+		key: k, digest: d, head: c.head, count: p.covered, last: last, brief: b, input: b.chars(),
 		values: context.WithoutCancel(ctx), queued: now, done: make(chan struct{}), committed: committed,
 	}
 	for _, old := range w.jobs.add(j, now) {
@@ -425,7 +434,7 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 	}
 	w.emit(ctx, EventAheadStarted, Event{
 		MessagesBefore: len(h), TokensBefore: w.countTail(h),
-		Summarized: len(fresh), SummaryInput: j.input, From: c.head, To: c.head + p.covered,
+		Summarized: len(b.fresh), SummaryInput: j.input, From: c.head, To: c.head + p.covered,
 		Key: k, Span: d,
 	})
 	if !w.runner().Go(payerOf(ctx), func(rctx context.Context) { w.runJob(rctx, j) }) {
@@ -435,16 +444,6 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 		w.release(ctx, d)
 		w.emit(ctx, EventAheadWasted, Event{Reason: "queue full", Key: k, Span: d})
 	}
-}
-
-// summaryInput returns the characters a summarizer is given for fresh and
-// prev.
-func summaryInput(fresh []processor.Message, prev string) int {
-	n := len(prev)
-	for _, m := range fresh {
-		n += processor.Chars(m)
-	}
-	return n
 }
 
 // runJob writes j's summary unless a request took it first; a job that
@@ -479,7 +478,7 @@ func (w *Window) write(rctx context.Context, j *job) {
 
 	began := w.now()
 	mctx, meter := processor.WithUsageMeter(ctx)
-	prose, f := w.ask(mctx, j.fresh, j.prev, j.budget)
+	prose, f := w.ask(mctx, j.brief)
 	usage, _ := meter.Usage()
 	ev := Event{Duration: w.now().Sub(began), SummarizerUsage: usage, SummaryInput: j.input, Key: j.key, Span: j.digest,
 		From: j.head, To: j.head + j.count, SummaryChars: len(prose)}
@@ -558,16 +557,6 @@ func (w *Window) drop(j *job, reason string) {
 	}
 }
 
-// ready is a summary written ahead that a compaction can use: the
-// summarizer's prose, or why it could not write one.
-type ready struct {
-	span    Span // Head, Count, Digest of the prepared span
-	prose   string
-	failure *failure
-	usage   processor.Usage
-	job     *job // nil when another process wrote it
-}
-
 // startIn returns where, in the view v, the tail begins after a prepared
 // span of count messages after the head (in the input history); -1 when
 // the span does not fold in the view's marker.
@@ -624,22 +613,22 @@ func (w *Window) tooEarly(h []processor.Message, start, want int) bool {
 // another process wrote it; one that came too late to bring the history
 // under the triggers is used all the same: it shortens what would go out
 // whole, and the next compaction, due at once, folds it in.
-func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (best *ready, writing []*job) {
+func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (best *job, writing []*job) {
 	dist := -1
-	consider := func(r ready, close bool) {
-		start := startIn(v, c.head, r.span.Count)
-		if start < 0 || r.span.Head != c.head || !validCut(v.msgs, cut{head: c.head, start: start}) || (close && w.tooEarly(v.msgs, start, c.start)) {
+	consider := func(j *job, close bool) {
+		start := startIn(v, c.head, j.count)
+		if start < 0 || j.head != c.head || !validCut(v.msgs, cut{head: c.head, start: start}) || (close && w.tooEarly(v.msgs, start, c.start)) {
 			return
 		}
 		d := 2 * (c.start - start)
 		if start > c.start {
 			d = 2*(start-c.start) + 1
 		}
-		end := c.head + r.span.Count
-		if (dist >= 0 && d >= dist) || end > len(history)-1 || digestOf(history[:end]) != r.span.Digest {
+		end := c.head + j.count
+		if (dist >= 0 && d >= dist) || end > len(history)-1 || digestOf(history[:end]) != j.digest {
 			return
 		}
-		best, dist = &r, d
+		best, dist = j, d
 	}
 	mine := map[Digest]bool{}
 	for _, j := range w.jobs.of(k, w.now()) {
@@ -647,10 +636,9 @@ func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (be
 			continue
 		}
 		mine[j.digest] = true
-		r, done := j.ready()
 		start := startIn(v, c.head, j.count)
 		j.mu.Lock()
-		committed := j.committed
+		done, committed := j.state == jobDone, j.committed
 		if !done && start >= 0 && validCut(v.msgs, cut{head: c.head, start: start}) && (committed || !w.tooEarly(v.msgs, start, c.start)) {
 			// The compaction waits for it, however the deferred requests
 			// move the cut meanwhile.
@@ -659,12 +647,13 @@ func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (be
 		}
 		j.mu.Unlock()
 		if done {
-			consider(r, !committed)
+			consider(j, !committed)
 		}
 	}
 	for _, s := range v.prepared {
 		if !mine[s.Digest] {
-			consider(ready{span: s, prose: s.Summary}, false)
+			// Written by another process.
+			consider(&job{head: s.Head, count: s.Count, digest: s.Digest, prose: s.Summary}, false)
 		}
 	}
 	return best, writing
@@ -672,16 +661,16 @@ func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (be
 
 // await waits for j to be written, writing it itself when nobody took it
 // yet; false when ctx ended first or the job was abandoned.
-func (w *Window) await(ctx context.Context, j *job) (ready, bool) {
+func (w *Window) await(ctx context.Context, j *job) bool {
 	if j.take() {
 		w.write(ctx, j)
 	}
 	select {
 	case <-j.done:
+		return j.written()
 	case <-ctx.Done():
-		return ready{}, false
+		return false
 	}
-	return j.ready()
 }
 
 // fromAhead compacts v with a summary written ahead when one is ready,
@@ -696,7 +685,7 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 	k := w.storeKey(ctx, v, history, c.head)
 	best, writing := w.readyFor(history, v, c, k)
 	if best != nil {
-		return w.applyReady(ctx, history, v, k, *best, 0), true, 0, nil
+		return w.applyReady(ctx, history, v, k, best, 0), true, 0, nil
 	}
 	h := v.msgs
 	if !w.overHard(h) {
@@ -710,8 +699,8 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 	}
 	began := w.now()
 	for _, j := range writing {
-		if r, ok := w.await(ctx, j); ok {
-			return w.applyReady(ctx, history, v, k, r, w.now().Sub(began)), true, 0, nil
+		if w.await(ctx, j) {
+			return w.applyReady(ctx, history, v, k, j, w.now().Sub(began)), true, 0, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, true, 0, err
@@ -720,62 +709,27 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 	return nil, false, w.now().Sub(began), nil
 }
 
-// applyReady compacts v with the summary r written ahead, after waiting
-// waited for it: the marker holds r's prose with the facts of what it
+// applyReady compacts v with the summary j wrote ahead, after waiting
+// waited for it: the marker holds j's prose with the facts of what it
 // replaces, or, when the summarizer could not write a summary that fits,
-// the fallback's (written now). It saves the span, abandons the
-// conversation's other summaries written ahead, and reports the
-// compaction.
-func (w *Window) applyReady(ctx context.Context, history []processor.Message, v view, k Key, r ready, waited time.Duration) []processor.Message {
-	c := cut{head: r.span.Head, start: startIn(v, r.span.Head, r.span.Count)}
-	p := w.planAt(ctx, v, c, true)
+// the fallback's (written now).
+func (w *Window) applyReady(ctx context.Context, history []processor.Message, v view, k Key, j *job, waited time.Duration) []processor.Message {
+	c := cut{head: j.head, start: startIn(v, j.head, j.count)}
 	h := v.msgs
+	p := w.planAt(ctx, v, c, w.clearEnd(h, c.start))
 	ev := Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Summarized: p.summed}
 	w.emit(ctx, EventStarted, ev)
 	began := w.now()
-
-	facts := w.factsOf(p.fresh, p.prevFacts, p.replaced)
-	sum, f := "", r.failure
-	if f == nil {
-		sum = summary.WithFacts(r.prose, facts)
-		if !w.fits(sum, p.replaced) {
-			f = &failure{err: ErrSummaryTooLarge, reason: "summary too large"}
-		}
-	}
-	if f != nil {
-		// The fallback writes it now: the offline digest takes
-		// microseconds.
-		if sum, f = w.complete(ctx, w.clipForSummary(p.fresh), p.prev, p.replaced-len(facts)-2, false, f); sum != "" {
-			sum = summary.WithFacts(sum, facts)
-		}
-	}
+	sum, f := w.complete(ctx, w.briefOf(p), j.prose, j.failure, false)
 	if sum == "" {
-		// Nothing fits: send the history as it is.
-		failed := ev
-		failed.MessagesAfter, failed.TokensAfter = len(h), ev.TokensBefore
-		failed.Err, failed.Reason = f.err, f.reason
-		w.emit(ctx, EventFailed, failed)
+		w.uncompacted(ctx, ev, f.err, f.reason, 0)
 		return h
 	}
-	d := r.span.Digest
-	if p.cleared > 0 {
-		d = digestOf(history[:p.end()])
-	}
-	if r.job != nil {
-		r.job.mu.Lock()
-		r.job.used = true
-		r.job.mu.Unlock()
-	}
-	ev.Prepared, ev.Waited = true, waited
-	return w.finish(ctx, history, v, k, p, d, written{summary: sum, failure: f, usage: r.usage}, r.job, ev, began)
-}
-
-// written is a summary for a compaction, and how it was written.
-type written struct {
-	summary string
-	failure *failure // why the summarizer's was not used
-	usage   processor.Usage
-	shared  bool // written for a concurrent request
+	j.mu.Lock()
+	j.used = true
+	j.mu.Unlock()
+	ev.Prepared, ev.Waited, ev.SummarizerUsage = true, waited, j.usage
+	return w.finish(ctx, history, v, k, p, sum, f, j, ev, began)
 }
 
 // build returns the compaction of h by plan p with marker: the head, the
@@ -789,19 +743,19 @@ func (w *Window) build(h []processor.Message, p plan, marker processor.Message) 
 }
 
 // finish ends the compaction of v (history as given) by plan p with the
-// summary s: it builds the history to send, saves the span (digest d)
-// under k, abandons the conversation's other summaries written ahead (all
-// but used), and reports the compaction that ev (its sizes before, how it
-// was written) began at began.
-func (w *Window) finish(ctx context.Context, history []processor.Message, v view, k Key, p plan, d Digest, s written, used *job, ev Event, began time.Time) []processor.Message {
+// summary sum (f says why it is not the summarizer's): it builds the
+// history to send, saves the span under k unless the summary was shared,
+// abandons the conversation's other summaries written ahead (all but
+// used), and reports the compaction that ev (its sizes before, how it was
+// written) began at began.
+func (w *Window) finish(ctx context.Context, history []processor.Message, v view, k Key, p plan, sum string, f *failure, used *job, ev Event, began time.Time) []processor.Message {
 	h := v.msgs
-	out := w.build(h, p, w.marker(s.summary))
-	w.memo.trust(summary.Ref(s.summary))
-	f := s.failure
-	if !s.shared {
-		w.save(ctx, k, history, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Summary: s.summary,
+	out := w.build(h, p, summary.Marker(sum))
+	w.memo.trust(summary.Ref(sum))
+	d := digestOf(history[:p.end()])
+	if !ev.Shared {
+		w.save(ctx, k, history, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Summary: sum,
 			Fallback: (f != nil && f.retry) || (v.span != nil && v.span.Fallback)})
-		ev.SummarizerUsage = s.usage
 	}
 	for _, j := range w.jobs.take(&k) {
 		if j != used {
@@ -809,8 +763,8 @@ func (w *Window) finish(ctx context.Context, history []processor.Message, v view
 		}
 	}
 	ev.MessagesAfter, ev.TokensAfter = len(out), w.countTail(out)
-	ev.SummaryChars, ev.Fallback, ev.Shared = len(s.summary), f != nil, s.shared
-	ev.Summary, ev.Replaced = s.summary, w.describe(h[p.head:p.start])
+	ev.SummaryChars, ev.Fallback = len(sum), f != nil
+	ev.Summary, ev.Replaced = sum, w.describe(h[p.head:p.start])
 	ev.From, ev.To, ev.Key, ev.Span = p.head, p.head+p.covered, k, d
 	if f != nil {
 		failed := ev

@@ -2,7 +2,6 @@ package window
 
 import (
 	"context"
-	"strings"
 
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summary"
@@ -23,22 +22,18 @@ func (w *Window) retry(ctx context.Context, history []processor.Message, head in
 		return s
 	}
 	end := head + s.Count
-	prev, prevFacts, fresh, replaced := w.sortMiddle(ctx, history[head:end])
-	// The outputs the span cleared go to the summarizer with the rest, as
-	// when it was made.
-	fresh = append(fresh, history[end:end+s.Cleared]...)
-	if len(fresh) == 0 {
+	p := w.planAt(ctx, view{msgs: history}, cut{head: head, start: end}, end+s.Cleared)
+	if len(p.fresh) == 0 {
 		return s
 	}
-	facts := w.factsOf(fresh, prevFacts, replaced)
-	fresh = w.clipForSummary(fresh)
+	b := w.briefOf(p)
 	span := *s
 	rewrite := func(ctx context.Context) bool {
-		text, f := w.ask(ctx, fresh, prev, replaced-len(facts)-2)
+		text, f := w.ask(ctx, b)
 		if f != nil || ctx.Err() != nil {
 			return false
 		}
-		span.Summary, span.Fallback = summary.WithFacts(text, facts), false
+		span.Summary, span.Fallback = summary.WithFacts(text, b.facts), false
 		w.memo.trust(summary.Ref(span.Summary))
 		if err := w.store.Save(ctx, k, span); err != nil {
 			w.storeFailed(ctx, "save", err)
@@ -62,29 +57,4 @@ func (w *Window) retry(ctx context.Context, history []processor.Message, head in
 		rewrite(ctx)
 	})
 	return s
-}
-
-// sortMiddle sorts the messages of a middle to summarize: the prose of the
-// summaries of the trusted markers among them, joined (what the new summary
-// merges), their facts sections, joined (what the new facts merge), and the
-// other messages (what it summarizes), with the characters of
-// them all (what the summary replaces).
-func (w *Window) sortMiddle(ctx context.Context, middle []processor.Message) (prev, prevFacts string, fresh []processor.Message, replaced int) {
-	var previous, facts []string
-	fresh = make([]processor.Message, 0, len(middle))
-	for _, m := range middle {
-		replaced += processor.Chars(m)
-		if s, ref, ok := summary.ParseMarker(m); ok && w.trusted(ctx, ref) {
-			prose, f := summary.SplitFacts(s)
-			if prose != "" {
-				previous = append(previous, prose)
-			}
-			if f != "" {
-				facts = append(facts, f)
-			}
-			continue
-		}
-		fresh = append(fresh, m)
-	}
-	return strings.Join(previous, "\n\n"), strings.Join(facts, "\n"), fresh, replaced
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/summary"
 )
 
 // memoLimit bounds each map of a memo; a full map is emptied.
@@ -40,9 +39,6 @@ func (m *memo) init() {
 	m.waits = map[Key]int{}
 	m.retried = map[Digest]time.Time{}
 }
-
-// isMarker reports whether msg is a summary marker.
-func isMarker(msg processor.Message) bool { return summary.IsMarker(msg) }
 
 // trust records that markers with reference ref were written by a window.
 func (m *memo) trust(ref string) {

@@ -108,13 +108,6 @@ func (p *Pool) Go(payer string, run func(ctx context.Context)) bool {
 	return true
 }
 
-// Waiting returns the number of jobs waiting for a worker.
-func (p *Pool) Waiting() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.waiting
-}
-
 // next takes the job of the payer whose turn it is, waiting for one; it
 // returns nil once the pool is closed and nothing waits.
 func (p *Pool) next() func(context.Context) {

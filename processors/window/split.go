@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // cut is where a history splits: the head is h[:head], the middle
@@ -44,7 +45,7 @@ func (w *Window) headEnd(h []processor.Message) int {
 		if i >= limit && lead >= 0 {
 			return lead
 		}
-		if isMarker(m) {
+		if summary.IsMarker(m) {
 			if lead >= 0 {
 				return lead
 			}
@@ -69,34 +70,9 @@ func (w *Window) headEnd(h []processor.Message) int {
 	return lead
 }
 
-// textOnly reports whether m is a response with text and no tool call:
-// some text of m.Text() is not all white space (told without joining the
-// texts, which the newlines joining them would not change).
+// textOnly reports whether m is a response with text and no tool call.
 func textOnly(m processor.Message) bool {
-	if m.Kind != processor.Response || m.HasToolCalls() {
-		return false
-	}
-	for _, p := range m.Parts {
-		switch p := p.(type) {
-		case processor.Text:
-			if strings.TrimSpace(p.Content) != "" {
-				return true
-			}
-		case processor.UserPrompt:
-			if p.Contents == nil {
-				if strings.TrimSpace(p.Content) != "" {
-					return true
-				}
-				continue
-			}
-			for _, c := range p.Contents {
-				if c.Type == "text" && strings.TrimSpace(c.Text) != "" {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return m.Kind == processor.Response && !m.HasToolCalls() && strings.TrimSpace(m.Text()) != ""
 }
 
 // answers reports whether m is a request holding a tool return or a retry
@@ -136,7 +112,7 @@ func (w *Window) userTurnStart(h []processor.Message, head, k int) int {
 	n := 0
 	for i := len(h) - 1; i >= head; i-- {
 		m := h[i]
-		if m.Kind != processor.Request || isMarker(m) {
+		if m.Kind != processor.Request || summary.IsMarker(m) {
 			continue
 		}
 		for _, p := range m.Parts {

@@ -334,7 +334,7 @@ type Replaced struct {
 func (w *Window) describe(ms []processor.Message) []Replaced {
 	out := make([]Replaced, len(ms))
 	for i, m := range ms {
-		r := Replaced{Chars: processor.Chars(m), Marker: isMarker(m), Role: "user"}
+		r := Replaced{Chars: processor.Chars(m), Marker: summary.IsMarker(m), Role: "user"}
 		system := m.Kind == processor.Request
 		for _, p := range m.Parts {
 			switch p := p.(type) {
@@ -682,7 +682,7 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	msgs := make([]processor.Message, 0, len(history)-s.Count+1)
 	msgs = append(msgs, history[:head]...)
 	if s.Count > 0 {
-		msgs = append(msgs, w.marker(s.Summary))
+		msgs = append(msgs, summary.Marker(s.Summary))
 	}
 	msgs = w.appendCleared(msgs, history[end:end+s.Cleared])
 	v.msgs = append(msgs, history[end+s.Cleared:]...)
@@ -709,44 +709,20 @@ func (w *Window) lookup(ctx context.Context, history []processor.Message, head i
 	return w.find(history, head, used), prepared
 }
 
-// find returns the longest of spans (the most recent of equals) whose
-// content history starts with; nil when none does. Spans whose end is not
-// a place to cut, or whose last message differs from the history's at that
-// place, are rejected before any digest is computed; the others are
-// checked in one pass over the history's content, shortest first.
+// find returns the longest of spans (the most recent of equals) that
+// history starts with, its head ending at head; nil when none does.
 func (w *Window) find(history []processor.Message, head int, spans []Span) *Span {
-	length := func(s *Span) int { return s.Count + s.Cleared }
-	var cands []*Span
-	for i := range spans {
-		s := &spans[i]
-		end := head + s.Count
-		if s.Head != head || s.Count < 0 || s.Cleared < 0 || length(s) < 1 || end+s.Cleared > len(history)-1 ||
-			(s.Count > 0 && answers(history[end])) || keyOf("", history[end+s.Cleared-1:end+s.Cleared]) != s.Last {
-			continue
-		}
-		cands = append(cands, s)
-	}
-	// Shortest first, the most recent first among equals (spans come most
-	// recent first).
-	slices.SortStableFunc(cands, func(a, b *Span) int { return length(a) - length(b) })
-	h := newHasher()
-	fed := 0
-	var best *Span
-	for _, s := range cands {
+	length := func(s Span) int { return s.Count + s.Cleared }
+	slices.SortStableFunc(spans, func(a, b Span) int { return length(b) - length(a) })
+	for i, s := range spans {
 		end := head + length(s)
-		for ; fed < end; fed++ {
-			h.message(&history[fed])
-		}
-		if h.sum() == s.Digest && (best == nil || length(s) > length(best)) {
-			best = s
+		if s.Head == head && s.Count >= 0 && s.Cleared >= 0 && length(s) > 0 && end < len(history) &&
+			(s.Count == 0 || !answers(history[head+s.Count])) && digestOf(history[:end]) == s.Digest {
+			return &spans[i]
 		}
 	}
-	return best
+	return nil
 }
-
-// marker returns the marker of a summary, a new message each time (its
-// parts are the caller's).
-func (w *Window) marker(s string) processor.Message { return summary.Marker(s) }
 
 // triggered reports whether h is over a bound.
 func (w *Window) triggered(h []processor.Message) bool {
@@ -779,15 +755,14 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 			return out, err
 		}
 	}
-	p := w.planAt(ctx, v, c, true)
+	p := w.planAt(ctx, v, c, w.clearEnd(h, c.start))
 	if processor.Validate(w.build(h, p, w.blank)) != nil {
 		// Only an invalid input can lead here; leave it as it came.
 		return h, nil
 	}
 	k := w.storeKey(ctx, v, history, c.head)
 	// The wait is keyed by the head as the view shows it (its marker
-	// included), which every host mode sees alike: a host that sends its
-	// full history and one that sends the processed one wait the same.
+	// included), which every host mode sees alike.
 	waitKey := k
 	if v.span != nil {
 		waitKey = keyOf(conversationOf(ctx), h[:c.head+1])
@@ -804,46 +779,44 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	began := w.now()
 	write := func() result {
 		var r result
-		facts := w.factsOf(p.fresh, p.prevFacts, p.replaced)
 		mctx, meter := processor.WithUsageMeter(ctx)
-		r.summary, r.failure, r.err = w.summarize(mctx, w.clipForSummary(p.fresh), p.prev, p.replaced-len(facts)-2, force)
+		r.summary, r.failure, r.err = w.summarize(mctx, w.briefOf(p), force)
 		r.usage, _ = meter.Usage()
-		if r.err == nil && r.summary != "" {
-			r.summary = summary.WithFacts(r.summary, facts)
-		}
 		return r
 	}
 	var res result
-	var shared bool
 	var err error
 	if unpaid(ctx) {
 		// A digest costs nothing: no flight to share, and nothing saved.
 		res = write()
 	} else {
-		res, shared, err = w.flights.do(ctx, d, write)
+		res, ev.Shared, err = w.flights.do(ctx, d, write)
 	}
 	if err == nil {
 		err = res.err
 	}
 	if err != nil {
-		// ctx ended: close the compaction the host saw start.
-		failed := ev
-		failed.MessagesAfter, failed.TokensAfter = ev.MessagesBefore, ev.TokensBefore
-		failed.Err, failed.Reason, failed.Duration = err, "canceled", w.now().Sub(began)
-		w.emit(ctx, EventFailed, failed)
+		w.uncompacted(ctx, ev, err, "canceled", w.now().Sub(began))
 		return nil, err
 	}
-	if f := res.failure; f != nil && errors.Is(f.err, ErrNoSmallerSummary) && (!force || res.summary == "") {
+	if res.summary == "" {
 		// Compacting would make the request bigger: send it as it is, and
 		// do not try again before the middle has grown.
 		w.memo.setWait(waitKey, p.replaced+max(p.replaced/2, w.framing))
-		failed := ev
-		failed.MessagesAfter, failed.TokensAfter = len(h), ev.TokensBefore
-		failed.Err, failed.Reason, failed.Duration, failed.Shared = f.err, f.reason, f.took, shared
-		w.emit(ctx, EventFailed, failed)
+		w.uncompacted(ctx, ev, res.failure.err, res.failure.reason, res.failure.took)
 		return h, nil
 	}
-	return w.finish(ctx, history, v, k, p, d, written{summary: res.summary, failure: res.failure, usage: res.usage, shared: shared}, nil, ev, began), nil
+	if !ev.Shared {
+		ev.SummarizerUsage = res.usage
+	}
+	return w.finish(ctx, history, v, k, p, res.summary, res.failure, nil, ev, began), nil
+}
+
+// uncompacted reports that the compaction ev began compacted nothing.
+func (w *Window) uncompacted(ctx context.Context, ev Event, err error, reason string, took time.Duration) {
+	ev.MessagesAfter, ev.TokensAfter = ev.MessagesBefore, ev.TokensBefore
+	ev.Err, ev.Reason, ev.Duration = err, reason, took
+	w.emit(ctx, EventFailed, ev)
 }
 
 // storeKey returns the key the view's span was found under, or, without
@@ -923,31 +896,22 @@ type failure struct {
 	retry  bool // the summarizer could not write a summary: ask again later
 }
 
-// summarize returns the summary of fresh merged with prev, from the
+// summarize returns the summary for b, facts included, from the
 // summarizer or, when it cannot be used, from the fallback (then failure
-// says why). Whatever its source, the summary's marker is smaller than
-// budget characters: when neither the summarizer's nor the fallback's is,
-// a digest sized to fit is used, and when even that is not smaller,
-// failure.err is ErrNoSmallerSummary and nothing should be compacted,
-// unless force is set: then the smallest summary found is returned with
-// that failure (a forced compaction still leaves fewer messages). It
-// fails only when ctx is done.
-func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, budget int, force bool) (string, *failure, error) {
-	if len(fresh) == 0 {
+// says why); see complete. It fails only when ctx is done.
+func (w *Window) summarize(ctx context.Context, b brief, force bool) (string, *failure, error) {
+	if len(b.fresh) == 0 {
 		// Only markers in the middle: merge their summaries as they are.
-		if w.fits(prev, budget) || (force && strings.TrimSpace(prev) != "") {
-			return prev, nil, nil
+		if w.fits(b.prev, b.budget()) || (force && strings.TrimSpace(b.prev) != "") {
+			return summary.WithFacts(b.prev, b.facts), nil, nil
 		}
 		return "", &failure{err: ErrNoSmallerSummary, reason: "no smaller summary"}, nil
 	}
-	s, f := w.ask(ctx, fresh, prev, budget)
+	s, f := w.ask(ctx, b)
 	if err := ctx.Err(); err != nil {
 		return "", nil, err
 	}
-	if f == nil {
-		return s, nil, nil
-	}
-	s, f = w.complete(ctx, fresh, prev, budget, force, f)
+	s, f = w.complete(ctx, b, s, f, force)
 	if err := ctx.Err(); err != nil {
 		return "", nil, err
 	}
@@ -962,11 +926,11 @@ func (w *Window) fits(s string, budget int) bool {
 	return s != "" && w.framing+len(s) < budget
 }
 
-// ask returns the summarizer's summary of fresh merged with prev, when it
-// writes one whose marker is smaller than budget characters, or why it
-// did not. It asks only when the request is paid for and the payer's
-// breaker is closed, and counts the outcome toward the breaker.
-func (w *Window) ask(ctx context.Context, fresh []processor.Message, prev string, budget int) (string, *failure) {
+// ask returns the summarizer's summary for b, when it writes one whose
+// marker is smaller than b's budget, or why it did not. It asks only when
+// the request is paid for and the payer's breaker is closed, and counts
+// the outcome toward the breaker.
+func (w *Window) ask(ctx context.Context, b brief) (string, *failure) {
 	began := w.now()
 	var reason string
 	var err error
@@ -978,7 +942,7 @@ func (w *Window) ask(ctx context.Context, fresh []processor.Message, prev string
 		reason, err = "circuit open", ErrCircuitOpen
 	default:
 		var s string
-		s, err = w.call(ctx, w.sum, fresh, prev)
+		s, err = w.call(ctx, w.sum, b.fresh, b.prev)
 		if cerr := ctx.Err(); cerr != nil {
 			return "", &failure{err: cerr, reason: "canceled"}
 		}
@@ -991,7 +955,7 @@ func (w *Window) ask(ctx context.Context, fresh []processor.Message, prev string
 			reason = "summarizer error"
 		case strings.TrimSpace(s) == "":
 			reason, err = "empty summary", summary.ErrEmpty
-		case !w.fits(s, budget):
+		case !w.fits(s, b.budget()):
 			reason, err = "summary too large", ErrSummaryTooLarge
 		}
 		w.tally(payer, err)
@@ -1005,20 +969,30 @@ func (w *Window) ask(ctx context.Context, fresh []processor.Message, prev string
 		retry: reason != "summary too large" && reason != "unpaid"}
 }
 
-// complete returns the fallback's summary of fresh merged with prev after
-// the summarizer's failure f, or a digest sized to fit in budget, and the
-// failure to report; see summarize.
-func (w *Window) complete(ctx context.Context, fresh []processor.Message, prev string, budget int, force bool, f *failure) (string, *failure) {
+// complete returns the summary for b, facts included: prose, the
+// summarizer's, when f is nil and it fits, else the fallback's, or a
+// digest sized to fit; and the failure to report. When not even that
+// digest fits, the failure is ErrNoSmallerSummary and the summary "", or,
+// with force, the smallest found (a forced compaction still leaves fewer
+// messages).
+func (w *Window) complete(ctx context.Context, b brief, prose string, f *failure, force bool) (string, *failure) {
+	if f == nil {
+		if s := summary.WithFacts(prose, b.facts); w.fits(s, b.replaced) {
+			return s, nil
+		}
+		f = &failure{err: ErrSummaryTooLarge, reason: "summary too large"}
+	}
 	fallback := w.fallback
 	if unpaid(ctx) {
 		fallback = w.digest
 	}
-	s, ferr := w.call(ctx, fallback, fresh, prev)
+	budget := b.budget()
+	s, ferr := w.call(ctx, fallback, b.fresh, b.prev)
 	if ctx.Err() != nil {
 		return "", f
 	}
 	if ferr == nil && w.fits(s, budget) {
-		return strings.TrimSpace(s), f
+		return summary.WithFacts(s, b.facts), f
 	}
 	// A digest bounded by what the middle leaves once the marker's framing
 	// is paid for (for a forced compaction, at least a small one).
@@ -1026,11 +1000,11 @@ func (w *Window) complete(ctx context.Context, fresh []processor.Message, prev s
 	if force {
 		room = max(room, 1)
 	}
-	var best string
+	best := ""
 	if room > 0 {
-		s, _ = summary.NewDigest(summary.DigestOptions{MaxChars: room}).Summarize(ctx, fresh, prev)
+		s, _ = summary.NewDigest(summary.DigestOptions{MaxChars: room}).Summarize(ctx, b.fresh, b.prev)
 		if w.fits(s, budget) {
-			return strings.TrimSpace(s), f
+			return summary.WithFacts(s, b.facts), f
 		}
 		best = strings.TrimSpace(s)
 	}
@@ -1041,10 +1015,36 @@ func (w *Window) complete(ctx context.Context, fresh []processor.Message, prev s
 		g.err = fmt.Errorf("%w (after %s: %w)", ErrNoSmallerSummary, f.reason, f.err)
 	}
 	g.reason = "no smaller summary"
-	if !force {
-		best = ""
+	if !force || best == "" {
+		return "", &g
 	}
-	return best, &g
+	return summary.WithFacts(best, b.facts), &g
+}
+
+// brief is what the summarizer is given for a plan.
+type brief struct {
+	fresh    []processor.Message // the messages to summarize, clipped
+	prev     string              // the previous summary to merge them into
+	facts    string              // the facts section the summary will carry
+	replaced int                 // characters the marker replaces
+}
+
+// briefOf returns the brief of p.
+func (w *Window) briefOf(p plan) brief {
+	return brief{fresh: w.clipForSummary(p.fresh), prev: p.prev, facts: w.factsOf(p.fresh, p.prevFacts, p.replaced), replaced: p.replaced}
+}
+
+// budget returns the characters the summary's marker may take beside the
+// facts.
+func (b brief) budget() int { return b.replaced - len(b.facts) - 2 }
+
+// chars returns the characters the summarizer is given.
+func (b brief) chars() int {
+	n := len(b.prev)
+	for _, m := range b.fresh {
+		n += processor.Chars(m)
+	}
+	return n
 }
 
 // clipForSummary returns ms with their texts clipped to the window's clip
