@@ -70,7 +70,7 @@ type job struct {
 	// otherwise only when its cut is close to the compaction's.
 	committed bool
 	state     jobState
-	seen      time.Time          // when a request last looked for it
+	seen      time.Time          // when a request last looked for it (guarded by jobs.mu)
 	cancel    context.CancelFunc // while running
 	done      chan struct{}      // closed once written or abandoned
 	prose     string             // the summarizer's summary
@@ -149,9 +149,7 @@ func (js *jobs) of(k Key, now time.Time) []*job {
 	var out []*job
 	for _, j := range js.all {
 		if j.key == k {
-			j.mu.Lock()
 			j.seen = now
-			j.mu.Unlock()
 			out = append(out, j)
 		}
 	}
@@ -175,14 +173,11 @@ func (js *jobs) add(j *job, now time.Time) []*job {
 	var out []*job
 	var oldest *job
 	for d, o := range js.all {
-		o.mu.Lock()
-		seen := o.seen
-		o.mu.Unlock()
 		switch {
-		case now.Sub(seen) > aheadIdle:
+		case now.Sub(o.seen) > aheadIdle:
 			out = append(out, o)
 			delete(js.all, d)
-		case oldest == nil || seen.Before(oldest.seen):
+		case oldest == nil || o.seen.Before(oldest.seen):
 			oldest = o
 		}
 	}
@@ -437,12 +432,9 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 		Summarized: len(b.fresh), SummaryInput: j.input, From: c.head, To: c.head + p.covered,
 		Key: k, Span: d,
 	})
-	if !w.runner().Go(payerOf(ctx), func(rctx context.Context) { w.runJob(rctx, j) }) {
+	if !w.runner().Go(payerOf(ctx), func(rctx context.Context) { w.runJob(rctx, j) }) && j.take() {
 		// No room: the compaction writes it when it comes.
-		j.abandon()
-		w.jobs.remove(j)
-		w.release(ctx, d)
-		w.emit(ctx, EventAheadWasted, Event{Reason: "queue full", Key: k, Span: d})
+		w.giveUp(j, "queue full", Event{})
 	}
 }
 
@@ -454,13 +446,20 @@ func (w *Window) runJob(rctx context.Context, j *job) {
 		return
 	}
 	if rctx.Err() != nil || w.now().Sub(j.queued) > aheadIdle {
-		j.end(jobAbandoned, "", nil, processor.Usage{})
-		w.jobs.remove(j)
-		w.release(j.values, j.digest)
-		w.emit(j.values, EventAheadWasted, Event{Reason: "abandoned", Key: j.key, Span: j.digest})
+		w.giveUp(j, "abandoned", Event{})
 		return
 	}
 	w.write(rctx, j)
+}
+
+// giveUp ends j, which the caller took, unwritten, and reports it wasted
+// for reason; ev says what writing it cost.
+func (w *Window) giveUp(j *job, reason string, ev Event) {
+	j.end(jobAbandoned, "", nil, ev.SummarizerUsage)
+	w.jobs.remove(j)
+	w.release(j.values, j.digest)
+	ev.Reason, ev.Key, ev.Span = reason, j.key, j.digest
+	w.emit(j.values, EventAheadWasted, ev)
 }
 
 // write writes j's summary, taken by the caller, until rctx ends (a
@@ -483,11 +482,7 @@ func (w *Window) write(rctx context.Context, j *job) {
 	ev := Event{Duration: w.now().Sub(began), SummarizerUsage: usage, SummaryInput: j.input, Key: j.key, Span: j.digest,
 		From: j.head, To: j.head + j.count, SummaryChars: len(prose)}
 	if ctx.Err() != nil {
-		j.end(jobAbandoned, "", nil, usage)
-		w.jobs.remove(j)
-		w.release(j.values, j.digest)
-		ev.Reason = "abandoned"
-		w.emit(j.values, EventAheadWasted, ev)
+		w.giveUp(j, "abandoned", ev)
 		return
 	}
 	if f == nil {
@@ -732,16 +727,6 @@ func (w *Window) applyReady(ctx context.Context, history []processor.Message, v 
 	return w.finish(ctx, history, v, k, p, sum, f, j, ev, began)
 }
 
-// build returns the compaction of h by plan p with marker: the head, the
-// marker, and the tail, its old outputs cleared.
-func (w *Window) build(h []processor.Message, p plan, marker processor.Message) []processor.Message {
-	out := make([]processor.Message, 0, p.head+1+len(h)-p.start)
-	out = append(out, h[:p.head]...)
-	out = append(out, marker)
-	out = w.appendCleared(out, h[p.start:p.clearEnd])
-	return append(out, h[p.clearEnd:]...)
-}
-
 // finish ends the compaction of v (history as given) by plan p with the
 // summary sum (f says why it is not the summarizer's): it builds the
 // history to send, saves the span under k unless the summary was shared,
@@ -750,7 +735,7 @@ func (w *Window) build(h []processor.Message, p plan, marker processor.Message) 
 // written) began at began.
 func (w *Window) finish(ctx context.Context, history []processor.Message, v view, k Key, p plan, sum string, f *failure, used *job, ev Event, began time.Time) []processor.Message {
 	h := v.msgs
-	out := w.build(h, p, summary.Marker(sum))
+	out := w.splice(h, p.head, p.start, p.clearEnd, summary.Marker(sum))
 	w.memo.trust(summary.Ref(sum))
 	d := digestOf(history[:p.end()])
 	if !ev.Shared {

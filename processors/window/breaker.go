@@ -83,54 +83,45 @@ func (w *Window) breakerOpen(payer string) bool {
 	return false
 }
 
-// record counts a summarizer success or failure for payer, opening its
-// breaker after BreakerFailures failures in a row. A success closes it.
-func (w *Window) record(payer string, ok bool) {
+// tally counts the outcome of a summarizer call toward payer's breaker: a
+// success closes it; a failure, unless Options.RequestFault blames the
+// request, opens it once BreakerFailures come in a row. After the
+// cool-down one more failure opens it again: only a success resets the
+// count.
+func (w *Window) tally(payer string, err error) {
+	if err != nil && w.requestFault != nil && w.requestFault(err) {
+		return
+	}
 	w.breakers.mu.Lock()
 	defer w.breakers.mu.Unlock()
-	if ok {
+	if err == nil {
 		delete(w.breakers.m, payer)
 		return
 	}
+	now := w.now()
 	b := w.breakers.m[payer]
 	if b == nil {
 		if w.breakers.m == nil {
 			w.breakers.m = map[string]*breaker{}
 		}
 		if len(w.breakers.m) >= breakerLimit {
-			w.breakers.forgetOne(w.now())
+			// Forget a breaker that is not open, or else any one.
+			var any string
+			for id, e := range w.breakers.m {
+				any = id
+				if !now.Before(e.openUntil) {
+					break
+				}
+			}
+			delete(w.breakers.m, any)
 		}
 		b = &breaker{}
 		w.breakers.m[payer] = b
 	}
-	// After the cool-down one more failure opens the breaker again: the
-	// count is only reset by a success.
 	b.failures++
 	if b.failures >= w.breakerFailures {
-		b.openUntil = w.now().Add(w.breakerCooldown)
+		b.openUntil = now.Add(w.breakerCooldown)
 	}
-}
-
-// forgetOne drops a breaker that is not open, or else any one. b.mu must
-// be held.
-func (b *breakers) forgetOne(now time.Time) {
-	var any string
-	for id, e := range b.m {
-		any = id
-		if !now.Before(e.openUntil) {
-			break
-		}
-	}
-	delete(b.m, any)
-}
-
-// tally records the outcome of a summarizer call for payer's breaker: a
-// success, or a failure unless Options.RequestFault blames the request.
-func (w *Window) tally(payer string, err error) {
-	if err != nil && w.requestFault != nil && w.requestFault(err) {
-		return
-	}
-	w.record(payer, err == nil)
 }
 
 // breakerResting reports whether payer's breaker is open and resting,

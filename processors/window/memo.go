@@ -95,18 +95,15 @@ func (f *flights) init() { f.m = map[Digest]*flight{} }
 
 // do runs fn for d unless a call for d is under way, in which case it
 // waits for that call's result and reports it as shared. A result that
-// failed because the first caller's context ended is not shared: the
-// waiting caller runs fn itself. do returns ctx's error when ctx ends
-// while it waits.
+// failed because the first caller's context ended (or fn panicked) is not
+// shared: the waiting caller runs fn itself. do returns ctx's error when
+// ctx ends while it waits.
 func (f *flights) do(ctx context.Context, d Digest, fn func() result) (result, bool, error) {
 	for {
 		f.mu.Lock()
 		fl, busy := f.m[d]
 		if !busy {
-			fl = &flight{done: make(chan struct{})}
-			f.m[d] = fl
-			f.mu.Unlock()
-			return f.run(d, fl, fn), false, nil
+			break // with the lock held
 		}
 		f.mu.Unlock()
 		select {
@@ -117,21 +114,18 @@ func (f *flights) do(ctx context.Context, d Digest, fn func() result) (result, b
 		if fl.res.err == nil {
 			return fl.res, true, nil
 		}
-		// The first caller's context ended; try again.
 	}
-}
-
-// run runs fn as the flight fl for d, and ends the flight, panic or not.
-func (f *flights) run(d Digest, fl *flight, fn func() result) result {
+	fl := &flight{done: make(chan struct{}), res: result{err: errFlightAborted}}
+	f.m[d] = fl
+	f.mu.Unlock()
 	defer func() {
 		f.mu.Lock()
 		delete(f.m, d)
 		f.mu.Unlock()
 		close(fl.done)
 	}()
-	fl.res = result{err: errFlightAborted}
 	fl.res = fn()
-	return fl.res
+	return fl.res, false, nil
 }
 
 // errFlightAborted is the result of a flight whose function panicked: the

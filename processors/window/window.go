@@ -574,10 +574,7 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	if clearEnd <= from {
 		return nil, false
 	}
-	out := make([]processor.Message, 0, len(h))
-	out = append(out, h[:from]...)
-	out = w.appendCleared(out, h[from:clearEnd])
-	out = append(out, h[clearEnd:]...)
+	out := w.splice(h, from, from, clearEnd)
 	if w.triggered(out) || processor.Validate(out) != nil {
 		// Still over (as when nothing could be cleared: out is then h).
 		return nil, false
@@ -678,15 +675,12 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 		head, v.head, v.key = lead, lead, k
 	}
 	s = w.retry(ctx, history, head, v.key, s)
-	end := head + s.Count
-	msgs := make([]processor.Message, 0, len(history)-s.Count+1)
-	msgs = append(msgs, history[:head]...)
+	var marker []processor.Message // none for a span that only cleared
 	if s.Count > 0 {
-		msgs = append(msgs, summary.Marker(s.Summary))
+		marker = append(marker, summary.Marker(s.Summary))
 	}
-	msgs = w.appendCleared(msgs, history[end:end+s.Cleared])
-	v.msgs = append(msgs, history[end+s.Cleared:]...)
-	v.span = s
+	end := head + s.Count
+	v.msgs, v.span = w.splice(history, head, end, end+s.Cleared, marker...), s
 	return v
 }
 
@@ -756,7 +750,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		}
 	}
 	p := w.planAt(ctx, v, c, w.clearEnd(h, c.start))
-	if processor.Validate(w.build(h, p, w.blank)) != nil {
+	if processor.Validate(w.splice(h, p.head, p.start, p.clearEnd, w.blank)) != nil {
 		// Only an invalid input can lead here; leave it as it came.
 		return h, nil
 	}
@@ -860,15 +854,19 @@ func (w *Window) clearEnd(h []processor.Message, start int) int {
 	return start
 }
 
-// appendCleared appends ms to out with their tool outputs cleared.
-func (w *Window) appendCleared(out, ms []processor.Message) []processor.Message {
-	for _, m := range ms {
+// splice returns h with h[head:start] replaced by marker (a summary
+// marker, or none) and the tool outputs of h[start:clearEnd] cleared.
+func (w *Window) splice(h []processor.Message, head, start, clearEnd int, marker ...processor.Message) []processor.Message {
+	out := make([]processor.Message, 0, head+len(marker)+len(h)-start)
+	out = append(out, h[:head]...)
+	out = append(out, marker...)
+	for _, m := range h[start:clearEnd] {
 		if parts := summary.ClearParts(m.Parts, w.recall, nil); parts != nil {
 			m.Parts = parts
 		}
 		out = append(out, m)
 	}
-	return out
+	return append(out, h[clearEnd:]...)
 }
 
 // trusted reports whether a marker with reference ref is one a window
