@@ -12,41 +12,31 @@ import (
 	"github.com/abridge-go/abridge/summary"
 )
 
-// Writing summaries ahead. Once a history nears a trigger, the span the
-// next compaction will replace is known (the tail rule applied to the
-// history as it will be when the trigger fires): the window writes its
-// summary in the background, saves it in the store as a prepared span,
-// and applies it when the trigger fires. While it is not ready, requests
-// go out uncompacted under the hard limits; past them, a request waits.
-
 // Defaults of writing ahead.
 const (
-	// DefaultAhead is how many requests ahead of the trigger the summary
-	// the compaction will need starts being written.
+	// DefaultAhead is how many requests ahead of a trigger the summary
+	// its compaction will need starts being written.
 	DefaultAhead = 5
-	// DefaultClaimTTL is how long a claim on a summary being written lasts
-	// in a store shared by processes, unless its writer renews it.
+	// DefaultClaimTTL is how long an unrenewed claim lasts.
 	DefaultClaimTTL = 30 * time.Second
-	// aheadIdle is how long a summary written ahead is kept, its
-	// conversation silent, before it is abandoned.
+	// aheadIdle is how long a summary written ahead is kept while its
+	// conversation is silent.
 	aheadIdle = 30 * time.Minute
-	// aheadJobs bounds the summaries written ahead a window keeps track
-	// of; past it the least recently needed are abandoned.
+	// aheadJobs bounds the summaries written ahead a window keeps; past
+	// it the least recently needed are abandoned.
 	aheadJobs = 4096
 )
 
-// Claimer is a [Store] shared by processes that lets them agree on which
-// one writes a summary: a claim on the span's digest, held until it
-// expires unless renewed. The holder writes the summary and saves it; the
-// others use it once saved, deferring their compaction meanwhile (under
-// the hard limits), and take over when the claim expires unrenewed (its
-// holder died). Package session's store implements it; with a store that
-// does not, each process writes what it needs.
+// Claimer is a [Store] shared by processes that lets one of them write
+// each summary: the holder of a claim on the span's digest writes and
+// saves it; the others defer their compaction (under the hard limits)
+// until it is saved, and take over if the claim expires unrenewed.
+// Package session's store implements it; with a store that does not, each
+// process writes what it needs.
 type Claimer interface {
-	// Claim claims the summary of the span with digest d for holder until
-	// ttl from now. It reports true when holder now holds the claim
-	// (nobody did, it renews its own, or another's expired), false while
-	// another holder's claim runs.
+	// Claim claims the span with digest d for holder until ttl from now.
+	// It reports true when holder now holds the claim (nobody did, it
+	// renews its own, or another's expired).
 	Claim(ctx context.Context, d Digest, holder string, ttl time.Duration) (bool, error)
 	// Release ends holder's claim on d, if it holds it.
 	Release(ctx context.Context, d Digest, holder string) error
@@ -65,9 +55,9 @@ type job struct {
 	queued time.Time
 
 	mu sync.Mutex
-	// committed is set when a compaction that came due waits for it: it
-	// is used when ready wherever the deferred requests moved the cut;
-	// otherwise only when its cut is close to the compaction's.
+	// committed is set once a compaction that came due waits for it: it
+	// is then used wherever the deferred requests moved the cut, not only
+	// when its cut is close to the compaction's.
 	committed bool
 	state     jobState
 	seen      time.Time          // when a request last looked for it (guarded by jobs.mu)
@@ -89,7 +79,7 @@ const (
 )
 
 // take moves a queued job to running, for the caller to write; false when
-// it was taken or abandoned before.
+// it was not queued.
 func (j *job) take() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -109,16 +99,16 @@ func (j *job) end(state jobState, prose string, f *failure, usage processor.Usag
 	j.mu.Unlock()
 }
 
-// written reports whether the job is done: its prose, failure and usage
-// are set for good.
+// written reports whether the job is done (its prose, failure and usage
+// set for good).
 func (j *job) written() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.state == jobDone
 }
 
-// abandon stops the job: a queued one never runs, a running one's call is
-// cancelled. It reports the state the job was in.
+// abandon stops the job, a queued one for good, a running one by
+// cancelling its call, and reports the state it was in.
 func (j *job) abandon() jobState {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -156,8 +146,8 @@ func (js *jobs) of(k Key, now time.Time) []*job {
 	return out
 }
 
-// add adds j, and returns the jobs forgotten: idle too long, or the least
-// recently seen past the bound.
+// add adds j and returns the jobs it forgets: idle too long, or the least
+// recently seen past the bound. It looks once a minute, or when full.
 func (js *jobs) add(j *job, now time.Time) []*job {
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -219,11 +209,10 @@ func newHolder() string {
 	return hex.EncodeToString(b[:])
 }
 
-// aheadOn reports whether the summaries of ctx's request are written
-// ahead: writing ahead is on and the window not closed, the request is
-// paid for, the summarizer is not the offline digest (which takes
-// microseconds) and the payer's breaker is not resting (the fallback
-// then writes at once).
+// aheadOn reports whether ctx's request has its summaries written ahead:
+// writing ahead is on, the window open, the request paid for, the
+// summarizer not the offline digest (it takes microseconds) and the
+// payer's breaker not resting.
 func (w *Window) aheadOn(ctx context.Context) bool {
 	if _, digest := w.sum.(*summary.Digest); digest {
 		return false
@@ -231,9 +220,8 @@ func (w *Window) aheadOn(ctx context.Context) bool {
 	return w.ahead > 0 && !w.closed.Load() && !unpaid(ctx) && !w.breakerResting(payerOf(ctx))
 }
 
-// near reports whether h is within Ahead requests of a trigger: of the
-// count trigger at two messages a request, of a token trigger at the size
-// of its recent messages.
+// near reports whether h is within Ahead requests of a trigger, a request
+// adding two messages of the size of its recent ones.
 func (w *Window) near(h []processor.Message) bool {
 	if w.maxMessages > 0 && len(h)+2*w.ahead > w.maxMessages {
 		return true
@@ -241,8 +229,7 @@ func (w *Window) near(h []processor.Message) bool {
 	return w.tokenTrigger > 0 && w.count(h)+w.ahead*2*perMessage(w, h) > w.tokenTrigger
 }
 
-// perMessage returns the mean tokens (the tail's count) of h's last ten
-// messages: how fast the history grows.
+// perMessage returns the mean tokens of h's last ten messages.
 func perMessage(w *Window, h []processor.Message) int {
 	recent := h[max(0, len(h)-10):]
 	if len(recent) == 0 {
@@ -251,8 +238,8 @@ func perMessage(w *Window, h []processor.Message) int {
 	return max(1, w.countTail(recent)/len(recent))
 }
 
-// overHard reports whether h is past a hard limit: a request must not go
-// out uncompacted.
+// overHard reports whether h is past a hard limit: it must not go out
+// uncompacted.
 func (w *Window) overHard(h []processor.Message) bool {
 	if w.hardMessages > 0 && len(h) > w.hardMessages {
 		return true
@@ -260,14 +247,12 @@ func (w *Window) overHard(h []processor.Message) bool {
 	return w.hardTokens > 0 && w.count(h) > w.hardTokens
 }
 
-// projected returns the cut the next compaction of h will make, as far as
-// h tells, the same for every request of a conversation until that
-// compaction: with the count trigger, the tail rule applied to the
-// history as it is when the trigger first fires, growing two messages a
-// request (a call and its return); with a token trigger, the tail that
-// fits in half of it once the history has grown to it. When that cut
-// would leave h over a trigger (the history has grown well past it), or
-// the tail is one of user turns, it is the cut a compaction makes now.
+// projected returns the cut the next compaction of h will make, the same
+// for every request until then: the tail rule applied to the history as
+// it will be when the trigger fires, growing two messages a request. Its
+// start is len(h) while the span is not known yet. With a tail of user
+// turns, or when that cut would leave h over a trigger, it is the cut a
+// compaction makes now.
 func (w *Window) projected(h []processor.Message) cut {
 	c := w.split(h, false)
 	if w.keepTurns > 0 {
@@ -276,22 +261,19 @@ func (w *Window) projected(h []processor.Message) cut {
 	p := c
 	switch {
 	case w.maxMessages > 0:
-		// The first length past MaxMessages that a history growing by two
-		// messages a request from h's length reaches, or reached.
+		// The first length past MaxMessages that the history reaches, or
+		// reached.
 		at := len(h) + 2*((w.maxMessages+2-len(h))/2)
 		if len(h) > w.maxMessages {
 			at = len(h) - 2*((len(h)-w.maxMessages-1)/2)
 		}
 		p.start = backToPair(h, max(c.head, at-w.keep), c.head)
 	case w.tokenTrigger > 0:
-		// The tail keeps its last KeepMessages, shortened to fit in half
-		// the trigger: the history will have grown by what the trigger
-		// leaves, at the size of its messages so far.
+		// The history will pass the trigger by half a request, on
+		// average; the tail is shortened to fit in half of it.
 		if len(h) <= c.head {
 			return c
 		}
-		// The history will pass the trigger by half a request, on
-		// average, at the size of its recent messages.
 		per := perMessage(w, h)
 		growth := max(0, w.tokenTrigger-w.count(h)) + per
 		at := len(h) + 2*((growth/per+1)/2)
@@ -302,7 +284,6 @@ func (w *Window) projected(h []processor.Message) cut {
 	}
 	switch {
 	case !w.triggered(h) && p.start >= len(h):
-		// Not known yet: the span will end past what h holds.
 		p.start = len(h)
 	case w.triggered(h) && (p.start >= len(h) || !w.usable(view{msgs: h}, p)):
 		return c
@@ -319,17 +300,17 @@ type plan struct {
 	prev      string
 	prevFacts string
 	fresh     []processor.Message // the messages to summarize, then the cleared ones
-	summed    int                 // how many of fresh the summarizer is given (the cleared ones are after)
+	summed    int                 // how many of fresh are not cleared ones
 	replaced  int                 // characters the marker replaces, clearing's saving included
 }
 
 // end returns where the plan's span ends in the input history.
 func (p plan) end() int { return p.head + p.covered + p.cleared }
 
-// planAt returns the compaction of the view v at c, clearing the tool
-// outputs of the tail's messages before clearEnd. Trusted markers in the
-// middle give their summaries to merge; the other messages are summarized,
-// then the cleared ones.
+// planAt returns the compaction of the view v at c that clears the tool
+// outputs of v.msgs[c.start:clearEnd]. The summaries of trusted markers
+// in the middle are merged; the other messages are summarized, then the
+// cleared ones.
 func (w *Window) planAt(ctx context.Context, v view, c cut, clearEnd int) plan {
 	h := v.msgs
 	p := plan{cut: c, clearEnd: clearEnd, covered: c.middle(), cleared: clearEnd - c.start}
@@ -364,10 +345,8 @@ func (w *Window) planAt(ctx context.Context, v view, c cut, clearEnd int) plan {
 	return p
 }
 
-// prepare starts writing, in the background, the summary of the span the
-// next compaction of v will replace, unless it is being written or was
-// written already (here, or by another process sharing the store), or v
-// is not near a trigger.
+// prepare starts writing the summary the next compaction of v will need
+// when v is near a trigger.
 func (w *Window) prepare(ctx context.Context, history []processor.Message, v view) {
 	if !w.aheadOn(ctx) || !w.near(v.msgs) {
 		return
@@ -375,9 +354,8 @@ func (w *Window) prepare(ctx context.Context, history []processor.Message, v vie
 	w.prepareAt(ctx, history, v, w.projected(v.msgs), false)
 }
 
-// prepareAt starts writing, in the background, the summary of the span
-// of v at c, unless it is being written or was written already; a
-// committed one is used when ready whatever the compaction's cut by then
+// prepareAt starts writing, in the background, the summary of v's span
+// at c, unless it is written or being written, here or by another process
 // (see job.committed).
 func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v view, c cut, committed bool) {
 	h := v.msgs
@@ -396,9 +374,8 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 		if j.head == c.head && j.count == p.covered && j.last == last {
 			return // being written, or written
 		}
-		// One whose cut is close enough to this one's will do: the
-		// projection of a token trigger moves a little as the history
-		// grows.
+		// One whose cut is close will do: a token trigger's projection
+		// moves as the history grows.
 		if js := startIn(v, c.head, j.count); j.head == c.head && js >= 0 && js < len(h) && !w.tooEarly(h, js, c.start) {
 			return
 		}
@@ -438,9 +415,8 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 	}
 }
 
-// runJob writes j's summary unless a request took it first; a job that
-// waited in the queue longer than a conversation stays idle, or whose
-// runner stopped, is abandoned.
+// runJob writes j's summary unless a request took it first. It gives up a
+// job queued for longer than aheadIdle, or whose runner stopped.
 func (w *Window) runJob(rctx context.Context, j *job) {
 	if !j.take() {
 		return
@@ -452,7 +428,7 @@ func (w *Window) runJob(rctx context.Context, j *job) {
 	w.write(rctx, j)
 }
 
-// giveUp ends j, which the caller took, unwritten, and reports it wasted
+// giveUp ends j, taken by the caller, unwritten, and reports it wasted
 // for reason; ev says what writing it cost.
 func (w *Window) giveUp(j *job, reason string, ev Event) {
 	j.end(jobAbandoned, "", nil, ev.SummarizerUsage)
@@ -462,10 +438,9 @@ func (w *Window) giveUp(j *job, reason string, ev Event) {
 	w.emit(j.values, EventAheadWasted, ev)
 }
 
-// write writes j's summary, taken by the caller, until rctx ends (a
-// runner's, or a waiting request's), paid as the request that started it
-// (the summarizer is called with its values). It keeps the job's claim
-// alive meanwhile, and saves the summary as a prepared span.
+// write writes j's summary, taken by the caller, unless rctx ends first,
+// with the values of the request that started it (who pays). It renews
+// the claim meanwhile and saves the summary as a prepared span.
 func (w *Window) write(rctx context.Context, j *job) {
 	ctx, cancel := context.WithCancel(j.values)
 	defer context.AfterFunc(rctx, cancel)()
@@ -498,8 +473,9 @@ func (w *Window) write(rctx context.Context, j *job) {
 	w.emit(j.values, EventAheadFinished, ev)
 }
 
-// keepClaim renews this window's claim on d every third of its TTL while
-// ctx lasts, when the store has claims; the function it returns stops it.
+// keepClaim renews this window's claim on d every third of its TTL, when
+// the store has claims, until ctx ends or the function it returns is
+// called.
 func (w *Window) keepClaim(ctx context.Context, d Digest) func() {
 	cl, ok := w.store.(Claimer)
 	if !ok {
@@ -552,9 +528,9 @@ func (w *Window) drop(j *job, reason string) {
 	}
 }
 
-// startIn returns where, in the view v, the tail begins after a prepared
-// span of count messages after the head (in the input history); -1 when
-// the span does not fold in the view's marker.
+// startIn returns where, in v, the tail begins after a span of count
+// messages after head in the input history; -1 when the span does not
+// cover the view's marker.
 func startIn(v view, head, count int) int {
 	if v.span == nil || v.span.Count == 0 {
 		return head + count
@@ -566,13 +542,13 @@ func startIn(v view, head, count int) int {
 }
 
 // validCut reports whether a compaction of h at c gives a valid history,
-// with at least two messages compacted and a tail of two.
+// compacting two messages at least and keeping two.
 func validCut(h []processor.Message, c cut) bool {
 	return c.middle() >= 2 && c.start <= len(h)-2 && !answers(h[c.start])
 }
 
 // usable reports whether a compaction of v at c gives a valid history
-// under the triggers (see validCut).
+// under the triggers.
 func (w *Window) usable(v view, c cut) bool {
 	h := v.msgs
 	if !validCut(h, c) {
@@ -585,11 +561,10 @@ func (w *Window) usable(v view, c cut) bool {
 	return w.tokenTrigger == 0 || w.countTail(h[:c.head])+w.countTail(h[c.start:]) <= w.tokenTrigger
 }
 
-// tooEarly reports whether a cut of h at start, before the compaction's
-// own cut at want, would keep too much more than it in the tail: more than
-// one request's call and return with the count trigger, more than an
-// eighth of the token trigger's tokens with a token trigger. The next
-// compaction would come that much sooner.
+// tooEarly reports whether a cut of h at start keeps too much more than
+// one at want (bringing the next compaction sooner): more than a
+// request's two messages, or with a token trigger alone more than an
+// eighth of it.
 func (w *Window) tooEarly(h []processor.Message, start, want int) bool {
 	if start >= want {
 		return false
@@ -600,14 +575,12 @@ func (w *Window) tooEarly(h []processor.Message, start, want int) bool {
 	return want-start > 2
 }
 
-// readyFor returns the summary written ahead for v, its head ending at
-// c.head, that a compaction can use now, the one whose tail is closest to
-// c's (a longer tail first), and the jobs still being written for it. A
-// summary written ahead whose cut is too early is not used (the next
-// compaction would come too soon), unless the compaction waited for it or
-// another process wrote it; one that came too late to bring the history
-// under the triggers is used all the same: it shortens what would go out
-// whole, and the next compaction, due at once, folds it in.
+// readyFor returns the summary written ahead that a compaction of v at c
+// can use now, the one whose cut is closest to c's (an earlier one first),
+// and the jobs still being written for it. One whose cut is too early is
+// used only when the compaction waited for it or another process wrote
+// it. One too late to bring v under the triggers is used all the same:
+// the next compaction, due at once, folds it in.
 func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (best *job, writing []*job) {
 	dist := -1
 	consider := func(j *job, close bool) {
@@ -635,8 +608,6 @@ func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (be
 		j.mu.Lock()
 		done, committed := j.state == jobDone, j.committed
 		if !done && start >= 0 && validCut(v.msgs, cut{head: c.head, start: start}) && (committed || !w.tooEarly(v.msgs, start, c.start)) {
-			// The compaction waits for it, however the deferred requests
-			// move the cut meanwhile.
 			j.committed = true
 			writing = append(writing, j)
 		}
@@ -654,8 +625,8 @@ func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (be
 	return best, writing
 }
 
-// await waits for j to be written, writing it itself when nobody took it
-// yet; false when ctx ended first or the job was abandoned.
+// await waits for j to be written, writing it itself when nobody took it;
+// false when ctx ended first or the job was abandoned.
 func (w *Window) await(ctx context.Context, j *job) bool {
 	if j.take() {
 		w.write(ctx, j)
@@ -668,14 +639,12 @@ func (w *Window) await(ctx context.Context, j *job) bool {
 	}
 }
 
-// fromAhead compacts v with a summary written ahead when one is ready,
-// or, while the history is under the hard limits, defers the compaction
-// (the history goes out as it is) and makes sure the summary is being
-// written; past them, it waits for the summary being written here (one
-// another process is writing is written again: the request cannot wait
-// for a process that may have died). It reports false when the compaction
-// must write its summary now, in the foreground, with the time it waited
-// already.
+// fromAhead compacts v with a summary written ahead when one is ready.
+// Otherwise, under the hard limits, it defers the compaction (v goes out
+// as it is) and sees that the summary is being written; past them, it
+// waits for one this window is writing, not for another process, which
+// may have died. It reports false, with the time it waited, when the
+// compaction must write its summary now.
 func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v view, c cut) ([]processor.Message, bool, time.Duration, error) {
 	k := w.storeKey(ctx, v, history, c.head)
 	best, writing := w.readyFor(history, v, c, k)
@@ -685,8 +654,8 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 	h := v.msgs
 	if !w.overHard(h) {
 		if len(writing) == 0 && w.aheadOn(ctx) {
-			// The span projected before the trigger, while it is still
-			// usable: the one another process may be writing.
+			// The span projected before the trigger: the one another
+			// process may be writing.
 			w.prepareAt(ctx, history, v, w.projected(h), true)
 		}
 		w.emit(ctx, EventDeferred, Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Key: k})
@@ -704,10 +673,8 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 	return nil, false, w.now().Sub(began), nil
 }
 
-// applyReady compacts v with the summary j wrote ahead, after waiting
-// waited for it: the marker holds j's prose with the facts of what it
-// replaces, or, when the summarizer could not write a summary that fits,
-// the fallback's (written now).
+// applyReady compacts v with the summary j wrote ahead, or, when it wrote
+// none that fits, the fallback's, written now.
 func (w *Window) applyReady(ctx context.Context, history []processor.Message, v view, k Key, j *job, waited time.Duration) []processor.Message {
 	c := cut{head: j.head, start: startIn(v, j.head, j.count)}
 	h := v.msgs
@@ -727,12 +694,10 @@ func (w *Window) applyReady(ctx context.Context, history []processor.Message, v 
 	return w.finish(ctx, history, v, k, p, sum, f, j, ev, began)
 }
 
-// finish ends the compaction of v (history as given) by plan p with the
-// summary sum (f says why it is not the summarizer's): it builds the
-// history to send, saves the span under k unless the summary was shared,
-// abandons the conversation's other summaries written ahead (all but
-// used), and reports the compaction that ev (its sizes before, how it was
-// written) began at began.
+// finish compacts v by p with the summary sum (f: why it is not the
+// summarizer's), saves the span under k unless the summary was shared,
+// abandons the conversation's other summaries written ahead, and reports
+// the compaction ev began at began.
 func (w *Window) finish(ctx context.Context, history []processor.Message, v view, k Key, p plan, sum string, f *failure, used *job, ev Event, began time.Time) []processor.Message {
 	h := v.msgs
 	out := w.splice(h, p.head, p.start, p.clearEnd, summary.Marker(sum))
@@ -744,7 +709,7 @@ func (w *Window) finish(ctx context.Context, history []processor.Message, v view
 	}
 	for _, j := range w.jobs.take(&k) {
 		if j != used {
-			w.drop(j, "superseded") // written ahead for a compaction that came otherwise
+			w.drop(j, "superseded")
 		}
 	}
 	ev.MessagesAfter, ev.TokensAfter = len(out), w.countTail(out)
@@ -775,11 +740,9 @@ func (w *Window) runner() Runner {
 	return w.pool
 }
 
-// Close abandons the summaries the window is writing ahead, or waits for
-// them until ctx ends when they are running, and stops the Pool the
-// window started for itself (not a Runner given in Options.Background,
-// which its owner closes). Nothing half-written is saved: a summary is
-// saved whole or not at all. The window still works after Close, writing
+// Close stops the Pool the window started (not Options.Background),
+// waiting until ctx ends for the summaries being written, and abandons the
+// others; nothing half-written is saved. After Close the window writes
 // its summaries in the foreground.
 func (w *Window) Close(ctx context.Context) error {
 	w.closed.Store(true)

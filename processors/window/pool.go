@@ -71,20 +71,16 @@ var _ Runner = (*Pool)(nil)
 
 // NewPool returns a Pool whose workers run until Close.
 func NewPool(opts PoolOptions) *Pool {
-	if opts.Workers <= 0 {
-		opts.Workers = DefaultWorkers
+	workers := positiveOr(opts.Workers, DefaultWorkers)
+	p := &Pool{
+		perPayer: positiveOr(opts.QueuePerPayer, DefaultQueuePerPayer),
+		size:     positiveOr(opts.Queue, DefaultQueue),
+		queues:   map[string][]func(context.Context){},
 	}
-	if opts.Queue <= 0 {
-		opts.Queue = DefaultQueue
-	}
-	if opts.QueuePerPayer <= 0 {
-		opts.QueuePerPayer = DefaultQueuePerPayer
-	}
-	p := &Pool{perPayer: opts.QueuePerPayer, size: opts.Queue, queues: map[string][]func(context.Context){}}
 	p.wake = sync.NewCond(&p.mu)
 	p.ctx, p.abandon = context.WithCancel(context.Background())
-	p.workers.Add(opts.Workers)
-	for range opts.Workers {
+	p.workers.Add(workers)
+	for range workers {
 		go p.work()
 	}
 	return p

@@ -5,22 +5,27 @@
 // summary marker (a user prompt holding a hand-off note) and keeps a tail
 // of recent messages, never splitting a tool call from its returns. A
 // previous marker is merged into the next summary rather than summarized
-// again. What the window summarized is kept in a [Store] found by content,
-// so each message is summarized about once whether the host keeps the
-// processed history, keeps its full history, or decodes it afresh for
-// every request (a proxy), and across processes sharing a store. A
-// summarizer that fails or times out falls back to an offline digest, so a
-// user's request never fails because of the summary. An automatic
-// compaction never makes the request bigger: a marker must be smaller than
-// the messages it replaces, or nothing is compacted.
+// again.
 //
-// The window depends on package processor, package summary (the marker
-// format and the digest) and the standard library only. It reports what it
-// does through [Options.OnEvent]; package windowlog writes those events to
-// a zap logger.
+// What the window summarized is kept in a [Store] found by content, so
+// each message is summarized about once whether the host keeps the
+// processed history, keeps its full history, or decodes it afresh for
+// every request (a proxy), and across processes sharing a store. The
+// summary a compaction will need is written ahead, in the background (see
+// [Options.Ahead]), so requests do not wait for it; until it is ready they
+// go out uncompacted under hard limits. A summarizer that fails falls back
+// to an offline digest, so a request never fails because of its summary,
+// and a marker is always smaller than what it replaces, or nothing is
+// compacted.
+//
+// The window depends on packages processor and summary (the marker format,
+// the facts and the digest) and the standard library only. It reports what
+// it does through [Options.OnEvent]; package windowlog writes those events
+// to a zap logger.
 package window
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,8 +41,8 @@ import (
 )
 
 // Summarizer writes the summary that replaces compacted messages, merging
-// previous (a summary of earlier messages, or "") into it. The window calls
-// it with a deadline; it must honour ctx and be safe for concurrent use.
+// previous (a summary of earlier messages, or "") into it. It must honour
+// ctx (the window sets a deadline) and be safe for concurrent use.
 type Summarizer interface {
 	Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error)
 }
@@ -51,13 +56,13 @@ const (
 	DefaultTriggerPercent = 70
 	// DefaultTimeout bounds one summarizer call.
 	DefaultTimeout = 90 * time.Second
-	// DefaultBreakerFailures is the number of consecutive summarizer
-	// failures that opens the circuit breaker.
+	// DefaultBreakerFailures is how many summarizer failures in a row
+	// open the circuit breaker.
 	DefaultBreakerFailures = 3
 	// DefaultBreakerCooldown is how long the open breaker rests.
 	DefaultBreakerCooldown = 5 * time.Minute
-	// DefaultSummaryClip is the size, in characters, each text is clipped
-	// to for the summarizer.
+	// DefaultSummaryClip is the characters each text is clipped to for
+	// the summarizer.
 	DefaultSummaryClip = 300
 )
 
@@ -67,15 +72,14 @@ var (
 	// ErrSummaryTooLarge: the summary marker is not smaller than the
 	// messages it would replace.
 	ErrSummaryTooLarge = errors.New("summary not smaller than the messages it replaces")
-	// ErrNoSmallerSummary: no summary marker, not even a digest sized to
-	// fit, is smaller than the messages it would replace, so nothing was
-	// compacted.
+	// ErrNoSmallerSummary: no marker, not even a digest sized to fit, is
+	// smaller than the messages it would replace.
 	ErrNoSmallerSummary = errors.New("no summary smaller than the messages it would replace")
 	// ErrCircuitOpen: the summarizer failed too often in a row and is not
 	// called until the cool-down has passed.
 	ErrCircuitOpen = errors.New("summarizer circuit open")
-	// ErrUnpaid: the request came with a context from WithoutSummarizer,
-	// so the offline digest wrote its summary.
+	// ErrUnpaid: the request's context came from WithoutSummarizer; the
+	// offline digest wrote its summary.
 	ErrUnpaid = errors.New("summarizer not called: nobody pays for this request's summary")
 )
 
@@ -86,15 +90,14 @@ type Options struct {
 	// Summarizer writes the summaries. Nil means the offline digest
 	// (summary.NewDigest), which never calls a model.
 	Summarizer Summarizer
-	// Fallback writes the summary when Summarizer fails, times out,
-	// returns an empty summary or one not smaller than what it replaces,
-	// and while the circuit breaker is open. Nil means the offline digest,
-	// which also fills in when the fallback fails.
+	// Fallback writes the summary when Summarizer's cannot be used
+	// (error, timeout, empty or too large) and while the circuit breaker
+	// is open. Nil means the offline digest, which also fills in when the
+	// fallback fails.
 	Fallback Summarizer
-	// Store keeps what the window summarized, found by content (see
-	// [Store]). Nil means a [NewMemoryStore] of default size. Windows (or
-	// processes, with package session's store) sharing one reuse each
-	// other's summaries.
+	// Store keeps what the window summarized (see [Store]). Nil means a
+	// [NewMemoryStore] of default size. Windows, or processes with package
+	// session's store, sharing one reuse each other's summaries.
 	Store Store
 	// MaxMessages triggers compaction when the history has more messages
 	// than this. 0 means DefaultMaxMessages (40); a negative value
@@ -102,8 +105,8 @@ type Options struct {
 	MaxMessages int
 	// KeepMessages is the size of the tail, in messages, before it is
 	// moved back so no tool call is separated from its returns. 0 means
-	// max(4, MaxMessages/2), MaxMessages counting as 40 when it is 0 or
-	// negative; a positive value below 2 is raised to 2.
+	// max(4, MaxMessages/2), MaxMessages counting as 40 when not positive;
+	// a value below 2 is raised to 2.
 	KeepMessages int
 	// ContextWindow is the model's context size in tokens. When positive,
 	// compaction also triggers once the prompt's tokens pass
@@ -117,27 +120,24 @@ type Options struct {
 	// token trigger the tail is shortened to fit in half of the threshold
 	// (down to 4 messages, or the last request while it alone is over).
 	TriggerTokens int
-	// CountTokens counts the prompt tokens of messages (whole histories
-	// and tails, which it must not modify), concurrently. Nil means
-	// processor.EstimateTokens for whole histories (anchored on the
-	// provider's last usage) and about 4 characters a token plus 4 a
-	// message for tails.
+	// CountTokens counts the prompt tokens of messages, whole histories
+	// and tails, without modifying them; it is called concurrently. Nil
+	// means processor.EstimateTokens for whole histories (anchored on the
+	// provider's last usage) and processor.ContentTokens for tails.
 	CountTokens func(messages []processor.Message) int
 	// TailOutputs, when positive, clears old tool outputs at each
-	// compaction: those of the kept tail but its last TailOutputs tool
-	// rounds become placeholders (summary.Placeholder), and what they held
-	// goes to the summarizer with the middle. 0 keeps every output.
+	// compaction: those of the tail but its last TailOutputs tool rounds
+	// become placeholders (summary.Placeholder), and what they held goes
+	// to the summarizer with the middle. 0 keeps every output.
 	TailOutputs int
 	// Facts bounds, in characters, the facts section each summary carries
-	// beside its prose (see summary.Facts): the user's messages, files,
-	// commands, errors and names of the compacted messages, verbatim and
-	// rolling, at most a third of what the marker replaces. 0 means
-	// summary.DefaultFactsChars (2000); a negative value leaves them out.
+	// beside its prose (see summary.Facts), at most a third of what the
+	// marker replaces. 0 means summary.DefaultFactsChars (2000); a
+	// negative value leaves them out.
 	Facts int
 	// SummaryClip clips each text the summarizer is given to this many
-	// characters, its head and tail (see summary.Clip); the facts keep the
-	// exact references of the whole texts. 0 means DefaultSummaryClip
-	// (300); a negative value gives every text whole.
+	// characters (see summary.Clip); the facts read the whole texts. 0
+	// means DefaultSummaryClip (300); a negative value clips nothing.
 	SummaryClip int
 	// Recall makes the placeholders of TailOutputs say that the recall
 	// tool returns the outputs they stand for (see agent.WithRecall).
@@ -149,39 +149,37 @@ type Options struct {
 	// Timeout bounds each Summarizer and Fallback call; 0 means
 	// DefaultTimeout (90s).
 	Timeout time.Duration
-	// BreakerFailures is the number of consecutive summarizer failures,
-	// counted per payer (see WithPayer), after which the window uses the
-	// fallback for BreakerCooldown; 0 means DefaultBreakerFailures (3).
+	// BreakerFailures is how many summarizer failures in a row, counted
+	// per payer (see WithPayer), make the window use the fallback for
+	// BreakerCooldown; 0 means DefaultBreakerFailures (3).
 	BreakerFailures int
 	// BreakerCooldown is how long the breaker stays open; 0 means
 	// DefaultBreakerCooldown (5m). Then one request tries the summarizer
 	// again: a failure opens the breaker again, a success closes it.
 	BreakerCooldown time.Duration
 	// RequestFault, when set, reports whether a summarizer error was
-	// caused by what the request held (a provider refusing its content)
-	// rather than by the service or the credential: such a failure does
-	// not count toward the breaker. Nil means every failure counts.
+	// caused by the request's content (a provider refusing it) rather than
+	// by the service or the credential: such a failure does not count
+	// toward the breaker. Nil means every failure counts.
 	RequestFault func(err error) bool
 	// Ahead is how many requests ahead of a trigger the window starts
-	// writing, in the background, the summary of the span the next
-	// compaction will replace; it keeps it in the store as a prepared
-	// span and applies it when the trigger fires, so no request waits.
-	// While it is not ready, requests go out uncompacted under
-	// HardMessages and HardTokens, and wait for it only past them. 0 means
-	// DefaultAhead (5); a negative value writes each summary when its
-	// trigger fires, the request waiting. The offline digest always writes
-	// when due: it takes microseconds.
+	// writing, in the background, the summary the next compaction will
+	// need; it keeps it in the store as a prepared span and applies it
+	// when the trigger fires. While it is not ready, requests go out
+	// uncompacted under HardMessages and HardTokens, and wait only past
+	// them. 0 means DefaultAhead (5); a negative value writes each summary
+	// when its trigger fires, the request waiting. The offline digest
+	// always writes when due: it takes microseconds.
 	Ahead int
 	// Background runs the summaries written ahead and the rewrites of
 	// fallback summaries (see [Span.Fallback]). Nil means a [Pool] of the
-	// window's own (options in Pool), stopped by Close.
+	// window's own, configured by Pool and stopped by Close.
 	Background Runner
 	// Pool configures the Pool the window starts when Background is nil.
 	Pool PoolOptions
 	// HardMessages is the most messages a history may have and still go
 	// out uncompacted while its summary is written. 0 means twice
-	// MaxMessages; a negative value means no bound but the provider's
-	// (the host compacts and retries on a context overflow).
+	// MaxMessages; a negative value means no bound but the provider's.
 	HardMessages int
 	// HardTokens is the most tokens a history may have and still go out
 	// uncompacted while its summary is written. 0 means 95% of
@@ -189,12 +187,11 @@ type Options struct {
 	// bound; a negative value means no bound but the provider's.
 	HardTokens int
 	// ClaimTTL is how long a claim on a summary being written lasts
-	// unrenewed in a store shared by processes (see [Claimer]); its writer
-	// renews it every third of it. 0 means DefaultClaimTTL (30s).
+	// unrenewed (see [Claimer]); its writer renews it every third of it.
+	// 0 means DefaultClaimTTL (30s).
 	ClaimTTL time.Duration
-	// OnEvent, when set, is called synchronously for every event (from
-	// the window's background work too): it must be safe for concurrent
-	// use.
+	// OnEvent, when set, is called synchronously for every event, from
+	// the background work too: it must be safe for concurrent use.
 	OnEvent func(ctx context.Context, e Event)
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
@@ -204,8 +201,7 @@ type Options struct {
 type EventType int
 
 // Event types. A compaction reports Started, then Failed when the
-// summarizer's summary could not be used and the fallback's was, then
-// Finished.
+// summarizer's summary was not used, then Finished.
 const (
 	// EventStarted: a compaction began (sizes before, Summarized).
 	EventStarted EventType = iota + 1
@@ -213,10 +209,8 @@ const (
 	// was written and how long the request waited for it).
 	EventFinished
 	// EventFailed: the summarizer's summary was not used (Err, Reason);
-	// the fallback's was. When nothing was compacted (Err is
-	// ErrNoSmallerSummary, or Reason "canceled" when ctx ended and Process
-	// returns its error), it ends the compaction, its sizes after those of
-	// the history returned.
+	// the fallback's was. When nothing was compacted (ErrNoSmallerSummary,
+	// or Reason "canceled": ctx ended), it ends the compaction.
 	EventFailed
 	// EventStoreFailed: the [Store] failed (Err, Reason its method); the
 	// request goes on without it.
@@ -225,20 +219,17 @@ const (
 	// brought the history under the triggers without a summary.
 	EventCleared
 	// EventAheadStarted: the summary of the next compaction's span
-	// started being written in the background (Summarized, SummaryInput,
-	// From, To, Key, Span).
+	// started being written in the background.
 	EventAheadStarted
 	// EventAheadFinished: a summary written ahead is ready, or the
-	// summarizer could not write it (Err, Reason) and its compaction will
-	// use the fallback. It comes from the background, with the context
-	// of the request that started it.
+	// summarizer could not write it (Err, Reason). It comes with the
+	// context of the request that started it.
 	EventAheadFinished
 	// EventAheadWasted: a summary written ahead, or to be, was abandoned
-	// unused (Reason "superseded", "idle", "closed", "abandoned" or "queue
-	// full"; SummaryInput is what writing it cost, 0 when never written).
+	// unused (Reason; SummaryInput is what writing it cost).
 	EventAheadWasted
-	// EventDeferred: a trigger fired before its summary was ready: the
-	// history went out uncompacted, under the hard limits.
+	// EventDeferred: a trigger fired before its summary was ready; the
+	// history went out uncompacted.
 	EventDeferred
 )
 
@@ -260,10 +251,8 @@ type Event struct {
 	// Type is what happened.
 	Type EventType
 	// MessagesBefore and TokensBefore measure the history given to the
-	// window, with the conversation's previous compaction applied when
-	// the host kept its full history; TokensBefore and TokensAfter are
-	// counted alike from the messages (CountTokens for tails), not
-	// anchored on the provider's usage, so the two compare.
+	// window, with its previous compaction applied. Tokens before and
+	// after are counted alike (CountTokens for tails), so they compare.
 	MessagesBefore, TokensBefore int
 	// MessagesAfter and TokensAfter measure the compacted history
 	// (EventFailed, EventFinished).
@@ -272,18 +261,17 @@ type Event struct {
 	Summarized int
 	// SummaryChars is the size of the summary used.
 	SummaryChars int
-	// Duration is the time the compaction, the summary or the failed call
-	// took.
+	// Duration is how long the compaction, summary or failed call took.
 	Duration time.Duration
 	// Err is why the summary was not used, or the store's error.
 	Err error
 	// Fallback is true when the summary came from the fallback.
 	Fallback bool
 	// Shared is true when the summary was written for a concurrent
-	// request and reused.
+	// request.
 	Shared bool
-	// Summary is the summary the marker carries, facts included
-	// (EventFinished): the model receives summary.Marker(Summary).
+	// Summary is the summary the marker carries, facts included: the
+	// model receives summary.Marker(Summary).
 	Summary string
 	// Replaced describes the messages the marker replaced, as the window
 	// saw them (a previous marker is one entry).
@@ -291,28 +279,25 @@ type Event struct {
 	// From and To delimit, in the history given to the window, the
 	// messages the marker stands for.
 	From, To int
-	// Key is the key the span is saved under: it names the conversation
-	// by its head (and WithConversation's id), never in clear.
+	// Key is the key the span is saved under.
 	Key Key
-	// Span is the content digest of the compacted span, the same for
-	// every request, host and replica that compacts it.
+	// Span is the content digest of the compacted span.
 	Span Digest
-	// SummarizerUsage is what the summarizer's model calls used, where
-	// the model reports it through processor.AddUsage.
+	// SummarizerUsage is what the summarizer's model calls used, as
+	// reported through processor.AddUsage.
 	SummarizerUsage processor.Usage
 	// Prepared is true when the summary had been written ahead.
 	Prepared bool
-	// Waited is how long the request waited for its summary: 0 when it
-	// was ready.
+	// Waited is how long the request waited for its summary.
 	Waited time.Duration
 	// SummaryInput is the characters the summarizer was given, a previous
 	// summary included.
 	SummaryInput int
 	// Reason names a failure briefly: "timeout", "summarizer error",
 	// "empty summary", "summary too large", "circuit open", "unpaid",
-	// "no smaller summary", "canceled" (EventFailed); the store method
-	// (EventStoreFailed); why a summary written ahead was abandoned
-	// (EventAheadWasted).
+	// "no smaller summary", "canceled" (EventFailed); the store's method
+	// (EventStoreFailed); "superseded", "idle", "closed", "abandoned" or
+	// "queue full" (EventAheadWasted).
 	Reason string
 }
 
@@ -325,8 +310,7 @@ type Replaced struct {
 	Tools []string
 	// Chars is the message's size in characters (processor.Chars).
 	Chars int
-	// Marker is true for a previous summary marker, folded into the new
-	// summary.
+	// Marker is true for a previous summary marker.
 	Marker bool
 }
 
@@ -364,9 +348,8 @@ func (w *Window) describe(ms []processor.Message) []Replaced {
 }
 
 // Window is the sliding-window processor. It is safe for concurrent use by
-// many conversations. It keeps no memory of its own beyond what its store
-// keeps and a few bounded maps keyed by content; nothing it returned is
-// ever written again.
+// many conversations. Beyond its store it keeps a few bounded maps keyed
+// by content; nothing it returned is ever written again.
 type Window struct {
 	sum      Summarizer
 	fallback Summarizer
@@ -396,10 +379,10 @@ type Window struct {
 	breakers     breakers // a circuit breaker per payer (see WithPayer)
 	requestFault func(error) bool
 
-	memo    memo    // content-keyed memories: markers, trusted references, waits
+	memo    memo
 	flights flights // summaries being written, by the digest of what they cover
 
-	ahead        int // percent of a trigger ahead of which summaries are written; <= 0: never
+	ahead        int // requests ahead of a trigger that summaries are written; <= 0: never
 	background   Runner
 	pool         *Pool // the window's own, when background is nil
 	poolOnce     sync.Once
@@ -418,29 +401,32 @@ var _ processor.Processor = (*Window)(nil)
 func New(opts Options) *Window {
 	w := &Window{
 		sum:             opts.Summarizer,
-		clip:            opts.SummaryClip,
 		fallback:        opts.Fallback,
 		digest:          summary.NewDigest(summary.DigestOptions{}),
+		clip:            cmp.Or(opts.SummaryClip, DefaultSummaryClip),
 		store:           opts.Store,
 		keepTurns:       opts.KeepUserTurns,
 		tailOutputs:     opts.TailOutputs,
 		recall:          opts.Recall,
-		timeout:         opts.Timeout,
-		breakerFailures: opts.BreakerFailures,
-		breakerCooldown: opts.BreakerCooldown,
-		requestFault:    opts.RequestFault,
-		now:             opts.Now,
-		onEvent:         opts.OnEvent,
-		blank:           summary.Marker(""),
 		count:           opts.CountTokens,
 		countTail:       opts.CountTokens,
+		timeout:         positiveOr(opts.Timeout, DefaultTimeout),
+		blank:           summary.Marker(""),
+		breakerFailures: positiveOr(opts.BreakerFailures, DefaultBreakerFailures),
+		breakerCooldown: positiveOr(opts.BreakerCooldown, DefaultBreakerCooldown),
+		now:             opts.Now,
+		onEvent:         opts.OnEvent,
+		requestFault:    opts.RequestFault,
+		ahead:           cmp.Or(opts.Ahead, DefaultAhead),
+		background:      opts.Background,
+		poolOpts:        opts.Pool,
+		hardTokens:      opts.HardTokens,
+		claimTTL:        positiveOr(opts.ClaimTTL, DefaultClaimTTL),
+		holder:          newHolder(),
 	}
 	w.framing = processor.Chars(w.blank)
 	if opts.Facts >= 0 {
 		w.facts = summary.NewFacts(summary.FactsOptions{MaxChars: opts.Facts})
-	}
-	if w.clip == 0 {
-		w.clip = DefaultSummaryClip
 	}
 	if w.sum == nil {
 		w.sum = w.digest
@@ -453,6 +439,9 @@ func New(opts Options) *Window {
 	}
 	if w.count == nil {
 		w.count, w.countTail = processor.EstimateTokens, processor.ContentTokens
+	}
+	if w.now == nil {
+		w.now = time.Now
 	}
 	n := opts.MaxMessages
 	switch {
@@ -473,34 +462,9 @@ func New(opts Options) *Window {
 	case opts.TriggerTokens > 0:
 		w.tokenTrigger = opts.TriggerTokens
 	case opts.ContextWindow > 0:
-		pct := opts.TriggerPercent
-		if pct <= 0 {
-			pct = DefaultTriggerPercent
-		}
-		w.tokenTrigger = max(1, opts.ContextWindow*pct/100)
+		w.tokenTrigger = max(1, opts.ContextWindow*positiveOr(opts.TriggerPercent, DefaultTriggerPercent)/100)
 	}
-	if w.timeout <= 0 {
-		w.timeout = DefaultTimeout
-	}
-	if w.breakerFailures <= 0 {
-		w.breakerFailures = DefaultBreakerFailures
-	}
-	if w.breakerCooldown <= 0 {
-		w.breakerCooldown = DefaultBreakerCooldown
-	}
-	if w.now == nil {
-		w.now = time.Now
-	}
-	w.ahead = opts.Ahead
-	if w.ahead == 0 {
-		w.ahead = DefaultAhead
-	}
-	w.background, w.poolOpts = opts.Background, opts.Pool
-	w.hardMessages = opts.HardMessages
-	if w.hardMessages == 0 {
-		w.hardMessages = 2 * w.maxMessages
-	}
-	w.hardTokens = opts.HardTokens
+	w.hardMessages = cmp.Or(opts.HardMessages, 2*w.maxMessages)
 	if w.hardTokens == 0 {
 		switch {
 		case opts.ContextWindow > 0:
@@ -509,25 +473,26 @@ func New(opts Options) *Window {
 			w.hardTokens = 2 * w.tokenTrigger
 		}
 	}
-	w.claimTTL = opts.ClaimTTL
-	if w.claimTTL <= 0 {
-		w.claimTTL = DefaultClaimTTL
-	}
-	w.holder = newHolder()
 	w.memo.init()
 	w.flights.init()
 	return w
 }
 
+// positiveOr returns v when it is positive, else d.
+func positiveOr[T int | time.Duration](v, d T) T {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
 // Process returns history unchanged while it is within bounds; once a
 // trigger fires it returns the head, one summary marker and the tail. When
-// history begins with messages this window's store has a summary for (the
-// host kept its full history, or sent it again), the same cut and the same
-// marker are applied, and a new compaction happens only when that result
-// outgrows the bounds again. A summarizer or store failure never fails the
-// call: the fallback's summary is used. Process fails only on an empty
-// history or when ctx is done (checked first, and while a summary is being
-// written).
+// the store has a summary for the start of history (the host kept its full
+// history, or sent it again), the same cut and marker are applied, and a
+// new compaction happens only when that result outgrows the bounds. A
+// summarizer or store failure never fails the call. Process fails only on
+// an empty history or when ctx is done.
 //
 // The result belongs to the caller: it is history itself when nothing
 // changed, a new slice otherwise (sharing the unchanged messages), and the
@@ -545,9 +510,8 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 		return v.msgs, nil
 	}
 	if w.tailOutputs > 0 && (w.maxMessages <= 0 || len(v.msgs) <= w.maxMessages) {
-		// The cheap tier first: clearing old tool outputs may bring the
-		// history under the token trigger without a summary (it removes
-		// no message, so never under the message count).
+		// Clearing old tool outputs may bring the history under the token
+		// trigger without a summary.
 		if out, ok := w.clearOnly(ctx, history, v); ok {
 			return out, nil
 		}
@@ -555,11 +519,10 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 	return w.compact(ctx, history, v, false)
 }
 
-// clearOnly clears the tool outputs of v after its head (and marker) but
+// clearOnly clears the tool outputs of v after its head and marker but
 // those of the last TailOutputs rounds, and returns the result when that
-// brings it under every trigger, remembering the clear (a span with the
-// view's summary, or none, and more messages cleared) so that the same
-// history gets the same result; it reports false otherwise.
+// brings it under every trigger, saving the clear as a span so that the
+// same history gets the same result.
 func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v view) ([]processor.Message, bool) {
 	h, head := v.msgs, v.head
 	from := head // the first message the clear may touch, in h
@@ -576,11 +539,8 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	}
 	out := w.splice(h, from, from, clearEnd)
 	if w.triggered(out) || processor.Validate(out) != nil {
-		// Still over (as when nothing could be cleared: out is then h).
 		return nil, false
 	}
-	// In the input history: the head, the summarized messages, then the
-	// cleared ones.
 	cleared := clearEnd - from
 	end := head + count + cleared
 	sum, fallback := "", false // the view's summary
@@ -596,15 +556,13 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	return out, true
 }
 
-// Compact compacts history now, whatever the triggers say (for example
-// after the provider reported a context overflow). When the usual tail
-// leaves fewer than 2 messages to compact, it keeps only the last request
-// (with the call it answers, if any). Unlike Process, it compacts even a
-// middle smaller than any summary marker, with the smallest digest (it then
-// reports EventFailed with ErrNoSmallerSummary before EventFinished): the
-// result has fewer messages, though not fewer characters. When there is
-// still nothing to compact, it returns history (with any summary the store
-// has for its start applied) unchanged.
+// Compact compacts history now, whatever the triggers say (after a context
+// overflow, say). When the usual tail leaves fewer than 2 messages to
+// compact, it keeps only the last request (and the call it answers). It
+// compacts even a middle smaller than any marker, with the smallest digest
+// (reporting ErrNoSmallerSummary): the result has fewer messages, though
+// not fewer characters. With nothing to compact it returns history with
+// the store's summary for its start applied.
 func (w *Window) Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error) {
 	if len(history) == 0 {
 		return nil, processor.ErrEmptyHistory
@@ -618,12 +576,9 @@ func (w *Window) Compact(ctx context.Context, history []processor.Message) ([]pr
 type conversationKey struct{}
 
 // WithConversation returns a copy of ctx that names the conversation a
-// request belongs to, for a host that knows it (a proxy whose clients send
-// a conversation header): the window then keeps what it summarized for
-// that conversation apart from what it summarized for others, even when
-// their histories begin with the same messages. Without it, conversations
-// are told apart by their content alone, which is enough for a single
-// host; an empty id is no id.
+// request belongs to (an empty id is none): the window keeps its
+// summaries apart from other conversations' even when their histories
+// begin alike. Without it, conversations are told apart by content.
 func WithConversation(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, conversationKey{}, id)
 }
@@ -643,16 +598,11 @@ type view struct {
 	prepared []Span // the prepared spans the store has under key, not checked against the history
 }
 
-// view applies to history the most recent span its store has for it: the
-// head, the span's marker (none for a span that only cleared), the
-// messages the span cleared with their tool outputs cleared, and the
-// messages after.
-//
-// The head is the one split finds, or, when that runs past the first
-// response, the leading requests: a head that ended at the first response
-// when a compaction was made (no text answer had come yet) stays there in
-// the compacted history, its marker stopping the head, while the full
-// history may since have grown a text answer within the head's bound.
+// view applies to history the longest span its store has for it. The
+// head is the one split finds, or else the leading requests: a head that
+// ended at the first response when its compaction was made stays there,
+// while the full history may since have grown a text answer within the
+// head's bound.
 func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	head := w.split(history, false).head
 	v := view{msgs: history, head: head}
@@ -684,8 +634,8 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	return v
 }
 
-// lookup returns the span the store has for history, its head ending at
-// head (nil when there is none), and the prepared spans it has under k.
+// lookup returns the span the store has for history after its head (nil
+// when none), and the prepared spans it has under k.
 func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, []Span) {
 	spans, err := w.store.Spans(ctx, k, func() []Key { return lasts(history, head) })
 	if err != nil {
@@ -751,19 +701,18 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	p := w.planAt(ctx, v, c, w.clearEnd(h, c.start))
 	if processor.Validate(w.splice(h, p.head, p.start, p.clearEnd, w.blank)) != nil {
-		// Only an invalid input can lead here; leave it as it came.
+		// Only an invalid input leads here; leave it as it came.
 		return h, nil
 	}
 	k := w.storeKey(ctx, v, history, c.head)
-	// The wait is keyed by the head as the view shows it (its marker
-	// included), which every host mode sees alike.
+	// The wait is keyed by the head as every host mode sees it.
 	waitKey := k
 	if v.span != nil {
 		waitKey = keyOf(conversationOf(ctx), h[:c.head+1])
 	}
 	if !force && (p.replaced <= w.framing || p.replaced < w.memo.wait(waitKey)) {
-		// No marker could be smaller than this middle (not even an empty
-		// one, or no summary was lately): wait until it has grown.
+		// No marker could be smaller than this middle, or none was lately:
+		// wait until it has grown.
 		return h, nil
 	}
 	d := digestOf(history[:p.end()])
@@ -781,7 +730,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	var res result
 	var err error
 	if unpaid(ctx) {
-		// A digest costs nothing: no flight to share, and nothing saved.
+		// A digest costs nothing: no flight to share.
 		res = write()
 	} else {
 		res, ev.Shared, err = w.flights.do(ctx, d, write)
@@ -822,9 +771,8 @@ func (w *Window) storeKey(ctx context.Context, v view, history []processor.Messa
 	return keyOf(conversationOf(ctx), history[:head+1])
 }
 
-// save saves span, which covers history up to its end (head, count and
-// cleared messages), under k, with its last message's key; a store that
-// fails is reported, not returned.
+// save saves span of history under k, with its last message's key,
+// unless the request is unpaid; a store's failure is reported.
 func (w *Window) save(ctx context.Context, k Key, history []processor.Message, span Span) {
 	end := span.Head + span.Count + span.Cleared
 	span.Last = keyOf("", history[end-1:end])
@@ -837,8 +785,7 @@ func (w *Window) save(ctx context.Context, k Key, history []processor.Message, s
 }
 
 // clearEnd returns where the outputs to clear in the tail h[start:] end:
-// before the last TailOutputs tool rounds (never in the last message);
-// start when nothing is cleared.
+// before the last TailOutputs tool rounds; start when none are cleared.
 func (w *Window) clearEnd(h []processor.Message, start int) int {
 	if w.tailOutputs <= 0 {
 		return start
@@ -869,8 +816,8 @@ func (w *Window) splice(h []processor.Message, head, start, clearEnd int, marker
 	return append(out, h[clearEnd:]...)
 }
 
-// trusted reports whether a marker with reference ref is one a window
-// wrote: one this window wrote or trusted before, or one its store knows.
+// trusted reports whether the marker with reference ref was written by a
+// window: this one, or one whose store it shares.
 func (w *Window) trusted(ctx context.Context, ref string) bool {
 	if w.memo.trusts(ref) {
 		return true
@@ -917,8 +864,7 @@ func (w *Window) summarize(ctx context.Context, b brief, force bool) (string, *f
 }
 
 // fits reports whether the marker of summary s is smaller than budget
-// characters (told without making it: its framing and the summary it
-// trims).
+// characters.
 func (w *Window) fits(s string, budget int) bool {
 	s = strings.TrimSpace(s)
 	return s != "" && w.framing+len(s) < budget
@@ -961,8 +907,7 @@ func (w *Window) ask(ctx context.Context, b brief) (string, *failure) {
 			return strings.TrimSpace(s), nil
 		}
 	}
-	// A summary the summarizer could not write (as opposed to one it
-	// wrote too large) may be written when the span is next needed.
+	// A summary the summarizer could not write may be written again later.
 	return "", &failure{err: err, reason: reason, took: w.now().Sub(began),
 		retry: reason != "summary too large" && reason != "unpaid"}
 }
@@ -1027,9 +972,17 @@ type brief struct {
 	replaced int                 // characters the marker replaces
 }
 
-// briefOf returns the brief of p.
+// briefOf returns the brief of p: its messages clipped, the facts read
+// from them whole, at most a third of what the marker replaces.
 func (w *Window) briefOf(p plan) brief {
-	return brief{fresh: w.clipForSummary(p.fresh), prev: p.prev, facts: w.factsOf(p.fresh, p.prevFacts, p.replaced), replaced: p.replaced}
+	b := brief{fresh: make([]processor.Message, len(p.fresh)), prev: p.prev, replaced: p.replaced}
+	for i, m := range p.fresh {
+		b.fresh[i], _ = summary.ClipTexts(m, w.clip)
+	}
+	if room := (p.replaced - w.framing) / 3; w.facts != nil && room >= 200 {
+		b.facts = w.facts.Section(p.fresh, p.prevFacts, room)
+	}
+	return b
 }
 
 // budget returns the characters the summary's marker may take beside the
@@ -1045,47 +998,9 @@ func (b brief) chars() int {
 	return n
 }
 
-// clipForSummary returns ms with their texts clipped to the window's clip
-// for the summarizer (ms itself when none is longer; new messages for
-// those that change).
-func (w *Window) clipForSummary(ms []processor.Message) []processor.Message {
-	if w.clip <= 0 {
-		return ms
-	}
-	var out []processor.Message // nil until a message changes
-	for i, m := range ms {
-		c, changed := summary.ClipTexts(m, w.clip)
-		if !changed {
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(ms)
-		}
-		out[i] = c
-	}
-	if out == nil {
-		return ms
-	}
-	return out
-}
-
 // SummaryClip returns the size each text is clipped to for the summarizer
 // (Options.SummaryClip), or a negative number when nothing is clipped.
 func (w *Window) SummaryClip() int { return w.clip }
-
-// factsOf returns the facts section of fresh merged with previous, or ""
-// when the window keeps no facts or the middle (replaced characters) is too
-// small to hold them beside a summary: they may take a third of it at most.
-func (w *Window) factsOf(fresh []processor.Message, previous string, replaced int) string {
-	if w.facts == nil {
-		return ""
-	}
-	room := (replaced - w.framing) / 3
-	if room < 200 {
-		return ""
-	}
-	return w.facts.Section(fresh, previous, room)
-}
 
 // call asks s for the summary of fresh merged with prev, within the
 // timeout.
