@@ -217,7 +217,7 @@ func (w *Window) aheadOn(ctx context.Context) bool {
 	if _, digest := w.sum.(*summary.Digest); digest {
 		return false
 	}
-	return w.ahead > 0 && !w.closed.Load() && !unpaid(ctx) && !w.breakerResting(payerOf(ctx))
+	return w.ahead > 0 && !w.closed.Load() && !unpaid(ctx) && !w.breakerOpen(payerOf(ctx), false)
 }
 
 // near reports whether h is within Ahead requests of a trigger, a request
@@ -701,7 +701,7 @@ func (w *Window) applyReady(ctx context.Context, history []processor.Message, v 
 func (w *Window) finish(ctx context.Context, history []processor.Message, v view, k Key, p plan, sum string, f *failure, used *job, ev Event, began time.Time) []processor.Message {
 	h := v.msgs
 	out := w.splice(h, p.head, p.start, p.clearEnd, summary.Marker(sum))
-	w.memo.trust(summary.Ref(sum))
+	w.refs.put(summary.Ref(sum), true, nil)
 	d := digestOf(history[:p.end()])
 	if !ev.Shared {
 		w.save(ctx, k, history, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Summary: sum,

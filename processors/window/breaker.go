@@ -8,14 +8,12 @@ import (
 
 type payerKey struct{}
 
-// WithPayer returns a copy of ctx that names who pays for the summaries
-// written for a request: an identity of the credential the summarizer's
-// calls will carry (a hash of it, never the credential itself), for a host
-// that serves several (a proxy whose clients pay for their own summaries).
-// The window keeps one circuit breaker per payer, so failures on one
-// payer's credential (a key refused, a rate limit) never stop the
-// summaries of another. Requests that name no payer (an empty id) share
-// one breaker.
+// WithPayer returns a copy of ctx that names who pays for a request's
+// summaries: an identity (a hash, never the credential itself) of the
+// credential the summarizer's calls will carry, for a host that serves
+// several. Each payer has its own circuit breaker, so failures on one
+// credential never stop another's summaries, and its own share of the
+// background work (see [Pool]); requests naming none share one.
 func WithPayer(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, payerKey{}, id)
 }
@@ -29,12 +27,11 @@ func payerOf(ctx context.Context) string {
 type unpaidKey struct{}
 
 // WithoutSummarizer returns a copy of ctx under which the window calls
-// neither its summarizer nor its fallback, and saves nothing in its store:
-// it still applies the summaries its store has for the history, and when a
-// compaction is due it uses the offline digest (reported as a fallback
-// with Reason "unpaid"), which costs nobody anything. A host uses it for
-// requests it will not pay summaries for, such as those whose credential
-// the upstream has not yet accepted.
+// neither its summarizer nor its fallback and saves nothing: it applies
+// the summaries its store has, and a compaction due uses the offline
+// digest (a fallback with Reason "unpaid"). A host uses it for requests
+// it will not pay summaries for, such as those whose credential the
+// upstream has not yet accepted.
 func WithoutSummarizer(ctx context.Context) context.Context {
 	return context.WithValue(ctx, unpaidKey{}, true)
 }
@@ -45,12 +42,11 @@ func unpaid(ctx context.Context) bool {
 	return u
 }
 
-// breakerLimit bounds the payers whose failures a window remembers; a
-// payer forgotten starts again with a closed breaker.
+// breakerLimit bounds the payers whose failures a window remembers.
 const breakerLimit = 4096
 
-// breakers holds a circuit breaker per payer. Only payers with a failure
-// since their last success have an entry.
+// breakers holds a circuit breaker per payer with a failure since its
+// last success.
 type breakers struct {
 	mu sync.Mutex
 	m  map[string]*breaker
@@ -61,12 +57,11 @@ type breaker struct {
 	openUntil time.Time
 }
 
-// breakerOpen reports whether payer's summarizer calls are resting after repeated
-// failures. Once the cool-down has passed, one caller is let through to
-// try again; the breaker stays open for the others until that call has
-// been recorded, or for the timeout at most, so they do not all wait on a
-// summarizer that may still hang.
-func (w *Window) breakerOpen(payer string) bool {
+// breakerOpen reports whether payer's breaker is open, resting after
+// repeated failures. With probe, once the cool-down has passed, the caller
+// is let through to try again, and the others find the breaker open until
+// its call has been counted, or for the timeout at most.
+func (w *Window) breakerOpen(payer string, probe bool) bool {
 	w.breakers.mu.Lock()
 	defer w.breakers.mu.Unlock()
 	b := w.breakers.m[payer]
@@ -77,7 +72,7 @@ func (w *Window) breakerOpen(payer string) bool {
 	if now.Before(b.openUntil) {
 		return true
 	}
-	if b.failures >= w.breakerFailures {
+	if probe && b.failures >= w.breakerFailures {
 		b.openUntil = now.Add(w.timeout)
 	}
 	return false
@@ -85,9 +80,8 @@ func (w *Window) breakerOpen(payer string) bool {
 
 // tally counts the outcome of a summarizer call toward payer's breaker: a
 // success closes it; a failure, unless Options.RequestFault blames the
-// request, opens it once BreakerFailures come in a row. After the
-// cool-down one more failure opens it again: only a success resets the
-// count.
+// request, opens it once BreakerFailures came in a row, and after the
+// cool-down one more opens it again.
 func (w *Window) tally(payer string, err error) {
 	if err != nil && w.requestFault != nil && w.requestFault(err) {
 		return
@@ -122,13 +116,4 @@ func (w *Window) tally(payer string, err error) {
 	if b.failures >= w.breakerFailures {
 		b.openUntil = now.Add(w.breakerCooldown)
 	}
-}
-
-// breakerResting reports whether payer's breaker is open and resting,
-// without letting a caller through to try again.
-func (w *Window) breakerResting(payer string) bool {
-	w.breakers.mu.Lock()
-	defer w.breakers.mu.Unlock()
-	b := w.breakers.m[payer]
-	return b != nil && w.now().Before(b.openUntil)
 }

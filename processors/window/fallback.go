@@ -2,23 +2,23 @@ package window
 
 import (
 	"context"
+	"time"
 
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summary"
 )
 
-// retry returns s, a span found under k for history (its head ending at
-// head), or, when s holds a fallback's summary and the summarizer now
-// writes one for the messages s stands for, a span with that summary,
-// which it saves in s's place. When summaries are written ahead, the
-// summarizer writes it in the background and s is returned; a later
-// request gets it. The summarizer is asked only when the request may pay
-// (see WithoutSummarizer), the payer's breaker is not resting, and this
-// window has not asked for the same span within the breaker's cool-down;
-// its failure counts toward the breaker and leaves s as it is.
+// retry returns s, a span found under k for history after its head, or,
+// when s holds a fallback's summary and the summarizer now writes one for
+// its messages, a span with that summary, saved in s's place. When
+// summaries are written ahead, the summarizer writes it in the background
+// for a later request. It asks only when the request is paid for, the
+// payer's breaker is closed and this window has not asked for the same
+// span within the breaker's cool-down.
 func (w *Window) retry(ctx context.Context, history []processor.Message, head int, k Key, s *Span) *Span {
-	if !s.Fallback || s.Count < 1 || unpaid(ctx) || w.breakerResting(payerOf(ctx)) ||
-		!w.memo.mayRetry(s.Digest, w.now(), w.breakerCooldown) {
+	now := w.now()
+	if !s.Fallback || s.Count < 1 || unpaid(ctx) || w.breakerOpen(payerOf(ctx), false) ||
+		!w.retried.put(s.Digest, now, func(last time.Time) bool { return now.Sub(last) < w.breakerCooldown }) {
 		return s
 	}
 	end := head + s.Count
@@ -34,7 +34,7 @@ func (w *Window) retry(ctx context.Context, history []processor.Message, head in
 			return false
 		}
 		span.Summary, span.Fallback = summary.WithFacts(text, b.facts), false
-		w.memo.trust(summary.Ref(span.Summary))
+		w.refs.put(summary.Ref(span.Summary), true, nil)
 		if err := w.store.Save(ctx, k, span); err != nil {
 			w.storeFailed(ctx, "save", err)
 		}

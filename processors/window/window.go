@@ -379,8 +379,10 @@ type Window struct {
 	breakers     breakers // a circuit breaker per payer (see WithPayer)
 	requestFault func(error) bool
 
-	memo    memo
-	flights flights // summaries being written, by the digest of what they cover
+	refs    memo[string, bool]      // references of markers a window wrote
+	waits   memo[Key, int]          // the size a conversation's middle must reach to be compacted again
+	retried memo[Digest, time.Time] // fallback spans the summarizer was asked again for, and when
+	flights flights                 // summaries being written, by the digest of what they cover
 
 	ahead        int // requests ahead of a trigger that summaries are written; <= 0: never
 	background   Runner
@@ -473,8 +475,6 @@ func New(opts Options) *Window {
 			w.hardTokens = 2 * w.tokenTrigger
 		}
 	}
-	w.memo.init()
-	w.flights.init()
 	return w
 }
 
@@ -710,7 +710,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	if v.span != nil {
 		waitKey = keyOf(conversationOf(ctx), h[:c.head+1])
 	}
-	if !force && (p.replaced <= w.framing || p.replaced < w.memo.wait(waitKey)) {
+	if !force && (p.replaced <= w.framing || p.replaced < w.waits.get(waitKey)) {
 		// No marker could be smaller than this middle, or none was lately:
 		// wait until it has grown.
 		return h, nil
@@ -745,7 +745,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	if res.summary == "" {
 		// Compacting would make the request bigger: send it as it is, and
 		// do not try again before the middle has grown.
-		w.memo.setWait(waitKey, p.replaced+max(p.replaced/2, w.framing))
+		w.waits.put(waitKey, p.replaced+max(p.replaced/2, w.framing), nil)
 		w.uncompacted(ctx, ev, res.failure.err, res.failure.reason, res.failure.took)
 		return h, nil
 	}
@@ -819,7 +819,7 @@ func (w *Window) splice(h []processor.Message, head, start, clearEnd int, marker
 // trusted reports whether the marker with reference ref was written by a
 // window: this one, or one whose store it shares.
 func (w *Window) trusted(ctx context.Context, ref string) bool {
-	if w.memo.trusts(ref) {
+	if w.refs.get(ref) {
 		return true
 	}
 	_, ok, err := w.store.Summary(ctx, ref)
@@ -828,7 +828,7 @@ func (w *Window) trusted(ctx context.Context, ref string) bool {
 		return false
 	}
 	if ok {
-		w.memo.trust(ref)
+		w.refs.put(ref, true, nil)
 	}
 	return ok
 }
@@ -882,7 +882,7 @@ func (w *Window) ask(ctx context.Context, b brief) (string, *failure) {
 	switch {
 	case unpaid(ctx):
 		reason, err = "unpaid", ErrUnpaid
-	case w.breakerOpen(payer):
+	case w.breakerOpen(payer, true):
 		reason, err = "circuit open", ErrCircuitOpen
 	default:
 		var s string
