@@ -226,7 +226,7 @@ func (w *Window) near(h []processor.Message) bool {
 	if w.maxMessages > 0 && len(h)+2*w.ahead > w.maxMessages {
 		return true
 	}
-	return w.tokenTrigger > 0 && w.count(h)+w.ahead*2*perMessage(w, h) > w.tokenTrigger
+	return w.tokenTrigger > 0 && processor.EstimateTokens(h)+w.ahead*2*perMessage(w, h) > w.tokenTrigger
 }
 
 // perMessage returns the mean tokens of h's last ten messages.
@@ -235,7 +235,7 @@ func perMessage(w *Window, h []processor.Message) int {
 	if len(recent) == 0 {
 		return 1
 	}
-	return max(1, w.countTail(recent)/len(recent))
+	return max(1, processor.ContentTokens(recent)/len(recent))
 }
 
 // overHard reports whether h is past a hard limit: it must not go out
@@ -244,7 +244,7 @@ func (w *Window) overHard(h []processor.Message) bool {
 	if w.hardMessages > 0 && len(h) > w.hardMessages {
 		return true
 	}
-	return w.hardTokens > 0 && w.count(h) > w.hardTokens
+	return w.hardTokens > 0 && processor.EstimateTokens(h) > w.hardTokens
 }
 
 // projected returns the cut the next compaction of h will make, the same
@@ -275,7 +275,7 @@ func (w *Window) projected(h []processor.Message) cut {
 			return c
 		}
 		per := perMessage(w, h)
-		growth := max(0, w.tokenTrigger-w.count(h)) + per
+		growth := max(0, w.tokenTrigger-processor.EstimateTokens(h)) + per
 		at := len(h) + 2*((growth/per+1)/2)
 		p.start = backToPair(h, max(c.head, at-w.keep), c.head)
 		if p.start < len(h) {
@@ -405,7 +405,7 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 		w.drop(old, "idle")
 	}
 	w.emit(ctx, EventAheadStarted, Event{
-		MessagesBefore: len(h), TokensBefore: w.countTail(h),
+		MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h),
 		Summarized: len(b.fresh), SummaryInput: j.input, From: c.head, To: c.head + p.covered,
 		Key: k, Span: d,
 	})
@@ -461,10 +461,7 @@ func (w *Window) write(rctx context.Context, j *job) {
 		return
 	}
 	if f == nil {
-		sp := Span{Head: j.head, Count: j.count, Digest: j.digest, Last: j.last, Summary: prose, Prepared: true}
-		if err := w.store.Save(ctx, j.key, sp); err != nil {
-			w.storeFailed(ctx, "save", err)
-		}
+		w.save(ctx, j.key, Span{Head: j.head, Count: j.count, Digest: j.digest, Last: j.last, Summary: prose, Prepared: true})
 	} else {
 		ev.Err, ev.Reason = f.err, f.reason
 	}
@@ -558,7 +555,7 @@ func (w *Window) usable(v view, c cut) bool {
 	if w.maxMessages > 0 && n > w.maxMessages {
 		return false
 	}
-	return w.tokenTrigger == 0 || w.countTail(h[:c.head])+w.countTail(h[c.start:]) <= w.tokenTrigger
+	return w.tokenTrigger == 0 || processor.ContentTokens(h[:c.head])+processor.ContentTokens(h[c.start:]) <= w.tokenTrigger
 }
 
 // tooEarly reports whether a cut of h at start keeps too much more than
@@ -570,7 +567,7 @@ func (w *Window) tooEarly(h []processor.Message, start, want int) bool {
 		return false
 	}
 	if w.tokenTrigger > 0 && w.maxMessages <= 0 {
-		return w.countTail(h[start:want]) > w.tokenTrigger/8
+		return processor.ContentTokens(h[start:want]) > w.tokenTrigger/8
 	}
 	return want-start > 2
 }
@@ -643,13 +640,13 @@ func (w *Window) await(ctx context.Context, j *job) bool {
 // Otherwise, under the hard limits, it defers the compaction (v goes out
 // as it is) and sees that the summary is being written; past them, it
 // waits for one this window is writing, not for another process, which
-// may have died. It reports false, with the time it waited, when the
+// may have died. It returns nil, and the time it waited, when the
 // compaction must write its summary now.
-func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v view, c cut) ([]processor.Message, bool, time.Duration, error) {
+func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v view, c cut) ([]processor.Message, time.Duration, error) {
 	k := w.storeKey(ctx, v, history, c.head)
 	best, writing := w.readyFor(history, v, c, k)
 	if best != nil {
-		return w.applyReady(ctx, history, v, k, best, 0), true, 0, nil
+		return w.applyReady(ctx, history, v, k, best, 0), 0, nil
 	}
 	h := v.msgs
 	if !w.overHard(h) {
@@ -658,19 +655,19 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 			// process may be writing.
 			w.prepareAt(ctx, history, v, w.projected(h), true)
 		}
-		w.emit(ctx, EventDeferred, Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Key: k})
-		return h, true, 0, nil
+		w.emit(ctx, EventDeferred, Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Key: k})
+		return h, 0, nil
 	}
 	began := w.now()
 	for _, j := range writing {
 		if w.await(ctx, j) {
-			return w.applyReady(ctx, history, v, k, j, w.now().Sub(began)), true, 0, nil
+			return w.applyReady(ctx, history, v, k, j, w.now().Sub(began)), 0, nil
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, true, 0, err
+			return nil, 0, err
 		}
 	}
-	return nil, false, w.now().Sub(began), nil
+	return nil, w.now().Sub(began), nil
 }
 
 // applyReady compacts v with the summary j wrote ahead, or, when it wrote
@@ -679,7 +676,7 @@ func (w *Window) applyReady(ctx context.Context, history []processor.Message, v 
 	c := cut{head: j.head, start: startIn(v, j.head, j.count)}
 	h := v.msgs
 	p := w.planAt(ctx, v, c, w.clearEnd(h, c.start))
-	ev := Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Summarized: p.summed}
+	ev := Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Summarized: p.summed}
 	w.emit(ctx, EventStarted, ev)
 	began := w.now()
 	sum, f := w.complete(ctx, w.briefOf(p), j.prose, j.failure, false)
@@ -702,17 +699,18 @@ func (w *Window) finish(ctx context.Context, history []processor.Message, v view
 	h := v.msgs
 	out := w.splice(h, p.head, p.start, p.clearEnd, summary.Marker(sum))
 	w.refs.put(summary.Ref(sum), true, nil)
-	d := digestOf(history[:p.end()])
+	end := p.end()
+	d := digestOf(history[:end])
 	if !ev.Shared {
-		w.save(ctx, k, history, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Summary: sum,
-			Fallback: (f != nil && f.retry) || (v.span != nil && v.span.Fallback)})
+		w.save(ctx, k, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Last: keyOf("", history[end-1:end]),
+			Summary: sum, Fallback: (f != nil && f.retry) || (v.span != nil && v.span.Fallback)})
 	}
 	for _, j := range w.jobs.take(&k) {
 		if j != used {
 			w.drop(j, "superseded")
 		}
 	}
-	ev.MessagesAfter, ev.TokensAfter = len(out), w.countTail(out)
+	ev.MessagesAfter, ev.TokensAfter = len(out), processor.ContentTokens(out)
 	ev.SummaryChars, ev.Fallback = len(sum), f != nil
 	ev.Summary, ev.Replaced = sum, w.describe(h[p.head:p.start])
 	ev.From, ev.To, ev.Key, ev.Span = p.head, p.head+p.covered, k, d

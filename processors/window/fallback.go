@@ -35,9 +35,7 @@ func (w *Window) retry(ctx context.Context, history []processor.Message, head in
 		}
 		span.Summary, span.Fallback = summary.WithFacts(text, b.facts), false
 		w.refs.put(summary.Ref(span.Summary), true, nil)
-		if err := w.store.Save(ctx, k, span); err != nil {
-			w.storeFailed(ctx, "save", err)
-		}
+		w.save(ctx, k, span)
 		return true
 	}
 	if !w.aheadOn(ctx) {

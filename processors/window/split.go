@@ -144,7 +144,7 @@ func (w *Window) tailStart(h []processor.Message, head int, force bool) int {
 // shrink moves a tail start forward, from one answer-free start to the
 // next and not past limit, while the tail's tokens exceed target.
 func (w *Window) shrink(h []processor.Message, start, limit, target int) int {
-	for start < limit && w.countTail(h[start:]) > target {
+	for start < limit && processor.ContentTokens(h[start:]) > target {
 		next := start + 1
 		for next < limit && answers(h[next]) {
 			next++

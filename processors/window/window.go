@@ -120,11 +120,6 @@ type Options struct {
 	// token trigger the tail is shortened to fit in half of the threshold
 	// (down to 4 messages, or the last request while it alone is over).
 	TriggerTokens int
-	// CountTokens counts the prompt tokens of messages, whole histories
-	// and tails, without modifying them; it is called concurrently. Nil
-	// means processor.EstimateTokens for whole histories (anchored on the
-	// provider's last usage) and processor.ContentTokens for tails.
-	CountTokens func(messages []processor.Message) int
 	// TailOutputs, when positive, clears old tool outputs at each
 	// compaction: those of the tail but its last TailOutputs tool rounds
 	// become placeholders (summary.Placeholder), and what they held goes
@@ -252,7 +247,8 @@ type Event struct {
 	Type EventType
 	// MessagesBefore and TokensBefore measure the history given to the
 	// window, with its previous compaction applied. Tokens before and
-	// after are counted alike (CountTokens for tails), so they compare.
+	// after are counted alike from the messages (processor.ContentTokens),
+	// not anchored on the provider's usage, so they compare.
 	MessagesBefore, TokensBefore int
 	// MessagesAfter and TokensAfter measure the compacted history
 	// (EventFailed, EventFinished).
@@ -365,8 +361,6 @@ type Window struct {
 	keepTurns    int
 	tailOutputs  int
 	recall       bool
-	count        func([]processor.Message) int // whole histories
-	countTail    func([]processor.Message) int // tails
 	timeout      time.Duration
 	framing      int               // characters of a marker without its summary
 	blank        processor.Message // a marker without a summary, to hold the marker's place
@@ -410,8 +404,6 @@ func New(opts Options) *Window {
 		keepTurns:       opts.KeepUserTurns,
 		tailOutputs:     opts.TailOutputs,
 		recall:          opts.Recall,
-		count:           opts.CountTokens,
-		countTail:       opts.CountTokens,
 		timeout:         positiveOr(opts.Timeout, DefaultTimeout),
 		blank:           summary.Marker(""),
 		breakerFailures: positiveOr(opts.BreakerFailures, DefaultBreakerFailures),
@@ -438,9 +430,6 @@ func New(opts Options) *Window {
 	}
 	if w.store == nil {
 		w.store = NewMemoryStore(0)
-	}
-	if w.count == nil {
-		w.count, w.countTail = processor.EstimateTokens, processor.ContentTokens
 	}
 	if w.now == nil {
 		w.now = time.Now
@@ -547,11 +536,12 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	if v.span != nil {
 		sum, fallback = v.span.Summary, v.span.Fallback
 	}
-	span := Span{Head: head, Count: count, Cleared: cleared, Digest: digestOf(history[:end]), Summary: sum, Fallback: fallback}
-	w.save(ctx, w.storeKey(ctx, v, history, head), history, span)
+	span := Span{Head: head, Count: count, Cleared: cleared, Digest: digestOf(history[:end]),
+		Last: keyOf("", history[end-1:end]), Summary: sum, Fallback: fallback}
+	w.save(ctx, w.storeKey(ctx, v, history, head), span)
 	w.emit(ctx, EventCleared, Event{
-		MessagesBefore: len(h), TokensBefore: w.countTail(h),
-		MessagesAfter: len(out), TokensAfter: w.countTail(out),
+		MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h),
+		MessagesAfter: len(out), TokensAfter: processor.ContentTokens(out),
 	})
 	return out, true
 }
@@ -673,7 +663,7 @@ func (w *Window) triggered(h []processor.Message) bool {
 	if w.maxMessages > 0 && len(h) > w.maxMessages {
 		return true
 	}
-	return w.tokenTrigger > 0 && w.count(h) > w.tokenTrigger
+	return w.tokenTrigger > 0 && processor.EstimateTokens(h) > w.tokenTrigger
 }
 
 // compact replaces the middle of v.msgs with a summary marker.
@@ -690,12 +680,11 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var waited time.Duration // for a summary another process was writing
+	var waited time.Duration // for a summary written ahead
 	if !force && w.aheadOn(ctx) {
 		var out []processor.Message
-		var ok bool
 		var err error
-		if out, ok, waited, err = w.fromAhead(ctx, history, v, c); ok {
+		if out, waited, err = w.fromAhead(ctx, history, v, c); out != nil || err != nil {
 			return out, err
 		}
 	}
@@ -717,7 +706,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	d := digestOf(history[:p.end()])
 
-	ev := Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Summarized: len(p.fresh), Waited: waited}
+	ev := Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Summarized: len(p.fresh), Waited: waited}
 	w.emit(ctx, EventStarted, ev)
 	began := w.now()
 	write := func() result {
@@ -771,13 +760,11 @@ func (w *Window) storeKey(ctx context.Context, v view, history []processor.Messa
 	return keyOf(conversationOf(ctx), history[:head+1])
 }
 
-// save saves span of history under k, with its last message's key,
-// unless the request is unpaid; a store's failure is reported.
-func (w *Window) save(ctx context.Context, k Key, history []processor.Message, span Span) {
-	end := span.Head + span.Count + span.Cleared
-	span.Last = keyOf("", history[end-1:end])
+// save saves span under k unless the request is unpaid; a store's failure
+// is reported.
+func (w *Window) save(ctx context.Context, k Key, span Span) {
 	if unpaid(ctx) {
-		return // nothing is kept for a request nobody pays for
+		return
 	}
 	if err := w.store.Save(ctx, k, span); err != nil {
 		w.storeFailed(ctx, "save", err)
