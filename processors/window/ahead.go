@@ -519,7 +519,11 @@ func (w *Window) drop(j *job, reason string) {
 		input = j.input
 	}
 	j.mu.Unlock()
-	if !used && was != jobAbandoned {
+	if used {
+		return
+	}
+	w.dropped.put(j.digest, true, nil)
+	if was != jobAbandoned {
 		w.emit(j.values, EventAheadWasted, Event{Reason: reason, SummaryInput: input, Key: j.key, Span: j.digest,
 			From: j.head, To: j.head + j.count})
 	}
@@ -614,8 +618,10 @@ func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (be
 		}
 	}
 	for _, s := range v.prepared {
-		if !mine[s.Digest] {
-			// Written by another process.
+		// Written by another process. One this window dropped stays
+		// unused, as it does for a host keeping its processed history,
+		// whose key for the conversation has changed since.
+		if !mine[s.Digest] && !w.dropped.get(s.Digest) {
 			consider(&job{head: s.Head, count: s.Count, digest: s.Digest, prose: s.Summary}, false)
 		}
 	}

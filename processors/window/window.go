@@ -376,6 +376,7 @@ type Window struct {
 	refs    memo[string, bool]      // references of markers a window wrote
 	waits   memo[Key, int]          // the size a conversation's middle must reach to be compacted again
 	retried memo[Digest, time.Time] // fallback spans the summarizer was asked again for, and when
+	dropped memo[Digest, bool]      // summaries written ahead this window abandoned
 	flights flights                 // summaries being written, by the digest of what they cover
 
 	ahead        int // requests ahead of a trigger that summaries are written; <= 0: never
