@@ -214,19 +214,19 @@ func newHolder() string {
 // summarizer not the offline digest (it takes microseconds) and the
 // payer's breaker not resting.
 func (w *Window) aheadOn(ctx context.Context) bool {
-	if _, digest := w.sum.(*summary.Digest); digest {
+	if _, digest := w.opts.Summarizer.(*summary.Digest); digest {
 		return false
 	}
-	return w.ahead > 0 && !w.closed.Load() && !unpaid(ctx) && !w.breakerOpen(payerOf(ctx), false)
+	return w.opts.Ahead > 0 && !w.closed.Load() && !unpaid(ctx) && !w.breakerOpen(payerOf(ctx), false)
 }
 
 // near reports whether h is within Ahead requests of a trigger, a request
 // adding two messages of the size of its recent ones.
 func (w *Window) near(h []processor.Message) bool {
-	if w.maxMessages > 0 && len(h)+2*w.ahead > w.maxMessages {
+	if w.maxMessages > 0 && len(h)+2*w.opts.Ahead > w.maxMessages {
 		return true
 	}
-	return w.tokenTrigger > 0 && processor.EstimateTokens(h)+w.ahead*2*perMessage(w, h) > w.tokenTrigger
+	return w.tokenTrigger > 0 && processor.EstimateTokens(h)+w.opts.Ahead*2*perMessage(w, h) > w.tokenTrigger
 }
 
 // perMessage returns the mean tokens of h's last ten messages.
@@ -241,10 +241,10 @@ func perMessage(w *Window, h []processor.Message) int {
 // overHard reports whether h is past a hard limit: it must not go out
 // uncompacted.
 func (w *Window) overHard(h []processor.Message) bool {
-	if w.hardMessages > 0 && len(h) > w.hardMessages {
+	if w.opts.HardMessages > 0 && len(h) > w.opts.HardMessages {
 		return true
 	}
-	return w.hardTokens > 0 && processor.EstimateTokens(h) > w.hardTokens
+	return w.opts.HardTokens > 0 && processor.EstimateTokens(h) > w.opts.HardTokens
 }
 
 // projected returns the cut the next compaction of h will make, the same
@@ -255,7 +255,7 @@ func (w *Window) overHard(h []processor.Message) bool {
 // compaction makes now.
 func (w *Window) projected(h []processor.Message) cut {
 	c := w.split(h, false)
-	if w.keepTurns > 0 {
+	if w.opts.KeepUserTurns > 0 {
 		return c
 	}
 	p := c
@@ -333,7 +333,7 @@ func (w *Window) planAt(ctx context.Context, v view, c cut, clearEnd int) plan {
 	p.summed = len(p.fresh)
 	for i := c.start; i < clearEnd; i++ {
 		p.fresh = append(p.fresh, h[i])
-		if parts := summary.ClearParts(h[i].Parts, w.recall, nil); parts != nil {
+		if parts := summary.ClearParts(h[i].Parts, w.opts.Recall, nil); parts != nil {
 			cleared := h[i]
 			cleared.Parts = parts
 			p.replaced += processor.Chars(h[i]) - processor.Chars(cleared)
@@ -369,7 +369,7 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 	k := w.storeKey(ctx, v, history, c.head)
 	end := p.end()
 	last := keyOf("", history[end-1:end])
-	now := w.now()
+	now := w.opts.Now()
 	for _, j := range w.jobs.of(k, now) {
 		if j.head == c.head && j.count == p.covered && j.last == last {
 			return // being written, or written
@@ -386,8 +386,8 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 		}
 	}
 	d := digestOf(history[:end])
-	if cl, ok := w.store.(Claimer); ok {
-		mine, err := cl.Claim(ctx, d, w.holder, w.claimTTL)
+	if cl, ok := w.opts.Store.(Claimer); ok {
+		mine, err := cl.Claim(ctx, d, w.holder, w.opts.ClaimTTL)
 		if err != nil {
 			w.storeFailed(ctx, "claim", err)
 			return
@@ -421,7 +421,7 @@ func (w *Window) runJob(rctx context.Context, j *job) {
 	if !j.take() {
 		return
 	}
-	if rctx.Err() != nil || w.now().Sub(j.queued) > aheadIdle {
+	if rctx.Err() != nil || w.opts.Now().Sub(j.queued) > aheadIdle {
 		w.giveUp(j, "abandoned", Event{})
 		return
 	}
@@ -450,11 +450,11 @@ func (w *Window) write(rctx context.Context, j *job) {
 	j.mu.Unlock()
 	defer w.keepClaim(ctx, j.digest)()
 
-	began := w.now()
+	began := w.opts.Now()
 	mctx, meter := processor.WithUsageMeter(ctx)
 	prose, f := w.ask(mctx, j.brief)
 	usage, _ := meter.Usage()
-	ev := Event{Duration: w.now().Sub(began), SummarizerUsage: usage, SummaryInput: j.input, Key: j.key, Span: j.digest,
+	ev := Event{Duration: w.opts.Now().Sub(began), SummarizerUsage: usage, SummaryInput: j.input, Key: j.key, Span: j.digest,
 		From: j.head, To: j.head + j.count, SummaryChars: len(prose)}
 	if ctx.Err() != nil {
 		w.giveUp(j, "abandoned", ev)
@@ -474,18 +474,18 @@ func (w *Window) write(rctx context.Context, j *job) {
 // the store has claims, until ctx ends or the function it returns is
 // called.
 func (w *Window) keepClaim(ctx context.Context, d Digest) func() {
-	cl, ok := w.store.(Claimer)
+	cl, ok := w.opts.Store.(Claimer)
 	if !ok {
 		return func() {}
 	}
-	t := time.NewTicker(max(w.claimTTL/3, time.Millisecond))
+	t := time.NewTicker(max(w.opts.ClaimTTL/3, time.Millisecond))
 	done := make(chan struct{})
 	go func() {
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
-				if _, err := cl.Claim(ctx, d, w.holder, w.claimTTL); err != nil && ctx.Err() == nil {
+				if _, err := cl.Claim(ctx, d, w.holder, w.opts.ClaimTTL); err != nil && ctx.Err() == nil {
 					w.storeFailed(ctx, "claim", err)
 				}
 			case <-ctx.Done():
@@ -500,7 +500,7 @@ func (w *Window) keepClaim(ctx context.Context, d Digest) func() {
 
 // release releases this window's claim on d, when the store has claims.
 func (w *Window) release(ctx context.Context, d Digest) {
-	if cl, ok := w.store.(Claimer); ok {
+	if cl, ok := w.opts.Store.(Claimer); ok {
 		if err := cl.Release(context.WithoutCancel(ctx), d, w.holder); err != nil {
 			w.storeFailed(ctx, "claim", err)
 		}
@@ -600,7 +600,7 @@ func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (be
 		best, dist = j, d
 	}
 	mine := map[Digest]bool{}
-	for _, j := range w.jobs.of(k, w.now()) {
+	for _, j := range w.jobs.of(k, w.opts.Now()) {
 		if j.head != c.head {
 			continue
 		}
@@ -664,16 +664,16 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 		w.emit(ctx, EventDeferred, Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Key: k})
 		return h, 0, nil
 	}
-	began := w.now()
+	began := w.opts.Now()
 	for _, j := range writing {
 		if w.await(ctx, j) {
-			return w.applyReady(ctx, history, v, k, j, w.now().Sub(began)), 0, nil
+			return w.applyReady(ctx, history, v, k, j, w.opts.Now().Sub(began)), 0, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
 	}
-	return nil, w.now().Sub(began), nil
+	return nil, w.opts.Now().Sub(began), nil
 }
 
 // applyReady compacts v with the summary j wrote ahead, or, when it wrote
@@ -684,7 +684,7 @@ func (w *Window) applyReady(ctx context.Context, history []processor.Message, v 
 	p := w.planAt(ctx, v, c, w.clearEnd(h, c.start))
 	ev := Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Summarized: p.summed}
 	w.emit(ctx, EventStarted, ev)
-	began := w.now()
+	began := w.opts.Now()
 	sum, f := w.complete(ctx, w.briefOf(p), j.prose, j.failure, false)
 	if sum == "" {
 		w.uncompacted(ctx, ev, f.err, f.reason, 0)
@@ -725,7 +725,7 @@ func (w *Window) finish(ctx context.Context, history []processor.Message, v view
 		failed.Err, failed.Reason, failed.Duration = f.err, f.reason, f.took
 		w.emit(ctx, EventFailed, failed)
 	}
-	ev.Duration = w.now().Sub(began)
+	ev.Duration = w.opts.Now().Sub(began)
 	if ev.Prepared {
 		ev.Duration += ev.Waited
 	} else {
@@ -737,10 +737,10 @@ func (w *Window) finish(ctx context.Context, history []processor.Message, v view
 
 // runner returns the window's Runner, starting its own Pool on first use.
 func (w *Window) runner() Runner {
-	if w.background != nil {
-		return w.background
+	if w.opts.Background != nil {
+		return w.opts.Background
 	}
-	w.poolOnce.Do(func() { w.pool = NewPool(w.poolOpts) })
+	w.poolOnce.Do(func() { w.pool = NewPool(w.opts.Pool) })
 	return w.pool
 }
 
@@ -751,7 +751,7 @@ func (w *Window) runner() Runner {
 func (w *Window) Close(ctx context.Context) error {
 	w.closed.Store(true)
 	var err error
-	if w.background == nil {
+	if w.opts.Background == nil {
 		w.poolOnce.Do(func() {}) // no pool is started after this
 		if w.pool != nil {
 			err = w.pool.Close(ctx)

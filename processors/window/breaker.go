@@ -68,12 +68,12 @@ func (w *Window) breakerOpen(payer string, probe bool) bool {
 	if b == nil {
 		return false
 	}
-	now := w.now()
+	now := w.opts.Now()
 	if now.Before(b.openUntil) {
 		return true
 	}
-	if probe && b.failures >= w.breakerFailures {
-		b.openUntil = now.Add(w.timeout)
+	if probe && b.failures >= w.opts.BreakerFailures {
+		b.openUntil = now.Add(w.opts.Timeout)
 	}
 	return false
 }
@@ -83,7 +83,7 @@ func (w *Window) breakerOpen(payer string, probe bool) bool {
 // request, opens it once BreakerFailures came in a row, and after the
 // cool-down one more opens it again.
 func (w *Window) tally(payer string, err error) {
-	if err != nil && w.requestFault != nil && w.requestFault(err) {
+	if err != nil && w.opts.RequestFault != nil && w.opts.RequestFault(err) {
 		return
 	}
 	w.breakers.mu.Lock()
@@ -92,7 +92,7 @@ func (w *Window) tally(payer string, err error) {
 		delete(w.breakers.m, payer)
 		return
 	}
-	now := w.now()
+	now := w.opts.Now()
 	b := w.breakers.m[payer]
 	if b == nil {
 		if w.breakers.m == nil {
@@ -113,7 +113,7 @@ func (w *Window) tally(payer string, err error) {
 		w.breakers.m[payer] = b
 	}
 	b.failures++
-	if b.failures >= w.breakerFailures {
-		b.openUntil = now.Add(w.breakerCooldown)
+	if b.failures >= w.opts.BreakerFailures {
+		b.openUntil = now.Add(w.opts.BreakerCooldown)
 	}
 }

@@ -16,9 +16,9 @@ import (
 // payer's breaker is closed and this window has not asked for the same
 // span within the breaker's cool-down.
 func (w *Window) retry(ctx context.Context, history []processor.Message, head int, k Key, s *Span) *Span {
-	now := w.now()
+	now := w.opts.Now()
 	if !s.Fallback || s.Count < 1 || unpaid(ctx) || w.breakerOpen(payerOf(ctx), false) ||
-		!w.retried.put(s.Digest, now, func(last time.Time) bool { return now.Sub(last) < w.breakerCooldown }) {
+		!w.retried.put(s.Digest, now, func(last time.Time) bool { return now.Sub(last) < w.opts.BreakerCooldown }) {
 		return s
 	}
 	end := head + s.Count

@@ -121,10 +121,10 @@ func (w *Window) userTurnStart(h []processor.Message, head, k int) int {
 // returns, and shortened to fit in half a token trigger.
 func (w *Window) tailStart(h []processor.Message, head int, force bool) int {
 	start, byTurns := len(h)-w.keep, false
-	if w.keepTurns > 0 {
+	if w.opts.KeepUserTurns > 0 {
 		// The last user turns, unless there are too few or they leave
 		// nothing to compact.
-		if s := w.userTurnStart(h, head, w.keepTurns); s >= 0 && backToPair(h, s, head)-head >= 2 {
+		if s := w.userTurnStart(h, head, w.opts.KeepUserTurns); s >= 0 && backToPair(h, s, head)-head >= 2 {
 			start, byTurns = s, true
 		}
 	}

@@ -347,94 +347,58 @@ func (w *Window) describe(ms []processor.Message) []Replaced {
 // many conversations. Beyond its store it keeps a few bounded maps keyed
 // by content; nothing it returned is ever written again.
 type Window struct {
-	sum      Summarizer
-	fallback Summarizer
-	digest   *summary.Digest
-	facts    *summary.Facts // nil: no facts section
-	clip     int            // texts are clipped to this for the summarizer; <= 0: not clipped
-	store    Store
+	opts   Options         // with the defaults filled in
+	digest *summary.Digest // the offline digest
+	facts  *summary.Facts  // nil: no facts section
 
-	maxMessages  int // count trigger; <= 0 disables
-	keep         int // tail size in messages
-	headLimit    int // the head run must end within this many messages
-	tokenTrigger int // tokens that trigger; 0 disables
-	keepTurns    int
-	tailOutputs  int
-	recall       bool
-	timeout      time.Duration
+	maxMessages  int               // count trigger; <= 0 disables
+	keep         int               // tail size in messages
+	headLimit    int               // the head run must end within this many messages
+	tokenTrigger int               // tokens that trigger; 0 disables
 	framing      int               // characters of a marker without its summary
 	blank        processor.Message // a marker without a summary, to hold the marker's place
 
-	breakerFailures int
-	breakerCooldown time.Duration
-	now             func() time.Time
-	onEvent         func(ctx context.Context, e Event)
+	breakers breakers                // a circuit breaker per payer (see WithPayer)
+	refs     memo[string, bool]      // references of markers a window wrote
+	waits    memo[Key, int]          // the size a conversation's middle must reach to be compacted again
+	retried  memo[Digest, time.Time] // fallback spans the summarizer was asked again for, and when
+	dropped  memo[Digest, bool]      // summaries written ahead this window abandoned
+	flights  flights                 // summaries being written, by the digest of what they cover
 
-	breakers     breakers // a circuit breaker per payer (see WithPayer)
-	requestFault func(error) bool
-
-	refs    memo[string, bool]      // references of markers a window wrote
-	waits   memo[Key, int]          // the size a conversation's middle must reach to be compacted again
-	retried memo[Digest, time.Time] // fallback spans the summarizer was asked again for, and when
-	dropped memo[Digest, bool]      // summaries written ahead this window abandoned
-	flights flights                 // summaries being written, by the digest of what they cover
-
-	ahead        int // requests ahead of a trigger that summaries are written; <= 0: never
-	background   Runner
-	pool         *Pool // the window's own, when background is nil
-	poolOnce     sync.Once
-	poolOpts     PoolOptions
-	closed       atomic.Bool
-	jobs         jobs
-	hardMessages int // <= 0: none
-	hardTokens   int // <= 0: none
-	claimTTL     time.Duration
-	holder       string // this window's name in a shared store's claims
+	pool     *Pool // the window's own, when Options.Background is nil
+	poolOnce sync.Once
+	closed   atomic.Bool
+	jobs     jobs
+	holder   string // this window's name in a shared store's claims
 }
 
 var _ processor.Processor = (*Window)(nil)
 
 // New returns a Window configured by opts.
 func New(opts Options) *Window {
-	w := &Window{
-		sum:             opts.Summarizer,
-		fallback:        opts.Fallback,
-		digest:          summary.NewDigest(summary.DigestOptions{}),
-		clip:            cmp.Or(opts.SummaryClip, DefaultSummaryClip),
-		store:           opts.Store,
-		keepTurns:       opts.KeepUserTurns,
-		tailOutputs:     opts.TailOutputs,
-		recall:          opts.Recall,
-		timeout:         positiveOr(opts.Timeout, DefaultTimeout),
-		blank:           summary.Marker(""),
-		breakerFailures: positiveOr(opts.BreakerFailures, DefaultBreakerFailures),
-		breakerCooldown: positiveOr(opts.BreakerCooldown, DefaultBreakerCooldown),
-		now:             opts.Now,
-		onEvent:         opts.OnEvent,
-		requestFault:    opts.RequestFault,
-		ahead:           cmp.Or(opts.Ahead, DefaultAhead),
-		background:      opts.Background,
-		poolOpts:        opts.Pool,
-		hardTokens:      opts.HardTokens,
-		claimTTL:        positiveOr(opts.ClaimTTL, DefaultClaimTTL),
-		holder:          newHolder(),
-	}
+	w := &Window{digest: summary.NewDigest(summary.DigestOptions{}), blank: summary.Marker(""), holder: newHolder()}
 	w.framing = processor.Chars(w.blank)
+	if opts.Summarizer == nil {
+		opts.Summarizer = w.digest
+	}
+	if opts.Fallback == nil {
+		opts.Fallback = w.digest
+	}
+	if opts.Store == nil {
+		opts.Store = NewMemoryStore(0)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	if opts.Facts >= 0 {
 		w.facts = summary.NewFacts(summary.FactsOptions{MaxChars: opts.Facts})
 	}
-	if w.sum == nil {
-		w.sum = w.digest
-	}
-	if w.fallback == nil {
-		w.fallback = w.digest
-	}
-	if w.store == nil {
-		w.store = NewMemoryStore(0)
-	}
-	if w.now == nil {
-		w.now = time.Now
-	}
+	opts.SummaryClip = cmp.Or(opts.SummaryClip, DefaultSummaryClip)
+	opts.Ahead = cmp.Or(opts.Ahead, DefaultAhead)
+	opts.Timeout = positiveOr(opts.Timeout, DefaultTimeout)
+	opts.BreakerFailures = positiveOr(opts.BreakerFailures, DefaultBreakerFailures)
+	opts.BreakerCooldown = positiveOr(opts.BreakerCooldown, DefaultBreakerCooldown)
+	opts.ClaimTTL = positiveOr(opts.ClaimTTL, DefaultClaimTTL)
 	n := opts.MaxMessages
 	switch {
 	case n == 0:
@@ -456,15 +420,16 @@ func New(opts Options) *Window {
 	case opts.ContextWindow > 0:
 		w.tokenTrigger = max(1, opts.ContextWindow*positiveOr(opts.TriggerPercent, DefaultTriggerPercent)/100)
 	}
-	w.hardMessages = cmp.Or(opts.HardMessages, 2*w.maxMessages)
-	if w.hardTokens == 0 {
+	opts.HardMessages = cmp.Or(opts.HardMessages, 2*w.maxMessages)
+	if opts.HardTokens == 0 {
 		switch {
 		case opts.ContextWindow > 0:
-			w.hardTokens = opts.ContextWindow * 95 / 100
+			opts.HardTokens = opts.ContextWindow * 95 / 100
 		case w.tokenTrigger > 0:
-			w.hardTokens = 2 * w.tokenTrigger
+			opts.HardTokens = 2 * w.tokenTrigger
 		}
 	}
+	w.opts = opts
 	return w
 }
 
@@ -499,7 +464,7 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 		w.prepare(ctx, history, v)
 		return v.msgs, nil
 	}
-	if w.tailOutputs > 0 && (w.maxMessages <= 0 || len(v.msgs) <= w.maxMessages) {
+	if w.opts.TailOutputs > 0 && (w.maxMessages <= 0 || len(v.msgs) <= w.maxMessages) {
 		// Clearing old tool outputs may bring the history under the token
 		// trigger without a summary.
 		if out, ok := w.clearOnly(ctx, history, v); ok {
@@ -628,7 +593,7 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 // lookup returns the span the store has for history after its head (nil
 // when none), and the prepared spans it has under k.
 func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, []Span) {
-	spans, err := w.store.Spans(ctx, k, func() []Key { return lasts(history, head) })
+	spans, err := w.opts.Store.Spans(ctx, k, func() []Key { return lasts(history, head) })
 	if err != nil {
 		w.storeFailed(ctx, "spans", err)
 		return nil, nil
@@ -709,7 +674,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 
 	ev := Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Summarized: len(p.fresh), Waited: waited}
 	w.emit(ctx, EventStarted, ev)
-	began := w.now()
+	began := w.opts.Now()
 	write := func() result {
 		var r result
 		mctx, meter := processor.WithUsageMeter(ctx)
@@ -729,7 +694,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		err = res.err
 	}
 	if err != nil {
-		w.uncompacted(ctx, ev, err, "canceled", w.now().Sub(began))
+		w.uncompacted(ctx, ev, err, "canceled", w.opts.Now().Sub(began))
 		return nil, err
 	}
 	if res.summary == "" {
@@ -767,7 +732,7 @@ func (w *Window) save(ctx context.Context, k Key, span Span) {
 	if unpaid(ctx) {
 		return
 	}
-	if err := w.store.Save(ctx, k, span); err != nil {
+	if err := w.opts.Store.Save(ctx, k, span); err != nil {
 		w.storeFailed(ctx, "save", err)
 	}
 }
@@ -775,13 +740,13 @@ func (w *Window) save(ctx context.Context, k Key, span Span) {
 // clearEnd returns where the outputs to clear in the tail h[start:] end:
 // before the last TailOutputs tool rounds; start when none are cleared.
 func (w *Window) clearEnd(h []processor.Message, start int) int {
-	if w.tailOutputs <= 0 {
+	if w.opts.TailOutputs <= 0 {
 		return start
 	}
 	rounds := 0
 	for i := len(h) - 2; i >= start; i-- {
 		if h[i].HasToolCalls() {
-			if rounds++; rounds == w.tailOutputs {
+			if rounds++; rounds == w.opts.TailOutputs {
 				return i
 			}
 		}
@@ -796,7 +761,7 @@ func (w *Window) splice(h []processor.Message, head, start, clearEnd int, marker
 	out = append(out, h[:head]...)
 	out = append(out, marker...)
 	for _, m := range h[start:clearEnd] {
-		if parts := summary.ClearParts(m.Parts, w.recall, nil); parts != nil {
+		if parts := summary.ClearParts(m.Parts, w.opts.Recall, nil); parts != nil {
 			m.Parts = parts
 		}
 		out = append(out, m)
@@ -810,7 +775,7 @@ func (w *Window) trusted(ctx context.Context, ref string) bool {
 	if w.refs.get(ref) {
 		return true
 	}
-	_, ok, err := w.store.Summary(ctx, ref)
+	_, ok, err := w.opts.Store.Summary(ctx, ref)
 	if err != nil {
 		w.storeFailed(ctx, "summary", err)
 		return false
@@ -863,7 +828,7 @@ func (w *Window) fits(s string, budget int) bool {
 // the request is paid for and the payer's breaker is closed, and counts
 // the outcome toward the breaker.
 func (w *Window) ask(ctx context.Context, b brief) (string, *failure) {
-	began := w.now()
+	began := w.opts.Now()
 	var reason string
 	var err error
 	payer := payerOf(ctx)
@@ -874,7 +839,7 @@ func (w *Window) ask(ctx context.Context, b brief) (string, *failure) {
 		reason, err = "circuit open", ErrCircuitOpen
 	default:
 		var s string
-		s, err = w.call(ctx, w.sum, b.fresh, b.prev)
+		s, err = w.call(ctx, w.opts.Summarizer, b.fresh, b.prev)
 		if cerr := ctx.Err(); cerr != nil {
 			return "", &failure{err: cerr, reason: "canceled"}
 		}
@@ -896,7 +861,7 @@ func (w *Window) ask(ctx context.Context, b brief) (string, *failure) {
 		}
 	}
 	// A summary the summarizer could not write may be written again later.
-	return "", &failure{err: err, reason: reason, took: w.now().Sub(began),
+	return "", &failure{err: err, reason: reason, took: w.opts.Now().Sub(began),
 		retry: reason != "summary too large" && reason != "unpaid"}
 }
 
@@ -913,7 +878,7 @@ func (w *Window) complete(ctx context.Context, b brief, prose string, f *failure
 		}
 		f = &failure{err: ErrSummaryTooLarge, reason: "summary too large"}
 	}
-	fallback := w.fallback
+	fallback := w.opts.Fallback
 	if unpaid(ctx) {
 		fallback = w.digest
 	}
@@ -965,7 +930,7 @@ type brief struct {
 func (w *Window) briefOf(p plan) brief {
 	b := brief{fresh: make([]processor.Message, len(p.fresh)), prev: p.prev, replaced: p.replaced}
 	for i, m := range p.fresh {
-		b.fresh[i], _ = summary.ClipTexts(m, w.clip)
+		b.fresh[i], _ = summary.ClipTexts(m, w.opts.SummaryClip)
 	}
 	if room := (p.replaced - w.framing) / 3; w.facts != nil && room >= 200 {
 		b.facts = w.facts.Section(p.fresh, p.prevFacts, room)
@@ -988,22 +953,22 @@ func (b brief) chars() int {
 
 // SummaryClip returns the size each text is clipped to for the summarizer
 // (Options.SummaryClip), or a negative number when nothing is clipped.
-func (w *Window) SummaryClip() int { return w.clip }
+func (w *Window) SummaryClip() int { return w.opts.SummaryClip }
 
 // call asks s for the summary of fresh merged with prev, within the
 // timeout.
 func (w *Window) call(ctx context.Context, s Summarizer, fresh []processor.Message, prev string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	ctx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
 	defer cancel()
 	return s.Summarize(ctx, fresh, prev)
 }
 
 func (w *Window) emit(ctx context.Context, t EventType, ev Event) {
-	if w.onEvent == nil {
+	if w.opts.OnEvent == nil {
 		return
 	}
 	ev.Type = t
-	w.onEvent(ctx, ev)
+	w.opts.OnEvent(ctx, ev)
 }
 
 // storeFailed reports a failure of the store's method named op.
