@@ -366,7 +366,7 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 	if len(p.fresh) == 0 || p.replaced <= w.framing {
 		return // only markers, whose merging costs nothing, or too little to replace
 	}
-	k := w.storeKey(ctx, v, history, c.head)
+	k := v.key
 	end := p.end()
 	last := keyOf("", history[end-1:end])
 	now := w.opts.Now()
@@ -618,10 +618,7 @@ func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (be
 		}
 	}
 	for _, s := range v.prepared {
-		// Written by another process. One this window dropped stays
-		// unused, as it does for a host keeping its processed history,
-		// whose key for the conversation has changed since.
-		if !mine[s.Digest] && !w.dropped.get(s.Digest) {
+		if !mine[s.Digest] { // written by another process
 			consider(&job{head: s.Head, count: s.Count, digest: s.Digest, prose: s.Summary}, false)
 		}
 	}
@@ -649,7 +646,7 @@ func (w *Window) await(ctx context.Context, j *job) bool {
 // may have died. It returns nil, and the time it waited, when the
 // compaction must write its summary now.
 func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v view, c cut) ([]processor.Message, time.Duration, error) {
-	k := w.storeKey(ctx, v, history, c.head)
+	k := v.key
 	best, writing := w.readyFor(history, v, c, k)
 	if best != nil {
 		return w.applyReady(ctx, history, v, k, best, 0), 0, nil

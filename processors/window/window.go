@@ -504,7 +504,7 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	}
 	span := Span{Head: head, Count: count, Cleared: cleared, Digest: digestOf(history[:end]),
 		Last: keyOf("", history[end-1:end]), Summary: sum, Fallback: fallback}
-	w.save(ctx, w.storeKey(ctx, v, history, head), span)
+	w.save(ctx, v.key, span)
 	w.emit(ctx, EventCleared, Event{
 		MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h),
 		MessagesAfter: len(out), TokensAfter: processor.ContentTokens(out),
@@ -549,7 +549,7 @@ func conversationOf(ctx context.Context) string {
 type view struct {
 	msgs     []processor.Message
 	head     int
-	key      Key
+	key      Key    // of the head: where its spans are saved
 	span     *Span  // the span applied, nil when none
 	prepared []Span // the prepared spans the store has under key, not checked against the history
 }
@@ -591,7 +591,8 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 }
 
 // lookup returns the span the store has for history after its head (nil
-// when none), and the prepared spans it has under k.
+// when none), and the prepared spans it has under k but those this window
+// dropped.
 func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, []Span) {
 	spans, err := w.opts.Store.Spans(ctx, k, func() []Key { return lasts(history, head) })
 	if err != nil {
@@ -600,10 +601,13 @@ func (w *Window) lookup(ctx context.Context, history []processor.Message, head i
 	}
 	var used, prepared []Span
 	for _, s := range spans {
-		if s.Prepared {
-			prepared = append(prepared, s)
-		} else {
+		switch {
+		case !s.Prepared:
 			used = append(used, s)
+		case !w.dropped.get(s.Digest):
+			// One this window dropped stays unused, as it must for a host
+			// that keeps its processed history: its key has changed since.
+			prepared = append(prepared, s)
 		}
 	}
 	return w.find(history, head, used), prepared
@@ -659,7 +663,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		// Only an invalid input leads here; leave it as it came.
 		return h, nil
 	}
-	k := w.storeKey(ctx, v, history, c.head)
+	k := v.key
 	// The wait is keyed by the head as every host mode sees it.
 	waitKey := k
 	if v.span != nil {
@@ -715,15 +719,6 @@ func (w *Window) uncompacted(ctx context.Context, ev Event, err error, reason st
 	ev.MessagesAfter, ev.TokensAfter = ev.MessagesBefore, ev.TokensBefore
 	ev.Err, ev.Reason, ev.Duration = err, reason, took
 	w.emit(ctx, EventFailed, ev)
-}
-
-// storeKey returns the key the view's span was found under, or, without
-// one, the key of history's head ending at head.
-func (w *Window) storeKey(ctx context.Context, v view, history []processor.Message, head int) Key {
-	if v.key != (Key{}) {
-		return v.key
-	}
-	return keyOf(conversationOf(ctx), history[:head+1])
 }
 
 // save saves span under k unless the request is unpaid; a store's failure
