@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"strings"
 	"sync"
 	"time"
 
@@ -287,60 +286,6 @@ func (w *Window) projected(h []processor.Message) cut {
 		p.start = len(h)
 	case w.triggered(h) && (p.start >= len(h) || !w.usable(view{msgs: h}, p)):
 		return c
-	}
-	return p
-}
-
-// plan is what a compaction of a view at a cut replaces and summarizes.
-type plan struct {
-	cut
-	clearEnd  int // the tail's outputs to clear are h[start:clearEnd]
-	covered   int // messages the marker stands for after the head, in the input history
-	cleared   int // messages cleared after them
-	prev      string
-	prevFacts string
-	fresh     []processor.Message // the messages to summarize, then the cleared ones
-	summed    int                 // how many of fresh are not cleared ones
-	replaced  int                 // characters the marker replaces, clearing's saving included
-}
-
-// end returns where the plan's span ends in the input history.
-func (p plan) end() int { return p.head + p.covered + p.cleared }
-
-// planAt returns the compaction of the view v at c that clears the tool
-// outputs of v.msgs[c.start:clearEnd]. The summaries of trusted markers
-// in the middle are merged; the other messages are summarized, then the
-// cleared ones.
-func (w *Window) planAt(ctx context.Context, v view, c cut, clearEnd int) plan {
-	h := v.msgs
-	p := plan{cut: c, clearEnd: clearEnd, covered: c.middle(), cleared: clearEnd - c.start}
-	var prev, facts []string
-	for _, m := range h[c.head:c.start] {
-		p.replaced += processor.Chars(m)
-		if s, ref, ok := summary.ParseMarker(m); ok && w.trusted(ctx, ref) {
-			prose, f := summary.SplitFacts(s)
-			if prose != "" {
-				prev = append(prev, prose)
-			}
-			if f != "" {
-				facts = append(facts, f)
-			}
-			continue
-		}
-		p.fresh = append(p.fresh, m)
-	}
-	p.prev, p.prevFacts = strings.Join(prev, "\n\n"), strings.Join(facts, "\n")
-	p.summed = len(p.fresh)
-	for i := c.start; i < clearEnd; i++ {
-		p.fresh = append(p.fresh, h[i])
-		if parts := summary.ClearParts(h[i].Parts, w.opts.Recall, nil); parts != nil {
-			cleared := h[i]
-			cleared.Parts = parts
-			p.replaced += processor.Chars(h[i]) - processor.Chars(cleared)
-		}
-	}
-	if v.span != nil && v.span.Count > 0 {
-		p.covered += v.span.Count - 1 // the view's marker stands for them
 	}
 	return p
 }
@@ -692,44 +637,6 @@ func (w *Window) applyReady(ctx context.Context, history []processor.Message, v 
 	j.mu.Unlock()
 	ev.Prepared, ev.Waited, ev.SummarizerUsage = true, waited, j.usage
 	return w.finish(ctx, history, v, k, p, sum, f, j, ev, began)
-}
-
-// finish compacts v by p with the summary sum (f: why it is not the
-// summarizer's), saves the span under k unless the summary was shared,
-// abandons the conversation's other summaries written ahead, and reports
-// the compaction ev began at began.
-func (w *Window) finish(ctx context.Context, history []processor.Message, v view, k Key, p plan, sum string, f *failure, used *job, ev Event, began time.Time) []processor.Message {
-	h := v.msgs
-	out := w.splice(h, p.head, p.start, p.clearEnd, summary.Marker(sum))
-	w.refs.put(summary.Ref(sum), true, nil)
-	end := p.end()
-	d := digestOf(history[:end])
-	if !ev.Shared {
-		w.save(ctx, k, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Last: keyOf("", history[end-1:end]),
-			Summary: sum, Fallback: (f != nil && f.retry) || (v.span != nil && v.span.Fallback)})
-	}
-	for _, j := range w.jobs.take(&k) {
-		if j != used {
-			w.drop(j, "superseded")
-		}
-	}
-	ev.MessagesAfter, ev.TokensAfter = len(out), processor.ContentTokens(out)
-	ev.SummaryChars, ev.Fallback = len(sum), f != nil
-	ev.Summary, ev.Replaced = sum, w.describe(h[p.head:p.start])
-	ev.From, ev.To, ev.Key, ev.Span = p.head, p.head+p.covered, k, d
-	if f != nil {
-		failed := ev
-		failed.Err, failed.Reason, failed.Duration = f.err, f.reason, f.took
-		w.emit(ctx, EventFailed, failed)
-	}
-	ev.Duration = w.opts.Now().Sub(began)
-	if ev.Prepared {
-		ev.Duration += ev.Waited
-	} else {
-		ev.Waited += ev.Duration
-	}
-	w.emit(ctx, EventFinished, ev)
-	return out
 }
 
 // runner returns the window's Runner, starting its own Pool on first use.

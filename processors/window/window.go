@@ -28,10 +28,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -721,6 +719,48 @@ func (w *Window) uncompacted(ctx context.Context, ev Event, err error, reason st
 	w.emit(ctx, EventFailed, ev)
 }
 
+// SummaryClip returns the size each text is clipped to for the summarizer
+// (Options.SummaryClip), or a negative number when nothing is clipped.
+func (w *Window) SummaryClip() int { return w.opts.SummaryClip }
+
+// finish compacts v by p with the summary sum (f: why it is not the
+// summarizer's), saves the span under k unless the summary was shared,
+// abandons the conversation's other summaries written ahead, and reports
+// the compaction ev began at began.
+func (w *Window) finish(ctx context.Context, history []processor.Message, v view, k Key, p plan, sum string, f *failure, used *job, ev Event, began time.Time) []processor.Message {
+	h := v.msgs
+	out := w.splice(h, p.head, p.start, p.clearEnd, summary.Marker(sum))
+	w.refs.put(summary.Ref(sum), true, nil)
+	end := p.end()
+	d := digestOf(history[:end])
+	if !ev.Shared {
+		w.save(ctx, k, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Last: keyOf("", history[end-1:end]),
+			Summary: sum, Fallback: (f != nil && f.retry) || (v.span != nil && v.span.Fallback)})
+	}
+	for _, j := range w.jobs.take(&k) {
+		if j != used {
+			w.drop(j, "superseded")
+		}
+	}
+	ev.MessagesAfter, ev.TokensAfter = len(out), processor.ContentTokens(out)
+	ev.SummaryChars, ev.Fallback = len(sum), f != nil
+	ev.Summary, ev.Replaced = sum, w.describe(h[p.head:p.start])
+	ev.From, ev.To, ev.Key, ev.Span = p.head, p.head+p.covered, k, d
+	if f != nil {
+		failed := ev
+		failed.Err, failed.Reason, failed.Duration = f.err, f.reason, f.took
+		w.emit(ctx, EventFailed, failed)
+	}
+	ev.Duration = w.opts.Now().Sub(began)
+	if ev.Prepared {
+		ev.Duration += ev.Waited
+	} else {
+		ev.Waited += ev.Duration
+	}
+	w.emit(ctx, EventFinished, ev)
+	return out
+}
+
 // save saves span under k unless the request is unpaid; a store's failure
 // is reported.
 func (w *Window) save(ctx context.Context, k Key, span Span) {
@@ -764,198 +804,36 @@ func (w *Window) splice(h []processor.Message, head, start, clearEnd int, marker
 	return append(out, h[clearEnd:]...)
 }
 
-// trusted reports whether the marker with reference ref was written by a
-// window: this one, or one whose store it shares.
-func (w *Window) trusted(ctx context.Context, ref string) bool {
-	if w.refs.get(ref) {
-		return true
-	}
-	_, ok, err := w.opts.Store.Summary(ctx, ref)
-	if err != nil {
-		w.storeFailed(ctx, "summary", err)
+// memoLimit bounds the entries of a memo.
+const memoLimit = 4096
+
+// memo is a map safe for concurrent use that is emptied when it reaches
+// memoLimit entries: losing an entry must cost work, never a wrong result.
+type memo[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
+}
+
+// get returns k's value, or V's zero value.
+func (m *memo[K, V]) get(k K) V {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.m[k]
+}
+
+// put sets k's value to v, unless keep (when not nil) holds of the value
+// it has; it reports whether it set it.
+func (m *memo[K, V]) put(k K, v V, keep func(old V) bool) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.m[k]; ok && keep != nil && keep(old) {
 		return false
 	}
-	if ok {
-		w.refs.put(ref, true, nil)
+	if m.m == nil || len(m.m) >= memoLimit {
+		m.m = map[K]V{}
 	}
-	return ok
-}
-
-// failure describes why the summarizer's summary was not used.
-type failure struct {
-	err    error
-	reason string
-	took   time.Duration
-	retry  bool // the summarizer could not write a summary: ask again later
-}
-
-// summarize returns the summary for b, facts included, from the
-// summarizer or, when it cannot be used, from the fallback (then failure
-// says why); see complete. It fails only when ctx is done.
-func (w *Window) summarize(ctx context.Context, b brief, force bool) (string, *failure, error) {
-	if len(b.fresh) == 0 {
-		// Only markers in the middle: merge their summaries as they are.
-		if w.fits(b.prev, b.budget()) || (force && strings.TrimSpace(b.prev) != "") {
-			return summary.WithFacts(b.prev, b.facts), nil, nil
-		}
-		return "", &failure{err: ErrNoSmallerSummary, reason: "no smaller summary"}, nil
-	}
-	s, f := w.ask(ctx, b)
-	if err := ctx.Err(); err != nil {
-		return "", nil, err
-	}
-	s, f = w.complete(ctx, b, s, f, force)
-	if err := ctx.Err(); err != nil {
-		return "", nil, err
-	}
-	return s, f, nil
-}
-
-// fits reports whether the marker of summary s is smaller than budget
-// characters.
-func (w *Window) fits(s string, budget int) bool {
-	s = strings.TrimSpace(s)
-	return s != "" && w.framing+len(s) < budget
-}
-
-// ask returns the summarizer's summary for b, when it writes one whose
-// marker is smaller than b's budget, or why it did not. It asks only when
-// the request is paid for and the payer's breaker is closed, and counts
-// the outcome toward the breaker.
-func (w *Window) ask(ctx context.Context, b brief) (string, *failure) {
-	began := w.opts.Now()
-	var reason string
-	var err error
-	payer := payerOf(ctx)
-	switch {
-	case unpaid(ctx):
-		reason, err = "unpaid", ErrUnpaid
-	case w.breakerOpen(payer, true):
-		reason, err = "circuit open", ErrCircuitOpen
-	default:
-		var s string
-		s, err = w.call(ctx, w.opts.Summarizer, b.fresh, b.prev)
-		if cerr := ctx.Err(); cerr != nil {
-			return "", &failure{err: cerr, reason: "canceled"}
-		}
-		switch {
-		case err != nil && errors.Is(err, context.DeadlineExceeded):
-			reason = "timeout"
-		case err != nil && errors.Is(err, summary.ErrEmpty):
-			reason = "empty summary"
-		case err != nil:
-			reason = "summarizer error"
-		case strings.TrimSpace(s) == "":
-			reason, err = "empty summary", summary.ErrEmpty
-		case !w.fits(s, b.budget()):
-			reason, err = "summary too large", ErrSummaryTooLarge
-		}
-		w.tally(payer, err)
-		if err == nil {
-			return strings.TrimSpace(s), nil
-		}
-	}
-	// A summary the summarizer could not write may be written again later.
-	return "", &failure{err: err, reason: reason, took: w.opts.Now().Sub(began),
-		retry: reason != "summary too large" && reason != "unpaid"}
-}
-
-// complete returns the summary for b, facts included: prose, the
-// summarizer's, when f is nil and it fits, else the fallback's, or a
-// digest sized to fit; and the failure to report. When not even that
-// digest fits, the failure is ErrNoSmallerSummary and the summary "", or,
-// with force, the smallest found (a forced compaction still leaves fewer
-// messages).
-func (w *Window) complete(ctx context.Context, b brief, prose string, f *failure, force bool) (string, *failure) {
-	if f == nil {
-		if s := summary.WithFacts(prose, b.facts); w.fits(s, b.replaced) {
-			return s, nil
-		}
-		f = &failure{err: ErrSummaryTooLarge, reason: "summary too large"}
-	}
-	fallback := w.opts.Fallback
-	if unpaid(ctx) {
-		fallback = w.digest
-	}
-	budget := b.budget()
-	s, ferr := w.call(ctx, fallback, b.fresh, b.prev)
-	if ctx.Err() != nil {
-		return "", f
-	}
-	if ferr == nil && w.fits(s, budget) {
-		return summary.WithFacts(s, b.facts), f
-	}
-	// A digest bounded by what the middle leaves once the marker's framing
-	// is paid for (for a forced compaction, at least a small one).
-	room := budget - w.framing - 1
-	if force {
-		room = max(room, 1)
-	}
-	best := ""
-	if room > 0 {
-		s, _ = summary.NewDigest(summary.DigestOptions{MaxChars: room}).Summarize(ctx, b.fresh, b.prev)
-		if w.fits(s, budget) {
-			return summary.WithFacts(s, b.facts), f
-		}
-		best = strings.TrimSpace(s)
-	}
-	g := *f
-	if ferr != nil {
-		g.err = fmt.Errorf("%w (after %s: %w; the fallback failed too: %w)", ErrNoSmallerSummary, f.reason, f.err, ferr)
-	} else {
-		g.err = fmt.Errorf("%w (after %s: %w)", ErrNoSmallerSummary, f.reason, f.err)
-	}
-	g.reason = "no smaller summary"
-	if !force || best == "" {
-		return "", &g
-	}
-	return summary.WithFacts(best, b.facts), &g
-}
-
-// brief is what the summarizer is given for a plan.
-type brief struct {
-	fresh    []processor.Message // the messages to summarize, clipped
-	prev     string              // the previous summary to merge them into
-	facts    string              // the facts section the summary will carry
-	replaced int                 // characters the marker replaces
-}
-
-// briefOf returns the brief of p: its messages clipped, the facts read
-// from them whole, at most a third of what the marker replaces.
-func (w *Window) briefOf(p plan) brief {
-	b := brief{fresh: make([]processor.Message, len(p.fresh)), prev: p.prev, replaced: p.replaced}
-	for i, m := range p.fresh {
-		b.fresh[i], _ = summary.ClipTexts(m, w.opts.SummaryClip)
-	}
-	if room := (p.replaced - w.framing) / 3; w.facts != nil && room >= 200 {
-		b.facts = w.facts.Section(p.fresh, p.prevFacts, room)
-	}
-	return b
-}
-
-// budget returns the characters the summary's marker may take beside the
-// facts.
-func (b brief) budget() int { return b.replaced - len(b.facts) - 2 }
-
-// chars returns the characters the summarizer is given.
-func (b brief) chars() int {
-	n := len(b.prev)
-	for _, m := range b.fresh {
-		n += processor.Chars(m)
-	}
-	return n
-}
-
-// SummaryClip returns the size each text is clipped to for the summarizer
-// (Options.SummaryClip), or a negative number when nothing is clipped.
-func (w *Window) SummaryClip() int { return w.opts.SummaryClip }
-
-// call asks s for the summary of fresh merged with prev, within the
-// timeout.
-func (w *Window) call(ctx context.Context, s Summarizer, fresh []processor.Message, prev string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
-	defer cancel()
-	return s.Summarize(ctx, fresh, prev)
+	m.m[k] = v
+	return true
 }
 
 func (w *Window) emit(ctx context.Context, t EventType, ev Event) {
