@@ -225,25 +225,16 @@ func (w *Window) near(h []processor.Message) bool {
 	if w.maxMessages > 0 && len(h)+2*w.opts.Ahead > w.maxMessages {
 		return true
 	}
-	return w.tokenTrigger > 0 && processor.EstimateTokens(h)+w.opts.Ahead*2*perMessage(w, h) > w.tokenTrigger
+	return w.tokenTrigger > 0 && processor.EstimateTokens(h)+w.opts.Ahead*2*perMessage(h) > w.tokenTrigger
 }
 
 // perMessage returns the mean tokens of h's last ten messages.
-func perMessage(w *Window, h []processor.Message) int {
+func perMessage(h []processor.Message) int {
 	recent := h[max(0, len(h)-10):]
 	if len(recent) == 0 {
 		return 1
 	}
 	return max(1, processor.ContentTokens(recent)/len(recent))
-}
-
-// overHard reports whether h is past a hard limit: it must not go out
-// uncompacted.
-func (w *Window) overHard(h []processor.Message) bool {
-	if w.opts.HardMessages > 0 && len(h) > w.opts.HardMessages {
-		return true
-	}
-	return w.opts.HardTokens > 0 && processor.EstimateTokens(h) > w.opts.HardTokens
 }
 
 // projected returns the cut the next compaction of h will make, the same
@@ -273,7 +264,7 @@ func (w *Window) projected(h []processor.Message) cut {
 		if len(h) <= c.head {
 			return c
 		}
-		per := perMessage(w, h)
+		per := perMessage(h)
 		growth := max(0, w.tokenTrigger-processor.EstimateTokens(h)) + per
 		at := len(h) + 2*((growth/per+1)/2)
 		p.start = backToPair(h, max(c.head, at-w.keep), c.head)
@@ -284,7 +275,7 @@ func (w *Window) projected(h []processor.Message) cut {
 	switch {
 	case !w.triggered(h) && p.start >= len(h):
 		p.start = len(h)
-	case w.triggered(h) && (p.start >= len(h) || !w.usable(view{msgs: h}, p)):
+	case w.triggered(h) && (p.start >= len(h) || !w.usable(h, p)):
 		return c
 	}
 	return p
@@ -316,11 +307,8 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 	last := keyOf("", history[end-1:end])
 	now := w.opts.Now()
 	for _, j := range w.jobs.of(k, now) {
-		if j.head == c.head && j.count == p.covered && j.last == last {
-			return // being written, or written
-		}
-		// One whose cut is close will do: a token trigger's projection
-		// moves as the history grows.
+		// Being written or written, at this cut or one close to it (a
+		// token trigger's projection moves as the history grows).
 		if js := startIn(v, c.head, j.count); j.head == c.head && js >= 0 && js < len(h) && !w.tooEarly(h, js, c.start) {
 			return
 		}
@@ -493,10 +481,9 @@ func validCut(h []processor.Message, c cut) bool {
 	return c.middle() >= 2 && c.start <= len(h)-2 && !answers(h[c.start])
 }
 
-// usable reports whether a compaction of v at c gives a valid history
+// usable reports whether a compaction of h at c gives a valid history
 // under the triggers.
-func (w *Window) usable(v view, c cut) bool {
-	h := v.msgs
+func (w *Window) usable(h []processor.Message, c cut) bool {
 	if !validCut(h, c) {
 		return false
 	}
@@ -597,7 +584,7 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 		return w.applyReady(ctx, history, v, k, best, 0), 0, nil
 	}
 	h := v.msgs
-	if !w.overHard(h) {
+	if !over(h, w.opts.HardMessages, w.opts.HardTokens) {
 		if len(writing) == 0 && w.aheadOn(ctx) {
 			// The span projected before the trigger: the one another
 			// process may be writing.

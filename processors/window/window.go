@@ -626,12 +626,13 @@ func (w *Window) find(history []processor.Message, head int, spans []Span) *Span
 	return nil
 }
 
-// triggered reports whether h is over a bound.
-func (w *Window) triggered(h []processor.Message) bool {
-	if w.maxMessages > 0 && len(h) > w.maxMessages {
-		return true
-	}
-	return w.tokenTrigger > 0 && processor.EstimateTokens(h) > w.tokenTrigger
+// triggered reports whether h is over a trigger.
+func (w *Window) triggered(h []processor.Message) bool { return over(h, w.maxMessages, w.tokenTrigger) }
+
+// over reports whether h has more than messages messages or tokens
+// estimated tokens; a bound that is not positive is none.
+func over(h []processor.Message, messages, tokens int) bool {
+	return (messages > 0 && len(h) > messages) || (tokens > 0 && processor.EstimateTokens(h) > tokens)
 }
 
 // compact replaces the middle of v.msgs with a summary marker.
