@@ -2,8 +2,6 @@ package window
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"sync"
 	"time"
 
@@ -201,13 +199,6 @@ func (js *jobs) take(k *Key) []*job {
 	return out
 }
 
-// newHolder returns a random name for this window in a store's claims.
-func newHolder() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // aheadOn reports whether ctx's request has its summaries written ahead:
 // writing ahead is on, the window open, the request paid for, the
 // summarizer not the offline digest (it takes microseconds) and the
@@ -381,7 +372,7 @@ func (w *Window) write(rctx context.Context, j *job) {
 	j.mu.Lock()
 	j.cancel = cancel
 	j.mu.Unlock()
-	defer w.keepClaim(ctx, j.digest)()
+	w.keepClaim(ctx, j.digest) // until cancel
 
 	began := w.opts.Now()
 	mctx, meter := processor.WithUsageMeter(ctx)
@@ -404,16 +395,14 @@ func (w *Window) write(rctx context.Context, j *job) {
 }
 
 // keepClaim renews this window's claim on d every third of its TTL, when
-// the store has claims, until ctx ends or the function it returns is
-// called.
-func (w *Window) keepClaim(ctx context.Context, d Digest) func() {
+// the store has claims, until ctx ends.
+func (w *Window) keepClaim(ctx context.Context, d Digest) {
 	cl, ok := w.opts.Store.(Claimer)
 	if !ok {
-		return func() {}
+		return
 	}
-	t := time.NewTicker(max(w.opts.ClaimTTL/3, time.Millisecond))
-	done := make(chan struct{})
 	go func() {
+		t := time.NewTicker(max(w.opts.ClaimTTL/3, time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
@@ -423,12 +412,9 @@ func (w *Window) keepClaim(ctx context.Context, d Digest) func() {
 				}
 			case <-ctx.Done():
 				return
-			case <-done:
-				return
 			}
 		}
 	}()
-	return func() { close(done) }
 }
 
 // release releases this window's claim on d, when the store has claims.

@@ -27,6 +27,7 @@ package window
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"slices"
 	"strconv"
@@ -88,100 +89,86 @@ type Options struct {
 	// Summarizer writes the summaries. Nil means the offline digest
 	// (summary.NewDigest), which never calls a model.
 	Summarizer Summarizer
-	// Fallback writes the summary when Summarizer's cannot be used
-	// (error, timeout, empty or too large) and while the circuit breaker
-	// is open. Nil means the offline digest, which also fills in when the
-	// fallback fails.
+	// Fallback writes the summary when Summarizer's cannot be used (error,
+	// timeout, empty or too large) and while its breaker is open. Nil
+	// means the offline digest, which also fills in when Fallback fails.
 	Fallback Summarizer
-	// Store keeps what the window summarized (see [Store]). Nil means a
-	// [NewMemoryStore] of default size. Windows, or processes with package
-	// session's store, sharing one reuse each other's summaries.
+	// Store keeps what the window summarized; nil means a
+	// [NewMemoryStore] of default size. Windows sharing one, or processes
+	// sharing package session's, reuse each other's summaries.
 	Store Store
-	// MaxMessages triggers compaction when the history has more messages
-	// than this. 0 means DefaultMaxMessages (40); a negative value
-	// disables the count trigger.
+	// MaxMessages triggers compaction when the history has more messages;
+	// 0 means DefaultMaxMessages (40), a negative value no count trigger.
 	MaxMessages int
-	// KeepMessages is the size of the tail, in messages, before it is
-	// moved back so no tool call is separated from its returns. 0 means
-	// max(4, MaxMessages/2), MaxMessages counting as 40 when not positive;
-	// a value below 2 is raised to 2.
+	// KeepMessages is the size of the tail before it is moved back so no
+	// tool call is separated from its returns: at least 2; 0 means
+	// max(4, MaxMessages/2), MaxMessages 40 when not positive.
 	KeepMessages int
-	// ContextWindow is the model's context size in tokens. When positive,
-	// compaction also triggers once the prompt's tokens pass
-	// TriggerPercent of it.
+	// ContextWindow, when positive, is the model's context size in
+	// tokens: compaction also triggers past TriggerPercent of it.
 	ContextWindow int
-	// TriggerPercent is the share of ContextWindow that triggers
-	// compaction; 0 means DefaultTriggerPercent (70).
+	// TriggerPercent is that share; 0 means DefaultTriggerPercent (70).
 	TriggerPercent int
-	// TriggerTokens, when positive, triggers compaction once the prompt's
-	// tokens pass this many, whatever ContextWindow says. With either
-	// token trigger the tail is shortened to fit in half of the threshold
-	// (down to 4 messages, or the last request while it alone is over).
+	// TriggerTokens, when positive, triggers compaction once the prompt
+	// passes this many tokens, whatever ContextWindow says. With a token
+	// trigger the tail is shortened to fit in half of it.
 	TriggerTokens int
-	// TailOutputs, when positive, clears old tool outputs at each
-	// compaction: those of the tail but its last TailOutputs tool rounds
-	// become placeholders (summary.Placeholder), and what they held goes
-	// to the summarizer with the middle. 0 keeps every output.
+	// TailOutputs, when positive, clears at each compaction the tool
+	// outputs of the tail but those of its last TailOutputs rounds: they
+	// become placeholders (summary.Placeholder) and go to the summarizer.
 	TailOutputs int
 	// Facts bounds, in characters, the facts section each summary carries
-	// beside its prose (see summary.Facts), at most a third of what the
-	// marker replaces. 0 means summary.DefaultFactsChars (2000); a
-	// negative value leaves them out.
+	// (see summary.Facts); 0 means summary.DefaultFactsChars (2000), a
+	// negative value none.
 	Facts int
 	// SummaryClip clips each text the summarizer is given to this many
-	// characters (see summary.Clip); the facts read the whole texts. 0
-	// means DefaultSummaryClip (300); a negative value clips nothing.
+	// characters (see summary.Clip); 0 means DefaultSummaryClip (300), a
+	// negative value none.
 	SummaryClip int
 	// Recall makes the placeholders of TailOutputs say that the recall
-	// tool returns the outputs they stand for (see agent.WithRecall).
+	// tool returns what they stand for (see agent.WithRecall).
 	Recall bool
 	// KeepUserTurns, when positive, makes the tail the last KeepUserTurns
-	// user turns and everything after them, unless there are fewer after
-	// the head or they leave fewer than 2 messages to compact.
+	// user turns and what follows, unless that leaves fewer than 2
+	// messages to compact.
 	KeepUserTurns int
 	// Timeout bounds each Summarizer and Fallback call; 0 means
 	// DefaultTimeout (90s).
 	Timeout time.Duration
-	// BreakerFailures is how many summarizer failures in a row, counted
-	// per payer (see WithPayer), make the window use the fallback for
-	// BreakerCooldown; 0 means DefaultBreakerFailures (3).
+	// BreakerFailures is how many summarizer failures in a row, per payer
+	// (see WithPayer), make the window use Fallback for BreakerCooldown;
+	// 0 means DefaultBreakerFailures (3).
 	BreakerFailures int
-	// BreakerCooldown is how long the breaker stays open; 0 means
-	// DefaultBreakerCooldown (5m). Then one request tries the summarizer
-	// again: a failure opens the breaker again, a success closes it.
+	// BreakerCooldown is how long the breaker stays open before one
+	// request tries the summarizer again; 0 means DefaultBreakerCooldown
+	// (5m).
 	BreakerCooldown time.Duration
-	// RequestFault, when set, reports whether a summarizer error was
-	// caused by the request's content (a provider refusing it) rather than
-	// by the service or the credential: such a failure does not count
-	// toward the breaker. Nil means every failure counts.
+	// RequestFault, when set, reports whether a summarizer error was the
+	// request's doing (a provider refusing its content): such a failure
+	// does not count toward the breaker.
 	RequestFault func(err error) bool
-	// Ahead is how many requests ahead of a trigger the window starts
-	// writing, in the background, the summary the next compaction will
-	// need; it keeps it in the store as a prepared span and applies it
-	// when the trigger fires. While it is not ready, requests go out
-	// uncompacted under HardMessages and HardTokens, and wait only past
-	// them. 0 means DefaultAhead (5); a negative value writes each summary
-	// when its trigger fires, the request waiting. The offline digest
-	// always writes when due: it takes microseconds.
+	// Ahead is how many requests ahead of a trigger the summary the next
+	// compaction will need starts being written, in the background; it is
+	// kept in the store as a prepared span. Until it is ready, requests
+	// go out uncompacted under HardMessages and HardTokens, and wait only
+	// past them. 0 means DefaultAhead (5); a negative value writes each
+	// summary when due, the request waiting, as the offline digest does.
 	Ahead int
 	// Background runs the summaries written ahead and the rewrites of
-	// fallback summaries (see [Span.Fallback]). Nil means a [Pool] of the
-	// window's own, configured by Pool and stopped by Close.
+	// fallback summaries. Nil means a [Pool] of the window's own,
+	// configured by Pool and stopped by Close.
 	Background Runner
-	// Pool configures the Pool the window starts when Background is nil.
+	// Pool configures that Pool.
 	Pool PoolOptions
-	// HardMessages is the most messages a history may have and still go
-	// out uncompacted while its summary is written. 0 means twice
-	// MaxMessages; a negative value means no bound but the provider's.
+	// HardMessages bounds the messages of a history that goes out
+	// uncompacted while its summary is written; 0 means twice
+	// MaxMessages, a negative value no bound but the provider's.
 	HardMessages int
-	// HardTokens is the most tokens a history may have and still go out
-	// uncompacted while its summary is written. 0 means 95% of
-	// ContextWindow when set, else twice TriggerTokens when set, else no
-	// bound; a negative value means no bound but the provider's.
+	// HardTokens bounds its tokens; 0 means 95% of ContextWindow, else
+	// twice TriggerTokens, else none; a negative value none.
 	HardTokens int
-	// ClaimTTL is how long a claim on a summary being written lasts
-	// unrenewed (see [Claimer]); its writer renews it every third of it.
-	// 0 means DefaultClaimTTL (30s).
+	// ClaimTTL is how long a claim lasts unrenewed (see [Claimer]); 0
+	// means DefaultClaimTTL (30s).
 	ClaimTTL time.Duration
 	// OnEvent, when set, is called synchronously for every event, from
 	// the background work too: it must be safe for concurrent use.
@@ -198,8 +185,8 @@ type EventType int
 const (
 	// EventStarted: a compaction began (sizes before, Summarized).
 	EventStarted EventType = iota + 1
-	// EventFinished: a compaction ended (all sizes, the summary, how it
-	// was written and how long the request waited for it).
+	// EventFinished: a compaction ended (sizes, summary, how it was
+	// written, how long the request waited).
 	EventFinished
 	// EventFailed: the summarizer's summary was not used (Err, Reason);
 	// the fallback's was. When nothing was compacted (ErrNoSmallerSummary,
@@ -214,9 +201,8 @@ const (
 	// EventAheadStarted: the summary of the next compaction's span
 	// started being written in the background.
 	EventAheadStarted
-	// EventAheadFinished: a summary written ahead is ready, or the
-	// summarizer could not write it (Err, Reason). It comes with the
-	// context of the request that started it.
+	// EventAheadFinished: a summary written ahead is ready, or could not
+	// be written (Err, Reason); ctx is the request's that started it.
 	EventAheadFinished
 	// EventAheadWasted: a summary written ahead, or to be, was abandoned
 	// unused (Reason; SummaryInput is what writing it cost).
@@ -243,10 +229,9 @@ func (t EventType) String() string {
 type Event struct {
 	// Type is what happened.
 	Type EventType
-	// MessagesBefore and TokensBefore measure the history given to the
-	// window, with its previous compaction applied. Tokens before and
-	// after are counted alike from the messages (processor.ContentTokens),
-	// not anchored on the provider's usage, so they compare.
+	// MessagesBefore and TokensBefore measure the history given, its
+	// previous compaction applied. Tokens before and after are counted
+	// alike (processor.ContentTokens), so they compare.
 	MessagesBefore, TokensBefore int
 	// MessagesAfter and TokensAfter measure the compacted history
 	// (EventFailed, EventFinished).
@@ -261,31 +246,26 @@ type Event struct {
 	Err error
 	// Fallback is true when the summary came from the fallback.
 	Fallback bool
-	// Shared is true when the summary was written for a concurrent
-	// request.
+	// Shared is true for a summary written for a concurrent request.
 	Shared bool
-	// Summary is the summary the marker carries, facts included: the
-	// model receives summary.Marker(Summary).
+	// Summary is the marker's summary, facts included.
 	Summary string
 	// Replaced describes the messages the marker replaced, as the window
 	// saw them (a previous marker is one entry).
 	Replaced []Replaced
-	// From and To delimit, in the history given to the window, the
-	// messages the marker stands for.
+	// From and To delimit, in the history given, what the marker stands for.
 	From, To int
 	// Key is the key the span is saved under.
 	Key Key
 	// Span is the content digest of the compacted span.
 	Span Digest
-	// SummarizerUsage is what the summarizer's model calls used, as
-	// reported through processor.AddUsage.
+	// SummarizerUsage is what the summarizer's calls used (processor.AddUsage).
 	SummarizerUsage processor.Usage
 	// Prepared is true when the summary had been written ahead.
 	Prepared bool
 	// Waited is how long the request waited for its summary.
 	Waited time.Duration
-	// SummaryInput is the characters the summarizer was given, a previous
-	// summary included.
+	// SummaryInput is the characters given to the summarizer.
 	SummaryInput int
 	// Reason names a failure briefly: "timeout", "summarizer error",
 	// "empty summary", "summary too large", "circuit open", "unpaid",
@@ -374,7 +354,7 @@ var _ processor.Processor = (*Window)(nil)
 
 // New returns a Window configured by opts.
 func New(opts Options) *Window {
-	w := &Window{digest: summary.NewDigest(summary.DigestOptions{}), blank: summary.Marker(""), holder: newHolder()}
+	w := &Window{digest: summary.NewDigest(summary.DigestOptions{}), blank: summary.Marker(""), holder: rand.Text()}
 	w.framing = processor.Chars(w.blank)
 	if opts.Summarizer == nil {
 		opts.Summarizer = w.digest
