@@ -124,9 +124,8 @@ func (j *job) abandon() jobState {
 
 // jobs are the summaries a window writes ahead, by digest.
 type jobs struct {
-	mu    sync.Mutex
-	all   map[Digest]*job
-	swept time.Time
+	mu  sync.Mutex
+	all map[Digest]*job
 }
 
 // of returns the jobs of the conversation k, marking them seen at now.
@@ -144,7 +143,7 @@ func (js *jobs) of(k Key, now time.Time) []*job {
 }
 
 // add adds j and returns the jobs it forgets: idle too long, or the least
-// recently seen past the bound. It looks once a minute, or when full.
+// recently seen past the bound.
 func (js *jobs) add(j *job, now time.Time) []*job {
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -153,10 +152,6 @@ func (js *jobs) add(j *job, now time.Time) []*job {
 	}
 	j.seen = now
 	js.all[j.digest] = j
-	if len(js.all) <= aheadJobs && now.Sub(js.swept) < time.Minute {
-		return nil
-	}
-	js.swept = now
 	var out []*job
 	var oldest *job
 	for d, o := range js.all {

@@ -457,14 +457,14 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 // brings it under every trigger, saving the clear as a span so that the
 // same history gets the same result.
 func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v view) ([]processor.Message, bool) {
-	h, head := v.msgs, v.head
-	from := head // the first message the clear may touch, in h
-	count := 0
+	h := v.msgs
+	span := Span{Head: v.head}
 	if v.span != nil {
-		count = v.span.Count
-		if count > 0 {
-			from = head + 1 // after the span's marker (a span that only cleared has none)
-		}
+		span.Count, span.Summary, span.Fallback = v.span.Count, v.span.Summary, v.span.Fallback
+	}
+	from := v.head // the first message the clear may touch, in h
+	if span.Count > 0 {
+		from++ // after the span's marker (a span that only cleared has none)
 	}
 	clearEnd := w.clearEnd(h, from)
 	if clearEnd <= from {
@@ -474,14 +474,9 @@ func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v v
 	if w.triggered(out) || processor.Validate(out) != nil {
 		return nil, false
 	}
-	cleared := clearEnd - from
-	end := head + count + cleared
-	sum, fallback := "", false // the view's summary
-	if v.span != nil {
-		sum, fallback = v.span.Summary, v.span.Fallback
-	}
-	span := Span{Head: head, Count: count, Cleared: cleared, Digest: digestOf(history[:end]),
-		Last: keyOf("", history[end-1:end]), Summary: sum, Fallback: fallback}
+	span.Cleared = clearEnd - from
+	end := span.Head + span.Count + span.Cleared
+	span.Digest, span.Last = digestOf(history[:end]), keyOf("", history[end-1:end])
 	w.save(ctx, v.key, span)
 	w.emit(ctx, EventCleared, Event{
 		MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h),
