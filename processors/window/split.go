@@ -27,32 +27,21 @@ func (w *Window) split(h []processor.Message, force bool) cut {
 
 // headEnd returns the end of the head: through the first response with
 // text and no tool call when it comes within the first headLimit
-// messages, else the requests before the first response. It stops before
-// a marker.
+// messages, else the requests before the first response; never past a
+// marker.
 func (w *Window) headEnd(h []processor.Message) int {
-	limit := w.headLimit
-	lead := -1 // index of the first response
+	lead := -1 // the first response
 	for i, m := range h {
-		if i >= limit && lead >= 0 {
-			return lead
-		}
-		if summary.IsMarker(m) {
-			if lead >= 0 {
-				return lead
-			}
+		marker := summary.IsMarker(m)
+		switch {
+		case marker && lead < 0:
 			return i
-		}
-		if m.Kind != processor.Response {
-			continue
-		}
-		if lead < 0 {
-			lead = i
-		}
-		if textOnly(m) {
-			if i < limit {
-				return i + 1
-			}
+		case marker || (lead >= 0 && i >= w.headLimit):
 			return lead
+		case textOnly(m) && i < w.headLimit:
+			return i + 1
+		case m.Kind == processor.Response && lead < 0:
+			lead = i
 		}
 	}
 	if lead < 0 {
