@@ -153,15 +153,11 @@ func (p *Pool) Close(ctx context.Context) error {
 	for _, run := range dropped {
 		run(ended)
 	}
-	done := make(chan struct{})
-	go func() { p.workers.Wait(); close(done) }()
-	select {
-	case <-done:
-		p.abandon()
-		return nil
-	case <-ctx.Done():
-		p.abandon()
-		<-done
-		return ctx.Err()
+	stop := context.AfterFunc(ctx, p.abandon)
+	p.workers.Wait()
+	if !stop() {
+		return ctx.Err() // the running jobs were abandoned
 	}
+	p.abandon()
+	return nil
 }

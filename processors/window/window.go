@@ -637,9 +637,8 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		// Only an invalid input leads here; leave it as it came.
 		return h, nil
 	}
-	k := v.key
 	// The wait is keyed by the head as every host mode sees it.
-	waitKey := k
+	waitKey := v.key
 	if v.span != nil {
 		waitKey = keyOf(conversationOf(ctx), h[:c.head+1])
 	}
@@ -648,7 +647,6 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		// wait until it has grown.
 		return h, nil
 	}
-	d := digestOf(history[:p.end()])
 
 	ev := Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Summarized: len(p.fresh), Waited: waited}
 	w.emit(ctx, EventStarted, ev)
@@ -666,7 +664,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 		// A digest costs nothing: no flight to share.
 		res = write()
 	} else {
-		res, ev.Shared, err = w.flights.do(ctx, d, write)
+		res, ev.Shared, err = w.flights.do(ctx, digestOf(history[:p.end()]), write)
 	}
 	if err == nil {
 		err = res.err
@@ -685,7 +683,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	if !ev.Shared {
 		ev.SummarizerUsage = res.usage
 	}
-	return w.finish(ctx, history, v, k, p, res.summary, res.failure, nil, ev, began), nil
+	return w.finish(ctx, history, v, v.key, p, res.summary, res.failure, nil, ev, began), nil
 }
 
 // uncompacted reports that the compaction ev began compacted nothing.
