@@ -5,12 +5,10 @@ import (
 	"sync"
 )
 
-// Runner runs a window's background work: the summaries it writes ahead
-// (see Options.Ahead). Go is given each job with its payer (see
-// [WithPayer]); it calls run exactly once, from any goroutine, or reports
-// false without calling it when it cannot take the job. A job gives up
-// when the context run receives ends. [Pool] is the default; a test or a
-// replay in virtual time gives its own.
+// Runner runs a window's background work (see Options.Ahead). Go is given
+// each job with its payer (see [WithPayer]); it calls run exactly once,
+// from any goroutine, or reports false without calling it. A job gives up
+// when the context run receives ends. [Pool] is the default.
 type Runner interface {
 	Go(payer string, run func(ctx context.Context)) bool
 }

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
@@ -58,20 +59,15 @@ func textOnly(m processor.Message) bool {
 // answers reports whether m is a request answering a call (a tool return
 // or a retry prompt): a tail cannot start with it.
 func answers(m processor.Message) bool {
-	if m.Kind != processor.Request {
-		return false
-	}
-	for _, p := range m.Parts {
+	return m.Kind == processor.Request && slices.ContainsFunc(m.Parts, func(p processor.Part) bool {
 		switch p := p.(type) {
 		case processor.ToolReturn:
 			return true
 		case processor.RetryPrompt:
-			if p.ToolCallID != "" {
-				return true
-			}
+			return p.ToolCallID != ""
 		}
-	}
-	return false
+		return false
+	})
 }
 
 // backToPair moves a tail start back, not below floor, until it does not

@@ -57,15 +57,12 @@ type Span struct {
 }
 
 // Store remembers the spans windows summarized, so that a history sent
-// again, in any host mode, by a restarted process or another replica, gets
-// the same summary back instead of a new one. The window checks every span
-// a store returns against the history's content, so a store may drop spans
-// at will or return other conversations' spans under one key. It should
-// keep spans by how recently they were saved or returned, not by how many
-// share a key: one conversation's traffic must not push out the spans of
-// others that begin alike. Implementations must be safe for concurrent
-// use. [NewMemoryStore] is the default; package session has one on SQLite
-// and PostgreSQL shared by processes.
+// again, in any host mode, by a restarted process or a replica, gets the
+// same summary back. The window checks every span it returns against the
+// history, so a store may drop spans at will or return other
+// conversations' under one key; it should drop the least recently saved or
+// returned, whatever their key. It must be safe for concurrent use.
+// Package session has one on SQLite and PostgreSQL shared by processes.
 type Store interface {
 	// Spans returns the spans saved under key whose Last is among the keys
 	// lasts returns (those of the messages where a span of the history at

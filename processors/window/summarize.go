@@ -293,12 +293,11 @@ func (w *Window) trusted(ctx context.Context, ref string) bool {
 }
 
 // retry returns s, a span found under k for history after its head, or,
-// when s holds a fallback's summary and the summarizer now writes one for
-// its messages, a span with that summary, saved in s's place. When
-// summaries are written ahead, the summarizer writes it in the background
-// for a later request. It asks only when the request is paid for, the
-// payer's breaker is closed and this window has not asked for the same
-// span within the breaker's cool-down.
+// when s holds a fallback's summary and the summarizer now writes one, a
+// span with that summary, saved in its place (in the background, for a
+// later request, when summaries are written ahead). It asks at most once
+// a breaker's cool-down for a span, and only when the request is paid for
+// and the payer's breaker is closed.
 func (w *Window) retry(ctx context.Context, history []processor.Message, head int, k Key, s *Span) *Span {
 	now := w.opts.Now()
 	if !s.Fallback || s.Count < 1 || unpaid(ctx) || w.breakerOpen(payerOf(ctx), false) ||
@@ -361,11 +360,10 @@ type flight struct {
 	res  result
 }
 
-// do runs fn for d unless a call for d is under way, in which case it
-// waits for that call's result and reports it as shared. A result that
-// failed because the first caller's context ended (or fn panicked) is not
-// shared: the waiting caller runs fn itself. do returns ctx's error when
-// ctx ends while it waits.
+// do runs fn for d unless a call for d is under way; then it waits for its
+// result and reports it shared, or, when that call failed (its caller's
+// context ended, or fn panicked), runs fn itself. It returns ctx's error
+// when ctx ends while it waits.
 func (f *flights) do(ctx context.Context, d Digest, fn func() result) (result, bool, error) {
 	for {
 		f.mu.Lock()
