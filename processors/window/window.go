@@ -377,17 +377,8 @@ func New(opts Options) *Window {
 	opts.BreakerFailures = positiveOr(opts.BreakerFailures, DefaultBreakerFailures)
 	opts.BreakerCooldown = positiveOr(opts.BreakerCooldown, DefaultBreakerCooldown)
 	opts.ClaimTTL = positiveOr(opts.ClaimTTL, DefaultClaimTTL)
-	n := opts.MaxMessages
-	switch {
-	case n == 0:
-		w.maxMessages = DefaultMaxMessages
-	case n > 0:
-		w.maxMessages = n
-	}
-	if n <= 0 {
-		n = DefaultMaxMessages
-	}
-	w.keep = max(4, n/2)
+	w.maxMessages = cmp.Or(opts.MaxMessages, DefaultMaxMessages) // negative: no count trigger
+	w.keep = max(4, positiveOr(opts.MaxMessages, DefaultMaxMessages)/2)
 	if opts.KeepMessages > 0 {
 		w.keep = max(2, opts.KeepMessages)
 	}
@@ -563,42 +554,29 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	return v
 }
 
-// lookup returns the span the store has for history after its head (nil
-// when none), and the prepared spans it has under k but those this window
-// dropped.
+// lookup returns the longest span the store has for history after its
+// head (the most recent of equals; nil when none), and the prepared spans
+// it has under k but those this window dropped: they stay unused, as they
+// must for a host that keeps its processed history, whose key has changed
+// since.
 func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, []Span) {
 	spans, err := w.opts.Store.Spans(ctx, k, func() []Key { return lasts(history, head) })
 	if err != nil {
 		w.storeFailed(ctx, "spans", err)
 		return nil, nil
 	}
-	var used, prepared []Span
-	for _, s := range spans {
-		switch {
-		case !s.Prepared:
-			used = append(used, s)
-		case !w.dropped.get(s.Digest):
-			// One this window dropped stays unused, as it must for a host
-			// that keeps its processed history: its key has changed since.
-			prepared = append(prepared, s)
-		}
-	}
-	return w.find(history, head, used), prepared
-}
-
-// find returns the longest of spans (the most recent of equals) that
-// history starts with, its head ending at head; nil when none does.
-func (w *Window) find(history []processor.Message, head int, spans []Span) *Span {
+	prepared := slices.DeleteFunc(slices.Clone(spans), func(s Span) bool { return !s.Prepared || w.dropped.get(s.Digest) })
+	used := slices.DeleteFunc(spans, func(s Span) bool { return s.Prepared })
 	length := func(s Span) int { return s.Count + s.Cleared }
-	slices.SortStableFunc(spans, func(a, b Span) int { return length(b) - length(a) })
-	for i, s := range spans {
+	slices.SortStableFunc(used, func(a, b Span) int { return length(b) - length(a) })
+	for i, s := range used {
 		end := head + length(s)
 		if s.Head == head && s.Count >= 0 && s.Cleared >= 0 && length(s) > 0 && end < len(history) &&
 			(s.Count == 0 || !answers(history[head+s.Count])) && digestOf(history[:end]) == s.Digest {
-			return &spans[i]
+			return &used[i], prepared
 		}
 	}
-	return nil
+	return nil, prepared
 }
 
 // triggered reports whether h is over a trigger.
