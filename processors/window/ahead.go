@@ -288,11 +288,10 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 	if len(p.fresh) == 0 || p.replaced <= w.framing {
 		return // only markers, whose merging costs nothing, or too little to replace
 	}
-	k := v.key
 	end := p.end()
 	last := keyOf("", history[end-1:end])
 	now := w.opts.Now()
-	for _, j := range w.jobs.of(k, now) {
+	for _, j := range w.jobs.of(v.key, now) {
 		// Being written or written, at this cut or one close to it (a
 		// token trigger's projection moves as the history grows).
 		if js := startIn(v, c.head, j.count); j.head == c.head && js >= 0 && js < len(h) && !w.tooEarly(h, js, c.start) {
@@ -317,7 +316,7 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 	}
 	b := w.briefOf(p)
 	j := &job{
-		key: k, digest: d, head: c.head, count: p.covered, last: last, brief: b, input: b.chars(),
+		key: v.key, digest: d, head: c.head, count: p.covered, last: last, brief: b, input: b.chars(),
 		values: context.WithoutCancel(ctx), queued: now, done: make(chan struct{}), committed: committed,
 	}
 	for _, old := range w.jobs.add(j, now) {
@@ -326,7 +325,7 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 	w.emit(ctx, EventAheadStarted, Event{
 		MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h),
 		Summarized: len(b.fresh), SummaryInput: j.input, From: c.head, To: c.head + p.covered,
-		Key: k, Span: d,
+		Key: v.key, Span: d,
 	})
 	if !w.runner().Go(payerOf(ctx), func(rctx context.Context) { w.runJob(rctx, j) }) && j.take() {
 		// No room: the compaction writes it when it comes.
@@ -495,7 +494,7 @@ func (w *Window) tooEarly(h []processor.Message, start, want int) bool {
 // used only when the compaction waited for it or another process wrote
 // it. One too late to bring v under the triggers is used all the same:
 // the next compaction, due at once, folds it in.
-func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (best *job, writing []*job) {
+func (w *Window) readyFor(history []processor.Message, v view, c cut) (best *job, writing []*job) {
 	dist := -1
 	consider := func(j *job, close bool) {
 		start := startIn(v, c.head, j.count)
@@ -513,7 +512,7 @@ func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (be
 		best, dist = j, d
 	}
 	mine := map[Digest]bool{}
-	for _, j := range w.jobs.of(k, w.opts.Now()) {
+	for _, j := range w.jobs.of(v.key, w.opts.Now()) {
 		if j.head != c.head {
 			continue
 		}
@@ -559,10 +558,9 @@ func (w *Window) await(ctx context.Context, j *job) bool {
 // may have died. It returns nil, and the time it waited, when the
 // compaction must write its summary now.
 func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v view, c cut) ([]processor.Message, time.Duration, error) {
-	k := v.key
-	best, writing := w.readyFor(history, v, c, k)
+	best, writing := w.readyFor(history, v, c)
 	if best != nil {
-		return w.applyReady(ctx, history, v, k, best, 0), 0, nil
+		return w.applyReady(ctx, history, v, best, 0), 0, nil
 	}
 	h := v.msgs
 	if !over(h, w.opts.HardMessages, w.opts.HardTokens) {
@@ -571,13 +569,13 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 			// process may be writing.
 			w.prepareAt(ctx, history, v, w.projected(h), true)
 		}
-		w.emit(ctx, EventDeferred, Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Key: k})
+		w.emit(ctx, EventDeferred, Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Key: v.key})
 		return h, 0, nil
 	}
 	began := w.opts.Now()
 	for _, j := range writing {
 		if w.await(ctx, j) {
-			return w.applyReady(ctx, history, v, k, j, w.opts.Now().Sub(began)), 0, nil
+			return w.applyReady(ctx, history, v, j, w.opts.Now().Sub(began)), 0, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
@@ -588,7 +586,7 @@ func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v v
 
 // applyReady compacts v with the summary j wrote ahead, or, when it wrote
 // none that fits, the fallback's, written now.
-func (w *Window) applyReady(ctx context.Context, history []processor.Message, v view, k Key, j *job, waited time.Duration) []processor.Message {
+func (w *Window) applyReady(ctx context.Context, history []processor.Message, v view, j *job, waited time.Duration) []processor.Message {
 	c := cut{head: j.head, start: startIn(v, j.head, j.count)}
 	h := v.msgs
 	p := w.planAt(ctx, v, c, w.clearEnd(h, c.start))
@@ -604,7 +602,7 @@ func (w *Window) applyReady(ctx context.Context, history []processor.Message, v 
 	j.used = true
 	j.mu.Unlock()
 	ev.Prepared, ev.Waited, ev.SummarizerUsage = true, waited, j.usage
-	return w.finish(ctx, history, v, k, p, sum, f, j, ev, began)
+	return w.finish(ctx, history, v, p, sum, f, j, ev, began)
 }
 
 // runner returns the window's Runner, starting its own Pool on first use.

@@ -410,6 +410,10 @@ func positiveOr[T int | time.Duration](v, d T) T {
 	return d
 }
 
+// SummaryClip returns the size each text is clipped to for the summarizer
+// (Options.SummaryClip), or a negative number when nothing is clipped.
+func (w *Window) SummaryClip() int { return w.opts.SummaryClip }
+
 // Process returns history unchanged while it is within bounds; once a
 // trigger fires it returns the head, one summary marker and the tail. When
 // the store has a summary for the start of history (the host kept its full
@@ -661,7 +665,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	if !ev.Shared {
 		ev.SummarizerUsage = res.usage
 	}
-	return w.finish(ctx, history, v, v.key, p, res.summary, res.failure, nil, ev, began), nil
+	return w.finish(ctx, history, v, p, res.summary, res.failure, nil, ev, began), nil
 }
 
 // uncompacted reports that the compaction ev began compacted nothing.
@@ -671,25 +675,21 @@ func (w *Window) uncompacted(ctx context.Context, ev Event, err error, reason st
 	w.emit(ctx, EventFailed, ev)
 }
 
-// SummaryClip returns the size each text is clipped to for the summarizer
-// (Options.SummaryClip), or a negative number when nothing is clipped.
-func (w *Window) SummaryClip() int { return w.opts.SummaryClip }
-
 // finish compacts v by p with the summary sum (f: why it is not the
-// summarizer's), saves the span under k unless the summary was shared,
-// abandons the conversation's other summaries written ahead, and reports
-// the compaction ev began at began.
-func (w *Window) finish(ctx context.Context, history []processor.Message, v view, k Key, p plan, sum string, f *failure, used *job, ev Event, began time.Time) []processor.Message {
+// summarizer's), saves the span unless the summary was shared, abandons
+// the conversation's other summaries written ahead, and reports the
+// compaction ev began at began.
+func (w *Window) finish(ctx context.Context, history []processor.Message, v view, p plan, sum string, f *failure, used *job, ev Event, began time.Time) []processor.Message {
 	h := v.msgs
 	out := w.splice(h, p.head, p.start, p.clearEnd, summary.Marker(sum))
 	w.refs.put(summary.Ref(sum), true, nil)
 	end := p.end()
 	d := digestOf(history[:end])
 	if !ev.Shared {
-		w.save(ctx, k, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Last: keyOf("", history[end-1:end]),
+		w.save(ctx, v.key, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Last: keyOf("", history[end-1:end]),
 			Summary: sum, Fallback: (f != nil && f.retry) || (v.span != nil && v.span.Fallback)})
 	}
-	for _, j := range w.jobs.take(&k) {
+	for _, j := range w.jobs.take(&v.key) {
 		if j != used {
 			w.drop(j, "superseded")
 		}
@@ -697,7 +697,7 @@ func (w *Window) finish(ctx context.Context, history []processor.Message, v view
 	ev.MessagesAfter, ev.TokensAfter = len(out), processor.ContentTokens(out)
 	ev.SummaryChars, ev.Fallback = len(sum), f != nil
 	ev.Summary, ev.Replaced = sum, w.describe(h[p.head:p.start])
-	ev.From, ev.To, ev.Key, ev.Span = p.head, p.head+p.covered, k, d
+	ev.From, ev.To, ev.Key, ev.Span = p.head, p.head+p.covered, v.key, d
 	if f != nil {
 		failed := ev
 		failed.Err, failed.Reason, failed.Duration = f.err, f.reason, f.took
