@@ -459,14 +459,14 @@ func (w *Window) tally(payer string, err error) {
 		}
 		if len(w.breakers.m) >= breakerLimit {
 			// Forget a breaker that is not open, or else any one.
-			var any string
+			var forget string
 			for id, e := range w.breakers.m {
-				any = id
+				forget = id
 				if !now.Before(e.openUntil) {
 					break
 				}
 			}
-			delete(w.breakers.m, any)
+			delete(w.breakers.m, forget)
 		}
 		b = &breaker{}
 		w.breakers.m[payer] = b
