@@ -2,8 +2,6 @@ package window
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"sync"
 	"time"
 
@@ -11,41 +9,31 @@ import (
 	"github.com/abridge-go/abridge/summary"
 )
 
-// Writing summaries ahead. Once a history nears a trigger, the span the
-// next compaction will replace is known (the tail rule applied to the
-// history as it will be when the trigger fires): the window writes its
-// summary in the background, saves it in the store as a prepared span,
-// and applies it when the trigger fires. While it is not ready, requests
-// go out uncompacted under the hard limits; past them, a request waits.
-
 // Defaults of writing ahead.
 const (
-	// DefaultAhead is how many requests ahead of the trigger the summary
-	// the compaction will need starts being written.
+	// DefaultAhead is how many requests ahead of a trigger the summary
+	// its compaction will need starts being written.
 	DefaultAhead = 5
-	// DefaultClaimTTL is how long a claim on a summary being written lasts
-	// in a store shared by processes, unless its writer renews it.
+	// DefaultClaimTTL is how long an unrenewed claim lasts.
 	DefaultClaimTTL = 30 * time.Second
-	// aheadIdle is how long a summary written ahead is kept, its
-	// conversation silent, before it is abandoned.
+	// aheadIdle is how long a summary written ahead is kept while its
+	// conversation is silent.
 	aheadIdle = 30 * time.Minute
-	// aheadJobs bounds the summaries written ahead a window keeps track
-	// of; past it the least recently needed are abandoned.
+	// aheadJobs bounds the summaries written ahead a window keeps; past
+	// it the least recently needed are abandoned.
 	aheadJobs = 4096
 )
 
-// Claimer is a [Store] shared by processes that lets them agree on which
-// one writes a summary: a claim on the span's digest, held until it
-// expires unless renewed. The holder writes the summary and saves it; the
-// others use it once saved, deferring their compaction meanwhile (under
-// the hard limits), and take over when the claim expires unrenewed (its
-// holder died). Package session's store implements it; with a store that
-// does not, each process writes what it needs.
+// Claimer is a [Store] shared by processes that lets one of them write
+// each summary: the holder of a claim on the span's digest writes and
+// saves it; the others defer their compaction (under the hard limits)
+// until it is saved, and take over if the claim expires unrenewed.
+// Package session's store implements it; with a store that does not, each
+// process writes what it needs.
 type Claimer interface {
-	// Claim claims the summary of the span with digest d for holder until
-	// ttl from now. It reports true when holder now holds the claim
-	// (nobody did, it renews its own, or another's expired), false while
-	// another holder's claim runs.
+	// Claim claims the span with digest d for holder until ttl from now.
+	// It reports true when holder now holds the claim (nobody did, it
+	// renews its own, or another's expired).
 	Claim(ctx context.Context, d Digest, holder string, ttl time.Duration) (bool, error)
 	// Release ends holder's claim on d, if it holds it.
 	Release(ctx context.Context, d Digest, holder string) error
@@ -58,20 +46,18 @@ type job struct {
 	head   int
 	count  int // messages the summary stands for after the head, in the input history
 	last   Key // the key of the span's last message
-	prev   string
-	fresh  []processor.Message // to summarize, clipped
-	budget int                 // characters the summary may take in its marker (facts left out)
-	input  int                 // characters given to the summarizer
-	values context.Context     // the request's values (payer, credential), not its end
+	brief  brief
+	input  int             // characters given to the summarizer
+	values context.Context // the request's values (payer, credential), not its end
 	queued time.Time
 
 	mu sync.Mutex
-	// committed is set when a compaction that came due waits for it: it
-	// is used when ready wherever the deferred requests moved the cut;
-	// otherwise only when its cut is close to the compaction's.
+	// committed is set once a compaction that came due waits for it: it
+	// is then used wherever the deferred requests moved the cut, not only
+	// when its cut is close to the compaction's.
 	committed bool
 	state     jobState
-	seen      time.Time          // when a request last looked for it
+	seen      time.Time          // when a request last looked for it (guarded by jobs.mu)
 	cancel    context.CancelFunc // while running
 	done      chan struct{}      // closed once written or abandoned
 	prose     string             // the summarizer's summary
@@ -90,7 +76,7 @@ const (
 )
 
 // take moves a queued job to running, for the caller to write; false when
-// it was taken or abandoned before.
+// it was not queued.
 func (j *job) take() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -105,28 +91,28 @@ func (j *job) take() bool {
 func (j *job) end(state jobState, prose string, f *failure, usage processor.Usage) {
 	j.mu.Lock()
 	j.state, j.prose, j.failure, j.usage = state, prose, f, usage
-	j.fresh, j.cancel = nil, nil
+	j.brief.fresh, j.cancel = nil, nil
 	close(j.done)
 	j.mu.Unlock()
 }
 
-// ready returns what the job wrote, and whether it is done.
-func (j *job) ready() (ready, bool) {
+// written reports whether the job is done (its prose, failure and usage
+// set for good).
+func (j *job) written() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return ready{span: Span{Head: j.head, Count: j.count, Digest: j.digest}, prose: j.prose, failure: j.failure,
-		usage: j.usage, job: j}, j.state == jobDone
+	return j.state == jobDone
 }
 
-// abandon stops the job: a queued one never runs, a running one's call is
-// cancelled. It reports the state the job was in.
+// abandon stops the job, a queued one for good, a running one by
+// cancelling its call, and reports the state it was in.
 func (j *job) abandon() jobState {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	was := j.state
 	switch was {
 	case jobQueued:
-		j.state, j.fresh = jobAbandoned, nil
+		j.state, j.brief.fresh = jobAbandoned, nil
 		close(j.done)
 	case jobRunning:
 		if j.cancel != nil {
@@ -138,9 +124,8 @@ func (j *job) abandon() jobState {
 
 // jobs are the summaries a window writes ahead, by digest.
 type jobs struct {
-	mu    sync.Mutex
-	all   map[Digest]*job
-	swept time.Time
+	mu  sync.Mutex
+	all map[Digest]*job
 }
 
 // of returns the jobs of the conversation k, marking them seen at now.
@@ -150,16 +135,14 @@ func (js *jobs) of(k Key, now time.Time) []*job {
 	var out []*job
 	for _, j := range js.all {
 		if j.key == k {
-			j.mu.Lock()
 			j.seen = now
-			j.mu.Unlock()
 			out = append(out, j)
 		}
 	}
 	return out
 }
 
-// add adds j, and returns the jobs forgotten: idle too long, or the least
+// add adds j and returns the jobs it forgets: idle too long, or the least
 // recently seen past the bound.
 func (js *jobs) add(j *job, now time.Time) []*job {
 	js.mu.Lock()
@@ -169,21 +152,14 @@ func (js *jobs) add(j *job, now time.Time) []*job {
 	}
 	j.seen = now
 	js.all[j.digest] = j
-	if len(js.all) <= aheadJobs && now.Sub(js.swept) < time.Minute {
-		return nil
-	}
-	js.swept = now
 	var out []*job
 	var oldest *job
 	for d, o := range js.all {
-		o.mu.Lock()
-		seen := o.seen
-		o.mu.Unlock()
 		switch {
-		case now.Sub(seen) > aheadIdle:
+		case now.Sub(o.seen) > aheadIdle:
 			out = append(out, o)
 			delete(js.all, d)
-		case oldest == nil || seen.Before(oldest.seen):
+		case oldest == nil || o.seen.Before(oldest.seen):
 			oldest = o
 		}
 	}
@@ -218,88 +194,64 @@ func (js *jobs) take(k *Key) []*job {
 	return out
 }
 
-// newHolder returns a random name for this window in a store's claims.
-func newHolder() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// aheadOn reports whether the summaries of ctx's request are written
-// ahead: writing ahead is on and the window not closed, the request is
-// paid for, the summarizer is not the offline digest (which takes
-// microseconds) and the payer's breaker is not resting (the fallback
-// then writes at once).
+// aheadOn reports whether ctx's request has its summaries written ahead:
+// writing ahead is on, the window open, the request paid for, the
+// summarizer not the offline digest (it takes microseconds) and the
+// payer's breaker not resting.
 func (w *Window) aheadOn(ctx context.Context) bool {
-	if _, digest := w.sum.(*summary.Digest); digest {
+	if _, digest := w.opts.Summarizer.(*summary.Digest); digest {
 		return false
 	}
-	return w.ahead > 0 && !w.closed.Load() && !unpaid(ctx) && !w.breakerResting(payerOf(ctx))
+	return w.opts.Ahead > 0 && !w.closed.Load() && !unpaid(ctx) && !w.breakerOpen(payerOf(ctx), false)
 }
 
-// near reports whether h is within Ahead requests of a trigger: of the
-// count trigger at two messages a request, of a token trigger at the size
-// of its recent messages.
+// near reports whether h is within Ahead requests of a trigger, a request
+// adding two messages of the size of its recent ones.
 func (w *Window) near(h []processor.Message) bool {
-	if w.maxMessages > 0 && len(h)+2*w.ahead > w.maxMessages {
+	if w.maxMessages > 0 && len(h)+2*w.opts.Ahead > w.maxMessages {
 		return true
 	}
-	return w.tokenTrigger > 0 && w.count(h)+w.ahead*2*perMessage(w, h) > w.tokenTrigger
+	return w.tokenTrigger > 0 && processor.EstimateTokens(h)+w.opts.Ahead*2*perMessage(h) > w.tokenTrigger
 }
 
-// perMessage returns the mean tokens (the tail's count) of h's last ten
-// messages: how fast the history grows.
-func perMessage(w *Window, h []processor.Message) int {
+// perMessage returns the mean tokens of h's last ten messages.
+func perMessage(h []processor.Message) int {
 	recent := h[max(0, len(h)-10):]
 	if len(recent) == 0 {
 		return 1
 	}
-	return max(1, w.countTail(recent)/len(recent))
+	return max(1, processor.ContentTokens(recent)/len(recent))
 }
 
-// overHard reports whether h is past a hard limit: a request must not go
-// out uncompacted.
-func (w *Window) overHard(h []processor.Message) bool {
-	if w.hardMessages > 0 && len(h) > w.hardMessages {
-		return true
-	}
-	return w.hardTokens > 0 && w.count(h) > w.hardTokens
-}
-
-// projected returns the cut the next compaction of h will make, as far as
-// h tells, the same for every request of a conversation until that
-// compaction: with the count trigger, the tail rule applied to the
-// history as it is when the trigger first fires, growing two messages a
-// request (a call and its return); with a token trigger, the tail that
-// fits in half of it once the history has grown to it. When that cut
-// would leave h over a trigger (the history has grown well past it), or
-// the tail is one of user turns, it is the cut a compaction makes now.
+// projected returns the cut the next compaction of h will make, the same
+// for every request until then: the tail rule applied to the history as
+// it will be when the trigger fires, growing two messages a request. Its
+// start is len(h) while the span is not known yet. With a tail of user
+// turns, or when that cut would leave h over a trigger, it is the cut a
+// compaction makes now.
 func (w *Window) projected(h []processor.Message) cut {
 	c := w.split(h, false)
-	if w.keepTurns > 0 {
+	if w.opts.KeepUserTurns > 0 {
 		return c
 	}
 	p := c
 	switch {
 	case w.maxMessages > 0:
-		// The first length past MaxMessages that a history growing by two
-		// messages a request from h's length reaches, or reached.
+		// The first length past MaxMessages that the history reaches, or
+		// reached.
 		at := len(h) + 2*((w.maxMessages+2-len(h))/2)
 		if len(h) > w.maxMessages {
 			at = len(h) - 2*((len(h)-w.maxMessages-1)/2)
 		}
 		p.start = backToPair(h, max(c.head, at-w.keep), c.head)
 	case w.tokenTrigger > 0:
-		// The tail keeps its last KeepMessages, shortened to fit in half
-		// the trigger: the history will have grown by what the trigger
-		// leaves, at the size of its messages so far.
+		// The history will pass the trigger by half a request, on
+		// average; the tail is shortened to fit in half of it.
 		if len(h) <= c.head {
 			return c
 		}
-		// The history will pass the trigger by half a request, on
-		// average, at the size of its recent messages.
-		per := perMessage(w, h)
-		growth := max(0, w.tokenTrigger-w.count(h)) + per
+		per := perMessage(h)
+		growth := max(0, w.tokenTrigger-processor.EstimateTokens(h)) + per
 		at := len(h) + 2*((growth/per+1)/2)
 		p.start = backToPair(h, max(c.head, at-w.keep), c.head)
 		if p.start < len(h) {
@@ -308,60 +260,15 @@ func (w *Window) projected(h []processor.Message) cut {
 	}
 	switch {
 	case !w.triggered(h) && p.start >= len(h):
-		// Not known yet: the span will end past what h holds.
 		p.start = len(h)
-	case w.triggered(h) && (p.start >= len(h) || !w.usable(view{msgs: h}, p)):
+	case w.triggered(h) && (p.start >= len(h) || !w.usable(h, p)):
 		return c
 	}
 	return p
 }
 
-// plan is what a compaction of a view at a cut replaces and summarizes.
-type plan struct {
-	cut
-	clearEnd  int // the tail's outputs to clear are h[start:clearEnd]
-	covered   int // messages the marker stands for after the head, in the input history
-	cleared   int // messages cleared after them
-	prev      string
-	prevFacts string
-	fresh     []processor.Message // the messages to summarize, then the cleared ones
-	summed    int                 // how many of fresh the summarizer is given (the cleared ones are after)
-	replaced  int                 // characters the marker replaces, clearing's saving included
-}
-
-// end returns where the plan's span ends in the input history.
-func (p plan) end() int { return p.head + p.covered + p.cleared }
-
-// planAt returns the compaction of the view v at c, clearing the tail's
-// old outputs when clear is set.
-func (w *Window) planAt(ctx context.Context, v view, c cut, clear bool) plan {
-	h := v.msgs
-	p := plan{cut: c, clearEnd: c.start}
-	if clear {
-		p.clearEnd = w.clearEnd(h, c.start)
-	}
-	p.prev, p.prevFacts, p.fresh, p.replaced = w.sortMiddle(ctx, h[c.head:c.start])
-	p.summed = len(p.fresh)
-	for i := c.start; i < p.clearEnd; i++ {
-		p.fresh = append(p.fresh, h[i])
-		if parts := summary.ClearParts(h[i].Parts, w.recall, nil); parts != nil {
-			cleared := h[i]
-			cleared.Parts = parts
-			p.replaced += processor.Chars(h[i]) - processor.Chars(cleared)
-		}
-	}
-	p.covered = c.middle()
-	p.cleared = p.clearEnd - c.start
-	if v.span != nil && v.span.Count > 0 {
-		p.covered += v.span.Count - 1 // the view's marker stands for them
-	}
-	return p
-}
-
-// prepare starts writing, in the background, the summary of the span the
-// next compaction of v will replace, unless it is being written or was
-// written already (here, or by another process sharing the store), or v
-// is not near a trigger.
+// prepare starts writing the summary the next compaction of v will need
+// when v is near a trigger.
 func (w *Window) prepare(ctx context.Context, history []processor.Message, v view) {
 	if !w.aheadOn(ctx) || !w.near(v.msgs) {
 		return
@@ -369,30 +276,24 @@ func (w *Window) prepare(ctx context.Context, history []processor.Message, v vie
 	w.prepareAt(ctx, history, v, w.projected(v.msgs), false)
 }
 
-// prepareAt starts writing, in the background, the summary of the span
-// of v at c, unless it is being written or was written already; a
-// committed one is used when ready whatever the compaction's cut by then
+// prepareAt starts writing, in the background, the summary of v's span
+// at c, unless it is written or being written, here or by another process
 // (see job.committed).
 func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v view, c cut, committed bool) {
 	h := v.msgs
 	if c.middle() < 2 || c.start >= len(h) {
 		return
 	}
-	p := w.planAt(ctx, v, c, false)
+	p := w.planAt(ctx, v, c, c.start)
 	if len(p.fresh) == 0 || p.replaced <= w.framing {
 		return // only markers, whose merging costs nothing, or too little to replace
 	}
-	k := w.storeKey(ctx, v, history, c.head)
 	end := p.end()
 	last := keyOf("", history[end-1:end])
-	now := w.now()
-	for _, j := range w.jobs.of(k, now) {
-		if j.head == c.head && j.count == p.covered && j.last == last {
-			return // being written, or written
-		}
-		// One whose cut is close enough to this one's will do: the
-		// projection of a token trigger moves a little as the history
-		// grows.
+	now := w.opts.Now()
+	for _, j := range w.jobs.of(v.key, now) {
+		// Being written or written, at this cut or one close to it (a
+		// token trigger's projection moves as the history grows).
 		if js := startIn(v, c.head, j.count); j.head == c.head && js >= 0 && js < len(h) && !w.tooEarly(h, js, c.start) {
 			return
 		}
@@ -403,8 +304,8 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 		}
 	}
 	d := digestOf(history[:end])
-	if cl, ok := w.store.(Claimer); ok {
-		mine, err := cl.Claim(ctx, d, w.holder, w.claimTTL)
+	if cl, ok := w.opts.Store.(Claimer); ok {
+		mine, err := cl.Claim(ctx, d, w.holder, w.opts.ClaimTTL)
 		if err != nil {
 			w.storeFailed(ctx, "claim", err)
 			return
@@ -413,61 +314,51 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 			return // another process writes it
 		}
 	}
-	facts := w.factsOf(p.fresh, p.prevFacts, p.replaced)
-	fresh := w.clipForSummary(p.fresh)
+	b := w.briefOf(p)
 	j := &job{
-		key: k, digest: d, head: c.head, count: p.covered, last: last, prev: p.prev,
-		fresh: fresh, budget: p.replaced - len(facts) - 2, input: summaryInput(fresh, p.prev),
+		key: v.key, digest: d, head: c.head, count: p.covered, last: last, brief: b, input: b.chars(),
 		values: context.WithoutCancel(ctx), queued: now, done: make(chan struct{}), committed: committed,
 	}
 	for _, old := range w.jobs.add(j, now) {
 		w.drop(old, "idle")
 	}
 	w.emit(ctx, EventAheadStarted, Event{
-		MessagesBefore: len(h), TokensBefore: w.countTail(h),
-		Summarized: len(fresh), SummaryInput: j.input, From: c.head, To: c.head + p.covered,
-		Key: k, Span: d,
+		MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h),
+		Summarized: len(b.fresh), SummaryInput: j.input, From: c.head, To: c.head + p.covered,
+		Key: v.key, Span: d,
 	})
-	if !w.runner().Go(payerOf(ctx), func(rctx context.Context) { w.runJob(rctx, j) }) {
+	if !w.runner().Go(payerOf(ctx), func(rctx context.Context) { w.runJob(rctx, j) }) && j.take() {
 		// No room: the compaction writes it when it comes.
-		j.abandon()
-		w.jobs.remove(j)
-		w.release(ctx, d)
-		w.emit(ctx, EventAheadWasted, Event{Reason: "queue full", Key: k, Span: d})
+		w.giveUp(j, "queue full", Event{})
 	}
 }
 
-// summaryInput returns the characters a summarizer is given for fresh and
-// prev.
-func summaryInput(fresh []processor.Message, prev string) int {
-	n := len(prev)
-	for _, m := range fresh {
-		n += processor.Chars(m)
-	}
-	return n
-}
-
-// runJob writes j's summary unless a request took it first; a job that
-// waited in the queue longer than a conversation stays idle, or whose
-// runner stopped, is abandoned.
+// runJob writes j's summary unless a request took it first. It gives up a
+// job queued for longer than aheadIdle, or whose runner stopped.
 func (w *Window) runJob(rctx context.Context, j *job) {
 	if !j.take() {
 		return
 	}
-	if rctx.Err() != nil || w.now().Sub(j.queued) > aheadIdle {
-		j.end(jobAbandoned, "", nil, processor.Usage{})
-		w.jobs.remove(j)
-		w.release(j.values, j.digest)
-		w.emit(j.values, EventAheadWasted, Event{Reason: "abandoned", Key: j.key, Span: j.digest})
+	if rctx.Err() != nil || w.opts.Now().Sub(j.queued) > aheadIdle {
+		w.giveUp(j, "abandoned", Event{})
 		return
 	}
 	w.write(rctx, j)
 }
 
-// write writes j's summary, taken by the caller, until rctx ends (a
-// runner's, or a waiting request's), paid as the request that started it
-// (the summarizer is called with its values). It keeps the job's claim
-// alive meanwhile, and saves the summary as a prepared span.
+// giveUp ends j, taken by the caller, unwritten, and reports it wasted
+// for reason; ev says what writing it cost.
+func (w *Window) giveUp(j *job, reason string, ev Event) {
+	j.end(jobAbandoned, "", nil, ev.SummarizerUsage)
+	w.jobs.remove(j)
+	w.release(j.values, j.digest)
+	ev.Reason, ev.Key, ev.Span = reason, j.key, j.digest
+	w.emit(j.values, EventAheadWasted, ev)
+}
+
+// write writes j's summary, taken by the caller, unless rctx ends first,
+// with the values of the request that started it (who pays). It renews
+// the claim meanwhile and saves the summary as a prepared span.
 func (w *Window) write(rctx context.Context, j *job) {
 	ctx, cancel := context.WithCancel(j.values)
 	defer context.AfterFunc(rctx, cancel)()
@@ -475,27 +366,20 @@ func (w *Window) write(rctx context.Context, j *job) {
 	j.mu.Lock()
 	j.cancel = cancel
 	j.mu.Unlock()
-	defer w.keepClaim(ctx, j.digest)()
+	w.keepClaim(ctx, j.digest) // until cancel
 
-	began := w.now()
+	began := w.opts.Now()
 	mctx, meter := processor.WithUsageMeter(ctx)
-	prose, f := w.ask(mctx, j.fresh, j.prev, j.budget)
+	prose, f := w.ask(mctx, j.brief)
 	usage, _ := meter.Usage()
-	ev := Event{Duration: w.now().Sub(began), SummarizerUsage: usage, SummaryInput: j.input, Key: j.key, Span: j.digest,
+	ev := Event{Duration: w.opts.Now().Sub(began), SummarizerUsage: usage, SummaryInput: j.input, Key: j.key, Span: j.digest,
 		From: j.head, To: j.head + j.count, SummaryChars: len(prose)}
 	if ctx.Err() != nil {
-		j.end(jobAbandoned, "", nil, usage)
-		w.jobs.remove(j)
-		w.release(j.values, j.digest)
-		ev.Reason = "abandoned"
-		w.emit(j.values, EventAheadWasted, ev)
+		w.giveUp(j, "abandoned", ev)
 		return
 	}
 	if f == nil {
-		sp := Span{Head: j.head, Count: j.count, Digest: j.digest, Last: j.last, Summary: prose, Prepared: true}
-		if err := w.store.Save(ctx, j.key, sp); err != nil {
-			w.storeFailed(ctx, "save", err)
-		}
+		w.save(ctx, j.key, Span{Head: j.head, Count: j.count, Digest: j.digest, Last: j.last, Summary: prose, Prepared: true})
 	} else {
 		ev.Err, ev.Reason = f.err, f.reason
 	}
@@ -504,36 +388,32 @@ func (w *Window) write(rctx context.Context, j *job) {
 	w.emit(j.values, EventAheadFinished, ev)
 }
 
-// keepClaim renews this window's claim on d every third of its TTL while
-// ctx lasts, when the store has claims; the function it returns stops it.
-func (w *Window) keepClaim(ctx context.Context, d Digest) func() {
-	cl, ok := w.store.(Claimer)
+// keepClaim renews this window's claim on d every third of its TTL, when
+// the store has claims, until ctx ends.
+func (w *Window) keepClaim(ctx context.Context, d Digest) {
+	cl, ok := w.opts.Store.(Claimer)
 	if !ok {
-		return func() {}
+		return
 	}
-	t := time.NewTicker(max(w.claimTTL/3, time.Millisecond))
-	done := make(chan struct{})
 	go func() {
+		t := time.NewTicker(max(w.opts.ClaimTTL/3, time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
-				if _, err := cl.Claim(ctx, d, w.holder, w.claimTTL); err != nil && ctx.Err() == nil {
+				if _, err := cl.Claim(ctx, d, w.holder, w.opts.ClaimTTL); err != nil && ctx.Err() == nil {
 					w.storeFailed(ctx, "claim", err)
 				}
 			case <-ctx.Done():
 				return
-			case <-done:
-				return
 			}
 		}
 	}()
-	return func() { close(done) }
 }
 
 // release releases this window's claim on d, when the store has claims.
 func (w *Window) release(ctx context.Context, d Digest) {
-	if cl, ok := w.store.(Claimer); ok {
+	if cl, ok := w.opts.Store.(Claimer); ok {
 		if err := cl.Release(context.WithoutCancel(ctx), d, w.holder); err != nil {
 			w.storeFailed(ctx, "claim", err)
 		}
@@ -552,25 +432,19 @@ func (w *Window) drop(j *job, reason string) {
 		input = j.input
 	}
 	j.mu.Unlock()
-	if !used && was != jobAbandoned {
+	if used {
+		return
+	}
+	w.dropped.put(j.digest, true, nil)
+	if was != jobAbandoned {
 		w.emit(j.values, EventAheadWasted, Event{Reason: reason, SummaryInput: input, Key: j.key, Span: j.digest,
 			From: j.head, To: j.head + j.count})
 	}
 }
 
-// ready is a summary written ahead that a compaction can use: the
-// summarizer's prose, or why it could not write one.
-type ready struct {
-	span    Span // Head, Count, Digest of the prepared span
-	prose   string
-	failure *failure
-	usage   processor.Usage
-	job     *job // nil when another process wrote it
-}
-
-// startIn returns where, in the view v, the tail begins after a prepared
-// span of count messages after the head (in the input history); -1 when
-// the span does not fold in the view's marker.
+// startIn returns where, in v, the tail begins after a span of count
+// messages after head in the input history; -1 when the span does not
+// cover the view's marker.
 func startIn(v view, head, count int) int {
 	if v.span == nil || v.span.Count == 0 {
 		return head + count
@@ -582,15 +456,14 @@ func startIn(v view, head, count int) int {
 }
 
 // validCut reports whether a compaction of h at c gives a valid history,
-// with at least two messages compacted and a tail of two.
+// compacting two messages at least and keeping two.
 func validCut(h []processor.Message, c cut) bool {
 	return c.middle() >= 2 && c.start <= len(h)-2 && !answers(h[c.start])
 }
 
-// usable reports whether a compaction of v at c gives a valid history
-// under the triggers (see validCut).
-func (w *Window) usable(v view, c cut) bool {
-	h := v.msgs
+// usable reports whether a compaction of h at c gives a valid history
+// under the triggers.
+func (w *Window) usable(h []processor.Message, c cut) bool {
 	if !validCut(h, c) {
 		return false
 	}
@@ -598,254 +471,157 @@ func (w *Window) usable(v view, c cut) bool {
 	if w.maxMessages > 0 && n > w.maxMessages {
 		return false
 	}
-	return w.tokenTrigger == 0 || w.countTail(h[:c.head])+w.countTail(h[c.start:]) <= w.tokenTrigger
+	return w.tokenTrigger == 0 || processor.ContentTokens(h[:c.head])+processor.ContentTokens(h[c.start:]) <= w.tokenTrigger
 }
 
-// tooEarly reports whether a cut of h at start, before the compaction's
-// own cut at want, would keep too much more than it in the tail: more than
-// one request's call and return with the count trigger, more than an
-// eighth of the token trigger's tokens with a token trigger. The next
-// compaction would come that much sooner.
+// tooEarly reports whether a cut of h at start keeps too much more than
+// one at want (bringing the next compaction sooner): more than a
+// request's two messages, or with a token trigger alone more than an
+// eighth of it.
 func (w *Window) tooEarly(h []processor.Message, start, want int) bool {
 	if start >= want {
 		return false
 	}
 	if w.tokenTrigger > 0 && w.maxMessages <= 0 {
-		return w.countTail(h[start:want]) > w.tokenTrigger/8
+		return processor.ContentTokens(h[start:want]) > w.tokenTrigger/8
 	}
 	return want-start > 2
 }
 
-// readyFor returns the summary written ahead for v, its head ending at
-// c.head, that a compaction can use now, the one whose tail is closest to
-// c's (a longer tail first), and the jobs still being written for it. A
-// summary written ahead whose cut is too early is not used (the next
-// compaction would come too soon), unless the compaction waited for it or
-// another process wrote it; one that came too late to bring the history
-// under the triggers is used all the same: it shortens what would go out
-// whole, and the next compaction, due at once, folds it in.
-func (w *Window) readyFor(history []processor.Message, v view, c cut, k Key) (best *ready, writing []*job) {
+// readyFor returns the summary written ahead that a compaction of v at c
+// can use now, the one whose cut is closest to c's (an earlier one first),
+// and the jobs still being written for it. One whose cut is too early is
+// used only when the compaction waited for it or another process wrote
+// it. One too late to bring v under the triggers is used all the same:
+// the next compaction, due at once, folds it in.
+func (w *Window) readyFor(history []processor.Message, v view, c cut) (best *job, writing []*job) {
 	dist := -1
-	consider := func(r ready, close bool) {
-		start := startIn(v, c.head, r.span.Count)
-		if start < 0 || r.span.Head != c.head || !validCut(v.msgs, cut{head: c.head, start: start}) || (close && w.tooEarly(v.msgs, start, c.start)) {
+	consider := func(j *job, close bool) {
+		start := startIn(v, c.head, j.count)
+		if start < 0 || j.head != c.head || !validCut(v.msgs, cut{head: c.head, start: start}) || (close && w.tooEarly(v.msgs, start, c.start)) {
 			return
 		}
 		d := 2 * (c.start - start)
 		if start > c.start {
 			d = 2*(start-c.start) + 1
 		}
-		end := c.head + r.span.Count
-		if (dist >= 0 && d >= dist) || end > len(history)-1 || digestOf(history[:end]) != r.span.Digest {
+		end := c.head + j.count
+		if (dist >= 0 && d >= dist) || end > len(history)-1 || digestOf(history[:end]) != j.digest {
 			return
 		}
-		best, dist = &r, d
+		best, dist = j, d
 	}
 	mine := map[Digest]bool{}
-	for _, j := range w.jobs.of(k, w.now()) {
+	for _, j := range w.jobs.of(v.key, w.opts.Now()) {
 		if j.head != c.head {
 			continue
 		}
 		mine[j.digest] = true
-		r, done := j.ready()
 		start := startIn(v, c.head, j.count)
 		j.mu.Lock()
-		committed := j.committed
+		done, committed := j.state == jobDone, j.committed
 		if !done && start >= 0 && validCut(v.msgs, cut{head: c.head, start: start}) && (committed || !w.tooEarly(v.msgs, start, c.start)) {
-			// The compaction waits for it, however the deferred requests
-			// move the cut meanwhile.
 			j.committed = true
 			writing = append(writing, j)
 		}
 		j.mu.Unlock()
 		if done {
-			consider(r, !committed)
+			consider(j, !committed)
 		}
 	}
 	for _, s := range v.prepared {
-		if !mine[s.Digest] {
-			consider(ready{span: s, prose: s.Summary}, false)
+		if !mine[s.Digest] { // written by another process
+			consider(&job{head: s.Head, count: s.Count, digest: s.Digest, prose: s.Summary}, false)
 		}
 	}
 	return best, writing
 }
 
-// await waits for j to be written, writing it itself when nobody took it
-// yet; false when ctx ended first or the job was abandoned.
-func (w *Window) await(ctx context.Context, j *job) (ready, bool) {
+// await waits for j to be written, writing it itself when nobody took it;
+// false when ctx ended first or the job was abandoned.
+func (w *Window) await(ctx context.Context, j *job) bool {
 	if j.take() {
 		w.write(ctx, j)
 	}
 	select {
 	case <-j.done:
+		return j.written()
 	case <-ctx.Done():
-		return ready{}, false
+		return false
 	}
-	return j.ready()
 }
 
-// fromAhead compacts v with a summary written ahead when one is ready,
-// or, while the history is under the hard limits, defers the compaction
-// (the history goes out as it is) and makes sure the summary is being
-// written; past them, it waits for the summary being written here (one
-// another process is writing is written again: the request cannot wait
-// for a process that may have died). It reports false when the compaction
-// must write its summary now, in the foreground, with the time it waited
-// already.
-func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v view, c cut) ([]processor.Message, bool, time.Duration, error) {
-	k := w.storeKey(ctx, v, history, c.head)
-	best, writing := w.readyFor(history, v, c, k)
+// fromAhead compacts v with a summary written ahead when one is ready.
+// Otherwise, under the hard limits, it defers the compaction (v goes out
+// as it is) and sees that the summary is being written; past them, it
+// waits for one this window is writing, not for another process, which
+// may have died. It returns nil, and the time it waited, when the
+// compaction must write its summary now.
+func (w *Window) fromAhead(ctx context.Context, history []processor.Message, v view, c cut) ([]processor.Message, time.Duration, error) {
+	best, writing := w.readyFor(history, v, c)
 	if best != nil {
-		return w.applyReady(ctx, history, v, k, *best, 0), true, 0, nil
+		return w.applyReady(ctx, history, v, best, 0), 0, nil
 	}
 	h := v.msgs
-	if !w.overHard(h) {
+	if !over(h, w.opts.HardMessages, w.opts.HardTokens) {
 		if len(writing) == 0 && w.aheadOn(ctx) {
-			// The span projected before the trigger, while it is still
-			// usable: the one another process may be writing.
+			// The span projected before the trigger: the one another
+			// process may be writing.
 			w.prepareAt(ctx, history, v, w.projected(h), true)
 		}
-		w.emit(ctx, EventDeferred, Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Key: k})
-		return h, true, 0, nil
+		w.emit(ctx, EventDeferred, Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Key: v.key})
+		return h, 0, nil
 	}
-	began := w.now()
+	began := w.opts.Now()
 	for _, j := range writing {
-		if r, ok := w.await(ctx, j); ok {
-			return w.applyReady(ctx, history, v, k, r, w.now().Sub(began)), true, 0, nil
+		if w.await(ctx, j) {
+			return w.applyReady(ctx, history, v, j, w.opts.Now().Sub(began)), 0, nil
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, true, 0, err
+			return nil, 0, err
 		}
 	}
-	return nil, false, w.now().Sub(began), nil
+	return nil, w.opts.Now().Sub(began), nil
 }
 
-// applyReady compacts v with the summary r written ahead, after waiting
-// waited for it: the marker holds r's prose with the facts of what it
-// replaces, or, when the summarizer could not write a summary that fits,
-// the fallback's (written now). It saves the span, abandons the
-// conversation's other summaries written ahead, and reports the
-// compaction.
-func (w *Window) applyReady(ctx context.Context, history []processor.Message, v view, k Key, r ready, waited time.Duration) []processor.Message {
-	c := cut{head: r.span.Head, start: startIn(v, r.span.Head, r.span.Count)}
-	p := w.planAt(ctx, v, c, true)
+// applyReady compacts v with the summary j wrote ahead, or, when it wrote
+// none that fits, the fallback's, written now.
+func (w *Window) applyReady(ctx context.Context, history []processor.Message, v view, j *job, waited time.Duration) []processor.Message {
+	c := cut{head: j.head, start: startIn(v, j.head, j.count)}
 	h := v.msgs
-	ev := Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Summarized: p.summed}
+	p := w.planAt(ctx, v, c, w.clearEnd(h, c.start))
+	ev := Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Summarized: p.summed}
 	w.emit(ctx, EventStarted, ev)
-	began := w.now()
-
-	facts := w.factsOf(p.fresh, p.prevFacts, p.replaced)
-	sum, f := "", r.failure
-	if f == nil {
-		sum = summary.WithFacts(r.prose, facts)
-		if !w.fits(sum, p.replaced) {
-			f = &failure{err: ErrSummaryTooLarge, reason: "summary too large"}
-		}
-	}
-	if f != nil {
-		// The fallback writes it now: the offline digest takes
-		// microseconds.
-		if sum, f = w.complete(ctx, w.clipForSummary(p.fresh), p.prev, p.replaced-len(facts)-2, false, f); sum != "" {
-			sum = summary.WithFacts(sum, facts)
-		}
-	}
+	began := w.opts.Now()
+	sum, f := w.complete(ctx, w.briefOf(p), j.prose, j.failure, false)
 	if sum == "" {
-		// Nothing fits: send the history as it is.
-		failed := ev
-		failed.MessagesAfter, failed.TokensAfter = len(h), ev.TokensBefore
-		failed.Err, failed.Reason = f.err, f.reason
-		w.emit(ctx, EventFailed, failed)
+		w.uncompacted(ctx, ev, f.err, f.reason, 0)
 		return h
 	}
-	d := r.span.Digest
-	if p.cleared > 0 {
-		d = digestOf(history[:p.end()])
-	}
-	if r.job != nil {
-		r.job.mu.Lock()
-		r.job.used = true
-		r.job.mu.Unlock()
-	}
-	ev.Prepared, ev.Waited = true, waited
-	return w.finish(ctx, history, v, k, p, d, written{summary: sum, failure: f, usage: r.usage}, r.job, ev, began)
-}
-
-// written is a summary for a compaction, and how it was written.
-type written struct {
-	summary string
-	failure *failure // why the summarizer's was not used
-	usage   processor.Usage
-	shared  bool // written for a concurrent request
-}
-
-// build returns the compaction of h by plan p with marker: the head, the
-// marker, and the tail, its old outputs cleared.
-func (w *Window) build(h []processor.Message, p plan, marker processor.Message) []processor.Message {
-	out := make([]processor.Message, 0, p.head+1+len(h)-p.start)
-	out = append(out, h[:p.head]...)
-	out = append(out, marker)
-	out = w.appendCleared(out, h[p.start:p.clearEnd])
-	return append(out, h[p.clearEnd:]...)
-}
-
-// finish ends the compaction of v (history as given) by plan p with the
-// summary s: it builds the history to send, saves the span (digest d)
-// under k, abandons the conversation's other summaries written ahead (all
-// but used), and reports the compaction that ev (its sizes before, how it
-// was written) began at began.
-func (w *Window) finish(ctx context.Context, history []processor.Message, v view, k Key, p plan, d Digest, s written, used *job, ev Event, began time.Time) []processor.Message {
-	h := v.msgs
-	out := w.build(h, p, w.marker(s.summary))
-	w.memo.trust(summary.Ref(s.summary))
-	f := s.failure
-	if !s.shared {
-		w.save(ctx, k, history, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Summary: s.summary,
-			Fallback: (f != nil && f.retry) || (v.span != nil && v.span.Fallback)})
-		ev.SummarizerUsage = s.usage
-	}
-	for _, j := range w.jobs.take(&k) {
-		if j != used {
-			w.drop(j, "superseded") // written ahead for a compaction that came otherwise
-		}
-	}
-	ev.MessagesAfter, ev.TokensAfter = len(out), w.countTail(out)
-	ev.SummaryChars, ev.Fallback, ev.Shared = len(s.summary), f != nil, s.shared
-	ev.Summary, ev.Replaced = s.summary, w.describe(h[p.head:p.start])
-	ev.From, ev.To, ev.Key, ev.Span = p.head, p.head+p.covered, k, d
-	if f != nil {
-		failed := ev
-		failed.Err, failed.Reason, failed.Duration = f.err, f.reason, f.took
-		w.emit(ctx, EventFailed, failed)
-	}
-	ev.Duration = w.now().Sub(began)
-	if ev.Prepared {
-		ev.Duration += ev.Waited
-	} else {
-		ev.Waited += ev.Duration
-	}
-	w.emit(ctx, EventFinished, ev)
-	return out
+	j.mu.Lock()
+	j.used = true
+	j.mu.Unlock()
+	ev.Prepared, ev.Waited, ev.SummarizerUsage = true, waited, j.usage
+	return w.finish(ctx, history, v, p, sum, f, j, ev, began)
 }
 
 // runner returns the window's Runner, starting its own Pool on first use.
 func (w *Window) runner() Runner {
-	if w.background != nil {
-		return w.background
+	if w.opts.Background != nil {
+		return w.opts.Background
 	}
-	w.poolOnce.Do(func() { w.pool = NewPool(w.poolOpts) })
+	w.poolOnce.Do(func() { w.pool = NewPool(w.opts.Pool) })
 	return w.pool
 }
 
-// Close abandons the summaries the window is writing ahead, or waits for
-// them until ctx ends when they are running, and stops the Pool the
-// window started for itself (not a Runner given in Options.Background,
-// which its owner closes). Nothing half-written is saved: a summary is
-// saved whole or not at all. The window still works after Close, writing
+// Close stops the Pool the window started (not Options.Background),
+// waiting until ctx ends for the summaries being written, and abandons the
+// others; nothing half-written is saved. After Close the window writes
 // its summaries in the foreground.
 func (w *Window) Close(ctx context.Context) error {
 	w.closed.Store(true)
 	var err error
-	if w.background == nil {
+	if w.opts.Background == nil {
 		w.poolOnce.Do(func() {}) // no pool is started after this
 		if w.pool != nil {
 			err = w.pool.Close(ctx)

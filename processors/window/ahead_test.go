@@ -355,7 +355,7 @@ func TestAheadFailure(t *testing.T) {
 	}
 	// The fallback's span was written again by the summarizer, and the
 	// history sent again gets it.
-	out, err := New(Options{MaxMessages: 20, Summarizer: sum, Store: w.store, Ahead: -1, Facts: -1}).Process(context.Background(), processortest.Clone(h[:26]))
+	out, err := New(Options{MaxMessages: 20, Summarizer: sum, Store: w.opts.Store, Ahead: -1, Facts: -1}).Process(context.Background(), processortest.Clone(h[:26]))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/abridge-go/abridge/processor"
 )
 
-// hasher feeds the content of messages to a SHA-256. With cheap set it
-// feeds, of each string, only its length and its first and last keyChars
-// bytes (see [Key]). What it feeds is what the digests and keys saved in
-// users' stores were made of: it must not change.
+// hasher feeds the content of messages to a SHA-256; with cheap set, only
+// the length and the first and last keyChars bytes of each string (see
+// [Key]). The digests and keys in users' stores were made of what it
+// feeds: it must not change.
 type hasher struct {
 	h     hash.Hash
 	cheap bool
@@ -29,8 +29,7 @@ func (h *hasher) num(v int) {
 	h.h.Write(h.tmp[:n])
 }
 
-// text feeds a string: its length, then its bytes (or, when cheap, only
-// its ends).
+// text feeds a string: its length, then its bytes.
 func (h *hasher) text(s string) {
 	h.num(len(s))
 	if h.cheap && len(s) > 2*keyChars {
@@ -54,21 +53,11 @@ const (
 	tagOpaque
 )
 
-// flag feeds a boolean as 1 or 0.
-func (h *hasher) flag(b bool) {
-	if b {
-		h.num(1)
-	} else {
-		h.num(0)
-	}
-}
-
 // message feeds the content of m: its kind, the participant name and
-// refusal of its metadata (both sent to the provider), and every field of
-// its parts a provider sees. Usage, model name, finish reason and time are
-// left out; so is a tool return's tool name, which OpenAI's wire format
-// does not carry (conversions fill it from the call). Two messages have
-// the same content, for the window, when they feed the same.
+// refusal of its metadata, and every field of its parts a provider sees,
+// but a tool return's tool name, which OpenAI's wire format does not
+// carry. Two messages have the same content, for the window, when they
+// feed the same.
 func (h *hasher) message(m *processor.Message) {
 	h.num(int(m.Kind))
 	h.num(len(m.Parts))
@@ -82,7 +71,11 @@ func (h *hasher) message(m *processor.Message) {
 		switch p := p.(type) {
 		case processor.SystemPrompt:
 			h.num(tagSystem)
-			h.flag(p.Developer)
+			developer := 0
+			if p.Developer {
+				developer = 1
+			}
+			h.num(developer)
 			h.text(p.Name)
 			h.text(p.Content)
 		case processor.UserPrompt:
@@ -133,8 +126,7 @@ func (h *hasher) message(m *processor.Message) {
 			h.text(p.Content)
 			h.text(p.Signature)
 			if p.API != "" || p.Raw != "" {
-				// Thinking held whole (digests of thinking without
-				// stay what they were).
+				// Thinking held whole.
 				h.text(p.API)
 				h.text(p.Raw)
 			}
@@ -149,25 +141,18 @@ func (h *hasher) message(m *processor.Message) {
 	}
 }
 
-// sum returns the digest of everything fed so far; more can be fed after.
-func (h *hasher) sum() Digest {
-	var d Digest
-	h.h.Sum(d[:0])
-	return d
-}
-
 // digestOf returns the content digest of msgs.
 func digestOf(msgs []processor.Message) Digest {
 	h := newHasher()
 	for i := range msgs {
 		h.message(&msgs[i])
 	}
-	return h.sum()
+	return Digest(h.h.Sum(nil))
 }
 
-// keyOf returns the key of messages in the conversation scope ("" when the
-// host named none): the first 16 bytes of the hash of the scope, then,
-// cheaply, the messages' count and each of them.
+// keyOf returns the key of messages in the conversation scope ("" for
+// none): the first 16 bytes of the hash of the scope, then, cheaply, the
+// messages' count and each of them.
 func keyOf(scope string, ms []processor.Message) Key {
 	h := newHasher()
 	h.text(scope)
@@ -176,20 +161,14 @@ func keyOf(scope string, ms []processor.Message) Key {
 	for i := range ms {
 		h.message(&ms[i])
 	}
-	d := h.sum()
-	var k Key
-	copy(k[:], d[:])
-	return k
+	return Key(h.h.Sum(nil)[:len(Key{})])
 }
 
 // lasts returns the keys of history[from:len(history)-1] one by one: the
-// messages a span of history whose head ends at from may end with (a span
-// never takes the last message).
+// messages a span after a head ending at from may end with (a span never
+// takes the last message).
 func lasts(history []processor.Message, from int) []Key {
-	if from >= len(history)-1 {
-		return nil
-	}
-	out := make([]Key, 0, len(history)-1-from)
+	var out []Key
 	for i := from; i < len(history)-1; i++ {
 		out = append(out, keyOf("", history[i:i+1]))
 	}

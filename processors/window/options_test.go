@@ -2,7 +2,6 @@ package window
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,15 +10,9 @@ import (
 )
 
 // TestOptions checks the options a host sets directly: the tail size, a
-// token threshold in tokens, a token counter, and the zero and negative
-// values of MaxMessages.
+// token threshold in tokens, and the zero and negative values of
+// MaxMessages.
 func TestOptions(t *testing.T) {
-	var counted atomic.Int64
-	// A counter that sees every message as 100 tokens.
-	hundred := func(ms []processor.Message) int {
-		counted.Add(1)
-		return 100 * len(ms)
-	}
 	tests := []struct {
 		name    string
 		opts    Options
@@ -35,11 +28,6 @@ func TestOptions(t *testing.T) {
 		// shortened to fit in half the threshold.
 		{"TriggerTokens below the history: compacted", Options{MaxMessages: -1, TriggerTokens: 300}, conversation(10, 200), "SUAMCRCR"},
 		{"TriggerTokens above the history: left alone", Options{MaxMessages: -1, TriggerTokens: 100000}, conversation(10, 200), "SUAU" + repeat("CR", 10)},
-		// 16 messages of 100 tokens each pass 1500; the tail fits in 750.
-		{"CountTokens counts for the trigger and the tail", Options{MaxMessages: -1, TriggerTokens: 1500, CountTokens: hundred},
-			conversation(6, 200), "SUAMCRCRCR"},
-		{"CountTokens below the threshold: left alone", Options{MaxMessages: -1, TriggerTokens: 1700, CountTokens: hundred},
-			conversation(6, 200), "SUAU" + repeat("CR", 6)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,9 +39,6 @@ func TestOptions(t *testing.T) {
 				t.Errorf("roles (-want +got):\n%s", diff)
 			}
 		})
-	}
-	if counted.Load() == 0 {
-		t.Error("CountTokens was never called")
 	}
 }
 

@@ -5,24 +5,18 @@ import (
 	"sync"
 )
 
-// Runner runs the work a window does in the background: the summaries it
-// writes ahead of the compactions that will need them (see Options.Ahead).
-// Go is given each job with the payer it is for (see [WithPayer]); it
-// calls run exactly once, from any goroutine, or reports false without
-// calling it when it cannot take the job (its queue is full, it is
-// closed). A job is told to give up through the context run receives:
-// the window then abandons the summary cleanly. [Pool] is the Runner
-// windows use unless given another; a test or a replay in virtual time
-// gives one of its own that runs each job when its clock says the
-// summary would be ready.
+// Runner runs a window's background work (see Options.Ahead). Go is given
+// each job with its payer (see [WithPayer]); it calls run exactly once,
+// from any goroutine, or reports false without calling it. A job gives up
+// when the context run receives ends. [Pool] is the default.
 type Runner interface {
 	Go(payer string, run func(ctx context.Context)) bool
 }
 
 // Defaults of [PoolOptions].
 const (
-	// DefaultWorkers is the number of summaries a Pool writes at once:
-	// each waits on a model for seconds, using no CPU meanwhile.
+	// DefaultWorkers is how many summaries a Pool writes at once: each
+	// waits on a model, using no CPU meanwhile.
 	DefaultWorkers = 64
 	// DefaultQueue bounds the jobs a Pool holds waiting.
 	DefaultQueue = 1024
@@ -33,25 +27,20 @@ const (
 
 // PoolOptions configures a [Pool]. The zero value means the defaults.
 type PoolOptions struct {
-	// Workers is the number of jobs run at once; 0 means
-	// DefaultWorkers.
+	// Workers is how many jobs run at once; 0 means DefaultWorkers.
 	Workers int
 	// Queue bounds the jobs waiting for a worker, all payers together;
 	// 0 means DefaultQueue.
 	Queue int
-	// QueuePerPayer bounds the jobs one payer has waiting, so that one
-	// payer's conversations cannot fill the queue; 0 means
+	// QueuePerPayer bounds the jobs one payer has waiting; 0 means
 	// DefaultQueuePerPayer.
 	QueuePerPayer int
 }
 
 // Pool is a [Runner] with a fixed number of workers and a bounded queue,
-// fair between payers: the workers take the payers that have jobs waiting
-// in turn, one job each, so a payer with many conversations cannot delay
-// another's summaries by more than one job per worker. Every job runs paid
-// as its request was (the context it runs under is the one the window gave
-// it, which carries the payer's credential). It is safe for concurrent
-// use.
+// fair between payers: the workers serve the payers with jobs waiting in
+// turn, one job each, so one payer's many conversations cannot hold up
+// another's summaries. It is safe for concurrent use.
 type Pool struct {
 	perPayer, size int
 
@@ -71,20 +60,16 @@ var _ Runner = (*Pool)(nil)
 
 // NewPool returns a Pool whose workers run until Close.
 func NewPool(opts PoolOptions) *Pool {
-	if opts.Workers <= 0 {
-		opts.Workers = DefaultWorkers
+	workers := positiveOr(opts.Workers, DefaultWorkers)
+	p := &Pool{
+		perPayer: positiveOr(opts.QueuePerPayer, DefaultQueuePerPayer),
+		size:     positiveOr(opts.Queue, DefaultQueue),
+		queues:   map[string][]func(context.Context){},
 	}
-	if opts.Queue <= 0 {
-		opts.Queue = DefaultQueue
-	}
-	if opts.QueuePerPayer <= 0 {
-		opts.QueuePerPayer = DefaultQueuePerPayer
-	}
-	p := &Pool{perPayer: opts.QueuePerPayer, size: opts.Queue, queues: map[string][]func(context.Context){}}
 	p.wake = sync.NewCond(&p.mu)
 	p.ctx, p.abandon = context.WithCancel(context.Background())
-	p.workers.Add(opts.Workers)
-	for range opts.Workers {
+	p.workers.Add(workers)
+	for range workers {
 		go p.work()
 	}
 	return p
@@ -141,12 +126,10 @@ func (p *Pool) work() {
 	}
 }
 
-// Close stops taking jobs, gives the jobs still waiting an ended context
-// (so they abandon their summaries at once), and waits for the running
-// ones to finish until ctx ends; then it ends their context too and waits
-// for them to give up. It returns ctx's error when the running jobs had to
-// be abandoned. A window whose Pool is closed writes its summaries in the
-// foreground, as it does when a Pool's queue is full.
+// Close stops taking jobs, runs those still waiting with an ended context
+// (they give up at once), and waits for the running ones until ctx ends;
+// then it ends their context too, waits for them to give up and returns
+// ctx's error.
 func (p *Pool) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if p.closed {
@@ -168,15 +151,11 @@ func (p *Pool) Close(ctx context.Context) error {
 	for _, run := range dropped {
 		run(ended)
 	}
-	done := make(chan struct{})
-	go func() { p.workers.Wait(); close(done) }()
-	select {
-	case <-done:
-		p.abandon()
-		return nil
-	case <-ctx.Done():
-		p.abandon()
-		<-done
-		return ctx.Err()
+	stop := context.AfterFunc(ctx, p.abandon)
+	p.workers.Wait()
+	if !stop() {
+		return ctx.Err() // the running jobs were abandoned
 	}
+	p.abandon()
+	return nil
 }

@@ -1,14 +1,15 @@
 package window
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summary"
 )
 
-// cut is where a history splits: the head is h[:head], the middle
-// h[head:start] (what a compaction replaces with one marker), the tail
-// h[start:].
+// cut is where a history splits: the head h[:head], the middle
+// h[head:start] that a compaction replaces, the tail h[start:].
 type cut struct {
 	head, start int
 }
@@ -16,51 +17,32 @@ type cut struct {
 // middle returns the number of messages in the middle.
 func (c cut) middle() int { return c.start - c.head }
 
-// split returns where h splits. It is the one place the head and tail
-// rules live; the span lookup, the marker placement and the events use
-// its result. The head runs through the first response with text and no
-// tool call when that comes within the first headLimit messages, and is
-// otherwise bounded to the leading requests; it stops before a marker.
-// The tail is the last KeepMessages messages (or, with KeepUserTurns, the
-// last user turns), moved back so no call is separated from its returns,
-// and with a token trigger shortened to fit in half of it. With force
-// (an explicit compaction) a tail that would leave fewer than 2 messages
-// to compact shrinks to the last request and the call it answers.
+// split returns where h splits: the one place the head and tail rules
+// live. With force (an explicit compaction) a tail that would leave fewer
+// than 2 messages to compact shrinks to the last request and the call it
+// answers.
 func (w *Window) split(h []processor.Message, force bool) cut {
 	head := w.headEnd(h)
 	return cut{head: head, start: w.tailStart(h, head, force)}
 }
 
-// headEnd returns the end (exclusive) of the head: the messages from the
-// start through the first response with text and no tool call, when that
-// response lies within the first limit messages. Otherwise the head is
-// bounded to the leading requests (system prompts and the first user
-// prompt, everything before the first response). The head never reaches a
-// summary marker: it stops before the first one.
+// headEnd returns the end of the head: through the first response with
+// text and no tool call when it comes within the first headLimit
+// messages, else the requests before the first response; never past a
+// marker.
 func (w *Window) headEnd(h []processor.Message) int {
-	limit := w.headLimit
-	lead := -1 // index of the first response
+	lead := -1 // the first response
 	for i, m := range h {
-		if i >= limit && lead >= 0 {
-			return lead
-		}
-		if isMarker(m) {
-			if lead >= 0 {
-				return lead
-			}
+		marker := summary.IsMarker(m)
+		switch {
+		case marker && lead < 0:
 			return i
-		}
-		if m.Kind != processor.Response {
-			continue
-		}
-		if lead < 0 {
-			lead = i
-		}
-		if textOnly(m) {
-			if i < limit {
-				return i + 1
-			}
+		case marker || (lead >= 0 && i >= w.headLimit):
 			return lead
+		case textOnly(m) && i < w.headLimit:
+			return i + 1
+		case m.Kind == processor.Response && lead < 0:
+			lead = i
 		}
 	}
 	if lead < 0 {
@@ -69,59 +51,27 @@ func (w *Window) headEnd(h []processor.Message) int {
 	return lead
 }
 
-// textOnly reports whether m is a response with text and no tool call:
-// some text of m.Text() is not all white space (told without joining the
-// texts, which the newlines joining them would not change).
+// textOnly reports whether m is a response with text and no tool call.
 func textOnly(m processor.Message) bool {
-	if m.Kind != processor.Response || m.HasToolCalls() {
-		return false
-	}
-	for _, p := range m.Parts {
-		switch p := p.(type) {
-		case processor.Text:
-			if strings.TrimSpace(p.Content) != "" {
-				return true
-			}
-		case processor.UserPrompt:
-			if p.Contents == nil {
-				if strings.TrimSpace(p.Content) != "" {
-					return true
-				}
-				continue
-			}
-			for _, c := range p.Contents {
-				if c.Type == "text" && strings.TrimSpace(c.Text) != "" {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return m.Kind == processor.Response && !m.HasToolCalls() && strings.TrimSpace(m.Text()) != ""
 }
 
-// answers reports whether m is a request holding a tool return or a retry
-// prompt answering a call: such a request must stay right after the
-// response it answers, so a tail cannot start with it.
+// answers reports whether m is a request answering a call (a tool return
+// or a retry prompt): a tail cannot start with it.
 func answers(m processor.Message) bool {
-	if m.Kind != processor.Request {
-		return false
-	}
-	for _, p := range m.Parts {
+	return m.Kind == processor.Request && slices.ContainsFunc(m.Parts, func(p processor.Part) bool {
 		switch p := p.(type) {
 		case processor.ToolReturn:
 			return true
 		case processor.RetryPrompt:
-			if p.ToolCallID != "" {
-				return true
-			}
+			return p.ToolCallID != ""
 		}
-	}
-	return false
+		return false
+	})
 }
 
-// backToPair moves a tail start back until it does not begin with tool
-// returns, so no call is separated from its returns. It never goes below
-// floor.
+// backToPair moves a tail start back, not below floor, until it does not
+// begin with an answer to a call.
 func backToPair(h []processor.Message, start, floor int) int {
 	for start > floor && start < len(h) && answers(h[start]) {
 		start--
@@ -129,14 +79,13 @@ func backToPair(h []processor.Message, start, floor int) int {
 	return start
 }
 
-// userTurnStart returns the start of the last k user turns after head: the
-// index of the k-th last request holding a user prompt that is not a
-// marker. It returns -1 when there are fewer than k such turns.
+// userTurnStart returns the index of the k-th last request after head
+// holding a user prompt, markers left out; -1 when there are fewer.
 func (w *Window) userTurnStart(h []processor.Message, head, k int) int {
 	n := 0
 	for i := len(h) - 1; i >= head; i-- {
 		m := h[i]
-		if m.Kind != processor.Request || isMarker(m) {
+		if m.Kind != processor.Request || summary.IsMarker(m) {
 			continue
 		}
 		for _, p := range m.Parts {
@@ -152,40 +101,35 @@ func (w *Window) userTurnStart(h []processor.Message, head, k int) int {
 	return -1
 }
 
-// tailStart returns where the tail of h begins, the head ending at head.
+// tailStart returns where the tail of h begins: its last KeepMessages (or
+// KeepUserTurns user turns), moved back so no call is separated from its
+// returns, and shortened to fit in half a token trigger.
 func (w *Window) tailStart(h []processor.Message, head int, force bool) int {
 	start, byTurns := len(h)-w.keep, false
-	if w.keepTurns > 0 {
-		// The last user turns, unless there are too few of them after the
-		// head or they leave nothing to compact (one long turn, or a turn
-		// whose prompt shares its request with the returns of the call
-		// before it, so the turn starts at that call): then the count
-		// split above.
-		if s := w.userTurnStart(h, head, w.keepTurns); s >= 0 && backToPair(h, s, head)-head >= 2 {
+	if w.opts.KeepUserTurns > 0 {
+		// The last user turns, unless there are too few or they leave
+		// nothing to compact.
+		if s := w.userTurnStart(h, head, w.opts.KeepUserTurns); s >= 0 && backToPair(h, s, head)-head >= 2 {
 			start, byTurns = s, true
 		}
 	}
 	start = backToPair(h, max(start, head), head)
 	if w.tokenTrigger > 0 && !byTurns {
-		// Shorten the tail until it fits in half the trigger, leaving room
-		// to grow before the next compaction, down to 4 messages; then,
-		// while it alone is still over the trigger, down to the last
-		// request and the call it answers.
+		// Down to 4 messages; then, while still over the trigger, to the
+		// last request and the call it answers.
 		start = w.shrink(h, start, len(h)-4, w.tokenTrigger/2)
 		start = w.shrink(h, start, backToPair(h, len(h)-1, head), w.tokenTrigger)
 	}
 	if force && start-head < 2 {
-		// Keep only the last request and the response it answers.
 		start = backToPair(h, len(h)-1, head)
 	}
 	return start
 }
 
-// shrink moves a tail start forward, from one valid start (not a tool
-// return) to the next, while the tail's estimated tokens exceed target and
-// the start stays at or below limit.
+// shrink moves a tail start forward, from one answer-free start to the
+// next and not past limit, while the tail's tokens exceed target.
 func (w *Window) shrink(h []processor.Message, start, limit, target int) int {
-	for start < limit && w.countTail(h[start:]) > target {
+	for start < limit && processor.ContentTokens(h[start:]) > target {
 		next := start + 1
 		for next < limit && answers(h[next]) {
 			next++

@@ -92,13 +92,13 @@ func TestBreakerPerPayer(t *testing.T) {
 func TestBreakersBounded(t *testing.T) {
 	w := New(Options{Ahead: -1})
 	for i := range breakerLimit + 10 {
-		w.record(fmt.Sprint(i), false)
+		w.tally(fmt.Sprint(i), errors.New("refused"))
 	}
 	if n := len(w.breakers.m); n > breakerLimit {
 		t.Errorf("%d breakers kept, want at most %d", n, breakerLimit)
 	}
-	w.record("0", true)
-	w.record(fmt.Sprint(breakerLimit+9), true)
+	w.tally("0", nil)
+	w.tally(fmt.Sprint(breakerLimit+9), nil)
 	if _, ok := w.breakers.m[fmt.Sprint(breakerLimit+9)]; ok {
 		t.Error("a success left its payer's breaker")
 	}

@@ -5,28 +5,32 @@
 // summary marker (a user prompt holding a hand-off note) and keeps a tail
 // of recent messages, never splitting a tool call from its returns. A
 // previous marker is merged into the next summary rather than summarized
-// again. What the window summarized is kept in a [Store] found by content,
-// so each message is summarized about once whether the host keeps the
-// processed history, keeps its full history, or decodes it afresh for
-// every request (a proxy), and across processes sharing a store. A
-// summarizer that fails or times out falls back to an offline digest, so a
-// user's request never fails because of the summary. An automatic
-// compaction never makes the request bigger: a marker must be smaller than
-// the messages it replaces, or nothing is compacted.
+// again.
 //
-// The window depends on package processor, package summary (the marker
-// format and the digest) and the standard library only. It reports what it
-// does through [Options.OnEvent]; package windowlog writes those events to
-// a zap logger.
+// What the window summarized is kept in a [Store] found by content, so
+// each message is summarized about once whether the host keeps the
+// processed history, keeps its full history, or decodes it afresh for
+// every request (a proxy), and across processes sharing a store. The
+// summary a compaction will need is written ahead, in the background (see
+// [Options.Ahead]), so requests do not wait for it; until it is ready they
+// go out uncompacted under hard limits. A summarizer that fails falls back
+// to an offline digest, so a request never fails because of its summary,
+// and a marker is always smaller than what it replaces, or nothing is
+// compacted.
+//
+// The window depends on packages processor and summary (the marker format,
+// the facts and the digest) and the standard library only. It reports what
+// it does through [Options.OnEvent]; package windowlog writes those events
+// to a zap logger.
 package window
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,8 +40,8 @@ import (
 )
 
 // Summarizer writes the summary that replaces compacted messages, merging
-// previous (a summary of earlier messages, or "") into it. The window calls
-// it with a deadline; it must honour ctx and be safe for concurrent use.
+// previous (a summary of earlier messages, or "") into it. It must honour
+// ctx (the window sets a deadline) and be safe for concurrent use.
 type Summarizer interface {
 	Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error)
 }
@@ -51,13 +55,13 @@ const (
 	DefaultTriggerPercent = 70
 	// DefaultTimeout bounds one summarizer call.
 	DefaultTimeout = 90 * time.Second
-	// DefaultBreakerFailures is the number of consecutive summarizer
-	// failures that opens the circuit breaker.
+	// DefaultBreakerFailures is how many summarizer failures in a row
+	// open the circuit breaker.
 	DefaultBreakerFailures = 3
 	// DefaultBreakerCooldown is how long the open breaker rests.
 	DefaultBreakerCooldown = 5 * time.Minute
-	// DefaultSummaryClip is the size, in characters, each text is clipped
-	// to for the summarizer.
+	// DefaultSummaryClip is the characters each text is clipped to for
+	// the summarizer.
 	DefaultSummaryClip = 300
 )
 
@@ -67,15 +71,14 @@ var (
 	// ErrSummaryTooLarge: the summary marker is not smaller than the
 	// messages it would replace.
 	ErrSummaryTooLarge = errors.New("summary not smaller than the messages it replaces")
-	// ErrNoSmallerSummary: no summary marker, not even a digest sized to
-	// fit, is smaller than the messages it would replace, so nothing was
-	// compacted.
+	// ErrNoSmallerSummary: no marker, not even a digest sized to fit, is
+	// smaller than the messages it would replace.
 	ErrNoSmallerSummary = errors.New("no summary smaller than the messages it would replace")
 	// ErrCircuitOpen: the summarizer failed too often in a row and is not
 	// called until the cool-down has passed.
 	ErrCircuitOpen = errors.New("summarizer circuit open")
-	// ErrUnpaid: the request came with a context from WithoutSummarizer,
-	// so the offline digest wrote its summary.
+	// ErrUnpaid: the request's context came from WithoutSummarizer; the
+	// offline digest wrote its summary.
 	ErrUnpaid = errors.New("summarizer not called: nobody pays for this request's summary")
 )
 
@@ -86,115 +89,89 @@ type Options struct {
 	// Summarizer writes the summaries. Nil means the offline digest
 	// (summary.NewDigest), which never calls a model.
 	Summarizer Summarizer
-	// Fallback writes the summary when Summarizer fails, times out,
-	// returns an empty summary or one not smaller than what it replaces,
-	// and while the circuit breaker is open. Nil means the offline digest,
-	// which also fills in when the fallback fails.
+	// Fallback writes the summary when Summarizer's cannot be used (error,
+	// timeout, empty or too large) and while its breaker is open. Nil
+	// means the offline digest, which also fills in when Fallback fails.
 	Fallback Summarizer
-	// Store keeps what the window summarized, found by content (see
-	// [Store]). Nil means a [NewMemoryStore] of default size. Windows (or
-	// processes, with package session's store) sharing one reuse each
-	// other's summaries.
+	// Store keeps what the window summarized; nil means a
+	// [NewMemoryStore] of default size. Windows sharing one, or processes
+	// sharing package session's, reuse each other's summaries.
 	Store Store
-	// MaxMessages triggers compaction when the history has more messages
-	// than this. 0 means DefaultMaxMessages (40); a negative value
-	// disables the count trigger.
+	// MaxMessages triggers compaction when the history has more messages;
+	// 0 means DefaultMaxMessages (40), a negative value no count trigger.
 	MaxMessages int
-	// KeepMessages is the size of the tail, in messages, before it is
-	// moved back so no tool call is separated from its returns. 0 means
-	// max(4, MaxMessages/2), MaxMessages counting as 40 when it is 0 or
-	// negative; a positive value below 2 is raised to 2.
+	// KeepMessages is the size of the tail before it is moved back so no
+	// tool call is separated from its returns: at least 2; 0 means
+	// max(4, MaxMessages/2), MaxMessages 40 when not positive.
 	KeepMessages int
-	// ContextWindow is the model's context size in tokens. When positive,
-	// compaction also triggers once the prompt's tokens pass
-	// TriggerPercent of it.
+	// ContextWindow, when positive, is the model's context size in
+	// tokens: compaction also triggers past TriggerPercent of it.
 	ContextWindow int
-	// TriggerPercent is the share of ContextWindow that triggers
-	// compaction; 0 means DefaultTriggerPercent (70).
+	// TriggerPercent is that share; 0 means DefaultTriggerPercent (70).
 	TriggerPercent int
-	// TriggerTokens, when positive, triggers compaction once the prompt's
-	// tokens pass this many, whatever ContextWindow says. With either
-	// token trigger the tail is shortened to fit in half of the threshold
-	// (down to 4 messages, or the last request while it alone is over).
+	// TriggerTokens, when positive, triggers compaction once the prompt
+	// passes this many tokens, whatever ContextWindow says. With a token
+	// trigger the tail is shortened to fit in half of it.
 	TriggerTokens int
-	// CountTokens counts the prompt tokens of messages (whole histories
-	// and tails, which it must not modify), concurrently. Nil means
-	// processor.EstimateTokens for whole histories (anchored on the
-	// provider's last usage) and about 4 characters a token plus 4 a
-	// message for tails.
-	CountTokens func(messages []processor.Message) int
-	// TailOutputs, when positive, clears old tool outputs at each
-	// compaction: those of the kept tail but its last TailOutputs tool
-	// rounds become placeholders (summary.Placeholder), and what they held
-	// goes to the summarizer with the middle. 0 keeps every output.
+	// TailOutputs, when positive, clears at each compaction the tool
+	// outputs of the tail but those of its last TailOutputs rounds: they
+	// become placeholders (summary.Placeholder) and go to the summarizer.
 	TailOutputs int
 	// Facts bounds, in characters, the facts section each summary carries
-	// beside its prose (see summary.Facts): the user's messages, files,
-	// commands, errors and names of the compacted messages, verbatim and
-	// rolling, at most a third of what the marker replaces. 0 means
-	// summary.DefaultFactsChars (2000); a negative value leaves them out.
+	// (see summary.Facts); 0 means summary.DefaultFactsChars (2000), a
+	// negative value none.
 	Facts int
 	// SummaryClip clips each text the summarizer is given to this many
-	// characters, its head and tail (see summary.Clip); the facts keep the
-	// exact references of the whole texts. 0 means DefaultSummaryClip
-	// (300); a negative value gives every text whole.
+	// characters (see summary.Clip); 0 means DefaultSummaryClip (300), a
+	// negative value none.
 	SummaryClip int
 	// Recall makes the placeholders of TailOutputs say that the recall
-	// tool returns the outputs they stand for (see agent.WithRecall).
+	// tool returns what they stand for (see agent.WithRecall).
 	Recall bool
 	// KeepUserTurns, when positive, makes the tail the last KeepUserTurns
-	// user turns and everything after them, unless there are fewer after
-	// the head or they leave fewer than 2 messages to compact.
+	// user turns and what follows, unless that leaves fewer than 2
+	// messages to compact.
 	KeepUserTurns int
 	// Timeout bounds each Summarizer and Fallback call; 0 means
 	// DefaultTimeout (90s).
 	Timeout time.Duration
-	// BreakerFailures is the number of consecutive summarizer failures,
-	// counted per payer (see WithPayer), after which the window uses the
-	// fallback for BreakerCooldown; 0 means DefaultBreakerFailures (3).
+	// BreakerFailures is how many summarizer failures in a row, per payer
+	// (see WithPayer), make the window use Fallback for BreakerCooldown;
+	// 0 means DefaultBreakerFailures (3).
 	BreakerFailures int
-	// BreakerCooldown is how long the breaker stays open; 0 means
-	// DefaultBreakerCooldown (5m). Then one request tries the summarizer
-	// again: a failure opens the breaker again, a success closes it.
+	// BreakerCooldown is how long the breaker stays open before one
+	// request tries the summarizer again; 0 means DefaultBreakerCooldown
+	// (5m).
 	BreakerCooldown time.Duration
-	// RequestFault, when set, reports whether a summarizer error was
-	// caused by what the request held (a provider refusing its content)
-	// rather than by the service or the credential: such a failure does
-	// not count toward the breaker. Nil means every failure counts.
+	// RequestFault, when set, reports whether a summarizer error was the
+	// request's doing (a provider refusing its content): such a failure
+	// does not count toward the breaker.
 	RequestFault func(err error) bool
-	// Ahead is how many requests ahead of a trigger the window starts
-	// writing, in the background, the summary of the span the next
-	// compaction will replace; it keeps it in the store as a prepared
-	// span and applies it when the trigger fires, so no request waits.
-	// While it is not ready, requests go out uncompacted under
-	// HardMessages and HardTokens, and wait for it only past them. 0 means
-	// DefaultAhead (5); a negative value writes each summary when its
-	// trigger fires, the request waiting. The offline digest always writes
-	// when due: it takes microseconds.
+	// Ahead is how many requests ahead of a trigger the summary the next
+	// compaction will need starts being written, in the background; it is
+	// kept in the store as a prepared span. Until it is ready, requests
+	// go out uncompacted under HardMessages and HardTokens, and wait only
+	// past them. 0 means DefaultAhead (5); a negative value writes each
+	// summary when due, the request waiting, as the offline digest does.
 	Ahead int
 	// Background runs the summaries written ahead and the rewrites of
-	// fallback summaries (see [Span.Fallback]). Nil means a [Pool] of the
-	// window's own (options in Pool), stopped by Close.
+	// fallback summaries. Nil means a [Pool] of the window's own,
+	// configured by Pool and stopped by Close.
 	Background Runner
-	// Pool configures the Pool the window starts when Background is nil.
+	// Pool configures that Pool.
 	Pool PoolOptions
-	// HardMessages is the most messages a history may have and still go
-	// out uncompacted while its summary is written. 0 means twice
-	// MaxMessages; a negative value means no bound but the provider's
-	// (the host compacts and retries on a context overflow).
+	// HardMessages bounds the messages of a history that goes out
+	// uncompacted while its summary is written; 0 means twice
+	// MaxMessages, a negative value no bound but the provider's.
 	HardMessages int
-	// HardTokens is the most tokens a history may have and still go out
-	// uncompacted while its summary is written. 0 means 95% of
-	// ContextWindow when set, else twice TriggerTokens when set, else no
-	// bound; a negative value means no bound but the provider's.
+	// HardTokens bounds its tokens; 0 means 95% of ContextWindow, else
+	// twice TriggerTokens, else none; a negative value none.
 	HardTokens int
-	// ClaimTTL is how long a claim on a summary being written lasts
-	// unrenewed in a store shared by processes (see [Claimer]); its writer
-	// renews it every third of it. 0 means DefaultClaimTTL (30s).
+	// ClaimTTL is how long a claim lasts unrenewed (see [Claimer]); 0
+	// means DefaultClaimTTL (30s).
 	ClaimTTL time.Duration
-	// OnEvent, when set, is called synchronously for every event (from
-	// the window's background work too): it must be safe for concurrent
-	// use.
+	// OnEvent, when set, is called synchronously for every event, from
+	// the background work too: it must be safe for concurrent use.
 	OnEvent func(ctx context.Context, e Event)
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
@@ -204,19 +181,16 @@ type Options struct {
 type EventType int
 
 // Event types. A compaction reports Started, then Failed when the
-// summarizer's summary could not be used and the fallback's was, then
-// Finished.
+// summarizer's summary was not used, then Finished.
 const (
 	// EventStarted: a compaction began (sizes before, Summarized).
 	EventStarted EventType = iota + 1
-	// EventFinished: a compaction ended (all sizes, the summary, how it
-	// was written and how long the request waited for it).
+	// EventFinished: a compaction ended (sizes, summary, how it was
+	// written, how long the request waited).
 	EventFinished
 	// EventFailed: the summarizer's summary was not used (Err, Reason);
-	// the fallback's was. When nothing was compacted (Err is
-	// ErrNoSmallerSummary, or Reason "canceled" when ctx ended and Process
-	// returns its error), it ends the compaction, its sizes after those of
-	// the history returned.
+	// the fallback's was. When nothing was compacted (ErrNoSmallerSummary,
+	// or Reason "canceled": ctx ended), it ends the compaction.
 	EventFailed
 	// EventStoreFailed: the [Store] failed (Err, Reason its method); the
 	// request goes on without it.
@@ -225,20 +199,16 @@ const (
 	// brought the history under the triggers without a summary.
 	EventCleared
 	// EventAheadStarted: the summary of the next compaction's span
-	// started being written in the background (Summarized, SummaryInput,
-	// From, To, Key, Span).
+	// started being written in the background.
 	EventAheadStarted
-	// EventAheadFinished: a summary written ahead is ready, or the
-	// summarizer could not write it (Err, Reason) and its compaction will
-	// use the fallback. It comes from the background, with the context
-	// of the request that started it.
+	// EventAheadFinished: a summary written ahead is ready, or could not
+	// be written (Err, Reason); ctx is the request's that started it.
 	EventAheadFinished
 	// EventAheadWasted: a summary written ahead, or to be, was abandoned
-	// unused (Reason "superseded", "idle", "closed", "abandoned" or "queue
-	// full"; SummaryInput is what writing it cost, 0 when never written).
+	// unused (Reason; SummaryInput is what writing it cost).
 	EventAheadWasted
-	// EventDeferred: a trigger fired before its summary was ready: the
-	// history went out uncompacted, under the hard limits.
+	// EventDeferred: a trigger fired before its summary was ready; the
+	// history went out uncompacted.
 	EventDeferred
 )
 
@@ -259,11 +229,9 @@ func (t EventType) String() string {
 type Event struct {
 	// Type is what happened.
 	Type EventType
-	// MessagesBefore and TokensBefore measure the history given to the
-	// window, with the conversation's previous compaction applied when
-	// the host kept its full history; TokensBefore and TokensAfter are
-	// counted alike from the messages (CountTokens for tails), not
-	// anchored on the provider's usage, so the two compare.
+	// MessagesBefore and TokensBefore measure the history given, its
+	// previous compaction applied. Tokens before and after are counted
+	// alike (processor.ContentTokens), so they compare.
 	MessagesBefore, TokensBefore int
 	// MessagesAfter and TokensAfter measure the compacted history
 	// (EventFailed, EventFinished).
@@ -272,47 +240,38 @@ type Event struct {
 	Summarized int
 	// SummaryChars is the size of the summary used.
 	SummaryChars int
-	// Duration is the time the compaction, the summary or the failed call
-	// took.
+	// Duration is how long the compaction, summary or failed call took.
 	Duration time.Duration
 	// Err is why the summary was not used, or the store's error.
 	Err error
 	// Fallback is true when the summary came from the fallback.
 	Fallback bool
-	// Shared is true when the summary was written for a concurrent
-	// request and reused.
+	// Shared is true for a summary written for a concurrent request.
 	Shared bool
-	// Summary is the summary the marker carries, facts included
-	// (EventFinished): the model receives summary.Marker(Summary).
+	// Summary is the marker's summary, facts included.
 	Summary string
 	// Replaced describes the messages the marker replaced, as the window
 	// saw them (a previous marker is one entry).
 	Replaced []Replaced
-	// From and To delimit, in the history given to the window, the
-	// messages the marker stands for.
+	// From and To delimit, in the history given, what the marker stands for.
 	From, To int
-	// Key is the key the span is saved under: it names the conversation
-	// by its head (and WithConversation's id), never in clear.
+	// Key is the key the span is saved under.
 	Key Key
-	// Span is the content digest of the compacted span, the same for
-	// every request, host and replica that compacts it.
+	// Span is the content digest of the compacted span.
 	Span Digest
-	// SummarizerUsage is what the summarizer's model calls used, where
-	// the model reports it through processor.AddUsage.
+	// SummarizerUsage is what the summarizer's calls used (processor.AddUsage).
 	SummarizerUsage processor.Usage
 	// Prepared is true when the summary had been written ahead.
 	Prepared bool
-	// Waited is how long the request waited for its summary: 0 when it
-	// was ready.
+	// Waited is how long the request waited for its summary.
 	Waited time.Duration
-	// SummaryInput is the characters the summarizer was given, a previous
-	// summary included.
+	// SummaryInput is the characters given to the summarizer.
 	SummaryInput int
 	// Reason names a failure briefly: "timeout", "summarizer error",
 	// "empty summary", "summary too large", "circuit open", "unpaid",
-	// "no smaller summary", "canceled" (EventFailed); the store method
-	// (EventStoreFailed); why a summary written ahead was abandoned
-	// (EventAheadWasted).
+	// "no smaller summary", "canceled" (EventFailed); the store's method
+	// (EventStoreFailed); "superseded", "idle", "closed", "abandoned" or
+	// "queue full" (EventAheadWasted).
 	Reason string
 }
 
@@ -325,8 +284,7 @@ type Replaced struct {
 	Tools []string
 	// Chars is the message's size in characters (processor.Chars).
 	Chars int
-	// Marker is true for a previous summary marker, folded into the new
-	// summary.
+	// Marker is true for a previous summary marker.
 	Marker bool
 }
 
@@ -334,7 +292,7 @@ type Replaced struct {
 func (w *Window) describe(ms []processor.Message) []Replaced {
 	out := make([]Replaced, len(ms))
 	for i, m := range ms {
-		r := Replaced{Chars: processor.Chars(m), Marker: isMarker(m), Role: "user"}
+		r := Replaced{Chars: processor.Chars(m), Marker: summary.IsMarker(m), Role: "user"}
 		system := m.Kind == processor.Request
 		for _, p := range m.Parts {
 			switch p := p.(type) {
@@ -364,107 +322,63 @@ func (w *Window) describe(ms []processor.Message) []Replaced {
 }
 
 // Window is the sliding-window processor. It is safe for concurrent use by
-// many conversations. It keeps no memory of its own beyond what its store
-// keeps and a few bounded maps keyed by content; nothing it returned is
-// ever written again.
+// many conversations. Beyond its store it keeps a few bounded maps keyed
+// by content; nothing it returned is ever written again.
 type Window struct {
-	sum      Summarizer
-	fallback Summarizer
-	digest   *summary.Digest
-	facts    *summary.Facts // nil: no facts section
-	clip     int            // texts are clipped to this for the summarizer; <= 0: not clipped
-	store    Store
+	opts   Options         // with the defaults filled in
+	digest *summary.Digest // the offline digest
+	facts  *summary.Facts  // nil: no facts section
 
-	maxMessages  int // count trigger; <= 0 disables
-	keep         int // tail size in messages
-	headLimit    int // the head run must end within this many messages
-	tokenTrigger int // tokens that trigger; 0 disables
-	keepTurns    int
-	tailOutputs  int
-	recall       bool
-	count        func([]processor.Message) int // whole histories
-	countTail    func([]processor.Message) int // tails
-	timeout      time.Duration
+	maxMessages  int               // count trigger; <= 0 disables
+	keep         int               // tail size in messages
+	headLimit    int               // the head run must end within this many messages
+	tokenTrigger int               // tokens that trigger; 0 disables
 	framing      int               // characters of a marker without its summary
 	blank        processor.Message // a marker without a summary, to hold the marker's place
 
-	breakerFailures int
-	breakerCooldown time.Duration
-	now             func() time.Time
-	onEvent         func(ctx context.Context, e Event)
+	breakers breakers                // a circuit breaker per payer (see WithPayer)
+	refs     memo[string, bool]      // references of markers a window wrote
+	waits    memo[Key, int]          // the size a conversation's middle must reach to be compacted again
+	retried  memo[Digest, time.Time] // fallback spans the summarizer was asked again for, and when
+	dropped  memo[Digest, bool]      // summaries written ahead this window abandoned
+	flights  flights                 // summaries being written, by the digest of what they cover
 
-	breakers     breakers // a circuit breaker per payer (see WithPayer)
-	requestFault func(error) bool
-
-	memo    memo    // content-keyed memories: markers, trusted references, waits
-	flights flights // summaries being written, by the digest of what they cover
-
-	ahead        int // percent of a trigger ahead of which summaries are written; <= 0: never
-	background   Runner
-	pool         *Pool // the window's own, when background is nil
-	poolOnce     sync.Once
-	poolOpts     PoolOptions
-	closed       atomic.Bool
-	jobs         jobs
-	hardMessages int // <= 0: none
-	hardTokens   int // <= 0: none
-	claimTTL     time.Duration
-	holder       string // this window's name in a shared store's claims
+	pool     *Pool // the window's own, when Options.Background is nil
+	poolOnce sync.Once
+	closed   atomic.Bool
+	jobs     jobs
+	holder   string // this window's name in a shared store's claims
 }
 
 var _ processor.Processor = (*Window)(nil)
 
 // New returns a Window configured by opts.
 func New(opts Options) *Window {
-	w := &Window{
-		sum:             opts.Summarizer,
-		clip:            opts.SummaryClip,
-		fallback:        opts.Fallback,
-		digest:          summary.NewDigest(summary.DigestOptions{}),
-		store:           opts.Store,
-		keepTurns:       opts.KeepUserTurns,
-		tailOutputs:     opts.TailOutputs,
-		recall:          opts.Recall,
-		timeout:         opts.Timeout,
-		breakerFailures: opts.BreakerFailures,
-		breakerCooldown: opts.BreakerCooldown,
-		requestFault:    opts.RequestFault,
-		now:             opts.Now,
-		onEvent:         opts.OnEvent,
-		blank:           summary.Marker(""),
-		count:           opts.CountTokens,
-		countTail:       opts.CountTokens,
-	}
+	w := &Window{digest: summary.NewDigest(summary.DigestOptions{}), blank: summary.Marker(""), holder: rand.Text()}
 	w.framing = processor.Chars(w.blank)
+	if opts.Summarizer == nil {
+		opts.Summarizer = w.digest
+	}
+	if opts.Fallback == nil {
+		opts.Fallback = w.digest
+	}
+	if opts.Store == nil {
+		opts.Store = NewMemoryStore(0)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	if opts.Facts >= 0 {
 		w.facts = summary.NewFacts(summary.FactsOptions{MaxChars: opts.Facts})
 	}
-	if w.clip == 0 {
-		w.clip = DefaultSummaryClip
-	}
-	if w.sum == nil {
-		w.sum = w.digest
-	}
-	if w.fallback == nil {
-		w.fallback = w.digest
-	}
-	if w.store == nil {
-		w.store = NewMemoryStore(0)
-	}
-	if w.count == nil {
-		w.count, w.countTail = processor.EstimateTokens, processor.ContentTokens
-	}
-	n := opts.MaxMessages
-	switch {
-	case n == 0:
-		w.maxMessages = DefaultMaxMessages
-	case n > 0:
-		w.maxMessages = n
-	}
-	if n <= 0 {
-		n = DefaultMaxMessages
-	}
-	w.keep = max(4, n/2)
+	opts.SummaryClip = cmp.Or(opts.SummaryClip, DefaultSummaryClip)
+	opts.Ahead = cmp.Or(opts.Ahead, DefaultAhead)
+	opts.Timeout = positiveOr(opts.Timeout, DefaultTimeout)
+	opts.BreakerFailures = positiveOr(opts.BreakerFailures, DefaultBreakerFailures)
+	opts.BreakerCooldown = positiveOr(opts.BreakerCooldown, DefaultBreakerCooldown)
+	opts.ClaimTTL = positiveOr(opts.ClaimTTL, DefaultClaimTTL)
+	w.maxMessages = cmp.Or(opts.MaxMessages, DefaultMaxMessages) // negative: no count trigger
+	w.keep = max(4, positiveOr(opts.MaxMessages, DefaultMaxMessages)/2)
 	if opts.KeepMessages > 0 {
 		w.keep = max(2, opts.KeepMessages)
 	}
@@ -473,61 +387,40 @@ func New(opts Options) *Window {
 	case opts.TriggerTokens > 0:
 		w.tokenTrigger = opts.TriggerTokens
 	case opts.ContextWindow > 0:
-		pct := opts.TriggerPercent
-		if pct <= 0 {
-			pct = DefaultTriggerPercent
-		}
-		w.tokenTrigger = max(1, opts.ContextWindow*pct/100)
+		w.tokenTrigger = max(1, opts.ContextWindow*positiveOr(opts.TriggerPercent, DefaultTriggerPercent)/100)
 	}
-	if w.timeout <= 0 {
-		w.timeout = DefaultTimeout
-	}
-	if w.breakerFailures <= 0 {
-		w.breakerFailures = DefaultBreakerFailures
-	}
-	if w.breakerCooldown <= 0 {
-		w.breakerCooldown = DefaultBreakerCooldown
-	}
-	if w.now == nil {
-		w.now = time.Now
-	}
-	w.ahead = opts.Ahead
-	if w.ahead == 0 {
-		w.ahead = DefaultAhead
-	}
-	w.background, w.poolOpts = opts.Background, opts.Pool
-	w.hardMessages = opts.HardMessages
-	if w.hardMessages == 0 {
-		w.hardMessages = 2 * w.maxMessages
-	}
-	w.hardTokens = opts.HardTokens
-	if w.hardTokens == 0 {
+	opts.HardMessages = cmp.Or(opts.HardMessages, 2*w.maxMessages)
+	if opts.HardTokens == 0 {
 		switch {
 		case opts.ContextWindow > 0:
-			w.hardTokens = opts.ContextWindow * 95 / 100
+			opts.HardTokens = opts.ContextWindow * 95 / 100
 		case w.tokenTrigger > 0:
-			w.hardTokens = 2 * w.tokenTrigger
+			opts.HardTokens = 2 * w.tokenTrigger
 		}
 	}
-	w.claimTTL = opts.ClaimTTL
-	if w.claimTTL <= 0 {
-		w.claimTTL = DefaultClaimTTL
-	}
-	w.holder = newHolder()
-	w.memo.init()
-	w.flights.init()
+	w.opts = opts
 	return w
 }
 
+// positiveOr returns v when it is positive, else d.
+func positiveOr[T int | time.Duration](v, d T) T {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
+// SummaryClip returns the size each text is clipped to for the summarizer
+// (Options.SummaryClip), or a negative number when nothing is clipped.
+func (w *Window) SummaryClip() int { return w.opts.SummaryClip }
+
 // Process returns history unchanged while it is within bounds; once a
 // trigger fires it returns the head, one summary marker and the tail. When
-// history begins with messages this window's store has a summary for (the
-// host kept its full history, or sent it again), the same cut and the same
-// marker are applied, and a new compaction happens only when that result
-// outgrows the bounds again. A summarizer or store failure never fails the
-// call: the fallback's summary is used. Process fails only on an empty
-// history or when ctx is done (checked first, and while a summary is being
-// written).
+// the store has a summary for the start of history (the host kept its full
+// history, or sent it again), the same cut and marker are applied, and a
+// new compaction happens only when that result outgrows the bounds. A
+// summarizer or store failure never fails the call. Process fails only on
+// an empty history or when ctx is done.
 //
 // The result belongs to the caller: it is history itself when nothing
 // changed, a new slice otherwise (sharing the unchanged messages), and the
@@ -544,10 +437,9 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 		w.prepare(ctx, history, v)
 		return v.msgs, nil
 	}
-	if w.tailOutputs > 0 && (w.maxMessages <= 0 || len(v.msgs) <= w.maxMessages) {
-		// The cheap tier first: clearing old tool outputs may bring the
-		// history under the token trigger without a summary (it removes
-		// no message, so never under the message count).
+	if w.opts.TailOutputs > 0 && (w.maxMessages <= 0 || len(v.msgs) <= w.maxMessages) {
+		// Clearing old tool outputs may bring the history under the token
+		// trigger without a summary.
 		if out, ok := w.clearOnly(ctx, history, v); ok {
 			return out, nil
 		}
@@ -555,59 +447,46 @@ func (w *Window) Process(ctx context.Context, history []processor.Message) ([]pr
 	return w.compact(ctx, history, v, false)
 }
 
-// clearOnly clears the tool outputs of v after its head (and marker) but
+// clearOnly clears the tool outputs of v after its head and marker but
 // those of the last TailOutputs rounds, and returns the result when that
-// brings it under every trigger, remembering the clear (a span with the
-// view's summary, or none, and more messages cleared) so that the same
-// history gets the same result; it reports false otherwise.
+// brings it under every trigger, saving the clear as a span so that the
+// same history gets the same result.
 func (w *Window) clearOnly(ctx context.Context, history []processor.Message, v view) ([]processor.Message, bool) {
-	h, head := v.msgs, v.head
-	from := head // the first message the clear may touch, in h
-	count := 0
+	h := v.msgs
+	span := Span{Head: v.head}
 	if v.span != nil {
-		count = v.span.Count
-		if count > 0 {
-			from = head + 1 // after the span's marker (a span that only cleared has none)
-		}
+		span.Count, span.Summary, span.Fallback = v.span.Count, v.span.Summary, v.span.Fallback
+	}
+	from := v.head // the first message the clear may touch, in h
+	if span.Count > 0 {
+		from++ // after the span's marker (a span that only cleared has none)
 	}
 	clearEnd := w.clearEnd(h, from)
 	if clearEnd <= from {
 		return nil, false
 	}
-	out := make([]processor.Message, 0, len(h))
-	out = append(out, h[:from]...)
-	out = w.appendCleared(out, h[from:clearEnd])
-	out = append(out, h[clearEnd:]...)
+	out := w.splice(h, from, from, clearEnd)
 	if w.triggered(out) || processor.Validate(out) != nil {
-		// Still over (as when nothing could be cleared: out is then h).
 		return nil, false
 	}
-	// In the input history: the head, the summarized messages, then the
-	// cleared ones.
-	cleared := clearEnd - from
-	end := head + count + cleared
-	sum, fallback := "", false // the view's summary
-	if v.span != nil {
-		sum, fallback = v.span.Summary, v.span.Fallback
-	}
-	span := Span{Head: head, Count: count, Cleared: cleared, Digest: digestOf(history[:end]), Summary: sum, Fallback: fallback}
-	w.save(ctx, w.storeKey(ctx, v, history, head), history, span)
+	span.Cleared = clearEnd - from
+	end := span.Head + span.Count + span.Cleared
+	span.Digest, span.Last = digestOf(history[:end]), keyOf("", history[end-1:end])
+	w.save(ctx, v.key, span)
 	w.emit(ctx, EventCleared, Event{
-		MessagesBefore: len(h), TokensBefore: w.countTail(h),
-		MessagesAfter: len(out), TokensAfter: w.countTail(out),
+		MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h),
+		MessagesAfter: len(out), TokensAfter: processor.ContentTokens(out),
 	})
 	return out, true
 }
 
-// Compact compacts history now, whatever the triggers say (for example
-// after the provider reported a context overflow). When the usual tail
-// leaves fewer than 2 messages to compact, it keeps only the last request
-// (with the call it answers, if any). Unlike Process, it compacts even a
-// middle smaller than any summary marker, with the smallest digest (it then
-// reports EventFailed with ErrNoSmallerSummary before EventFinished): the
-// result has fewer messages, though not fewer characters. When there is
-// still nothing to compact, it returns history (with any summary the store
-// has for its start applied) unchanged.
+// Compact compacts history now, whatever the triggers say (after a context
+// overflow, say). When the usual tail leaves fewer than 2 messages to
+// compact, it keeps only the last request (and the call it answers). It
+// compacts even a middle smaller than any marker, with the smallest digest
+// (reporting ErrNoSmallerSummary): the result has fewer messages, though
+// not fewer characters. With nothing to compact it returns history with
+// the store's summary for its start applied.
 func (w *Window) Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error) {
 	if len(history) == 0 {
 		return nil, processor.ErrEmptyHistory
@@ -621,12 +500,9 @@ func (w *Window) Compact(ctx context.Context, history []processor.Message) ([]pr
 type conversationKey struct{}
 
 // WithConversation returns a copy of ctx that names the conversation a
-// request belongs to, for a host that knows it (a proxy whose clients send
-// a conversation header): the window then keeps what it summarized for
-// that conversation apart from what it summarized for others, even when
-// their histories begin with the same messages. Without it, conversations
-// are told apart by their content alone, which is enough for a single
-// host; an empty id is no id.
+// request belongs to (an empty id is none): the window keeps its
+// summaries apart from other conversations' even when their histories
+// begin alike. Without it, conversations are told apart by content.
 func WithConversation(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, conversationKey{}, id)
 }
@@ -641,21 +517,16 @@ func conversationOf(ctx context.Context) string {
 type view struct {
 	msgs     []processor.Message
 	head     int
-	key      Key
+	key      Key    // of the head: where its spans are saved
 	span     *Span  // the span applied, nil when none
 	prepared []Span // the prepared spans the store has under key, not checked against the history
 }
 
-// view applies to history the most recent span its store has for it: the
-// head, the span's marker (none for a span that only cleared), the
-// messages the span cleared with their tool outputs cleared, and the
-// messages after.
-//
-// The head is the one split finds, or, when that runs past the first
-// response, the leading requests: a head that ended at the first response
-// when a compaction was made (no text answer had come yet) stays there in
-// the compacted history, its marker stopping the head, while the full
-// history may since have grown a text answer within the head's bound.
+// view applies to history the longest span its store has for it. The
+// head is the one split finds, or else the leading requests: a head that
+// ended at the first response when its compaction was made stays there,
+// while the full history may since have grown a text answer within the
+// head's bound.
 func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	head := w.split(history, false).head
 	v := view{msgs: history, head: head}
@@ -678,82 +549,47 @@ func (w *Window) view(ctx context.Context, history []processor.Message) view {
 		head, v.head, v.key = lead, lead, k
 	}
 	s = w.retry(ctx, history, head, v.key, s)
-	end := head + s.Count
-	msgs := make([]processor.Message, 0, len(history)-s.Count+1)
-	msgs = append(msgs, history[:head]...)
+	var marker []processor.Message // none for a span that only cleared
 	if s.Count > 0 {
-		msgs = append(msgs, w.marker(s.Summary))
+		marker = append(marker, summary.Marker(s.Summary))
 	}
-	msgs = w.appendCleared(msgs, history[end:end+s.Cleared])
-	v.msgs = append(msgs, history[end+s.Cleared:]...)
-	v.span = s
+	end := head + s.Count
+	v.msgs, v.span = w.splice(history, head, end, end+s.Cleared, marker...), s
 	return v
 }
 
-// lookup returns the span the store has for history, its head ending at
-// head (nil when there is none), and the prepared spans it has under k.
+// lookup returns the longest span the store has for history after its
+// head (the most recent of equals; nil when none), and the prepared spans
+// it has under k but those this window dropped: they stay unused, as they
+// must for a host that keeps its processed history, whose key has changed
+// since.
 func (w *Window) lookup(ctx context.Context, history []processor.Message, head int, k Key) (*Span, []Span) {
-	spans, err := w.store.Spans(ctx, k, func() []Key { return lasts(history, head) })
+	spans, err := w.opts.Store.Spans(ctx, k, func() []Key { return lasts(history, head) })
 	if err != nil {
 		w.storeFailed(ctx, "spans", err)
 		return nil, nil
 	}
-	var used, prepared []Span
-	for _, s := range spans {
-		if s.Prepared {
-			prepared = append(prepared, s)
-		} else {
-			used = append(used, s)
-		}
-	}
-	return w.find(history, head, used), prepared
-}
-
-// find returns the longest of spans (the most recent of equals) whose
-// content history starts with; nil when none does. Spans whose end is not
-// a place to cut, or whose last message differs from the history's at that
-// place, are rejected before any digest is computed; the others are
-// checked in one pass over the history's content, shortest first.
-func (w *Window) find(history []processor.Message, head int, spans []Span) *Span {
-	length := func(s *Span) int { return s.Count + s.Cleared }
-	var cands []*Span
-	for i := range spans {
-		s := &spans[i]
-		end := head + s.Count
-		if s.Head != head || s.Count < 0 || s.Cleared < 0 || length(s) < 1 || end+s.Cleared > len(history)-1 ||
-			(s.Count > 0 && answers(history[end])) || keyOf("", history[end+s.Cleared-1:end+s.Cleared]) != s.Last {
-			continue
-		}
-		cands = append(cands, s)
-	}
-	// Shortest first, the most recent first among equals (spans come most
-	// recent first).
-	slices.SortStableFunc(cands, func(a, b *Span) int { return length(a) - length(b) })
-	h := newHasher()
-	fed := 0
-	var best *Span
-	for _, s := range cands {
+	prepared := slices.DeleteFunc(slices.Clone(spans), func(s Span) bool { return !s.Prepared || w.dropped.get(s.Digest) })
+	used := slices.DeleteFunc(spans, func(s Span) bool { return s.Prepared })
+	length := func(s Span) int { return s.Count + s.Cleared }
+	slices.SortStableFunc(used, func(a, b Span) int { return length(b) - length(a) })
+	for i, s := range used {
 		end := head + length(s)
-		for ; fed < end; fed++ {
-			h.message(&history[fed])
-		}
-		if h.sum() == s.Digest && (best == nil || length(s) > length(best)) {
-			best = s
+		if s.Head == head && s.Count >= 0 && s.Cleared >= 0 && length(s) > 0 && end < len(history) &&
+			(s.Count == 0 || !answers(history[head+s.Count])) && digestOf(history[:end]) == s.Digest {
+			return &used[i], prepared
 		}
 	}
-	return best
+	return nil, prepared
 }
 
-// marker returns the marker of a summary, a new message each time (its
-// parts are the caller's).
-func (w *Window) marker(s string) processor.Message { return summary.Marker(s) }
+// triggered reports whether h is over a trigger.
+func (w *Window) triggered(h []processor.Message) bool { return over(h, w.maxMessages, w.tokenTrigger) }
 
-// triggered reports whether h is over a bound.
-func (w *Window) triggered(h []processor.Message) bool {
-	if w.maxMessages > 0 && len(h) > w.maxMessages {
-		return true
-	}
-	return w.tokenTrigger > 0 && w.count(h) > w.tokenTrigger
+// over reports whether h has more than messages messages or tokens
+// estimated tokens; a bound that is not positive is none.
+func over(h []processor.Message, messages, tokens int) bool {
+	return (messages > 0 && len(h) > messages) || (tokens > 0 && processor.EstimateTokens(h) > tokens)
 }
 
 // compact replaces the middle of v.msgs with a summary marker.
@@ -770,116 +606,134 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var waited time.Duration // for a summary another process was writing
+	var waited time.Duration // for a summary written ahead
 	if !force && w.aheadOn(ctx) {
 		var out []processor.Message
-		var ok bool
 		var err error
-		if out, ok, waited, err = w.fromAhead(ctx, history, v, c); ok {
+		if out, waited, err = w.fromAhead(ctx, history, v, c); out != nil || err != nil {
 			return out, err
 		}
 	}
-	p := w.planAt(ctx, v, c, true)
-	if processor.Validate(w.build(h, p, w.blank)) != nil {
-		// Only an invalid input can lead here; leave it as it came.
+	p := w.planAt(ctx, v, c, w.clearEnd(h, c.start))
+	if processor.Validate(w.splice(h, p.head, p.start, p.clearEnd, w.blank)) != nil {
+		// Only an invalid input leads here; leave it as it came.
 		return h, nil
 	}
-	k := w.storeKey(ctx, v, history, c.head)
-	// The wait is keyed by the head as the view shows it (its marker
-	// included), which every host mode sees alike: a host that sends its
-	// full history and one that sends the processed one wait the same.
-	waitKey := k
+	// The wait is keyed by the head as every host mode sees it.
+	waitKey := v.key
 	if v.span != nil {
 		waitKey = keyOf(conversationOf(ctx), h[:c.head+1])
 	}
-	if !force && (p.replaced <= w.framing || p.replaced < w.memo.wait(waitKey)) {
-		// No marker could be smaller than this middle (not even an empty
-		// one, or no summary was lately): wait until it has grown.
+	if !force && (p.replaced <= w.framing || p.replaced < w.waits.get(waitKey)) {
+		// No marker could be smaller than this middle, or none was lately:
+		// wait until it has grown.
 		return h, nil
 	}
-	d := digestOf(history[:p.end()])
 
-	ev := Event{MessagesBefore: len(h), TokensBefore: w.countTail(h), Summarized: len(p.fresh), Waited: waited}
+	ev := Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Summarized: len(p.fresh), Waited: waited}
 	w.emit(ctx, EventStarted, ev)
-	began := w.now()
+	began := w.opts.Now()
 	write := func() result {
 		var r result
-		facts := w.factsOf(p.fresh, p.prevFacts, p.replaced)
 		mctx, meter := processor.WithUsageMeter(ctx)
-		r.summary, r.failure, r.err = w.summarize(mctx, w.clipForSummary(p.fresh), p.prev, p.replaced-len(facts)-2, force)
+		r.summary, r.failure, r.err = w.summarize(mctx, w.briefOf(p), force)
 		r.usage, _ = meter.Usage()
-		if r.err == nil && r.summary != "" {
-			r.summary = summary.WithFacts(r.summary, facts)
-		}
 		return r
 	}
 	var res result
-	var shared bool
 	var err error
 	if unpaid(ctx) {
-		// A digest costs nothing: no flight to share, and nothing saved.
+		// A digest costs nothing: no flight to share.
 		res = write()
 	} else {
-		res, shared, err = w.flights.do(ctx, d, write)
+		res, ev.Shared, err = w.flights.do(ctx, digestOf(history[:p.end()]), write)
 	}
 	if err == nil {
 		err = res.err
 	}
 	if err != nil {
-		// ctx ended: close the compaction the host saw start.
-		failed := ev
-		failed.MessagesAfter, failed.TokensAfter = ev.MessagesBefore, ev.TokensBefore
-		failed.Err, failed.Reason, failed.Duration = err, "canceled", w.now().Sub(began)
-		w.emit(ctx, EventFailed, failed)
+		w.uncompacted(ctx, ev, err, "canceled", w.opts.Now().Sub(began))
 		return nil, err
 	}
-	if f := res.failure; f != nil && errors.Is(f.err, ErrNoSmallerSummary) && (!force || res.summary == "") {
+	if res.summary == "" {
 		// Compacting would make the request bigger: send it as it is, and
 		// do not try again before the middle has grown.
-		w.memo.setWait(waitKey, p.replaced+max(p.replaced/2, w.framing))
-		failed := ev
-		failed.MessagesAfter, failed.TokensAfter = len(h), ev.TokensBefore
-		failed.Err, failed.Reason, failed.Duration, failed.Shared = f.err, f.reason, f.took, shared
-		w.emit(ctx, EventFailed, failed)
+		w.waits.put(waitKey, p.replaced+max(p.replaced/2, w.framing), nil)
+		w.uncompacted(ctx, ev, res.failure.err, res.failure.reason, res.failure.took)
 		return h, nil
 	}
-	return w.finish(ctx, history, v, k, p, d, written{summary: res.summary, failure: res.failure, usage: res.usage, shared: shared}, nil, ev, began), nil
-}
-
-// storeKey returns the key the view's span was found under, or, without
-// one, the key of history's head ending at head.
-func (w *Window) storeKey(ctx context.Context, v view, history []processor.Message, head int) Key {
-	if v.key != (Key{}) {
-		return v.key
+	if !ev.Shared {
+		ev.SummarizerUsage = res.usage
 	}
-	return keyOf(conversationOf(ctx), history[:head+1])
+	return w.finish(ctx, history, v, p, res.summary, res.failure, nil, ev, began), nil
 }
 
-// save saves span, which covers history up to its end (head, count and
-// cleared messages), under k, with its last message's key; a store that
-// fails is reported, not returned.
-func (w *Window) save(ctx context.Context, k Key, history []processor.Message, span Span) {
-	end := span.Head + span.Count + span.Cleared
-	span.Last = keyOf("", history[end-1:end])
+// uncompacted reports that the compaction ev began compacted nothing.
+func (w *Window) uncompacted(ctx context.Context, ev Event, err error, reason string, took time.Duration) {
+	ev.MessagesAfter, ev.TokensAfter = ev.MessagesBefore, ev.TokensBefore
+	ev.Err, ev.Reason, ev.Duration = err, reason, took
+	w.emit(ctx, EventFailed, ev)
+}
+
+// finish compacts v by p with the summary sum (f: why it is not the
+// summarizer's), saves the span unless the summary was shared, abandons
+// the conversation's other summaries written ahead, and reports the
+// compaction ev began at began.
+func (w *Window) finish(ctx context.Context, history []processor.Message, v view, p plan, sum string, f *failure, used *job, ev Event, began time.Time) []processor.Message {
+	h := v.msgs
+	out := w.splice(h, p.head, p.start, p.clearEnd, summary.Marker(sum))
+	w.refs.put(summary.Ref(sum), true, nil)
+	end := p.end()
+	d := digestOf(history[:end])
+	if !ev.Shared {
+		w.save(ctx, v.key, Span{Head: p.head, Count: p.covered, Cleared: p.cleared, Digest: d, Last: keyOf("", history[end-1:end]),
+			Summary: sum, Fallback: (f != nil && f.retry) || (v.span != nil && v.span.Fallback)})
+	}
+	for _, j := range w.jobs.take(&v.key) {
+		if j != used {
+			w.drop(j, "superseded")
+		}
+	}
+	ev.MessagesAfter, ev.TokensAfter = len(out), processor.ContentTokens(out)
+	ev.SummaryChars, ev.Fallback = len(sum), f != nil
+	ev.Summary, ev.Replaced = sum, w.describe(h[p.head:p.start])
+	ev.From, ev.To, ev.Key, ev.Span = p.head, p.head+p.covered, v.key, d
+	if f != nil {
+		failed := ev
+		failed.Err, failed.Reason, failed.Duration = f.err, f.reason, f.took
+		w.emit(ctx, EventFailed, failed)
+	}
+	ev.Duration = w.opts.Now().Sub(began)
+	if ev.Prepared {
+		ev.Duration += ev.Waited
+	} else {
+		ev.Waited += ev.Duration
+	}
+	w.emit(ctx, EventFinished, ev)
+	return out
+}
+
+// save saves span under k unless the request is unpaid; a store's failure
+// is reported.
+func (w *Window) save(ctx context.Context, k Key, span Span) {
 	if unpaid(ctx) {
-		return // nothing is kept for a request nobody pays for
+		return
 	}
-	if err := w.store.Save(ctx, k, span); err != nil {
+	if err := w.opts.Store.Save(ctx, k, span); err != nil {
 		w.storeFailed(ctx, "save", err)
 	}
 }
 
 // clearEnd returns where the outputs to clear in the tail h[start:] end:
-// before the last TailOutputs tool rounds (never in the last message);
-// start when nothing is cleared.
+// before the last TailOutputs tool rounds; start when none are cleared.
 func (w *Window) clearEnd(h []processor.Message, start int) int {
-	if w.tailOutputs <= 0 {
+	if w.opts.TailOutputs <= 0 {
 		return start
 	}
 	rounds := 0
 	for i := len(h) - 2; i >= start; i-- {
 		if h[i].HasToolCalls() {
-			if rounds++; rounds == w.tailOutputs {
+			if rounds++; rounds == w.opts.TailOutputs {
 				return i
 			}
 		}
@@ -887,222 +741,59 @@ func (w *Window) clearEnd(h []processor.Message, start int) int {
 	return start
 }
 
-// appendCleared appends ms to out with their tool outputs cleared.
-func (w *Window) appendCleared(out, ms []processor.Message) []processor.Message {
-	for _, m := range ms {
-		if parts := summary.ClearParts(m.Parts, w.recall, nil); parts != nil {
+// splice returns h with h[head:start] replaced by marker (a summary
+// marker, or none) and the tool outputs of h[start:clearEnd] cleared.
+func (w *Window) splice(h []processor.Message, head, start, clearEnd int, marker ...processor.Message) []processor.Message {
+	out := make([]processor.Message, 0, head+len(marker)+len(h)-start)
+	out = append(out, h[:head]...)
+	out = append(out, marker...)
+	for _, m := range h[start:clearEnd] {
+		if parts := summary.ClearParts(m.Parts, w.opts.Recall, nil); parts != nil {
 			m.Parts = parts
 		}
 		out = append(out, m)
 	}
-	return out
+	return append(out, h[clearEnd:]...)
 }
 
-// trusted reports whether a marker with reference ref is one a window
-// wrote: one this window wrote or trusted before, or one its store knows.
-func (w *Window) trusted(ctx context.Context, ref string) bool {
-	if w.memo.trusts(ref) {
-		return true
-	}
-	_, ok, err := w.store.Summary(ctx, ref)
-	if err != nil {
-		w.storeFailed(ctx, "summary", err)
+// memoLimit bounds the entries of a memo.
+const memoLimit = 4096
+
+// memo is a map safe for concurrent use that is emptied when it reaches
+// memoLimit entries: losing an entry must cost work, never a wrong result.
+type memo[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
+}
+
+// get returns k's value, or V's zero value.
+func (m *memo[K, V]) get(k K) V {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.m[k]
+}
+
+// put sets k's value to v, unless keep (when not nil) holds of the value
+// it has; it reports whether it set it.
+func (m *memo[K, V]) put(k K, v V, keep func(old V) bool) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.m[k]; ok && keep != nil && keep(old) {
 		return false
 	}
-	if ok {
-		w.memo.trust(ref)
+	if m.m == nil || len(m.m) >= memoLimit {
+		m.m = map[K]V{}
 	}
-	return ok
-}
-
-// failure describes why the summarizer's summary was not used.
-type failure struct {
-	err    error
-	reason string
-	took   time.Duration
-	retry  bool // the summarizer could not write a summary: ask again later
-}
-
-// summarize returns the summary of fresh merged with prev, from the
-// summarizer or, when it cannot be used, from the fallback (then failure
-// says why). Whatever its source, the summary's marker is smaller than
-// budget characters: when neither the summarizer's nor the fallback's is,
-// a digest sized to fit is used, and when even that is not smaller,
-// failure.err is ErrNoSmallerSummary and nothing should be compacted,
-// unless force is set: then the smallest summary found is returned with
-// that failure (a forced compaction still leaves fewer messages). It
-// fails only when ctx is done.
-func (w *Window) summarize(ctx context.Context, fresh []processor.Message, prev string, budget int, force bool) (string, *failure, error) {
-	if len(fresh) == 0 {
-		// Only markers in the middle: merge their summaries as they are.
-		if w.fits(prev, budget) || (force && strings.TrimSpace(prev) != "") {
-			return prev, nil, nil
-		}
-		return "", &failure{err: ErrNoSmallerSummary, reason: "no smaller summary"}, nil
-	}
-	s, f := w.ask(ctx, fresh, prev, budget)
-	if err := ctx.Err(); err != nil {
-		return "", nil, err
-	}
-	if f == nil {
-		return s, nil, nil
-	}
-	s, f = w.complete(ctx, fresh, prev, budget, force, f)
-	if err := ctx.Err(); err != nil {
-		return "", nil, err
-	}
-	return s, f, nil
-}
-
-// fits reports whether the marker of summary s is smaller than budget
-// characters (told without making it: its framing and the summary it
-// trims).
-func (w *Window) fits(s string, budget int) bool {
-	s = strings.TrimSpace(s)
-	return s != "" && w.framing+len(s) < budget
-}
-
-// ask returns the summarizer's summary of fresh merged with prev, when it
-// writes one whose marker is smaller than budget characters, or why it
-// did not. It asks only when the request is paid for and the payer's
-// breaker is closed, and counts the outcome toward the breaker.
-func (w *Window) ask(ctx context.Context, fresh []processor.Message, prev string, budget int) (string, *failure) {
-	began := w.now()
-	var reason string
-	var err error
-	payer := payerOf(ctx)
-	switch {
-	case unpaid(ctx):
-		reason, err = "unpaid", ErrUnpaid
-	case w.breakerOpen(payer):
-		reason, err = "circuit open", ErrCircuitOpen
-	default:
-		var s string
-		s, err = w.call(ctx, w.sum, fresh, prev)
-		if cerr := ctx.Err(); cerr != nil {
-			return "", &failure{err: cerr, reason: "canceled"}
-		}
-		switch {
-		case err != nil && errors.Is(err, context.DeadlineExceeded):
-			reason = "timeout"
-		case err != nil && errors.Is(err, summary.ErrEmpty):
-			reason = "empty summary"
-		case err != nil:
-			reason = "summarizer error"
-		case strings.TrimSpace(s) == "":
-			reason, err = "empty summary", summary.ErrEmpty
-		case !w.fits(s, budget):
-			reason, err = "summary too large", ErrSummaryTooLarge
-		}
-		w.tally(payer, err)
-		if err == nil {
-			return strings.TrimSpace(s), nil
-		}
-	}
-	// A summary the summarizer could not write (as opposed to one it
-	// wrote too large) may be written when the span is next needed.
-	return "", &failure{err: err, reason: reason, took: w.now().Sub(began),
-		retry: reason != "summary too large" && reason != "unpaid"}
-}
-
-// complete returns the fallback's summary of fresh merged with prev after
-// the summarizer's failure f, or a digest sized to fit in budget, and the
-// failure to report; see summarize.
-func (w *Window) complete(ctx context.Context, fresh []processor.Message, prev string, budget int, force bool, f *failure) (string, *failure) {
-	fallback := w.fallback
-	if unpaid(ctx) {
-		fallback = w.digest
-	}
-	s, ferr := w.call(ctx, fallback, fresh, prev)
-	if ctx.Err() != nil {
-		return "", f
-	}
-	if ferr == nil && w.fits(s, budget) {
-		return strings.TrimSpace(s), f
-	}
-	// A digest bounded by what the middle leaves once the marker's framing
-	// is paid for (for a forced compaction, at least a small one).
-	room := budget - w.framing - 1
-	if force {
-		room = max(room, 1)
-	}
-	var best string
-	if room > 0 {
-		s, _ = summary.NewDigest(summary.DigestOptions{MaxChars: room}).Summarize(ctx, fresh, prev)
-		if w.fits(s, budget) {
-			return strings.TrimSpace(s), f
-		}
-		best = strings.TrimSpace(s)
-	}
-	g := *f
-	if ferr != nil {
-		g.err = fmt.Errorf("%w (after %s: %w; the fallback failed too: %w)", ErrNoSmallerSummary, f.reason, f.err, ferr)
-	} else {
-		g.err = fmt.Errorf("%w (after %s: %w)", ErrNoSmallerSummary, f.reason, f.err)
-	}
-	g.reason = "no smaller summary"
-	if !force {
-		best = ""
-	}
-	return best, &g
-}
-
-// clipForSummary returns ms with their texts clipped to the window's clip
-// for the summarizer (ms itself when none is longer; new messages for
-// those that change).
-func (w *Window) clipForSummary(ms []processor.Message) []processor.Message {
-	if w.clip <= 0 {
-		return ms
-	}
-	var out []processor.Message // nil until a message changes
-	for i, m := range ms {
-		c, changed := summary.ClipTexts(m, w.clip)
-		if !changed {
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(ms)
-		}
-		out[i] = c
-	}
-	if out == nil {
-		return ms
-	}
-	return out
-}
-
-// SummaryClip returns the size each text is clipped to for the summarizer
-// (Options.SummaryClip), or a negative number when nothing is clipped.
-func (w *Window) SummaryClip() int { return w.clip }
-
-// factsOf returns the facts section of fresh merged with previous, or ""
-// when the window keeps no facts or the middle (replaced characters) is too
-// small to hold them beside a summary: they may take a third of it at most.
-func (w *Window) factsOf(fresh []processor.Message, previous string, replaced int) string {
-	if w.facts == nil {
-		return ""
-	}
-	room := (replaced - w.framing) / 3
-	if room < 200 {
-		return ""
-	}
-	return w.facts.Section(fresh, previous, room)
-}
-
-// call asks s for the summary of fresh merged with prev, within the
-// timeout.
-func (w *Window) call(ctx context.Context, s Summarizer, fresh []processor.Message, prev string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.timeout)
-	defer cancel()
-	return s.Summarize(ctx, fresh, prev)
+	m.m[k] = v
+	return true
 }
 
 func (w *Window) emit(ctx context.Context, t EventType, ev Event) {
-	if w.onEvent == nil {
+	if w.opts.OnEvent == nil {
 		return
 	}
 	ev.Type = t
-	w.onEvent(ctx, ev)
+	w.opts.OnEvent(ctx, ev)
 }
 
 // storeFailed reports a failure of the store's method named op.
