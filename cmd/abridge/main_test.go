@@ -423,7 +423,14 @@ func TestReplayErrors(t *testing.T) {
 		{"no answer", []string{"replay", "testdata/unanswered.json"}, "abridge: replay: nothing replayed: the transcript has no assistant message"},
 		{"no answer in either", []string{"replay", "testdata/unanswered.json", "testdata/unanswered.json"},
 			"abridge: replay: nothing replayed: none of the 2 transcripts has an assistant message"},
+		{"a directory of transcripts, each read", []string{"replay", "testdata"}, "abridge: replay: load history testdata/broken.json: message 1: "},
 	}
+	empty := t.TempDir()
+	tests = append(tests, struct {
+		name string
+		args []string
+		want string
+	}{"a directory without transcripts", []string{"replay", empty}, "abridge: replay: " + empty + ": a directory with no .json transcript"})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runCLI(t, nil, "", tt.args...)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	abridge "github.com/abridge-go/abridge"
@@ -15,7 +16,7 @@ import (
 var replayCommand = &command{
 	name:    "replay",
 	summary: "replay transcripts as the agent would have sent them and report the savings",
-	usage:   "abridge replay [--wide | --json] [--plot FILE] [--html FILE] [--mode processed|full|fresh] [FILE...]",
+	usage:   "abridge replay [--wide | --json] [--plot FILE] [--html FILE] [--mode processed|full|fresh] [FILE|DIR...]",
 	about: `Replay replays each transcript request by request, running abridge's
 processors before every request as an agent would, and reports what they
 save. Its table fits 100 columns: a row per transcript and a total with the
@@ -37,7 +38,7 @@ many and where.
 
 With no FILE it replays the five real transcripts shipped in abridge (the
 binary holds them; testdata/README.md in the source says
-where they come from). Without a model endpoint the window summarizes with
+where they come from). A DIR stands for the .json files it holds. Without a model endpoint the window summarizes with
 the offline digest; with OPENAI_API_KEY or OPENAI_BASE_URL set it calls the
 model.
 
@@ -91,10 +92,9 @@ func replayFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []stri
 			return err
 		}
 		defer env.close()
-		for _, f := range args {
-			if _, err := os.Stat(f); err != nil {
-				return fmt.Errorf("replay: %w", err)
-			}
+		args, err = transcriptFiles(args)
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
 		}
 		opts := replay.Options{
 			Mode:     m,
@@ -231,4 +231,30 @@ func invalidSummary(r *replay.Report) string {
 	}
 	return fmt.Sprintf("%d of %d requests invalid (%s); first: %s",
 		t.InvalidRequests, t.Requests, strings.Join(where, ", "), t.FirstError)
+}
+
+// transcriptFiles returns the files named in args, a directory standing
+// for the .json files it holds (in name order); a name that does not exist,
+// or a directory without a .json file, is an error naming it.
+func transcriptFiles(args []string) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			files = append(files, a)
+			continue
+		}
+		in, err := filepath.Glob(filepath.Join(a, "*.json"))
+		if err != nil {
+			return nil, err
+		}
+		if len(in) == 0 {
+			return nil, fmt.Errorf("%s: a directory with no .json transcript", a)
+		}
+		files = append(files, in...)
+	}
+	return files, nil
 }
