@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -357,24 +358,18 @@ func (o Settings) describe() []string {
 		}
 		parts = append(parts, "the tail's tool outputs cleared but "+rounds)
 	}
-	switch {
-	case o.TrimMaxChars < 0:
+	if o.TrimMaxChars < 0 {
 		parts = append(parts, "no trimming")
-	case o.TrimMaxChars == 0:
-		parts = append(parts, "trim at "+count(trimtools.DefaultMaxChars)+" characters")
-	default:
-		parts = append(parts, "trim at "+count(o.TrimMaxChars)+" characters")
+	} else {
+		parts = append(parts, "trim at "+count(cmp.Or(o.TrimMaxChars, trimtools.DefaultMaxChars))+" characters")
 	}
 	if o.TrimKeepLast > 0 {
 		parts = append(parts, "the last "+count(o.TrimKeepLast)+" messages untrimmed")
 	}
-	switch {
-	case o.Ahead < 0:
+	if o.Ahead < 0 {
 		parts = append(parts, "summaries written when due")
-	case o.Ahead == 0:
-		parts = append(parts, "summaries written "+count(window.DefaultAhead)+" requests ahead")
-	default:
-		parts = append(parts, "summaries written "+count(o.Ahead)+" requests ahead")
+	} else {
+		parts = append(parts, "summaries written "+count(cmp.Or(o.Ahead, window.DefaultAhead))+" requests ahead")
 	}
 	return parts
 }
