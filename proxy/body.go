@@ -151,7 +151,7 @@ func (r *bodyReader) free() {
 // the body takes more of it (see bodyReader.take); it refuses with a
 // *memoryError what would not fit in the whole budget.
 func (p *Proxy) reserve(ctx context.Context, n int64) (func(), error) {
-	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	ex := exchangeOf(ctx)
 	if p.bodies == nil || ex == nil || ex.body == nil {
 		return func() {}, nil
 	}

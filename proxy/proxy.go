@@ -158,7 +158,7 @@ type Proxy struct {
 	log         *zap.Logger
 	metrics     *Metrics
 	onEvent     func(context.Context, openaimw.Event)
-	upstreamOf  func(path string) *url.URL // where a request for path goes
+	upstreamOf  func(family wire.Codec) *url.URL // where a request of an API's family goes (nil: of none)
 	receipts    *Receipts
 }
 
@@ -199,15 +199,14 @@ func New(opts Options) *Proxy {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	upstreamOf := func(path string) *url.URL {
-		if c := wire.Family(path); c != nil {
-			if u := opts.Upstreams[c.API()]; u != nil {
+	p.upstreamOf = func(family wire.Codec) *url.URL {
+		if family != nil {
+			if u := opts.Upstreams[family.API()]; u != nil {
 				return u
 			}
 		}
 		return upstream
 	}
-	p.upstreamOf = upstreamOf
 	chain := opts.Chain
 	if p.receipts != nil {
 		chain = p.receipts.chain(chain)
@@ -220,9 +219,10 @@ func New(opts Options) *Proxy {
 	})
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL = target(upstreamOf(pr.In.URL.Path), pr.In.URL)
+			ex := exchangeOf(pr.In.Context())
+			pr.Out.URL = target(ex.upstream, pr.In.URL)
 			pr.Out.Host = ""
-			if openaimw.API(pr.In) == "" {
+			if ex.codec == nil {
 				// The middleware takes it off the requests it processes.
 				pr.Out.Header.Del(openaimw.ConversationHeader)
 			}
@@ -259,14 +259,32 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// exchange is what the proxy learns of one request while serving it.
+// exchange is what the proxy knows of one request: what it decides as
+// the request arrives (ServeHTTP), then what it learns while serving it.
+// It is the one value the proxy puts in the request's context; exchangeOf
+// reads it.
 type exchange struct {
-	// processed is set for a request of a wire API the middleware
-	// processes.
-	processed bool
-	event     *openaimw.Event
-	overflow  *openaimw.Event
-	failure   string
+	// codec is the codec of the request's wire API when the middleware
+	// processes it (a POST to …/chat/completions, …/responses or
+	// …/v1/messages: wire.ForPath), else nil.
+	codec wire.Codec
+	// family is the codec of the API the request's path belongs to
+	// (wire.Family: its endpoint or a path under it), else nil: it
+	// chooses the upstream and shapes the errors the proxy answers.
+	family wire.Codec
+	// upstream is the base URL the request is forwarded to.
+	upstream *url.URL
+	// client is the context of the client's request, which ends when the
+	// client goes away (the request's own adds the proxy's Timeout).
+	client context.Context
+	// credential is the client's credential headers, as a summary
+	// request made while serving it is given them (clientCredential), or
+	// nil when it has none.
+	credential http.Header
+
+	event    *openaimw.Event
+	overflow *openaimw.Event
+	failure  string
 	// cut is set when the upstream's answer broke off: its reason
 	// (CodeUpstreamReset, CodeUpstreamTimeout, or clientGone). A cut
 	// found before the answer's status was sent on becomes the request's
@@ -283,32 +301,47 @@ type exchange struct {
 // the client went away.
 const clientGone = "client gone"
 
+// api names the request's wire API: "chat", "responses", "messages", or
+// "other" for a request the middleware does not process.
+func (ex *exchange) api() string {
+	if ex.codec == nil {
+		return "other"
+	}
+	return ex.codec.API()
+}
+
 type exchangeKey struct{}
+
+// exchangeOf returns the exchange of the request ctx comes from, or nil.
+func exchangeOf(ctx context.Context) *exchange {
+	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	return ex
+}
 
 // ServeHTTP proxies one request.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
-	route := openaimw.API(r)
-	ex := &exchange{processed: route != ""}
-	if !ex.processed {
-		route = "other"
+	ex := &exchange{family: wire.Family(r.URL.Path), client: r.Context()}
+	if r.Method == http.MethodPost {
+		ex.codec = wire.ForPath(r.URL.Path)
 	}
-	defer func() { p.finish(r, rec, ex, route, start) }()
+	ex.upstream = p.upstreamOf(ex.family)
+	defer func() { p.finish(r, rec, ex, start) }()
 
 	if r.URL.Path != Prefix && !strings.HasPrefix(r.URL.Path, Prefix+"/") {
-		p.refuse(rec, r, ex, apierror.Error{Status: http.StatusNotFound, Type: apierror.TypeInvalidRequest, Code: CodeUnknownPath,
+		p.refuse(rec, ex, apierror.Error{Status: http.StatusNotFound, Type: apierror.TypeInvalidRequest, Code: CodeUnknownPath,
 			Message: fmt.Sprintf("abridge: no route for %s: the proxy serves %s/ (set the client's base URL to this server's %s)", r.URL.Path, Prefix, Prefix)})
 		return
 	}
 	if err := checkPath(r.URL); err != nil {
-		p.refuse(rec, r, ex, apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest, Code: CodeInvalidPath,
+		p.refuse(rec, ex, apierror.Error{Status: http.StatusBadRequest, Type: apierror.TypeInvalidRequest, Code: CodeInvalidPath,
 			Message: "abridge: " + err.Error()})
 		return
 	}
-	if ex.processed {
+	if ex.codec != nil {
 		if r.ContentLength > p.maxBody {
-			p.refuse(rec, r, ex, tooLarge(p.maxBody))
+			p.refuse(rec, ex, tooLarge(p.maxBody))
 			return
 		}
 		ex.body = p.limitBody(rec, r, start.Add(p.bodyTimeout))
@@ -316,10 +349,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
 	defer cancel()
+	ex.credential = clientCredential(r.Header)
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
-	ctx = context.WithValue(ctx, clientKey{}, r.Context())
-	ctx = context.WithValue(ctx, authKey{}, credential{header: clientCredential(r.Header), api: route, to: p.upstreamOf(r.URL.Path)})
-	if p.receipts != nil && ex.processed {
+	if p.receipts != nil && ex.codec != nil {
 		ctx = p.receipts.begin(ctx, ex, r)
 	}
 	p.rp.ServeHTTP(rec, r.WithContext(ctx))
@@ -366,16 +398,15 @@ var refusals = []string{openaimw.CodeInvalidJSON, openaimw.CodeMissingMessages, 
 	CodeInvalidPath, CodeTooLarge, CodeRequestTimeout, CodeBusy}
 
 // refuse answers e to a request the proxy sends nowhere, and counts it.
-func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, ex *exchange, e apierror.Error) {
+func (p *Proxy) refuse(w http.ResponseWriter, ex *exchange, e apierror.Error) {
 	ex.failure = e.Code
 	p.metrics.rejectedRequest(e.Code)
-	writeError(w, r, e)
+	writeError(w, ex.family, e)
 }
 
-// writeError answers e in the shape of the API the request is for (the
-// OpenAI shape for requests of no API abridge knows).
-func writeError(w http.ResponseWriter, r *http.Request, e apierror.Error) {
-	c := wire.Family(r.URL.Path)
+// writeError answers e in the shape of the API family c of the request
+// (the OpenAI shape for requests of no API abridge knows: nil).
+func writeError(w http.ResponseWriter, c wire.Codec, e apierror.Error) {
 	if c == nil {
 		e.Write(w)
 		return
@@ -408,7 +439,7 @@ func (p *Proxy) event(ctx context.Context, e openaimw.Event) {
 	if p.onEvent != nil {
 		p.onEvent(ctx, e)
 	}
-	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	ex := exchangeOf(ctx)
 	if ex == nil {
 		return
 	}
@@ -435,14 +466,13 @@ func (p *Proxy) response(resp *http.Response) error {
 		p.metrics.upstreamError("status_5xx")
 	}
 	ctx := resp.Request.Context()
-	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	ex := exchangeOf(ctx)
 	if ex == nil {
 		return nil
 	}
 	setHeaders(resp.Header, ex)
-	client, _ := ctx.Value(clientKey{}).(context.Context)
-	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, client: client, ex: ex, p: p}
-	if ex.processed && !isStream(resp) {
+	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, ex: ex, p: p}
+	if ex.codec != nil && !isStream(resp) {
 		return readWhole(resp)
 	}
 	return nil
@@ -488,17 +518,14 @@ func readWhole(resp *http.Response) error {
 	return nil
 }
 
-type clientKey struct{}
-
 // watchedBody is an upstream answer's body that notes why it broke off,
 // when it does: the upstream reset the connection or sent less than it
 // announced, the proxy's Timeout cut it, or the client went away.
 type watchedBody struct {
 	io.ReadCloser
-	ctx    context.Context // the request's, with the proxy's Timeout
-	client context.Context // the client's request's
-	ex     *exchange
-	p      *Proxy
+	ctx context.Context // the request's, with the proxy's Timeout
+	ex  *exchange       // its client's context ends when the client goes away
+	p   *Proxy
 }
 
 func (b *watchedBody) Read(buf []byte) (int, error) {
@@ -507,7 +534,7 @@ func (b *watchedBody) Read(buf []byte) (int, error) {
 		return n, err
 	}
 	switch {
-	case b.client != nil && b.client.Err() != nil:
+	case b.ex.client.Err() != nil:
 		b.ex.cut = clientGone
 	case errors.Is(b.ctx.Err(), context.DeadlineExceeded):
 		b.ex.cut = CodeUpstreamTimeout
@@ -522,12 +549,12 @@ func (b *watchedBody) Read(buf []byte) (int, error) {
 
 // error answers a request that got no response from upstream.
 func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
-	ex, _ := r.Context().Value(exchangeKey{}).(*exchange)
+	ex := exchangeOf(r.Context()) // set by ServeHTTP
 	var tooBig *http.MaxBytesError
 	var e apierror.Error
 	var tooMuch *memoryError
 	switch {
-	case errors.Is(err, errAnswerCut) && ex != nil:
+	case errors.Is(err, errAnswerCut):
 		// Counted and logged as it broke off (watchedBody); the client
 		// has been sent nothing: it is answered an error, which the
 		// request's line and abridge_requests_total report.
@@ -544,7 +571,7 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 				Message: "abridge: " + err.Error()}
 		}
 		ex.failure, ex.cut = e.Code, ""
-		writeError(w, r, e)
+		writeError(w, ex.family, e)
 		return
 	case errors.As(err, &tooBig):
 		e = tooLarge(tooBig.Limit)
@@ -558,7 +585,7 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", "1")
 		e = apierror.Error{Status: http.StatusServiceUnavailable, Type: apierror.TypeServer, Code: CodeBusy,
 			Message: fmt.Sprintf("abridge: %s (%s, BodyMemory); try again", errBusy, envBodyMemory)}
-	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil && openaimw.API(r) != "" && ex != nil && ex.event == nil:
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil && ex.codec != nil && ex.event == nil:
 		// The time ran out in abridge's processing (a summary): nothing
 		// reached the upstream.
 		e = apierror.Error{Status: http.StatusGatewayTimeout, Type: apierror.TypeServer, Code: CodeProcessTimeout,
@@ -569,9 +596,7 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 			Message: fmt.Sprintf("abridge: no complete answer from upstream within %s", p.timeout)}
 	case r.Context().Err() != nil:
 		// The client went away: nobody to answer.
-		if ex != nil {
-			ex.failure = clientGone
-		}
+		ex.failure = clientGone
 		w.WriteHeader(499)
 		return
 	default:
@@ -579,26 +604,24 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 		e = apierror.Error{Status: http.StatusBadGateway, Type: apierror.TypeUpstream, Code: CodeUnreachable,
 			Message: "abridge: upstream unreachable: " + err.Error()}
 	}
-	if ex != nil {
-		ex.failure = e.Code
-	}
+	ex.failure = e.Code
 	if slices.Contains(refusals, e.Code) {
 		p.metrics.rejectedRequest(e.Code)
 		p.log.Info("proxy: request refused", zap.String("path", r.URL.Path), zap.String("code", e.Code), zap.Error(err))
 	} else {
 		p.log.Warn("proxy: no answer from upstream", zap.String("path", r.URL.Path), zap.String("code", e.Code), zap.Error(err))
 	}
-	writeError(w, r, e)
+	writeError(w, ex.family, e)
 }
 
 // finish logs the request and counts it.
-func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, route string, start time.Time) {
+func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, start time.Time) {
 	d := time.Since(start)
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	p.metrics.request(route, status, d)
+	p.metrics.request(ex.api(), status, d)
 	if ex.trail != nil {
 		p.receipts.finish(ex.trail, status)
 	}
@@ -676,18 +699,6 @@ func (r *recorder) Flush() {
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-type authKey struct{}
-
-// credential is what a client request carries to pay with: its credential
-// headers, the wire API it is of ("chat", "responses", "messages", or
-// "other"), and the upstream it was sent to, the only origin its
-// credential may be given to.
-type credential struct {
-	header http.Header
-	api    string
-	to     *url.URL
-}
-
 // forwardedHeaders are the headers of a client's request a summary
 // request to its upstream is given: its credential (credentialHeaders),
 // and what Anthropic reads with one, the API version and the beta flags
@@ -752,13 +763,13 @@ func ForwardAuthorization(origin *url.URL, next http.RoundTripper) http.RoundTri
 		next = http.DefaultTransport
 	}
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		c, _ := req.Context().Value(authKey{}).(credential)
-		if c.header == nil || hasCredential(req.Header) || origin == nil || c.to == nil ||
-			!sameOrigin(req.URL, origin) || !sameOrigin(req.URL, c.to) {
+		ex := exchangeOf(req.Context())
+		if ex == nil || ex.credential == nil || hasCredential(req.Header) || origin == nil ||
+			!sameOrigin(req.URL, origin) || !sameOrigin(req.URL, ex.upstream) {
 			return next.RoundTrip(req)
 		}
 		r := req.Clone(req.Context())
-		for name, v := range c.header {
+		for name, v := range ex.credential {
 			r.Header[name] = slices.Clone(v)
 		}
 		resp, err := next.RoundTrip(r)
@@ -767,7 +778,7 @@ func ForwardAuthorization(origin *url.URL, next http.RoundTripper) http.RoundTri
 		}
 		var secrets []string
 		for _, name := range credentialHeaders {
-			if v := c.header.Get(name); v != "" {
+			if v := ex.credential.Get(name); v != "" {
 				secrets = append(secrets, v)
 			}
 		}
@@ -787,8 +798,10 @@ func hasCredential(h http.Header) bool {
 // apiOf returns the wire API of the client request ctx comes from ("chat",
 // "responses", "messages", "other"), or "" when it comes from none.
 func apiOf(ctx context.Context) string {
-	c, _ := ctx.Value(authKey{}).(credential)
-	return c.api
+	if ex := exchangeOf(ctx); ex != nil {
+		return ex.api()
+	}
+	return ""
 }
 
 // sameOrigin reports whether u and origin have the same scheme and host.

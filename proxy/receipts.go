@@ -233,7 +233,7 @@ func (r *Receipts) chain(next processor.Processor) processor.Processor {
 
 // trailOf returns the trail of the request ctx comes from, or nil.
 func trailOf(ctx context.Context) *trail {
-	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	ex := exchangeOf(ctx)
 	if ex == nil {
 		return nil
 	}

@@ -44,7 +44,7 @@ func TestForwardAuthorizationRedacts(t *testing.T) {
 	m := model.NewOpenAI(model.WithBaseURL(up.URL+"/v1"), model.WithHTTPClient(client), model.WithModel("gpt-test"))
 	for _, key := range keys {
 		t.Run(key, func(t *testing.T) {
-			ctx := context.WithValue(context.Background(), authKey{}, credential{header: http.Header{"Authorization": {"Bearer " + key}}, to: origin})
+			ctx := context.WithValue(context.Background(), exchangeKey{}, &exchange{credential: http.Header{"Authorization": {"Bearer " + key}}, upstream: origin})
 			_, err := m.Request(ctx, []processor.Message{processor.UserMessage("hi")}, model.Settings{})
 			if err == nil {
 				t.Fatal("no error from a refused key")
