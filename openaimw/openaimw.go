@@ -56,7 +56,9 @@
 // value New returns goes straight into option.WithMiddleware. The proxy
 // (package proxy, abridge serve) is this middleware in front of an
 // upstream. The wire formats live in one codec each (internal/wire); this
-// package picks one by the request's path and holds no API of its own.
+// package picks one by the request's method and path (the proxy, which
+// decides it once as a request arrives, gives it the codec in the
+// request's context) and holds no API of its own.
 package openaimw
 
 import (
@@ -353,22 +355,19 @@ type mw struct {
 // IsChatCompletions reports whether req is a POST to a path ending in
 // /chat/completions.
 func IsChatCompletions(req *http.Request) bool {
-	return API(req) == "chat"
+	c := codecOf(req)
+	return c != nil && c.API() == "chat"
 }
 
-// API names the wire API of a request the middleware processes: "chat"
-// for a POST to a path ending in /chat/completions, "responses" for one
-// ending in /responses, "messages" for one ending in /messages; "" for
-// every other request, which passes untouched.
-func API(req *http.Request) string {
-	if c := codecOf(req); c != nil {
-		return c.API()
-	}
-	return ""
-}
-
-// codecOf returns the codec of the requests the middleware processes.
+// codecOf returns the codec of a request the middleware processes, nil
+// for every other request, which passes untouched: the one its context
+// names when its server decided it (the proxy does: wire.WithCodec), else
+// the codec of its path (…/chat/completions, …/responses, …/v1/messages)
+// when it is a POST.
 func codecOf(req *http.Request) wire.Codec {
+	if c, decided := wire.CodecOf(req.Context()); decided {
+		return c
+	}
 	if req.Method != http.MethodPost {
 		return nil
 	}

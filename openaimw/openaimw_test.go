@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/openaimw"
 	"github.com/abridge-go/abridge/processor"
@@ -345,6 +346,60 @@ func TestUntouched(t *testing.T) {
 			}
 			if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+secret {
 				t.Errorf("Authorization %q not forwarded", got)
+			}
+		})
+	}
+}
+
+// TestCodecGiven checks that the middleware processes a request with the
+// codec its context names (wire.WithCodec: the proxy decides once, as the
+// request arrives), a nil one included, and decides from the path only
+// when given none: a body that is not JSON is refused where the request
+// is processed and sent on where it is not.
+func TestCodecGiven(t *testing.T) {
+	type outcome struct {
+		Refused   bool // abridge answered, naming what is wrong
+		Anthropic bool // in the shape of Anthropic's errors
+		Upstream  int  // requests the upstream got
+	}
+	tests := []struct {
+		name, path string
+		given      bool
+		codec      wire.Codec
+		want       outcome
+	}{
+		{"chat path, none given", "/v1/chat/completions", false, nil, outcome{true, false, 0}},
+		{"chat path, given nil", "/v1/chat/completions", true, nil, outcome{false, false, 1}},
+		{"other path, none given", "/v1/embeddings", false, nil, outcome{false, false, 1}},
+		{"other path, given chat", "/v1/embeddings", true, wire.Chat, outcome{true, false, 0}},
+		{"chat path, given messages", "/v1/chat/completions", true, wire.Messages, outcome{true, true, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &openaitest.Upstream{}
+			srv := httptest.NewServer(up)
+			defer srv.Close()
+			ctx := context.Background()
+			if tt.given {
+				ctx = wire.WithCodec(ctx, tt.codec)
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+tt.path, strings.NewReader(`{"model": "m", "messages": [`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := openaimw.New(nil, openaimw.Options{})(req, http.DefaultClient.Do)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := outcome{Refused: strings.Contains(string(data), "abridge: "),
+				Anthropic: strings.HasPrefix(string(data), `{"type":"error"`), Upstream: len(up.Requests())}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -266,7 +266,8 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 type exchange struct {
 	// codec is the codec of the request's wire API when the middleware
 	// processes it (a POST to …/chat/completions, …/responses or
-	// …/v1/messages: wire.ForPath), else nil.
+	// …/v1/messages: wire.ForPath), else nil. The middleware is given it
+	// (wire.WithCodec) rather than deciding again.
 	codec wire.Codec
 	// family is the codec of the API the request's path belongs to
 	// (wire.Family: its endpoint or a path under it), else nil: it
@@ -351,6 +352,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	ex.credential = clientCredential(r.Header)
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
+	ctx = wire.WithCodec(ctx, ex.codec)
 	if p.receipts != nil && ex.codec != nil {
 		ctx = p.receipts.begin(ctx, ex, r)
 	}
