@@ -144,6 +144,29 @@ type Options struct {
 	// compaction a forwarded history carries in its answer's
 	// HeaderReceipt (see [NewReceipts]). Nil means none.
 	Receipts *Receipts
+	// SummarizeFor says for which requests the chain's window may call
+	// its summarizer: SummarizeAll (the default, for ""),
+	// SummarizeCredential (requests that carry a credential) or
+	// SummarizeAccepted (requests whose credential the upstream has
+	// answered a POST with success before: the proxy learns it from the
+	// answers it forwards); any other value counts as SummarizeAccepted,
+	// the strictest. The window compacts the requests it leaves out with
+	// its offline digest and stores nothing for them
+	// (window.WithoutSummarizer). When clients pay (ClientsPay), a request
+	// without a credential is a client like the others; when the proxy
+	// pays, it is summarized only under SummarizeAll. abridge serve sets
+	// it from ABRIDGE_SERVE_SUMMARIZE_FOR.
+	SummarizeFor string
+	// ClientsPay says that each client's credential pays for its
+	// conversation's summaries (the summarizer has no key of its own, and
+	// its requests carry the client's: see [ForwardAuthorization]): the
+	// window then keeps a circuit breaker and a share of the background
+	// work per credential (window.WithPayer), so that a client whose key
+	// the summarizer's upstream refuses stops only its own summaries.
+	// Unset, the proxy pays for every summary, and all requests share one
+	// breaker. abridge serve sets it when neither ABRIDGE_SUMMARY_API_KEY
+	// nor OPENAI_API_KEY is set.
+	ClientsPay bool
 }
 
 // Proxy is the proxy's http.Handler. It is safe for concurrent use.
@@ -160,6 +183,7 @@ type Proxy struct {
 	onEvent     func(context.Context, openaimw.Event)
 	upstreamOf  func(family wire.Codec) *url.URL // where a request of an API's family goes (nil: of none)
 	receipts    *Receipts
+	tenants     *tenants
 }
 
 var _ http.Handler = (*Proxy)(nil)
@@ -167,7 +191,7 @@ var _ http.Handler = (*Proxy)(nil)
 // New returns a Proxy configured by opts.
 func New(opts Options) *Proxy {
 	p := &Proxy{maxBody: opts.MaxBodyBytes, timeout: opts.Timeout, log: opts.Logger, metrics: opts.Metrics, onEvent: opts.OnEvent,
-		receipts: opts.Receipts}
+		receipts: opts.Receipts, tenants: newTenants(opts.SummarizeFor, opts.ClientsPay)}
 	if p.maxBody <= 0 {
 		p.maxBody = DefaultMaxBodyBytes
 	}
@@ -199,6 +223,7 @@ func New(opts Options) *Proxy {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	base = p.tenants.transport(base)
 	p.upstreamOf = func(family wire.Codec) *url.URL {
 		if family != nil {
 			if u := opts.Upstreams[family.API()]; u != nil {
@@ -350,7 +375,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
 	defer cancel()
-	ex.credential = clientCredential(r.Header)
+	id, has := credentialID(r.Header)
+	if has {
+		ex.credential = clientCredential(r.Header)
+	}
+	ctx = p.tenants.context(ctx, id, has)
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
 	ctx = wire.WithCodec(ctx, ex.codec)
 	if p.receipts != nil && ex.codec != nil {
@@ -707,14 +736,11 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 // (only the OAuth ones: see clientCredential).
 var forwardedHeaders = append(slices.Clone(credentialHeaders), "Anthropic-Version", "Anthropic-Beta")
 
-// clientCredential returns the headers of h a summary request is given
-// (forwardedHeaders), or nil when h has no credential. Of anthropic-beta
-// only the OAuth flags are kept (Claude Code's bearer token is refused
-// without them); the others would change the summary request's meaning.
+// clientCredential returns the headers of h, which has a credential, a
+// summary request is given (forwardedHeaders). Of anthropic-beta only the
+// OAuth flags are kept (Claude Code's bearer token is refused without
+// them); the others would change the summary request's meaning.
 func clientCredential(h http.Header) http.Header {
-	if _, has := credentialID(h); !has {
-		return nil
-	}
 	out := http.Header{}
 	for _, name := range forwardedHeaders {
 		v := h.Get(name)

@@ -15,16 +15,16 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 )
 
-// Policies of [TenantOptions.SummarizeFor]: for which requests the
-// summarizer may call its model.
+// Policies of [Options.SummarizeFor]: for which requests the window may
+// call its summarizer.
 const (
-	// SummarizeAccepted: requests whose credential the upstream has
-	// answered with success before (the default).
-	SummarizeAccepted = "accepted"
+	// SummarizeAll: every request (the default, for "").
+	SummarizeAll = "all"
 	// SummarizeCredential: requests that carry a credential.
 	SummarizeCredential = "credential"
-	// SummarizeAll: every request.
-	SummarizeAll = "all"
+	// SummarizeAccepted: requests whose credential the upstream has
+	// answered a POST with success before.
+	SummarizeAccepted = "accepted"
 )
 
 // credentialHeaders are the headers a client may send its key in: the
@@ -32,74 +32,51 @@ const (
 // x-api-key.
 var credentialHeaders = []string{"Authorization", "Api-Key", "X-Api-Key"}
 
-// acceptedLimit bounds the credentials a Tenants remembers as accepted; when
-// full it forgets them all, and each is accepted again at its next success.
+// acceptedLimit bounds the credentials the proxy remembers as accepted;
+// when full it forgets them all, and each is accepted again at its next
+// success.
 const acceptedLimit = 1 << 16
 
-// TenantOptions configures [Tenants]. The zero value summarizes for
-// requests whose credential the upstream has accepted, a request without
-// one counting as a credential, and makes each client pay for its own
-// summaries.
-type TenantOptions struct {
-	// SummarizeFor is SummarizeAccepted (the default, for ""),
-	// SummarizeCredential or SummarizeAll. Requests it leaves out are
-	// compacted with the window's offline digest, and nothing is stored
-	// for them (see window.WithoutSummarizer).
-	SummarizeFor string
-	// ProxyPays is true when the summarizer has an API key of its own:
-	// every summary is paid by the proxy, whose breaker all requests then
-	// share, and a request without a credential is summarized only under
-	// SummarizeAll. When false, each client's credential pays for its
-	// conversation's summaries, and the window keeps a circuit breaker per
-	// credential (see window.WithPayer): a client whose key the
-	// summarizer's upstream refuses stops only its own summaries.
-	ProxyPays bool
-}
-
-// Tenants tells the proxy's clients apart by the credential each sends,
+// tenants tells the proxy's clients apart by the credential each sends,
 // so that none can make another pay, slow or lose its summaries: it names
 // the payer of each request's summaries for the window, and lets the
-// summarizer be called only for the requests its policy allows. It learns
-// which credentials the upstream accepts from the answers to the requests
-// the proxy forwards. It keeps only hashes of credentials, in memory, and
-// is safe for concurrent use.
-type Tenants struct {
-	opts TenantOptions
+// summarizer be called only for the requests the policy allows
+// (Options.SummarizeFor, Options.ClientsPay). It learns which credentials
+// the upstream accepts from the answers to the requests the proxy
+// forwards, and keeps only hashes of them, in memory.
+type tenants struct {
+	summarizeFor string
+	clientsPay   bool
 
 	mu       sync.Mutex
 	accepted map[string]struct{}
 }
 
-// NewTenants returns a Tenants configured by opts.
-func NewTenants(opts TenantOptions) *Tenants {
-	if opts.SummarizeFor == "" {
-		opts.SummarizeFor = SummarizeAccepted
+func newTenants(summarizeFor string, clientsPay bool) *tenants {
+	switch summarizeFor {
+	case "":
+		summarizeFor = SummarizeAll
+	case SummarizeAll, SummarizeCredential:
+	default:
+		summarizeFor = SummarizeAccepted
 	}
-	return &Tenants{opts: opts, accepted: map[string]struct{}{}}
+	return &tenants{summarizeFor: summarizeFor, clientsPay: clientsPay, accepted: map[string]struct{}{}}
 }
 
-// Handler returns next with each request's context naming the payer of
-// its summaries and, for a request the policy leaves out, telling the
-// window not to call its summarizer. Wrap the [Proxy] with it.
-func (t *Tenants) Handler(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(t.context(r.Context(), r.Header)))
-	})
-}
-
-// context returns ctx with what the window needs to know of the request
-// whose header is h.
-func (t *Tenants) context(ctx context.Context, h http.Header) context.Context {
-	id, has := credentialID(h)
-	if !t.opts.ProxyPays {
+// context returns ctx with what the window needs to know of a request
+// whose credential has the identity id (has: it has one): who pays for its
+// summaries and, for a request the policy leaves out, that the window is
+// not to call its summarizer.
+func (t *tenants) context(ctx context.Context, id string, has bool) context.Context {
+	if t.clientsPay {
 		ctx = window.WithPayer(ctx, id)
 	}
 	allowed := true
-	switch t.opts.SummarizeFor {
+	switch t.summarizeFor {
 	case SummarizeCredential:
-		allowed = has || !t.opts.ProxyPays
+		allowed = has || t.clientsPay
 	case SummarizeAccepted:
-		allowed = (has || !t.opts.ProxyPays) && t.isAccepted(id)
+		allowed = (has || t.clientsPay) && t.isAccepted(id)
 	}
 	if !allowed {
 		ctx = window.WithoutSummarizer(ctx)
@@ -107,14 +84,12 @@ func (t *Tenants) context(ctx context.Context, h http.Header) context.Context {
 	return ctx
 }
 
-// Transport returns a RoundTripper that sends the proxy's requests with
-// next (nil means http.DefaultTransport) and records the credential of
-// each POST the upstream answers with a success (2xx) as accepted: a model
-// call, not a listing some upstreams serve to anyone. Give it to the
-// [Proxy] as its Options.Transport.
-func (t *Tenants) Transport(next http.RoundTripper) http.RoundTripper {
-	if next == nil {
-		next = http.DefaultTransport
+// transport returns next, recording, under SummarizeAccepted, the
+// credential of each POST the upstream answers with a success (2xx) as
+// accepted: a model call, not a listing some upstreams serve to anyone.
+func (t *tenants) transport(next http.RoundTripper) http.RoundTripper {
+	if t.summarizeFor != SummarizeAccepted {
+		return next
 	}
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
 		resp, err := next.RoundTrip(req)
@@ -126,7 +101,7 @@ func (t *Tenants) Transport(next http.RoundTripper) http.RoundTripper {
 	})
 }
 
-func (t *Tenants) accept(id string) {
+func (t *tenants) accept(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, ok := t.accepted[id]; ok {
@@ -138,7 +113,7 @@ func (t *Tenants) accept(id string) {
 	t.accepted[id] = struct{}{}
 }
 
-func (t *Tenants) isAccepted(id string) bool {
+func (t *tenants) isAccepted(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	_, ok := t.accepted[id]

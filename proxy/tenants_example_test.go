@@ -21,10 +21,11 @@ func (c *calls) Summarize(context.Context, []processor.Message, string) (string,
 	return "What was done so far.", nil
 }
 
-// Tenants in front of the proxy: the model writes summaries only for a
-// client whose key the upstream has accepted once; a client whose key it
-// refuses gets the offline digest, and nobody pays for it.
-func ExampleNewTenants() {
+// A proxy that pays for its clients' summaries writes them only for a
+// client whose key the upstream has accepted once (SummarizeAccepted); a
+// client whose key it refuses gets the offline digest, and nobody pays
+// for it.
+func ExampleOptions_summarizeFor() {
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer good-key" {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -40,9 +41,8 @@ func ExampleNewTenants() {
 	// Each summary written when its compaction is due (not ahead, in the
 	// background), so that what this example prints is the same each run.
 	win := window.New(window.Options{MaxMessages: 6, Summarizer: sum, Ahead: -1})
-	tenants := proxy.NewTenants(proxy.TenantOptions{ProxyPays: true})
-	p := proxy.New(proxy.Options{Upstream: base, Chain: win, Transport: tenants.Transport(nil)})
-	srv := httptest.NewServer(tenants.Handler(p))
+	p := proxy.New(proxy.Options{Upstream: base, Chain: win, SummarizeFor: proxy.SummarizeAccepted})
+	srv := httptest.NewServer(p)
 	defer srv.Close()
 
 	post := func(key string, turns int) {

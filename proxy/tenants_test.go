@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
@@ -69,75 +71,91 @@ func (c *callCounter) Summarize(context.Context, []processor.Message, string) (s
 	return "A summary.", nil
 }
 
-// TestTenantsSummarizeFor checks for which requests each policy lets the
-// window call its summarizer, and that a credential is accepted once the
-// upstream answers a request carrying it with success, not before.
-func TestTenantsSummarizeFor(t *testing.T) {
+func (c *callCounter) calls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// TestSummarizeFor checks, through the proxy, for which requests each
+// policy (Options.SummarizeFor, Options.ClientsPay) lets the window call
+// its summarizer, and that a credential is accepted once the upstream
+// answers a POST carrying it with success, not before and not for a
+// listing.
+func TestSummarizeFor(t *testing.T) {
 	const accepted, refused = "Bearer accepted-key", "Bearer refused-key"
+	// What each request was sent with: a credential (its Authorization,
+	// "" for none), or the accepted one before the upstream accepted it.
+	const first = "accepted-key, first"
 	tests := []struct {
-		policy    string
-		proxyPays bool
-		want      map[string]bool // by Authorization ("" none): summarized
+		policy     string
+		clientsPay bool
+		want       map[string]bool // summarized
 	}{
-		{SummarizeAccepted, true, map[string]bool{accepted: true, refused: false, "": false}},
-		{SummarizeAccepted, false, map[string]bool{accepted: true, refused: false, "": true}},
-		{SummarizeCredential, true, map[string]bool{accepted: true, refused: true, "": false}},
-		{SummarizeCredential, false, map[string]bool{accepted: true, refused: true, "": true}},
-		{SummarizeAll, true, map[string]bool{accepted: true, refused: true, "": true}},
+		{"", false, map[string]bool{first: true, accepted: true, refused: true, "": true}},
+		{SummarizeAll, false, map[string]bool{first: true, accepted: true, refused: true, "": true}},
+		{SummarizeAll, true, map[string]bool{first: true, accepted: true, refused: true, "": true}},
+		{SummarizeCredential, false, map[string]bool{first: true, accepted: true, refused: true, "": false}},
+		{SummarizeCredential, true, map[string]bool{first: true, accepted: true, refused: true, "": true}},
+		{SummarizeAccepted, false, map[string]bool{first: false, accepted: true, refused: false, "": false}},
+		{SummarizeAccepted, true, map[string]bool{first: false, accepted: true, refused: false, "": true}},
+		{"acepted", false, map[string]bool{first: false, accepted: true, refused: false, "": false}},
 	}
 	for _, tc := range tests {
-		t.Run(fmt.Sprintf("%s/proxy-pays=%v", tc.policy, tc.proxyPays), func(t *testing.T) {
-			tn := NewTenants(TenantOptions{SummarizeFor: tc.policy, ProxyPays: tc.proxyPays})
-			// The upstream accepts accepted-key and no credential.
-			up := tn.Transport(roundTripper(func(req *http.Request) (*http.Response, error) {
+		t.Run(fmt.Sprintf("%q/clients-pay=%v", tc.policy, tc.clientsPay), func(t *testing.T) {
+			// The upstream refuses refused-key's POSTs and accepts the
+			// rest, no credential included.
+			up := roundTripper(func(req *http.Request) (*http.Response, error) {
 				status := http.StatusOK
 				if req.Header.Get("Authorization") == refused && req.Method == http.MethodPost {
 					status = http.StatusUnauthorized
 				}
-				return &http.Response{StatusCode: status, Body: io.NopCloser(strings.NewReader("{}")), Header: http.Header{}}, nil
-			}))
-			summarized := func(auth string) bool {
-				sum := &callCounter{}
-				w := window.New(window.Options{MaxMessages: 4, Summarizer: sum, Store: window.NewMemoryStore(0), Ahead: -1})
-				h := http.Header{}
+				return &http.Response{StatusCode: status, Body: io.NopCloser(strings.NewReader("{}")), Header: http.Header{}, Request: req}, nil
+			})
+			sum := &callCounter{}
+			w := window.New(window.Options{MaxMessages: 4, Summarizer: sum, Store: window.NewMemoryStore(0), Ahead: -1})
+			p := New(Options{Chain: w, Transport: up, SummarizeFor: tc.policy, ClientsPay: tc.clientsPay})
+			conversations := 0
+			send := func(method, auth string, turns int) {
+				t.Helper()
+				conversations++
+				msgs := []string{fmt.Sprintf(`{"role":"user","content":"Conversation %d."}`, conversations), `{"role":"assistant","content":"Started."}`}
+				for i := range turns {
+					msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"Step %d: %s"}`, i, strings.Repeat("details ", 50)),
+						fmt.Sprintf(`{"role":"assistant","content":"Done %d."}`, i))
+				}
+				msgs = append(msgs, `{"role":"user","content":"Next?"}`)
+				path := "/v1/chat/completions"
+				if method == http.MethodGet {
+					path = "/v1/models"
+				}
+				r := httptest.NewRequest(method, path, strings.NewReader(`{"model":"m","messages":[`+strings.Join(msgs, ",")+`]}`))
 				if auth != "" {
-					h.Set("Authorization", auth)
+					r.Header.Set("Authorization", auth)
 				}
-				history := []processor.Message{processor.SystemMessage("s"), processor.UserMessage("u"), processor.TextMessage("a")}
-				for i := range 6 {
-					history = append(history, processor.UserMessage(fmt.Sprintf("question %d %s", i, strings.Repeat("x", 200))),
-						processor.TextMessage(fmt.Sprintf("answer %d %s", i, strings.Repeat("y", 200))))
-				}
-				history = append(history, processor.UserMessage("last"))
-				if _, err := w.Process(tn.context(context.Background(), h), history); err != nil {
-					t.Fatal(err)
-				}
-				return sum.n > 0
+				p.ServeHTTP(httptest.NewRecorder(), r)
 			}
-			if tc.policy == SummarizeAccepted && summarized(accepted) {
-				t.Errorf("summarized for a credential before the upstream accepted it")
+			summarized := func(auth string) bool {
+				before := sum.calls()
+				send(http.MethodPost, auth, 6)
+				return sum.calls() > before
 			}
-			// A listing answered with success accepts nobody.
-			list, _ := http.NewRequest(http.MethodGet, "http://upstream.invalid/v1/models", nil)
-			list.Header.Set("Authorization", refused)
-			if resp, err := up.RoundTrip(list); err == nil {
-				_ = resp.Body.Close()
+			got := map[string]bool{first: summarized(accepted)}
+			// A listing answered with success accepts nobody; a short
+			// POST, with nothing to summarize, is answered.
+			send(http.MethodGet, refused, 0)
+			for auth := range tc.want {
+				if auth != first {
+					send(http.MethodPost, auth, 0)
+				}
 			}
 			for auth := range tc.want {
-				req, _ := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", nil)
-				if auth != "" {
-					req.Header.Set("Authorization", auth)
+				if auth != first {
+					got[auth] = summarized(auth)
 				}
-				resp, err := up.RoundTrip(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_ = resp.Body.Close()
 			}
-			for auth, want := range tc.want {
-				if got := summarized(auth); got != want {
-					t.Errorf("Authorization %q: summarized %v, want %v", auth, got, want)
-				}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("summarized (-want +got):\n%s", diff)
 			}
 		})
 	}

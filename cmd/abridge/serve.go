@@ -200,10 +200,8 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	tenants := proxy.NewTenants(proxy.TenantOptions{SummarizeFor: cfg.ServeSummarizeFor, ProxyPays: cfg.SummaryKeySet()})
 	p := proxy.New(proxy.Options{
 		Upstream:     upstream,
-		Transport:    tenants.Transport(nil),
 		Upstreams:    map[string]*url.URL{"messages": anthropicUpstream},
 		Chain:        comp.Chain,
 		MaxBodyBytes: int64(cfg.ServeMaxBodyMB) << 20,
@@ -212,10 +210,12 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		Logger:       logger,
 		Metrics:      metrics,
 		Receipts:     receipts,
+		SummarizeFor: cfg.ServeSummarizeFor,
+		ClientsPay:   !cfg.SummaryKeySet(),
 	})
 
 	mux := http.NewServeMux()
-	mux.Handle("/", tenants.Handler(p))
+	mux.Handle("/", p)
 	mux.Handle("/healthz", getOnly(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
