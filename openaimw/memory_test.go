@@ -152,3 +152,51 @@ func BenchmarkProcessingMemory(b *testing.B) {
 		})
 	}
 }
+
+// waitingLive returns the bytes of live heap the middleware holds while
+// the upstream answers one request of body (a GC run there), beyond the
+// body as it was read, on a fresh trimmer and window.
+func waitingLive(t testing.TB, s memoryShape) int64 {
+	win := window.New(window.Options{})
+	mw := openaimw.New(processor.Chain(trimtools.New(trimtools.Options{}), win), openaimw.Options{Compactor: win})
+	req, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1"+openaitest.APIPath(s.api), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(s.body)), int64(len(s.body))
+	var before, during runtime.MemStats
+	next := func(r *http.Request) (*http.Response, error) {
+		runtime.GC()
+		runtime.ReadMemStats(&during)
+		_, err := io.Copy(io.Discard, r.Body)
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}, err
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	resp, err := mw(req, next)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s: %v, %v", s.api, s.name, resp, err)
+	}
+	runtime.KeepAlive(win)
+	return int64(during.HeapAlloc) - int64(before.HeapAlloc) - int64(len(s.body))
+}
+
+// TestWaitingMemory checks that openaimw.WaitingMemory, the part of the
+// reservation a request holds until its answer's headers come back,
+// covers the heap the middleware holds live while the upstream answers,
+// on bodies of every shape in every API.
+func TestWaitingMemory(t *testing.T) {
+	if raceBuild {
+		t.Skip("the race detector's sync.Pool drops what is put back: allocations are not the program's (run without -race)")
+	}
+	for _, s := range memoryShapes(t) {
+		t.Run(s.api+"/"+s.name, func(t *testing.T) {
+			tokens := tokensOf(t, s)
+			live, limit := waitingLive(t, s), openaimw.WaitingMemory(len(s.body), tokens)
+			t.Logf("%d bytes live for a body of %d bytes and %d tokens (%.2f a byte, %.1f a token); %d estimated", live, len(s.body), tokens, float64(live)/float64(len(s.body)), float64(live)/float64(tokens), limit)
+			if live > limit {
+				t.Errorf("%d bytes live while the answer is awaited, over the %d estimated", live, limit)
+			}
+		})
+	}
+}
