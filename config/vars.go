@@ -383,7 +383,7 @@ var variables = []variable{
 	{
 		Variable: Variable{
 			Group: GroupServe, Name: Prefix + "SERVE_BODY_MEMORY_MB", Default: "256", Accepted: "an integer from 1 to 65536 (raised to twice ABRIDGE_SERVE_MAX_BODY_MB when smaller)",
-			Description: "Most memory, in MiB, that the request bodies abridge serve processes may take at once: each body twice its bytes as they arrive (a body must arrive within a minute, else 408), then what decoding and processing it take, from its bytes and its JSON tokens (about 4 bytes a byte and 1,000 a token). A body waits for room until its minute is up, then gets 503; a request that finds no more room once it holds some gets 503 at once; one that would need more than the whole budget (a history of a million tiny messages) gets 413 naming this variable.",
+			Description: "Most memory, in MiB, that the request bodies abridge serve processes may take at once: each body twice its bytes as they arrive (a body must arrive within a minute, else 408), then what decoding and processing it take, from its bytes and its JSON tokens (about 4 bytes a byte and 1,000 a token, of which 2 a byte and 64 a token stay held while the answer is awaited). A body waits for room until its minute is up, then gets 503; a request that finds no more room once it holds some gets 503 at once; one that would need more than the whole budget (a history of a million tiny messages) gets 413 naming this variable.",
 		},
 		field: "ServeBodyMemoryMB", kind: "an integer", problem: outOfRange,
 		valid: func(c *Config) bool { return c.ServeBodyMemoryMB >= 1 && c.ServeBodyMemoryMB <= 65536 },

@@ -71,6 +71,10 @@ type bodyReader struct {
 	deadline time.Time
 	rc       *http.ResponseController // to lift the connection's read deadline at the end
 	held     int64
+	// reserved is what the request's processing holds of the budget
+	// beside its body (Proxy.reserve): taken and given back on the
+	// goroutine that serves the request.
+	reserved int64
 }
 
 func (r *bodyReader) Read(p []byte) (int, error) {
@@ -156,13 +160,17 @@ func (p *Proxy) reserve(ctx context.Context, n int64) (func(), error) {
 		return func() {}, nil
 	}
 	body := ex.body
-	if need := body.held + n; need > p.memory {
+	if need := body.held + body.reserved + n; need > p.memory {
 		return nil, &memoryError{need: need, budget: p.memory}
 	}
 	if err := body.take(n); err != nil {
 		return nil, err
 	}
-	return func() { p.bodies.Release(n) }, nil
+	body.reserved += n
+	return func() {
+		body.reserved -= n
+		p.bodies.Release(n)
+	}, nil
 }
 
 // limitBody puts r's body behind the proxy's limits: at most p.maxBody

@@ -100,10 +100,11 @@ func TestStalledBodies(t *testing.T) {
 
 // TestBodyMemory checks the bound on the memory of bodies in flight, each
 // counted with what processing it takes (openaimw.ProcessingMemory: in
-// all, about 6 times a body of one long text): while one request holds most of it
-// (its body read, its answer slow), a body that does not fit waits, and is
-// answered 503 with Retry-After at its deadline; a small one fits beside
-// it; once the first is served, the large one goes through.
+// all, about 6 times a body of one long text, 4 times of it held while
+// the answer is awaited): while one request holds more than half of it
+// (its body read, its answer slow), a body whose processing does not fit
+// is answered 503 with Retry-After; a small one fits beside it; once the
+// first is served, the large one goes through.
 func TestBodyMemory(t *testing.T) {
 	bigBody := func(n int) string {
 		return `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", n) + `"}]}`
@@ -129,14 +130,14 @@ func TestBodyMemory(t *testing.T) {
 		}
 	}()
 	time.Sleep(300 * time.Millisecond) // its body is read; the upstream takes its time
-	if got, h := post(bigBody(300 << 10)); got != http.StatusServiceUnavailable || h.Get("Retry-After") == "" {
+	if got, h := post(bigBody(500 << 10)); got != http.StatusServiceUnavailable || h.Get("Retry-After") == "" {
 		t.Errorf("request over the bound: status %d, Retry-After %q; want 503 with one", got, h.Get("Retry-After"))
 	}
 	if got, _ := post(bigBody(10)); got != http.StatusOK {
 		t.Errorf("small request beside it: status %d, want 200", got)
 	}
 	wg.Wait()
-	if got, _ := post(bigBody(300 << 10)); got != http.StatusOK {
+	if got, _ := post(bigBody(500 << 10)); got != http.StatusOK {
 		t.Errorf("the same request once the first was served: status %d, want 200", got)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/abridge-go/abridge/internal/openaitest"
 	"github.com/abridge-go/abridge/openaimw"
 	"github.com/abridge-go/abridge/proxy"
@@ -327,5 +329,62 @@ func TestMemoryBudgetHolds(t *testing.T) {
 	}
 	if n := len(up.Requests()); n != 0 {
 		t.Errorf("upstream got %d requests, want none", n)
+	}
+}
+
+// TestBudgetFreedBeforeTheWait checks that a request gives back what
+// processing alone took of the memory budget before it waits for the
+// upstream, keeping only what it holds while it waits: eight requests of
+// 2,000 one-letter messages (processing estimated at 10 MiB each, 0.8 MiB
+// of it held while waiting) in flight at once, each sent once the
+// previous one reached an upstream that answers after 2 s, all fit in a
+// 32 MiB budget. Holding the whole estimate until the answer, the fourth
+// was answered 503.
+func TestBudgetFreedBeforeTheWait(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"model":"m","messages":[`)
+	for i := range 2000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"role":"user","content":"%c"}`, 'a'+i%26)
+	}
+	b.WriteString("]}")
+	body := b.String()
+	up := &openaitest.Upstream{Latency: 2 * time.Second}
+	base := bodyProxy(t, up, proxy.Options{MaxBodyBytes: 1 << 20, BodyMemory: 32 << 20})
+	const n = 8
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		done := make(chan struct{})
+		wg.Go(func() {
+			defer close(done)
+			resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+			if resp.StatusCode != http.StatusOK {
+				t.Logf("request %d: %d %s", i, resp.StatusCode, data)
+			}
+		})
+		// The next once this one is at the upstream (or answered).
+		for len(up.Requests()) <= i {
+			select {
+			case <-done:
+			case <-time.After(5 * time.Millisecond):
+				continue
+			}
+			break
+		}
+	}
+	wg.Wait()
+	want := []int{200, 200, 200, 200, 200, 200, 200, 200}
+	if diff := cmp.Diff(want, statuses); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
 }

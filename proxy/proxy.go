@@ -108,7 +108,10 @@ type Options struct {
 	// arrive (it is read in pieces, then joined into one slice), then,
 	// once it has arrived and before it is decoded, what decoding and
 	// processing it take (openaimw.ProcessingMemory, from its bytes and
-	// its JSON tokens), all held until its request is served. A request
+	// its JSON tokens): the part processing alone takes is given back
+	// once the body to send is written, the rest (the history decoded
+	// and written, openaimw.WaitingMemory) until the answer's headers
+	// have come back, the body's own until the request is served. A request
 	// waits for the first bytes of its body to fit, until its body's
 	// deadline (BodyTimeout), and is then answered 503; once it holds
 	// some of the bound, a request that needs more than is free is

@@ -56,15 +56,23 @@
 //	working(session_id, pos, seq)
 //	    KEY (session_id, pos): the working history, position by position,
 //	    each a reference to a messages row.
-//	summaries(key, digest, head, count, cleared, last, ref, summary, created, fallback, used)
+//	summaries(key, digest, head, count, cleared, last, ref, summary, created, fallback, used, prepared)
 //	    KEY (key, digest): the spans windows summarized (window.Span), by
 //	    conversation key and content digest, both in hexadecimal; ref is
 //	    the summary's reference (summary.Ref), indexed; (key, last) and
-//	    used are indexed. Shared by every process on the database (see
-//	    [Store.Summaries]). A span is kept until it has not been saved or
-//	    read for SummaryMaxAge, or until the table holds more than
-//	    SummaryMaxSpans spans and it is among the least recently used:
+//	    used are indexed; prepared marks a summary written ahead, in the
+//	    background, and not applied yet. Shared by every process on the
+//	    database (see [Store.Summaries]). A span is kept until it has not
+//	    been saved or read for SummaryMaxAge, or until the table holds more
+//	    than SummaryMaxSpans spans and it is among the least recently used:
 //	    never because other spans share its key.
+//	summary_claims(digest, holder, expires)
+//	    KEY digest: the span whose summary a process is writing ahead
+//	    (window.Claimer, [Store.Summaries]), the holder naming the process
+//	    and expires the time, in Unix nanoseconds, at which another
+//	    process may take it over; a claim is renewed while its summary is
+//	    being written and deleted once it is saved or given up, or an hour
+//	    after it expired.
 //	receipts(id, conversation, ref, created, used, data, first_usage, next_usage)
 //	    KEY id: the receipt of each compaction a proxy made (see
 //	    [Store.Receipts]); data is its JSON (receipt.Receipt, without the

@@ -46,8 +46,16 @@ type job struct {
 	head   int
 	count  int // messages the summary stands for after the head, in the input history
 	last   Key // the key of the span's last message
+	// plan is what the summary is written from (its fresh messages the
+	// job's own copy, dropped once it ends); the brief given to the
+	// summarizer is made from it in the background, when the job runs.
+	plan plan
+	// brief is the brief written from (its fresh messages dropped), fresh
+	// the digest of the plan's fresh messages, and input the characters
+	// given to the summarizer, set when the job runs (guarded by mu).
 	brief  brief
-	input  int             // characters given to the summarizer
+	fresh  Digest
+	input  int
 	values context.Context // the request's values (payer, credential), not its end
 	queued time.Time
 
@@ -91,9 +99,23 @@ func (j *job) take() bool {
 func (j *job) end(state jobState, prose string, f *failure, usage processor.Usage) {
 	j.mu.Lock()
 	j.state, j.prose, j.failure, j.usage = state, prose, f, usage
-	j.brief.fresh, j.cancel = nil, nil
+	j.plan.fresh, j.brief.fresh, j.cancel = nil, nil, nil
 	close(j.done)
 	j.mu.Unlock()
+}
+
+// factsFor returns the facts the job's brief holds when p, a plan of
+// the request that uses its summary, has the same messages to summarize,
+// summaries before them and room as the plan the job wrote from: they are
+// then the facts p's brief would hold.
+func (j *job) factsFor(p plan) (string, bool) {
+	j.mu.Lock()
+	b, fresh := j.brief, j.fresh
+	j.mu.Unlock()
+	if fresh == (Digest{}) || b.replaced != p.replaced || b.prev != p.prev || j.plan.prevFacts != p.prevFacts {
+		return "", false
+	}
+	return b.facts, digestOf(p.fresh) == fresh
 }
 
 // written reports whether the job is done (its prose, failure and usage
@@ -112,7 +134,7 @@ func (j *job) abandon() jobState {
 	was := j.state
 	switch was {
 	case jobQueued:
-		j.state, j.brief.fresh = jobAbandoned, nil
+		j.state, j.plan.fresh = jobAbandoned, nil
 		close(j.done)
 	case jobRunning:
 		if j.cancel != nil {
@@ -314,9 +336,12 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 			return // another process writes it
 		}
 	}
-	b := w.briefOf(p)
+	// The job outlives the request's history: it keeps its own copy of
+	// the messages to summarize, and makes their brief (the facts, the
+	// texts clipped) when it runs, not in the request.
+	p.fresh = processor.Clone(p.fresh)
 	j := &job{
-		key: v.key, digest: d, head: c.head, count: p.covered, last: last, brief: b, input: b.chars(),
+		key: v.key, digest: d, head: c.head, count: p.covered, last: last, plan: p,
 		values: context.WithoutCancel(ctx), queued: now, done: make(chan struct{}), committed: committed,
 	}
 	for _, old := range w.jobs.add(j, now) {
@@ -324,7 +349,7 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 	}
 	w.emit(ctx, EventAheadStarted, Event{
 		MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h),
-		Summarized: len(b.fresh), SummaryInput: j.input, From: c.head, To: c.head + p.covered,
+		Summarized: len(p.fresh), From: c.head, To: c.head + p.covered,
 		Key: v.key, Span: d,
 	})
 	if !w.runner().Go(payerOf(ctx), func(rctx context.Context) { w.runJob(rctx, j) }) && j.take() {
@@ -363,16 +388,19 @@ func (w *Window) write(rctx context.Context, j *job) {
 	ctx, cancel := context.WithCancel(j.values)
 	defer context.AfterFunc(rctx, cancel)()
 	defer cancel()
+	b := w.briefOf(j.plan)
+	fresh := digestOf(j.plan.fresh)
 	j.mu.Lock()
 	j.cancel = cancel
+	j.brief, j.fresh, j.input = b, fresh, b.chars()
 	j.mu.Unlock()
 	w.keepClaim(ctx, j.digest) // until cancel
 
 	began := w.opts.Now()
 	mctx, meter := processor.WithUsageMeter(ctx)
-	prose, f := w.ask(mctx, j.brief)
+	prose, f := w.ask(mctx, b)
 	usage, _ := meter.Usage()
-	ev := Event{Duration: w.opts.Now().Sub(began), SummarizerUsage: usage, SummaryInput: j.input, Key: j.key, Span: j.digest,
+	ev := Event{Duration: w.opts.Now().Sub(began), SummarizerUsage: usage, SummaryInput: b.chars(), Key: j.key, Span: j.digest,
 		From: j.head, To: j.head + j.count, SummaryChars: len(prose)}
 	if ctx.Err() != nil {
 		w.giveUp(j, "abandoned", ev)
@@ -593,7 +621,14 @@ func (w *Window) applyReady(ctx context.Context, history []processor.Message, v 
 	ev := Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Summarized: p.summed}
 	w.emit(ctx, EventStarted, ev)
 	began := w.opts.Now()
-	sum, f := w.complete(ctx, w.briefOf(p), j.prose, j.failure, false)
+	var sum string
+	var f *failure
+	if facts, ok := j.factsFor(p); ok && j.failure == nil && w.fits(summary.WithFacts(j.prose, facts), p.replaced) {
+		// The job's facts are those of this span: not extracted again.
+		sum = summary.WithFacts(j.prose, facts)
+	} else {
+		sum, f = w.complete(ctx, w.briefOf(p), j.prose, j.failure, false)
+	}
 	if sum == "" {
 		w.uncompacted(ctx, ev, f.err, f.reason, 0)
 		return h

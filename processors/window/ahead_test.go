@@ -486,3 +486,68 @@ func TestAheadConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestAheadFacts grows a conversation whose summaries carry facts (the
+// files its commands read) with the summaries written ahead in the
+// background, while the caller overwrites each history it passed once the
+// request returns: the job summarizes its own copy of the messages, makes
+// their facts when it runs, and the request that applies the summary
+// takes the facts the job made. Every history sent, facts included, and
+// every summarizer input are the foreground's.
+func TestAheadFacts(t *testing.T) {
+	h := conversation(30, 120)
+	replies := []model.Reply{model.RespondText("Summary one."), model.RespondText("Summary two.")}
+	fg, fgRec := recorder(replies...)
+	var want [][]processor.Message
+	grow(t, New(Options{MaxMessages: 20, Summarizer: fg, Ahead: -1}), h, func(out []processor.Message) {
+		want = append(want, out)
+	})
+	facts := 0
+	for _, out := range want {
+		for _, m := range out {
+			if s, _, ok := summary.ParseMarker(m); ok && strings.Contains(s, "file") {
+				facts++
+			}
+		}
+	}
+	if facts == 0 {
+		t.Fatal("no marker of the foreground's carries facts naming the files read: the test shows nothing")
+	}
+
+	bg, bgRec := recorder(replies...)
+	var run manual
+	w := New(Options{MaxMessages: 20, Summarizer: bg, Background: &run})
+	var stored []processor.Message
+	next := 0
+	for i, k := range processortest.RequestPoints(h) {
+		stored = append(stored, h[next:k]...)
+		next = k
+		in := processor.Clone(stored)
+		out, err := w.Process(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = processor.Clone(out)
+		for _, m := range in {
+			for k := range m.Parts {
+				m.Parts[k] = processor.UserPrompt{Content: "overwritten by the caller"}
+			}
+		}
+		run.runAll()
+		if err := processortest.Diff(want[i], stored); err != nil {
+			t.Fatalf("request %d: differs from the foreground's: %v", i, err)
+		}
+	}
+	fgCalls, bgCalls := fgRec.Calls(), bgRec.Calls()
+	if len(bgCalls) != len(fgCalls)+1 {
+		t.Fatalf("%d summarizer calls written ahead, %d in the foreground, want one more", len(bgCalls), len(fgCalls))
+	}
+	for i := range fgCalls {
+		if err := processortest.Diff(fgCalls[i].Messages, bgCalls[i].Messages); err != nil {
+			t.Errorf("summarizer call %d: input differs from the foreground's: %v", i, err)
+		}
+	}
+	if err := w.Close(context.Background()); err != nil {
+		t.Error(err)
+	}
+}

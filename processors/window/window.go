@@ -198,8 +198,9 @@ const (
 	// EventCleared: clearing old tool outputs (Options.TailOutputs)
 	// brought the history under the triggers without a summary.
 	EventCleared
-	// EventAheadStarted: the summary of the next compaction's span
-	// started being written in the background.
+	// EventAheadStarted: the summary of the next compaction's span was
+	// queued to be written in the background (its brief, the facts
+	// extracted, is made there too: SummaryInput is not known yet).
 	EventAheadStarted
 	// EventAheadFinished: a summary written ahead is ready, or could not
 	// be written (Err, Reason); ctx is the request's that started it.
@@ -265,7 +266,8 @@ type Event struct {
 	Prepared bool
 	// Waited is how long the request waited for its summary.
 	Waited time.Duration
-	// SummaryInput is the characters given to the summarizer.
+	// SummaryInput is the characters given to the summarizer
+	// (EventAheadFinished, EventAheadWasted).
 	SummaryInput int
 	// Reason names a failure briefly: "timeout", "summarizer error",
 	// "empty summary", "summary too large", "circuit open", "unpaid",

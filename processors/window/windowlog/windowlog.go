@@ -112,7 +112,7 @@ func write(logger *zap.Logger, e window.Event, reason string) {
 	case window.EventAheadStarted:
 		if ce := logger.Check(zap.DebugLevel, "window: writing a summary ahead"); ce != nil {
 			ce.Write(zap.Int("messages_in", e.MessagesBefore), zap.Int("summarized", e.Summarized),
-				zap.Int("summary_input", e.SummaryInput), zap.Stringer("span", e.Span))
+				zap.Stringer("span", e.Span))
 		}
 	case window.EventAheadFinished:
 		if e.Err != nil {
@@ -121,7 +121,7 @@ func write(logger *zap.Logger, e window.Event, reason string) {
 			return
 		}
 		if ce := logger.Check(zap.DebugLevel, "window: summary written ahead"); ce != nil {
-			ce.Write(zap.Int("summary_chars", e.SummaryChars), zap.Duration("duration", e.Duration),
+			ce.Write(zap.Int("summary_chars", e.SummaryChars), zap.Int("summary_input", e.SummaryInput), zap.Duration("duration", e.Duration),
 				zap.Stringer("span", e.Span))
 		}
 	case window.EventAheadWasted:
