@@ -15,7 +15,7 @@ func (r required) Process(ctx context.Context, history []Message) ([]Message, er
 
 // Required marks p as required: a host that processes a request on its
 // way to a provider must not send it unprocessed when processing fails.
-// The middleware and the proxy (packages openaimw and proxy) send a
+// The middleware and the proxy (packages middleware and proxy) send a
 // request as the app wrote it when its chain fails, which is right for the
 // window (the request still fits, or the provider says it does not) and
 // wrong for a processor whose work is a guarantee, such as redaction: a

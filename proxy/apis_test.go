@@ -26,7 +26,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/abridge-go/abridge/internal/wire"
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -102,8 +102,8 @@ func TestResponsesAndMessages(t *testing.T) {
 	var mu sync.Mutex
 	usage := map[string]processor.Usage{}
 	p := proxy.New(proxy.Options{
-		OnEvent: func(_ context.Context, e openaimw.Event) {
-			if e.Type == openaimw.EventUsage {
+		OnEvent: func(_ context.Context, e middleware.Event) {
+			if e.Type == middleware.EventUsage {
 				mu.Lock()
 				usage[e.API] = e.Usage
 				mu.Unlock()

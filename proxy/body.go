@@ -151,7 +151,7 @@ func (r *bodyReader) free() {
 }
 
 // reserve takes n bytes of the memory budget for processing the request
-// ctx is for, beside what its body holds (openaimw.Options.Reserve), as
+// ctx is for, beside what its body holds (middleware.Options.Reserve), as
 // the body takes more of it (see bodyReader.take); it refuses with a
 // *memoryError what would not fit in the whole budget.
 func (p *Proxy) reserve(ctx context.Context, n int64) (func(), error) {

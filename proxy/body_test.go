@@ -99,7 +99,7 @@ func TestStalledBodies(t *testing.T) {
 }
 
 // TestBodyMemory checks the bound on the memory of bodies in flight, each
-// counted with what processing it takes (openaimw.ProcessingMemory: in
+// counted with what processing it takes (middleware.ProcessingMemory: in
 // all, about 6 times a body of one long text, 4 times of it held while
 // the answer is awaited): while one request holds more than half of it
 // (its body read, its answer slow), a body whose processing does not fit

@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/internal/openaitest"
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/proxy"
 )
 
@@ -56,8 +56,8 @@ func refusal(t *testing.T, api string, data []byte) (code, message string) {
 func TestRefusedOnEveryAPI(t *testing.T) {
 	const (
 		chat, responses, messages = openaitest.APIChat, openaitest.APIResponses, openaitest.APIMessages
-		dup                       = openaimw.CodeInvalidJSON
-		bad                       = openaimw.CodeInvalidMessage
+		dup                       = middleware.CodeInvalidJSON
+		bad                       = middleware.CodeInvalidMessage
 	)
 	tests := []struct {
 		api, name, body string
@@ -167,8 +167,8 @@ func TestPositionsAsSent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.api+"/"+tt.name, func(t *testing.T) {
 			code, message := postRefused(t, tt.api, tt.body)
-			if code != openaimw.CodeInvalidHistory || !strings.Contains(message, tt.says) {
-				t.Errorf("error %q %q, want code %s, saying %q", code, message, openaimw.CodeInvalidHistory, tt.says)
+			if code != middleware.CodeInvalidHistory || !strings.Contains(message, tt.says) {
+				t.Errorf("error %q %q, want code %s, saying %q", code, message, middleware.CodeInvalidHistory, tt.says)
 			}
 		})
 	}

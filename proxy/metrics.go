@@ -9,8 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/model"
-	"github.com/abridge-go/abridge/openaimw"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 )
@@ -130,7 +130,7 @@ type Metrics struct {
 //     usage the upstream reported, its input tokens divided by abridge's
 //     estimate of the request as forwarded; basis "anchored" when the
 //     estimate started from the usage reported for the conversation's
-//     previous request (see openaimw.Options.Anchors), "heuristic" when
+//     previous request (see middleware.Options.Anchors), "heuristic" when
 //     it is from characters alone.
 //
 // The counters of errors and outcomes exist at zero from the start, every
@@ -261,28 +261,28 @@ func (m *Metrics) upstreamError(reason string) {
 	m.upstreamErrors.WithLabelValues(reason).Inc()
 }
 
-func (m *Metrics) middlewareEvent(e openaimw.Event) {
+func (m *Metrics) middlewareEvent(e middleware.Event) {
 	if m == nil {
 		return
 	}
 	switch e.Type {
-	case openaimw.EventProcessed:
+	case middleware.EventProcessed:
 		m.processingSeconds.Observe(e.Duration.Seconds())
 		m.promptTokens.WithLabelValues("received").Observe(float64(e.TokensBefore))
 		m.apiTokens.WithLabelValues(e.API, "sent").Add(float64(e.TokensBefore))
-	case openaimw.EventStored:
+	case middleware.EventStored:
 		m.stored.WithLabelValues(e.API).Inc()
-	case openaimw.EventUsage:
+	case middleware.EventUsage:
 		m.providerTokens.WithLabelValues(e.API, "input").Add(float64(e.Usage.InputTokens))
 		m.providerTokens.WithLabelValues(e.API, "cached_input").Add(float64(e.Usage.CachedInputTokens))
 		m.providerTokens.WithLabelValues(e.API, "output").Add(float64(e.Usage.OutputTokens))
 		m.providerTokens.WithLabelValues(e.API, "cache_creation_input").Add(float64(e.Usage.CacheWriteInputTokens))
 		m.estimates.usage(e)
-	case openaimw.EventRejected:
+	case middleware.EventRejected:
 		m.rejectedRequest(e.Code)
-	case openaimw.EventChainFailed:
+	case middleware.EventChainFailed:
 		m.chainFailures.Inc()
-	case openaimw.EventOverflow:
+	case middleware.EventOverflow:
 		m.overflows.WithLabelValues(strconv.FormatBool(e.Retried)).Inc()
 	}
 }
@@ -421,7 +421,7 @@ func (e *estimateMetrics) register(reg prometheus.Registerer) error {
 
 // usage observes the ratio of an EventUsage: the provider's input tokens
 // to the estimate the request was sent with.
-func (e *estimateMetrics) usage(ev openaimw.Event) {
+func (e *estimateMetrics) usage(ev middleware.Event) {
 	if ev.Estimate <= 0 || ev.Usage.InputTokens <= 0 {
 		return
 	}

@@ -3,7 +3,7 @@
 // and runs abridge's processors over the history of each request of the
 // three APIs it knows (POST /v1/chat/completions, /v1/responses and
 // /v1/messages) on the way, through the same middleware an openai-go or
-// anthropic-sdk-go app uses (package openaimw). Only the history is
+// anthropic-sdk-go app uses (package middleware). Only the history is
 // rewritten; every other byte of the body, the headers
 // (Authorization included) and the query go upstream as the client sent
 // them, and the answer comes back as the upstream sends it: a stream
@@ -23,7 +23,7 @@
 // its digest). Processors that fail send the request as the client wrote
 // it, unless the chain holds one marked processor.Required: then the
 // request is answered 500 processing_failed and sent nowhere (see
-// openaimw, "Failing open, or closed"). Each answer to a processed request
+// package middleware, "Failing open, or closed"). Each answer to a processed request
 // says in Abridge-* headers what abridge did (see HeaderTokens), and, with
 // [Receipts], names the receipt of the compaction its history carries.
 // Mount the handler on a server of your own, or run abridge serve, which
@@ -51,7 +51,7 @@ import (
 
 	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/internal/wire"
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -94,8 +94,8 @@ type Options struct {
 	Chain processor.Processor
 	// Compactor compacts a history the upstream reported too long, before
 	// the one retry. Nil means the chain's window, if it has one (see
-	// openaimw.Options.Compactor); with none, no retry.
-	Compactor openaimw.Compactor
+	// middleware.Options.Compactor); with none, no retry.
+	Compactor middleware.Compactor
 	// Transport sends requests upstream. Nil means http.DefaultTransport.
 	Transport http.RoundTripper
 	// MaxBodyBytes is the largest body accepted for a wire API abridge
@@ -107,10 +107,10 @@ type Options struct {
 	// processes take at once: each body counts twice its bytes as they
 	// arrive (it is read in pieces, then joined into one slice), then,
 	// once it has arrived and before it is decoded, what decoding and
-	// processing it take (openaimw.ProcessingMemory, from its bytes and
+	// processing it take (middleware.ProcessingMemory, from its bytes and
 	// its JSON tokens): the part processing alone takes is given back
 	// once the body to send is written, the rest (the history decoded
-	// and written, openaimw.WaitingMemory) until the answer's headers
+	// and written, middleware.WaitingMemory) until the answer's headers
 	// have come back, the body's own until the request is served. A request
 	// waits for the first bytes of its body to fit, until its body's
 	// deadline (BodyTimeout), and is then answered 503; once it holds
@@ -139,9 +139,9 @@ type Options struct {
 	// Metrics, when set, counts what the proxy does (see [NewMetrics]).
 	Metrics *Metrics
 	// OnEvent, when set, receives the middleware's event for each chat
-	// completions request (see openaimw.Event), synchronously; it must be
+	// completions request (see middleware.Event), synchronously; it must be
 	// safe for concurrent use.
-	OnEvent func(ctx context.Context, e openaimw.Event)
+	OnEvent func(ctx context.Context, e middleware.Event)
 	// Receipts, when set, records a receipt of every compaction and a
 	// record of every processed request, and names the receipt of the
 	// compaction a forwarded history carries in its answer's
@@ -183,7 +183,7 @@ type Proxy struct {
 	timeout     time.Duration
 	log         *zap.Logger
 	metrics     *Metrics
-	onEvent     func(context.Context, openaimw.Event)
+	onEvent     func(context.Context, middleware.Event)
 	upstreamOf  func(family wire.Codec) *url.URL // where a request of an API's family goes (nil: of none)
 	receipts    *Receipts
 	tenants     *tenants
@@ -239,7 +239,7 @@ func New(opts Options) *Proxy {
 	if p.receipts != nil {
 		chain = p.receipts.chain(chain)
 	}
-	mw := openaimw.New(chain, openaimw.Options{
+	mw := middleware.New(chain, middleware.Options{
 		Compactor: opts.Compactor,
 		Logger:    p.log,
 		OnEvent:   p.event,
@@ -252,7 +252,7 @@ func New(opts Options) *Proxy {
 			pr.Out.Host = ""
 			if ex.codec == nil {
 				// The middleware takes it off the requests it processes.
-				pr.Out.Header.Del(openaimw.ConversationHeader)
+				pr.Out.Header.Del(middleware.ConversationHeader)
 			}
 		},
 		Transport: roundTripper(func(req *http.Request) (*http.Response, error) {
@@ -311,8 +311,8 @@ type exchange struct {
 	// nil when it has none.
 	credential http.Header
 
-	event    *openaimw.Event
-	overflow *openaimw.Event
+	event    *middleware.Event
+	overflow *middleware.Event
 	failure  string
 	// cut is set when the upstream's answer broke off: its reason
 	// (CodeUpstreamReset, CodeUpstreamTimeout, or clientGone). A cut
@@ -412,7 +412,7 @@ func checkPath(u *url.URL) error {
 }
 
 // Codes of the errors the proxy answers itself, besides the middleware's
-// (openaimw.CodeInvalidJSON and the others).
+// (middleware.CodeInvalidJSON and the others).
 const (
 	CodeUnknownPath     = "unknown_path"         // 404: a path outside Prefix
 	CodeInvalidPath     = "invalid_path"         // 400: see checkPath
@@ -427,8 +427,8 @@ const (
 
 // refusals are the codes of the requests the proxy answers itself and
 // sends nowhere: abridge_rejected_requests_total counts them from zero.
-var refusals = []string{openaimw.CodeInvalidJSON, openaimw.CodeMissingMessages, openaimw.CodeInvalidMessage,
-	openaimw.CodeInvalidHistory, openaimw.CodeUnsupportedEncoding, openaimw.CodeProcessingFailed, CodeUnknownPath,
+var refusals = []string{middleware.CodeInvalidJSON, middleware.CodeMissingMessages, middleware.CodeInvalidMessage,
+	middleware.CodeInvalidHistory, middleware.CodeUnsupportedEncoding, middleware.CodeProcessingFailed, CodeUnknownPath,
 	CodeInvalidPath, CodeTooLarge, CodeRequestTimeout, CodeBusy}
 
 // refuse answers e to a request the proxy sends nowhere, and counts it.
@@ -468,7 +468,7 @@ func tooLarge(limit int64) apierror.Error {
 
 // event records the middleware's events for the request's log line and
 // the metrics.
-func (p *Proxy) event(ctx context.Context, e openaimw.Event) {
+func (p *Proxy) event(ctx context.Context, e middleware.Event) {
 	p.metrics.middlewareEvent(e)
 	if p.onEvent != nil {
 		p.onEvent(ctx, e)
@@ -481,11 +481,11 @@ func (p *Proxy) event(ctx context.Context, e openaimw.Event) {
 		p.receipts.event(ctx, ex.trail, e)
 	}
 	switch e.Type {
-	case openaimw.EventProcessed:
+	case middleware.EventProcessed:
 		ex.event = &e
-	case openaimw.EventOverflow:
+	case middleware.EventOverflow:
 		ex.overflow = &e
-	case openaimw.EventRejected:
+	case middleware.EventRejected:
 		ex.failure = e.Code
 	}
 }
@@ -661,7 +661,7 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, start time.
 	}
 	// What was sent last: the compacted retry after a context overflow,
 	// else the processed request.
-	var sent *openaimw.Event
+	var sent *middleware.Event
 	switch {
 	case ex.overflow != nil && ex.overflow.Retried:
 		sent = ex.overflow

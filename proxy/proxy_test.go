@@ -25,8 +25,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/model"
-	"github.com/abridge-go/abridge/openaimw"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -258,14 +258,14 @@ func TestRejected(t *testing.T) {
 		status     int
 		code, says string
 	}{
-		{"not JSON", "model=m", false, 400, openaimw.CodeInvalidJSON, "not a valid JSON object"},
-		{"no messages", `{"model":"m","prompt":"hi"}`, false, 400, openaimw.CodeMissingMessages, `no "messages"`},
-		{"messages not an array", `{"model":"m","messages":{"role":"user"}}`, false, 400, openaimw.CodeMissingMessages, "not an array"},
-		{"message without role", `{"model":"m","messages":[{"content":"hi"}]}`, false, 400, openaimw.CodeInvalidMessage, "message 0"},
-		{"bytes after the object", `{"model":"m","messages":[{"role":"user","content":"hi"}]}}`, false, 400, openaimw.CodeInvalidJSON, "after the object"},
-		{"empty messages", `{"model":"m","messages":[]}`, false, 400, openaimw.CodeMissingMessages, `"messages" is empty`},
+		{"not JSON", "model=m", false, 400, middleware.CodeInvalidJSON, "not a valid JSON object"},
+		{"no messages", `{"model":"m","prompt":"hi"}`, false, 400, middleware.CodeMissingMessages, `no "messages"`},
+		{"messages not an array", `{"model":"m","messages":{"role":"user"}}`, false, 400, middleware.CodeMissingMessages, "not an array"},
+		{"message without role", `{"model":"m","messages":[{"content":"hi"}]}`, false, 400, middleware.CodeInvalidMessage, "message 0"},
+		{"bytes after the object", `{"model":"m","messages":[{"role":"user","content":"hi"}]}}`, false, 400, middleware.CodeInvalidJSON, "after the object"},
+		{"empty messages", `{"model":"m","messages":[]}`, false, 400, middleware.CodeMissingMessages, `"messages" is empty`},
 		{"ends with two answers", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yes"},{"role":"assistant","content":"no"}]}`, false, 400,
-			openaimw.CodeInvalidHistory, "does not end with a request"},
+			middleware.CodeInvalidHistory, "does not end with a request"},
 		{"too large", big, false, 413, "request_too_large", "1024 bytes, the proxy's limit: raise ABRIDGE_SERVE_MAX_BODY_MB"},
 		{"too large, chunked", big, true, 413, "request_too_large", "1024 bytes, the proxy's limit: raise ABRIDGE_SERVE_MAX_BODY_MB"},
 	}
@@ -333,7 +333,7 @@ func TestRoutes(t *testing.T) {
 			req, _ := http.NewRequest(tt.method, f.srv.URL+tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Authorization", "Bearer "+secret)
 			req.Header.Set("OpenAI-Organization", "org-1")
-			req.Header.Set(openaimw.ConversationHeader, "conv-1")
+			req.Header.Set(middleware.ConversationHeader, "conv-1")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -353,7 +353,7 @@ func TestRoutes(t *testing.T) {
 				t.Fatalf("upstream got %d requests, want 1", len(reqs))
 			}
 			got := reqs[0]
-			if v := got.Header.Get(openaimw.ConversationHeader); v != "" {
+			if v := got.Header.Get(middleware.ConversationHeader); v != "" {
 				t.Errorf("conversation header %q forwarded", v)
 			}
 			if got.Path != tt.wantPath || string(got.Body) != tt.body ||
@@ -545,9 +545,9 @@ func TestUpstreamFailures(t *testing.T) {
 // OnEvent receives.
 func TestMetrics(t *testing.T) {
 	var mu sync.Mutex
-	var events []openaimw.Event
+	var events []middleware.Event
 	f := newFixture(t, &openaitest.Upstream{}, func(o *proxy.Options) {
-		o.OnEvent = func(_ context.Context, e openaimw.Event) {
+		o.OnEvent = func(_ context.Context, e middleware.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			events = append(events, e)
@@ -572,9 +572,9 @@ func TestMetrics(t *testing.T) {
 	}
 	want := map[string]float64{"chat 200": 1, "other 200": 1, "summarized": 1, "summary ok": 1, "summary in>": 1, "sent>fwd": 1, "provider in": float64(usageIn(events))}
 	mu.Lock()
-	var processed []openaimw.Event
+	var processed []middleware.Event
 	for _, e := range events {
-		if e.Type == openaimw.EventProcessed {
+		if e.Type == middleware.EventProcessed {
 			processed = append(processed, e)
 		}
 	}
@@ -664,10 +664,10 @@ func summaryTokenLabels() []string {
 }
 
 // usageIn returns the input tokens of the usage events.
-func usageIn(events []openaimw.Event) int64 {
+func usageIn(events []middleware.Event) int64 {
 	var n int64
 	for _, e := range events {
-		if e.Type == openaimw.EventUsage {
+		if e.Type == middleware.EventUsage {
 			n += e.Usage.InputTokens
 		}
 	}

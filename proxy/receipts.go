@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/receipt"
 )
@@ -206,7 +206,7 @@ type trail struct {
 // returns ctx with the recorder the window's events go to.
 func (r *Receipts) begin(ctx context.Context, ex *exchange, req *http.Request) context.Context {
 	ctx, rec := receipt.WithRecorder(ctx)
-	ex.trail = &trail{rec: rec, scope: req.Header.Get(openaimw.ConversationHeader)}
+	ex.trail = &trail{rec: rec, scope: req.Header.Get(middleware.ConversationHeader)}
 	return ctx
 }
 
@@ -243,21 +243,21 @@ func trailOf(ctx context.Context) *trail {
 // event follows the middleware's events of the request: its sizes, the
 // compactions made for it (saved at once), the one it carries, and the
 // provider's usage.
-func (r *Receipts) event(ctx context.Context, t *trail, e openaimw.Event) {
+func (r *Receipts) event(ctx context.Context, t *trail, e middleware.Event) {
 	switch e.Type {
-	case openaimw.EventProcessed:
+	case middleware.EventProcessed:
 		t.api, t.model = e.API, e.Model
 		t.client = receipt.Size{Messages: e.MessagesBefore, Tokens: e.TokensBefore}
 		t.sent = receipt.Size{Messages: e.MessagesAfter, Tokens: e.TokensAfter}
 		r.settle(ctx, t)
-	case openaimw.EventOverflow:
+	case middleware.EventOverflow:
 		if e.Retried {
 			t.sent = receipt.Size{Messages: e.MessagesAfter, Tokens: e.TokensAfter}
 		}
 		r.settle(ctx, t)
-	case openaimw.EventChainFailed:
+	case middleware.EventChainFailed:
 		t.chainFailed = true
-	case openaimw.EventUsage:
+	case middleware.EventUsage:
 		if u := receipt.UsageOf(e.Usage); !u.IsZero() {
 			t.usage = &u
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/abridge-go/abridge/internal/openaitest"
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/proxy"
 )
@@ -43,14 +43,14 @@ func TestRequiredRefused(t *testing.T) {
 			})
 			for _, b := range bodies {
 				resp, data := f.post(t, b.path, b.body, http.Header{"Authorization": {"Bearer " + secret}})
-				if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(data), openaimw.CodeProcessingFailed) {
-					t.Errorf("%s: status %d (%s), want 500 %s", b.path, resp.StatusCode, data, openaimw.CodeProcessingFailed)
+				if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(data), middleware.CodeProcessingFailed) {
+					t.Errorf("%s: status %d (%s), want 500 %s", b.path, resp.StatusCode, data, middleware.CodeProcessingFailed)
 				}
 			}
 			if reqs := f.up.Requests(); len(reqs) != 0 {
 				t.Errorf("upstream got %d requests, want none", len(reqs))
 			}
-			if n := counter(t, f.reg, "abridge_rejected_requests_total", "error", openaimw.CodeProcessingFailed); n != 2 {
+			if n := counter(t, f.reg, "abridge_rejected_requests_total", "error", middleware.CodeProcessingFailed); n != 2 {
 				t.Errorf("abridge_rejected_requests_total{error=processing_failed} = %v, want 2", n)
 			}
 			if n := counter(t, f.reg, "abridge_chain_failures_total"); n != 0 {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/abridge-go/abridge/internal/openaitest"
 	"github.com/abridge-go/abridge/internal/skipnote"
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processors/trimtools"
 )
 
@@ -90,8 +90,8 @@ func TestServeNodeClient(t *testing.T) {
 	if report.Requests != len(lengths) || report.Streamed != len(lengths)/2 {
 		t.Errorf("node sent %d requests, %d streamed; want %d, %d", report.Requests, report.Streamed, len(lengths), len(lengths)/2)
 	}
-	if report.Rejected.Status != 400 || report.Rejected.Code != openaimw.CodeInvalidHistory || !strings.Contains(report.Rejected.Message, "call_9") {
-		t.Errorf("broken history: %+v; want a 400 %s naming call_9", report.Rejected, openaimw.CodeInvalidHistory)
+	if report.Rejected.Status != 400 || report.Rejected.Code != middleware.CodeInvalidHistory || !strings.Contains(report.Rejected.Message, "call_9") {
+		t.Errorf("broken history: %+v; want a 400 %s naming call_9", report.Rejected, middleware.CodeInvalidHistory)
 	}
 
 	chats := up.Chats()

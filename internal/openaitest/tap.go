@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 )
 
 // Tap records the body of every chat completions request an openai-go
@@ -20,7 +20,7 @@ type Tap struct {
 // Middleware records the request's body when it is a chat completions
 // request, and passes the request on with the same body.
 func (t *Tap) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	if openaimw.IsChatCompletions(req) {
+	if middleware.IsChatCompletions(req) {
 		data, err := io.ReadAll(req.Body)
 		if err != nil {
 			return nil, err

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/abridge-go/abridge/internal/openaitest"
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -52,7 +52,7 @@ func replayAlone(chain processor.Processor, api string, convs [][]json.RawMessag
 // replayer replays requests alone (see replayAlone), keeping the least
 // times of each over its passes.
 type replayer struct {
-	mw     openaimw.Middleware
+	mw     middleware.Middleware
 	took   time.Duration // the processing of the request in hand, -1 before
 	url    string
 	convs  [][]json.RawMessage
@@ -67,8 +67,8 @@ type least struct {
 
 func newReplayer(chain processor.Processor, api string, convs [][]json.RawMessage, bodies []*openaitest.Bodies) *replayer {
 	r := &replayer{url: "http://upstream.invalid/v1" + openaitest.APIPath(api), convs: convs, bodies: bodies}
-	r.mw = openaimw.New(chain, openaimw.Options{OnEvent: func(_ context.Context, e openaimw.Event) {
-		if e.Type == openaimw.EventProcessed {
+	r.mw = middleware.New(chain, middleware.Options{OnEvent: func(_ context.Context, e middleware.Event) {
+		if e.Type == middleware.EventProcessed {
 			r.took = e.Duration
 		}
 	}})
@@ -100,7 +100,7 @@ func (r *replayer) pass() error {
 			// app built.
 			req.GetBody = nil
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(openaimw.ConversationHeader, strconv.Itoa(c))
+			req.Header.Set(middleware.ConversationHeader, strconv.Itoa(c))
 			r.took = -1
 			resp, err := r.mw(req, next)
 			if err != nil {

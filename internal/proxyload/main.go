@@ -78,8 +78,8 @@ import (
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/internal/openaitest"
 	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/model"
-	"github.com/abridge-go/abridge/openaimw"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
@@ -207,9 +207,9 @@ func run(args []string, stdout io.Writer) error {
 		Upstream:  base,
 		Chain:     chain,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024},
-		OnEvent: func(ctx context.Context, e openaimw.Event) {
+		OnEvent: func(ctx context.Context, e middleware.Event) {
 			info, ok := ctx.Value(reqKey{}).(*reqInfo)
-			if e.Type != openaimw.EventProcessed || !ok {
+			if e.Type != middleware.EventProcessed || !ok {
 				return
 			}
 			mu.Lock()
@@ -466,7 +466,7 @@ func send(client *http.Client, url string, body []byte, conv int, id string) (s 
 	} else {
 		req.Header.Set("Authorization", "Bearer sk-load")
 	}
-	req.Header.Set(openaimw.ConversationHeader, strconv.Itoa(conv))
+	req.Header.Set(middleware.ConversationHeader, strconv.Itoa(conv))
 	req.Header.Set(requestHeader, id)
 	t0 := time.Now()
 	resp, err := client.Do(req)

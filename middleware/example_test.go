@@ -1,4 +1,4 @@
-package openaimw_test
+package middleware_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -36,7 +36,7 @@ func Example() {
 	chain := processor.Chain(trimtools.New(trimtools.Options{}), win)
 	client := openai.NewClient(
 		option.WithBaseURL(srv.URL), option.WithAPIKey("sk-example"),
-		option.WithMiddleware(openaimw.New(chain, openaimw.Options{})),
+		option.WithMiddleware(middleware.New(chain, middleware.Options{})),
 	)
 
 	history := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are terse.")}
@@ -81,7 +81,7 @@ func Example_required() {
 	chain := processor.Chain(processor.Required(redact), window.New(window.Options{}))
 	client := openai.NewClient(
 		option.WithBaseURL(srv.URL), option.WithAPIKey("sk-example"), option.WithMaxRetries(0),
-		option.WithMiddleware(openaimw.New(chain, openaimw.Options{})),
+		option.WithMiddleware(middleware.New(chain, middleware.Options{})),
 	)
 	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:    "gpt-4.1-mini",

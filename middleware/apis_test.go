@@ -1,4 +1,4 @@
-package openaimw_test
+package middleware_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/abridge-go/abridge/internal/wire"
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -143,7 +143,7 @@ func TestResponsesNew(t *testing.T) {
 	defer srv.Close()
 	chain, win := chainFor()
 	ev := &events{}
-	mw := openaimw.New(chain, openaimw.Options{Compactor: win, OnEvent: ev.onMiddleware})
+	mw := middleware.New(chain, middleware.Options{Compactor: win, OnEvent: ev.onMiddleware})
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey(secret), option.WithMiddleware(mw), option.WithMaxRetries(0))
 	resp, err := client.Responses.New(context.Background(), responses.ResponseNewParams{}, option.WithRequestBody("application/json", sent))
 	if err != nil {
@@ -162,7 +162,7 @@ func TestResponsesNew(t *testing.T) {
 	// The reasoning of the last response and the items of the tail.
 	kept := opaqueRaws(in.Messages[len(in.Messages)-3:])
 	checkForwarded(t, wire.Responses, sent, up.bodies[0], []string{"input"}, kept)
-	if ev.count(openaimw.EventProcessed) != 1 {
+	if ev.count(middleware.EventProcessed) != 1 {
 		t.Errorf("events %+v", ev.mw)
 	}
 	checkUsage(t, ev, processor.Usage{InputTokens: 900, CachedInputTokens: 512, OutputTokens: 3})
@@ -175,7 +175,7 @@ func checkUsage(t *testing.T, ev *events, want processor.Usage) {
 	defer ev.mu.Unlock()
 	var got []processor.Usage
 	for _, e := range ev.mw {
-		if e.Type == openaimw.EventUsage {
+		if e.Type == middleware.EventUsage {
 			got = append(got, e.Usage)
 		}
 	}
@@ -194,14 +194,14 @@ func TestResponsesStored(t *testing.T) {
 	chain, _ := chainFor()
 	ev := &events{}
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey(secret),
-		option.WithMiddleware(openaimw.New(chain, openaimw.Options{OnEvent: ev.onMiddleware})), option.WithMaxRetries(0))
+		option.WithMiddleware(middleware.New(chain, middleware.Options{OnEvent: ev.onMiddleware})), option.WithMaxRetries(0))
 	if _, err := client.Responses.New(context.Background(), responses.ResponseNewParams{}, option.WithRequestBody("application/json", sent)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(up.bodies[0], sent) {
 		t.Errorf("upstream received %s", up.bodies[0])
 	}
-	if ev.count(openaimw.EventStored) != 1 || ev.count(openaimw.EventProcessed) != 0 {
+	if ev.count(middleware.EventStored) != 1 || ev.count(middleware.EventProcessed) != 0 {
 		t.Errorf("events %+v", ev.mw)
 	}
 }
@@ -232,7 +232,7 @@ func TestAnthropicMessages(t *testing.T) {
 			defer srv.Close()
 			chain, win := chainFor()
 			ev := &events{}
-			mw := openaimw.New(chain, openaimw.Options{Compactor: win, OnEvent: ev.onMiddleware})
+			mw := middleware.New(chain, middleware.Options{Compactor: win, OnEvent: ev.onMiddleware})
 			client := anthropic.NewClient(aoption.WithBaseURL(srv.URL), aoption.WithAPIKey(secret), aoption.WithMiddleware(mw), aoption.WithMaxRetries(0))
 			msg, err := client.Messages.New(context.Background(), anthropic.MessageNewParams{}, aoption.WithRequestBody("application/json", sent))
 			if err != nil {
@@ -259,7 +259,7 @@ func TestAnthropicMessages(t *testing.T) {
 					t.Errorf("request %d: x-api-key %q, anthropic-version %q", i, h.Get("X-Api-Key"), h.Get("Anthropic-Version"))
 				}
 			}
-			if tc.want == 2 && ev.count(openaimw.EventOverflow) != 1 {
+			if tc.want == 2 && ev.count(middleware.EventOverflow) != 1 {
 				t.Errorf("events %+v", ev.mw)
 			}
 			// Anthropic's input_tokens leaves out the cache's reads and
@@ -277,7 +277,7 @@ func TestTransport(t *testing.T) {
 	srv := httptest.NewServer(up)
 	defer srv.Close()
 	chain, win := chainFor()
-	client := &http.Client{Transport: openaimw.Transport(openaimw.New(chain, openaimw.Options{Compactor: win}), nil)}
+	client := &http.Client{Transport: middleware.Transport(middleware.New(chain, middleware.Options{Compactor: win}), nil)}
 	resp, err := client.Post(srv.URL+"/v1/messages", "application/json", bytes.NewReader(sent))
 	if err != nil {
 		t.Fatal(err)
@@ -306,14 +306,14 @@ func TestUnwritableSentAsWritten(t *testing.T) {
 	})
 	ev := &events{}
 	client := anthropic.NewClient(aoption.WithBaseURL(srv.URL), aoption.WithAPIKey(secret), aoption.WithMaxRetries(0),
-		aoption.WithMiddleware(openaimw.New(foreign, openaimw.Options{OnEvent: ev.onMiddleware})))
+		aoption.WithMiddleware(middleware.New(foreign, middleware.Options{OnEvent: ev.onMiddleware})))
 	if _, err := client.Messages.New(context.Background(), anthropic.MessageNewParams{}, aoption.WithRequestBody("application/json", sent)); err != nil {
 		t.Fatal(err)
 	}
 	if len(up.bodies) != 1 || !bytes.Equal(up.bodies[0], sent) {
 		t.Errorf("upstream got %q, want the body as sent", up.bodies)
 	}
-	if ev.count(openaimw.EventChainFailed) != 1 {
+	if ev.count(middleware.EventChainFailed) != 1 {
 		t.Errorf("events %+v", ev.mw)
 	}
 }

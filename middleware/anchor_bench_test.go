@@ -1,4 +1,4 @@
-package openaimw_test
+package middleware_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/abridge-go/abridge/internal/openaitest"
 	"github.com/abridge-go/abridge/internal/wire"
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -18,7 +18,7 @@ import (
 // usage),
 // beside decoding the same request ("decode"):
 //
-//	go test ./openaimw -run '^$' -bench BenchmarkAnchor -benchmem -count 6
+//	go test ./middleware -run '^$' -bench BenchmarkAnchor -benchmem -count 6
 func BenchmarkAnchor(b *testing.B) {
 	msgs := openaitest.ToolConversation(120, "benchmark")
 	for _, api := range []string{openaitest.APIChat, openaitest.APIResponses, openaitest.APIMessages} {
@@ -33,7 +33,7 @@ func BenchmarkAnchor(b *testing.B) {
 			b.Fatal(err)
 		}
 		in := body.Messages
-		a := openaimw.NewTestAnchors(openaimw.DefaultAnchors)
+		a := middleware.NewTestAnchors(middleware.DefaultAnchors)
 		// The previous request: without the last call and its output.
 		a.Put(in[:len(in)-2], processor.Usage{InputTokens: 1000, OutputTokens: 10})
 		b.Run(api+"/decode", func(b *testing.B) {
@@ -67,7 +67,7 @@ func BenchmarkAnchor(b *testing.B) {
 // body each time: the hash and the lookup, which finds nothing, and the
 // usage remembered).
 //
-//	go test ./openaimw -run '^$' -bench BenchmarkMiddlewareAnchors -benchmem -count 6
+//	go test ./middleware -run '^$' -bench BenchmarkMiddlewareAnchors -benchmem -count 6
 func BenchmarkMiddlewareAnchors(b *testing.B) {
 	msgs := openaitest.ToolConversation(120, "benchmark")
 	bodies, err := openaitest.NewBodies(openaitest.APIChat, msgs)
@@ -87,7 +87,7 @@ func BenchmarkMiddlewareAnchors(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			// OnEvent set, as the proxy sets it: the answer's usage is
 			// read either way.
-			mw := openaimw.New(nil, openaimw.Options{Anchors: tc.anchors, OnEvent: func(context.Context, openaimw.Event) {}})
+			mw := middleware.New(nil, middleware.Options{Anchors: tc.anchors, OnEvent: func(context.Context, middleware.Event) {}})
 			for b.Loop() {
 				req, _ := http.NewRequest(http.MethodPost, "http://upstream/v1/chat/completions", strings.NewReader(data))
 				resp, err := mw(req, next)

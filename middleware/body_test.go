@@ -1,4 +1,4 @@
-package openaimw_test
+package middleware_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 )
 
 // receivedRequest returns a request whose body reads as one a server
@@ -63,7 +63,7 @@ func TestReceivedBodiesForwardedWhole(t *testing.T) {
 		_, _ = io.WriteString(w, `{"id":"c","object":"chat.completion","created":0,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"ok"}}]}`)
 	}))
 	defer up.Close()
-	rt := openaimw.Transport(openaimw.New(nil, openaimw.Options{}), nil)
+	rt := middleware.Transport(middleware.New(nil, middleware.Options{}), nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, clients*each)
 	for c := range clients {
@@ -102,7 +102,7 @@ func TestReceivedBodiesForwardedWhole(t *testing.T) {
 // to another.
 func TestSentBodyHeld(t *testing.T) {
 	body := chatBody(1, 100<<10)
-	mw := openaimw.New(nil, openaimw.Options{})
+	mw := middleware.New(nil, middleware.Options{})
 	var sent *http.Request
 	var during []string
 	read := func(get func() (io.ReadCloser, error)) string {
@@ -137,7 +137,7 @@ func TestSentBodyHeld(t *testing.T) {
 // they declare: one as long as it declares goes through whole, again and
 // again; one shorter or longer is refused.
 func TestReceivedBodyDeclared(t *testing.T) {
-	mw := openaimw.New(nil, openaimw.Options{})
+	mw := middleware.New(nil, middleware.Options{})
 	body := chatBody(1, 100<<10)
 	var got []byte
 	next := func(r *http.Request) (*http.Response, error) {

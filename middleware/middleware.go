@@ -1,8 +1,8 @@
-// Package openaimw adds abridge to an app built on openai-go v3 or
+// Package middleware adds abridge to an app built on openai-go v3 or
 // anthropic-sdk-go with one client option:
 //
-//	client := openai.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{})))
-//	client := anthropic.NewClient(option.WithMiddleware(openaimw.New(chain, openaimw.Options{})))
+//	client := openai.NewClient(option.WithMiddleware(middleware.New(chain, middleware.Options{})))
+//	client := anthropic.NewClient(option.WithMiddleware(middleware.New(chain, middleware.Options{})))
 //
 // and to any other Go HTTP client through [Transport].
 //
@@ -59,7 +59,7 @@
 // package picks one by the request's method and path (the proxy, which
 // decides it once as a request arrives, gives it the codec in the
 // request's context) and holds no API of its own.
-package openaimw
+package middleware
 
 import (
 	"bytes"
@@ -491,7 +491,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		// abridge's failure, not the app's: send the request as written.
 		failed := ev
 		failed.Type, failed.Err = EventChainFailed, err
-		m.log.Warn("openaimw: processors failed; request sent unprocessed", zap.Error(err), zap.String("model", body.Model))
+		m.log.Warn("middleware: processors failed; request sent unprocessed", zap.Error(err), zap.String("model", body.Model))
 		m.emit(ctx, failed)
 		out = in
 	}
@@ -504,7 +504,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		// abridge's failure, the request goes as the app wrote it.
 		failed := ev
 		failed.Type, failed.Err = EventChainFailed, fmt.Errorf("write request body: %w", err)
-		m.log.Warn("openaimw: processed history not writable; request sent unprocessed", zap.Error(err), zap.String("model", body.Model))
+		m.log.Warn("middleware: processed history not writable; request sent unprocessed", zap.Error(err), zap.String("model", body.Model))
 		m.emit(ctx, failed)
 		out, sent = in, net.Buffers{data}
 	}
@@ -513,7 +513,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	track := newSentRequest(conv, out, prefill, len(prefill) == 0)
 	ev.MessagesAfter, ev.TokensAfter, ev.Estimate, ev.Anchored = track.messages, track.tokens, track.estimate, track.anchored
 	ev.Duration = time.Since(start)
-	if ce := m.log.Check(zap.DebugLevel, "openaimw: processed"); ce != nil {
+	if ce := m.log.Check(zap.DebugLevel, "middleware: processed"); ce != nil {
 		ce.Write(zap.String("model", body.Model), zap.Bool("stream", body.Stream),
 			zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
 			zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter),
@@ -533,7 +533,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 		// The compaction takes what processing took once more.
 		free, err := m.reserve(ctx, extra)
 		if err != nil {
-			m.log.Warn("openaimw: context overflow; no memory to compact again, the provider's answer stands", zap.Error(err))
+			m.log.Warn("middleware: context overflow; no memory to compact again, the provider's answer stands", zap.Error(err))
 			m.emit(ctx, Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
 				MessagesBefore: len(out), TokensBefore: processor.ContentTokens(out), Err: err})
 			return resp, nil
@@ -597,7 +597,7 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, c
 			return nil, fmt.Errorf("abridge: compact after context overflow: %w", err)
 		}
 		ev.Err = err
-		m.log.Warn("openaimw: compaction after context overflow failed", zap.Error(err))
+		m.log.Warn("middleware: compaction after context overflow failed", zap.Error(err))
 		m.emit(ctx, ev)
 		return resp, nil
 	}
@@ -611,13 +611,13 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, c
 	if err != nil {
 		// Not writable in the request's API: the provider's answer stands.
 		ev.Err = fmt.Errorf("write request body: %w", err)
-		m.log.Warn("openaimw: compacted history not writable; no retry", zap.Error(err))
+		m.log.Warn("middleware: compacted history not writable; no retry", zap.Error(err))
 		m.emit(ctx, ev)
 		return resp, nil
 	}
 	_ = resp.Body.Close()
 	ev.Retried = true
-	m.log.Info("openaimw: context overflow; compacted and retrying",
+	m.log.Info("middleware: context overflow; compacted and retrying",
 		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
 		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
 	m.emit(ctx, ev)
@@ -661,9 +661,9 @@ func (m *mw) reject(ctx context.Context, req *http.Request, codec wire.Codec, bo
 		ev.Model, ev.Stream, ev.MessagesBefore = body.Model, body.Stream, len(body.Messages)
 	}
 	if e.Status >= http.StatusInternalServerError {
-		m.log.Warn("openaimw: processing failed; request refused, not sent unprocessed", zap.String("code", e.Code), zap.Error(err))
+		m.log.Warn("middleware: processing failed; request refused, not sent unprocessed", zap.String("code", e.Code), zap.Error(err))
 	} else {
-		m.log.Debug("openaimw: request rejected", zap.String("code", e.Code), zap.Error(err))
+		m.log.Debug("middleware: request rejected", zap.String("code", e.Code), zap.Error(err))
 	}
 	m.emit(ctx, ev)
 	data := codec.Refuse(e.Status, e.Code, e.Message)

@@ -1,4 +1,4 @@
-package openaimw_test
+package middleware_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/abridge-go/abridge/internal/openaitest"
 	"github.com/abridge-go/abridge/internal/wire"
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -90,7 +90,7 @@ func tokensOf(t testing.TB, s memoryShape) int {
 // waiting, then reads the body sent and answers 200.
 func serveOnce(t testing.TB, s memoryShape, waiting func()) {
 	win := window.New(window.Options{})
-	mw := openaimw.New(processor.Chain(trimtools.New(trimtools.Options{}), win), openaimw.Options{Compactor: win})
+	mw := middleware.New(processor.Chain(trimtools.New(trimtools.Options{}), win), middleware.Options{Compactor: win})
 	req, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1"+openaitest.APIPath(s.api), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func processAlloc(t testing.TB, s memoryShape) uint64 {
 	return after.TotalAlloc - before.TotalAlloc - 2*uint64(len(s.body))
 }
 
-// TestProcessingMemory checks that what openaimw.ProcessingMemory gives
+// TestProcessingMemory checks that what middleware.ProcessingMemory gives
 // Options.Reserve covers what the middleware allocates to decode and
 // process a body, on bodies of every shape in every API.
 func TestProcessingMemory(t *testing.T) {
@@ -131,7 +131,7 @@ func TestProcessingMemory(t *testing.T) {
 	for _, s := range memoryShapes(t) {
 		t.Run(s.api+"/"+s.name, func(t *testing.T) {
 			tokens := tokensOf(t, s)
-			got, limit := processAlloc(t, s), openaimw.ProcessingMemory(len(s.body), tokens)
+			got, limit := processAlloc(t, s), middleware.ProcessingMemory(len(s.body), tokens)
 			if int64(got) > limit {
 				t.Errorf("%d bytes allocated for a body of %d bytes and %d tokens, over the %d estimated", got, len(s.body), tokens, limit)
 			}
@@ -144,7 +144,7 @@ func TestProcessingMemory(t *testing.T) {
 // trimmer and the window, the digest writing the summary) per byte of the
 // body and per JSON token, and as a share of ProcessingMemory's estimate:
 //
-//	go test ./openaimw -run '^$' -bench BenchmarkProcessingMemory
+//	go test ./middleware -run '^$' -bench BenchmarkProcessingMemory
 func BenchmarkProcessingMemory(b *testing.B) {
 	for _, s := range memoryShapes(b) {
 		tokens := tokensOf(b, s)
@@ -156,7 +156,7 @@ func BenchmarkProcessingMemory(b *testing.B) {
 			per := float64(total) / float64(b.N)
 			b.ReportMetric(per/float64(len(s.body)), "B/body-byte")
 			b.ReportMetric(per/float64(tokens), "B/token")
-			b.ReportMetric(per/float64(openaimw.ProcessingMemory(len(s.body), tokens)), "of-estimate")
+			b.ReportMetric(per/float64(middleware.ProcessingMemory(len(s.body), tokens)), "of-estimate")
 		})
 	}
 }
@@ -175,7 +175,7 @@ func waitingLive(t testing.TB, s memoryShape) int64 {
 	return int64(during.HeapAlloc) - int64(before.HeapAlloc) - int64(len(s.body))
 }
 
-// TestWaitingMemory checks that openaimw.WaitingMemory, the part of the
+// TestWaitingMemory checks that middleware.WaitingMemory, the part of the
 // reservation a request holds until its answer's headers come back,
 // covers the heap the middleware holds live while the upstream answers,
 // on bodies of every shape in every API.
@@ -186,7 +186,7 @@ func TestWaitingMemory(t *testing.T) {
 	for _, s := range memoryShapes(t) {
 		t.Run(s.api+"/"+s.name, func(t *testing.T) {
 			tokens := tokensOf(t, s)
-			live, limit := waitingLive(t, s), openaimw.WaitingMemory(len(s.body), tokens)
+			live, limit := waitingLive(t, s), middleware.WaitingMemory(len(s.body), tokens)
 			t.Logf("%d bytes live for a body of %d bytes and %d tokens (%.2f a byte, %.1f a token); %d estimated", live, len(s.body), tokens, float64(live)/float64(len(s.body)), float64(live)/float64(tokens), limit)
 			if live > limit {
 				t.Errorf("%d bytes live while the answer is awaited, over the %d estimated", live, limit)

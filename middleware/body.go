@@ -1,4 +1,4 @@
-package openaimw
+package middleware
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 //go:build race
 
-package openaimw_test
+package middleware_test
 
 // raceBuild is true when the tests run under the race detector, whose
 // sync.Pool drops a quarter of what is put back: the decoders

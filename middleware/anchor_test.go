@@ -1,4 +1,4 @@
-package openaimw_test
+package middleware_test
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 
 	"github.com/abridge-go/abridge/internal/openaitest"
 	"github.com/abridge-go/abridge/internal/wire"
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 )
@@ -100,7 +100,7 @@ func (u *counting) requests() []int {
 // sdkSend sends body, a request in api, through the real SDK client of
 // that API with mw, streamed when the body says so, and reads the answer
 // to its end.
-func sdkSend(t *testing.T, api, url string, mw openaimw.Middleware, body []byte, stream bool) {
+func sdkSend(t *testing.T, api, url string, mw middleware.Middleware, body []byte, stream bool) {
 	t.Helper()
 	ctx := context.Background()
 	switch api {
@@ -201,7 +201,7 @@ func TestTokenTriggerAnchored(t *testing.T) {
 					defer srv.Close()
 					win := window.New(window.Options{MaxMessages: -1, TriggerTokens: budget, KeepMessages: 4})
 					ev := &events{}
-					mw := openaimw.New(win, openaimw.Options{Anchors: tc.anchors, OnEvent: ev.onMiddleware})
+					mw := middleware.New(win, middleware.Options{Anchors: tc.anchors, OnEvent: ev.onMiddleware})
 					sdkSend(t, api, srv.URL, mw, one, stream)
 					sdkSend(t, api, srv.URL, mw, two, stream)
 
@@ -217,7 +217,7 @@ func TestTokenTriggerAnchored(t *testing.T) {
 						t.Errorf("second request: %d messages forwarded of %d (compacted %t), want compacted %t",
 							got[1], want[1], compacted, tc.compacted)
 					}
-					if n := ev.count(openaimw.EventUsage); n != 2 {
+					if n := ev.count(middleware.EventUsage); n != 2 {
 						t.Errorf("%d usage events, want 2", n)
 					}
 				})
@@ -298,11 +298,11 @@ func TestAnchorBasis(t *testing.T) {
 			if tt.chain != nil {
 				chain = tt.chain()
 			}
-			mw := openaimw.New(chain, openaimw.Options{Anchors: tt.anchors, OnEvent: ev.onMiddleware})
+			mw := middleware.New(chain, middleware.Options{Anchors: tt.anchors, OnEvent: ev.onMiddleware})
 			for _, s := range tt.sends {
 				h := http.Header{"Content-Type": {"application/json"}}
 				if s.id != "" {
-					h.Set(openaimw.ConversationHeader, s.id)
+					h.Set(middleware.ConversationHeader, s.id)
 				}
 				if resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", h, string(s.body)); resp.StatusCode != 200 {
 					t.Fatalf("status %d: %s", resp.StatusCode, data)
@@ -310,9 +310,9 @@ func TestAnchorBasis(t *testing.T) {
 			}
 			ev.mu.Lock()
 			defer ev.mu.Unlock()
-			var usages []openaimw.Event
+			var usages []middleware.Event
 			for _, e := range ev.mw {
-				if e.Type == openaimw.EventUsage {
+				if e.Type == middleware.EventUsage {
 					usages = append(usages, e)
 				}
 			}
@@ -325,11 +325,11 @@ func TestAnchorBasis(t *testing.T) {
 			// From characters, the tokens before and after compare; the
 			// estimate is anchored on the usage reported for request on.
 			chars := up.reported[len(up.reported)-1] / 3
-			want := openaimw.Event{TokensAfter: chars, Estimate: chars}
+			want := middleware.Event{TokensAfter: chars, Estimate: chars}
 			if tt.on >= 0 {
-				want = openaimw.Event{TokensAfter: chars, Anchored: true, Estimate: up.reported[tt.on] + outTokens + added}
+				want = middleware.Event{TokensAfter: chars, Anchored: true, Estimate: up.reported[tt.on] + outTokens + added}
 			}
-			got := openaimw.Event{Anchored: last.Anchored, TokensAfter: last.TokensAfter, Estimate: last.Estimate}
+			got := middleware.Event{Anchored: last.Anchored, TokensAfter: last.TokensAfter, Estimate: last.Estimate}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("last usage event's estimate (-want +got):\n%s", diff)
 			}
@@ -351,7 +351,7 @@ func TestAnchorsConcurrent(t *testing.T) {
 	srv := httptest.NewServer(up)
 	defer srv.Close()
 	win := window.New(window.Options{MaxMessages: -1, TriggerTokens: 2000, KeepMessages: 4})
-	mw := openaimw.New(win, openaimw.Options{Anchors: 4})
+	mw := middleware.New(win, middleware.Options{Anchors: 4})
 	var wg sync.WaitGroup
 	for c := range 8 {
 		bodies, err := openaitest.NewBodies(openaitest.APIChat, openaitest.ToolConversation(20, fmt.Sprintf("topic %d", c)))

@@ -1,4 +1,4 @@
-package openaimw
+package middleware
 
 import "github.com/abridge-go/abridge/processor"
 

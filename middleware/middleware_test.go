@@ -1,4 +1,4 @@
-package openaimw_test
+package middleware_test
 
 import (
 	"context"
@@ -23,8 +23,8 @@ import (
 
 	"github.com/abridge-go/abridge/internal/openaitest"
 	"github.com/abridge-go/abridge/internal/wire"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/model"
-	"github.com/abridge-go/abridge/openaimw"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -36,11 +36,11 @@ const secret = "sk-test-secret-0123456789"
 // events collects the middleware's and the window's events.
 type events struct {
 	mu     sync.Mutex
-	mw     []openaimw.Event
+	mw     []middleware.Event
 	window []window.Event
 }
 
-func (e *events) onMiddleware(_ context.Context, ev openaimw.Event) {
+func (e *events) onMiddleware(_ context.Context, ev middleware.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.mw = append(e.mw, ev)
@@ -52,7 +52,7 @@ func (e *events) onWindow(_ context.Context, ev window.Event) {
 	e.window = append(e.window, ev)
 }
 
-func (e *events) count(t openaimw.EventType) int {
+func (e *events) count(t middleware.EventType) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n := 0
@@ -86,7 +86,7 @@ func TestTranscript(t *testing.T) {
 	win := window.New(window.Options{Summarizer: summarizer.New(sm, summarizer.Options{}), OnEvent: ev.onWindow, Ahead: -1})
 	trim := trimtools.New(trimtools.Options{})
 	core, logs := observer.New(zapcore.DebugLevel)
-	mw := openaimw.New(processor.Chain(trim, win), openaimw.Options{Compactor: win, Logger: zap.New(core), OnEvent: ev.onMiddleware})
+	mw := middleware.New(processor.Chain(trim, win), middleware.Options{Compactor: win, Logger: zap.New(core), OnEvent: ev.onMiddleware})
 
 	tp := &openaitest.Tap{}
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey(secret), option.WithMaxRetries(0),
@@ -139,7 +139,7 @@ func TestTranscript(t *testing.T) {
 		} else if f.Sent > 41 {
 			t.Errorf("request %d: %d messages sent uncompacted", i, f.Sent)
 		}
-		if got.Header.Get(openaimw.ConversationHeader) != "" {
+		if got.Header.Get(middleware.ConversationHeader) != "" {
 			t.Errorf("request %d: conversation header sent upstream", i)
 		}
 	}
@@ -163,7 +163,7 @@ func TestTranscript(t *testing.T) {
 	if finished != summaries {
 		t.Errorf("%d compactions finished, %d summarizer calls: want one call each", finished, summaries)
 	}
-	if n := ev.count(openaimw.EventProcessed); n != len(lengths) {
+	if n := ev.count(middleware.EventProcessed); n != len(lengths) {
 		t.Errorf("%d processed events, want %d", n, len(lengths))
 	}
 	for _, e := range logs.All() {
@@ -176,8 +176,8 @@ func TestTranscript(t *testing.T) {
 			}
 		}
 	}
-	if logs.FilterMessage("openaimw: processed").Len() != len(lengths) {
-		t.Errorf("%d processed lines logged, want %d", logs.FilterMessage("openaimw: processed").Len(), len(lengths))
+	if logs.FilterMessage("middleware: processed").Len() != len(lengths) {
+		t.Errorf("%d processed lines logged, want %d", logs.FilterMessage("middleware: processed").Len(), len(lengths))
 	}
 }
 
@@ -209,7 +209,7 @@ func requestParams(t *testing.T, msgs []json.RawMessage) openai.ChatCompletionNe
 
 // send runs the middleware over one request to srv, through a plain
 // http.Client.
-func send(t *testing.T, mw openaimw.Middleware, method, url string, header http.Header, body string) (*http.Response, []byte) {
+func send(t *testing.T, mw middleware.Middleware, method, url string, header http.Header, body string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -238,25 +238,25 @@ func TestRejected(t *testing.T) {
 		header                 http.Header
 		status                 int // 0: 400
 	}{
-		{name: "not JSON", body: `{"model": "m", "messages": [`, code: openaimw.CodeInvalidJSON, says: "not a valid JSON object"},
-		{name: "brace after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]}}`, code: openaimw.CodeInvalidJSON, says: "after the object"},
-		{name: "bracket after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]}]`, code: openaimw.CodeInvalidJSON, says: "after the object"},
-		{name: "letter after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]} x`, code: openaimw.CodeInvalidJSON, says: "after the object"},
-		{name: "NUL after the object", body: "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\x00", code: openaimw.CodeInvalidJSON, says: "after the object"},
+		{name: "not JSON", body: `{"model": "m", "messages": [`, code: middleware.CodeInvalidJSON, says: "not a valid JSON object"},
+		{name: "brace after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]}}`, code: middleware.CodeInvalidJSON, says: "after the object"},
+		{name: "bracket after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]}]`, code: middleware.CodeInvalidJSON, says: "after the object"},
+		{name: "letter after the object", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}]} x`, code: middleware.CodeInvalidJSON, says: "after the object"},
+		{name: "NUL after the object", body: "{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\x00", code: middleware.CodeInvalidJSON, says: "after the object"},
 		{name: "gzip", body: "\x1f\x8b\x08\x00", header: http.Header{"Content-Encoding": {"gzip"}},
-			code: openaimw.CodeUnsupportedEncoding, says: "Content-Encoding: gzip", status: http.StatusUnsupportedMediaType},
-		{name: "array", body: `[1, 2]`, code: openaimw.CodeInvalidJSON, says: "not a valid JSON object"},
-		{name: "no messages", body: `{"model": "m"}`, code: openaimw.CodeMissingMessages, says: `no "messages" field`},
-		{name: "empty messages", body: `{"model": "m", "messages": []}`, code: openaimw.CodeMissingMessages, says: `"messages" is empty`},
-		{name: "bad role", body: `{"model": "m", "messages": [{"role": "wizard", "content": "hi"}]}`, code: openaimw.CodeInvalidMessage, says: "wizard"},
+			code: middleware.CodeUnsupportedEncoding, says: "Content-Encoding: gzip", status: http.StatusUnsupportedMediaType},
+		{name: "array", body: `[1, 2]`, code: middleware.CodeInvalidJSON, says: "not a valid JSON object"},
+		{name: "no messages", body: `{"model": "m"}`, code: middleware.CodeMissingMessages, says: `no "messages" field`},
+		{name: "empty messages", body: `{"model": "m", "messages": []}`, code: middleware.CodeMissingMessages, says: `"messages" is empty`},
+		{name: "bad role", body: `{"model": "m", "messages": [{"role": "wizard", "content": "hi"}]}`, code: middleware.CodeInvalidMessage, says: "wizard"},
 		{name: "orphan tool return", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c1", "content": "out"}]}`,
-			code: openaimw.CodeInvalidHistory, says: "without a matching tool call"},
+			code: middleware.CodeInvalidHistory, says: "without a matching tool call"},
 		{name: "unanswered call", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"role": "user", "content": "go on"}]}`,
-			code: openaimw.CodeInvalidHistory, says: "c1"},
+			code: middleware.CodeInvalidHistory, says: "c1"},
 		{name: "unanswered call last", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]}`,
-			code: openaimw.CodeInvalidHistory, says: "without a tool return"},
+			code: middleware.CodeInvalidHistory, says: "without a tool return"},
 		{name: "two answers last", body: `{"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]}`,
-			code: openaimw.CodeInvalidHistory, says: "does not end with a request"},
+			code: middleware.CodeInvalidHistory, says: "does not end with a request"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,7 +264,7 @@ func TestRejected(t *testing.T) {
 			srv := httptest.NewServer(up)
 			defer srv.Close()
 			ev := &events{}
-			mw := openaimw.New(nil, openaimw.Options{OnEvent: ev.onMiddleware})
+			mw := middleware.New(nil, middleware.Options{OnEvent: ev.onMiddleware})
 			resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", tt.header, tt.body)
 			wantStatus := tt.status
 			if wantStatus == 0 {
@@ -286,7 +286,7 @@ func TestRejected(t *testing.T) {
 			if n := len(up.Requests()); n != 0 {
 				t.Errorf("upstream got %d requests, want none", n)
 			}
-			if ev.count(openaimw.EventRejected) != 1 {
+			if ev.count(middleware.EventRejected) != 1 {
 				t.Errorf("events %+v, want one rejection", ev.mw)
 			}
 		})
@@ -301,7 +301,7 @@ func TestRejectedThroughOpenAI(t *testing.T) {
 	srv := httptest.NewServer(up)
 	defer srv.Close()
 	client := openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey(secret),
-		option.WithMiddleware(openaimw.New(nil, openaimw.Options{})))
+		option.WithMiddleware(middleware.New(nil, middleware.Options{})))
 	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:    "gpt-test",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi"), openai.ToolMessage("out", "call_1")},
@@ -310,8 +310,8 @@ func TestRejectedThroughOpenAI(t *testing.T) {
 	if !errors.As(err, &apiErr) {
 		t.Fatalf("error %v, want an *openai.Error", err)
 	}
-	if apiErr.StatusCode != 400 || apiErr.Code != openaimw.CodeInvalidHistory || !strings.Contains(apiErr.Message, "call_1") {
-		t.Errorf("status %d, code %q, message %q: want 400, %s, naming call_1", apiErr.StatusCode, apiErr.Code, apiErr.Message, openaimw.CodeInvalidHistory)
+	if apiErr.StatusCode != 400 || apiErr.Code != middleware.CodeInvalidHistory || !strings.Contains(apiErr.Message, "call_1") {
+		t.Errorf("status %d, code %q, message %q: want 400, %s, naming call_1", apiErr.StatusCode, apiErr.Code, apiErr.Message, middleware.CodeInvalidHistory)
 	}
 	if n := len(up.Requests()); n != 0 {
 		t.Errorf("upstream got %d requests, want none", n)
@@ -335,7 +335,7 @@ func TestUntouched(t *testing.T) {
 			up := &openaitest.Upstream{}
 			srv := httptest.NewServer(up)
 			defer srv.Close()
-			mw := openaimw.New(trimtools.New(trimtools.Options{}), openaimw.Options{})
+			mw := middleware.New(trimtools.New(trimtools.Options{}), middleware.Options{})
 			send(t, mw, tt.method, srv.URL+tt.path, http.Header{"Authorization": {"Bearer " + secret}}, tt.body)
 			reqs := up.Requests()
 			if len(reqs) != 1 {
@@ -387,7 +387,7 @@ func TestCodecGiven(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := openaimw.New(nil, openaimw.Options{})(req, http.DefaultClient.Do)
+			resp, err := middleware.New(nil, middleware.Options{})(req, http.DefaultClient.Do)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -436,11 +436,11 @@ func TestOverflow(t *testing.T) {
 		maxChars   int
 		wantStatus int
 		wantSent   int // chat requests upstream
-		wantEvent  *openaimw.Event
+		wantEvent  *middleware.Event
 	}{
-		{"compacted and retried", "chain", len(body) / 2, 200, 2, &openaimw.Event{Type: openaimw.EventOverflow, Retried: true}},
-		{"compacted by the compactor given", "option", len(body) / 2, 200, 2, &openaimw.Event{Type: openaimw.EventOverflow, Retried: true}},
-		{"still too long", "chain", 100, 400, 2, &openaimw.Event{Type: openaimw.EventOverflow, Retried: true}},
+		{"compacted and retried", "chain", len(body) / 2, 200, 2, &middleware.Event{Type: middleware.EventOverflow, Retried: true}},
+		{"compacted by the compactor given", "option", len(body) / 2, 200, 2, &middleware.Event{Type: middleware.EventOverflow, Retried: true}},
+		{"still too long", "chain", 100, 400, 2, &middleware.Event{Type: middleware.EventOverflow, Retried: true}},
 		{"no compactor", "", len(body) / 2, 400, 1, nil},
 	}
 	for _, tt := range tests {
@@ -452,7 +452,7 @@ func TestOverflow(t *testing.T) {
 			// makes it.
 			win := window.New(window.Options{MaxMessages: -1})
 			ev := &events{}
-			opts := openaimw.Options{OnEvent: ev.onMiddleware}
+			opts := middleware.Options{OnEvent: ev.onMiddleware}
 			var chain processor.Processor = win
 			if tt.compactor != "chain" {
 				chain = processor.Func(win.Process)
@@ -460,7 +460,7 @@ func TestOverflow(t *testing.T) {
 			if tt.compactor == "option" {
 				opts.Compactor = win
 			}
-			mw := openaimw.New(chain, opts)
+			mw := middleware.New(chain, opts)
 			resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", nil, body)
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("status %d (%s), want %d", resp.StatusCode, data, tt.wantStatus)
@@ -478,10 +478,10 @@ func TestOverflow(t *testing.T) {
 					t.Errorf("retry: %+v, %v; want a compacted, valid request", f, err)
 				}
 			}
-			var got *openaimw.Event
+			var got *middleware.Event
 			for _, e := range ev.mw {
-				if e.Type == openaimw.EventOverflow {
-					got = &openaimw.Event{Type: e.Type, Retried: e.Retried}
+				if e.Type == middleware.EventOverflow {
+					got = &middleware.Event{Type: e.Type, Retried: e.Retried}
 					if e.MessagesAfter >= e.MessagesBefore {
 						t.Errorf("overflow event: %d messages after, %d before", e.MessagesAfter, e.MessagesBefore)
 					}
@@ -523,18 +523,18 @@ func TestConversationHeader(t *testing.T) {
 			srv := httptest.NewServer(up)
 			defer srv.Close()
 			s := &countingSummarizer{}
-			mw := openaimw.New(window.New(window.Options{Summarizer: s, Ahead: -1}), openaimw.Options{})
+			mw := middleware.New(window.New(window.Options{Summarizer: s, Ahead: -1}), middleware.Options{})
 			for _, id := range tt.ids {
 				h := http.Header{}
 				if id != "" {
-					h.Set(openaimw.ConversationHeader, id)
+					h.Set(middleware.ConversationHeader, id)
 				}
 				if resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", h, body); resp.StatusCode != 200 {
 					t.Fatalf("status %d: %s", resp.StatusCode, data)
 				}
 			}
 			for _, r := range up.Chats() {
-				if v := r.Header.Get(openaimw.ConversationHeader); v != "" {
+				if v := r.Header.Get(middleware.ConversationHeader); v != "" {
 					t.Errorf("conversation header %q sent upstream", v)
 				}
 			}
@@ -555,9 +555,9 @@ func TestChainFailed(t *testing.T) {
 	boom := errors.New("boom")
 	ev := &events{}
 	core, logs := observer.New(zapcore.WarnLevel)
-	mw := openaimw.New(processor.Func(func(context.Context, []processor.Message) ([]processor.Message, error) {
+	mw := middleware.New(processor.Func(func(context.Context, []processor.Message) ([]processor.Message, error) {
 		return nil, boom
-	}), openaimw.Options{OnEvent: ev.onMiddleware, Logger: zap.New(core)})
+	}), middleware.Options{OnEvent: ev.onMiddleware, Logger: zap.New(core)})
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
 	if resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", nil, body); resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
@@ -565,7 +565,7 @@ func TestChainFailed(t *testing.T) {
 	if got := string(up.Chats()[0].Body); got != body {
 		t.Errorf("sent %s, want the app's body %s", got, body)
 	}
-	if ev.count(openaimw.EventChainFailed) != 1 || !errors.Is(ev.mw[0].Err, boom) {
+	if ev.count(middleware.EventChainFailed) != 1 || !errors.Is(ev.mw[0].Err, boom) {
 		t.Errorf("events %+v, want one chain failure with boom", ev.mw)
 	}
 	if logs.Len() != 1 {
@@ -574,8 +574,8 @@ func TestChainFailed(t *testing.T) {
 }
 
 func TestEventTypeString(t *testing.T) {
-	got := []string{openaimw.EventProcessed.String(), openaimw.EventRejected.String(), openaimw.EventChainFailed.String(),
-		openaimw.EventOverflow.String(), openaimw.EventType(9).String()}
+	got := []string{middleware.EventProcessed.String(), middleware.EventRejected.String(), middleware.EventChainFailed.String(),
+		middleware.EventOverflow.String(), middleware.EventType(9).String()}
 	want := []string{"processed", "rejected", "chain failed", "overflow", "event(9)"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Error(diff)
@@ -597,7 +597,7 @@ func TestPrefill(t *testing.T) {
 	defer srv.Close()
 	s := &countingSummarizer{}
 	ev := &events{}
-	mw := openaimw.New(window.New(window.Options{Summarizer: s, Ahead: -1}), openaimw.Options{OnEvent: ev.onMiddleware})
+	mw := middleware.New(window.New(window.Options{Summarizer: s, Ahead: -1}), middleware.Options{OnEvent: ev.onMiddleware})
 	resp, data := send(t, mw, http.MethodPost, srv.URL+"/v1/chat/completions", nil, body)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d (%s), want 200", resp.StatusCode, data)
@@ -623,7 +623,7 @@ func TestPrefill(t *testing.T) {
 	if s.calls.Load() != 1 || len(msgs) >= 62 {
 		t.Errorf("%d summarizer calls, %d messages sent: want the 62 compacted with one summary", s.calls.Load(), len(msgs))
 	}
-	if ev.count(openaimw.EventProcessed) != 1 || ev.mw[0].MessagesBefore != 62 || ev.mw[0].MessagesAfter != len(msgs) {
+	if ev.count(middleware.EventProcessed) != 1 || ev.mw[0].MessagesBefore != 62 || ev.mw[0].MessagesAfter != len(msgs) {
 		t.Errorf("events %+v, want one processed, 62 messages before and %d after", ev.mw, len(msgs))
 	}
 }
@@ -646,7 +646,7 @@ func TestBodyGrowsAsItArrives(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mw := openaimw.New(nil, openaimw.Options{})
+			mw := middleware.New(nil, middleware.Options{})
 			req, err := http.NewRequest(http.MethodPost, "http://upstream.invalid/v1/chat/completions", strings.NewReader(body))
 			if err != nil {
 				t.Fatal(err)

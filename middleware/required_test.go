@@ -1,4 +1,4 @@
-package openaimw_test
+package middleware_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/abridge-go/abridge/internal/openaitest"
-	"github.com/abridge-go/abridge/openaimw"
+	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 )
@@ -126,21 +126,21 @@ func TestRequired(t *testing.T) {
 				srv := httptest.NewServer(up)
 				defer srv.Close()
 				ev := &events{}
-				mw := openaimw.New(tc.chain, openaimw.Options{OnEvent: ev.onMiddleware})
+				mw := middleware.New(tc.chain, middleware.Options{OnEvent: ev.onMiddleware})
 				resp, data := send(t, mw, http.MethodPost, srv.URL+b.path, nil, b.body)
 				reqs := up.Requests()
 				if tc.refused {
 					if resp.StatusCode != http.StatusInternalServerError {
 						t.Fatalf("status %d (%s), want 500", resp.StatusCode, data)
 					}
-					if code := errorCode(t, b.api, data); code != openaimw.CodeProcessingFailed {
-						t.Errorf("error code %q, want %q", code, openaimw.CodeProcessingFailed)
+					if code := errorCode(t, b.api, data); code != middleware.CodeProcessingFailed {
+						t.Errorf("error code %q, want %q", code, middleware.CodeProcessingFailed)
 					}
 					if len(reqs) != 0 {
 						t.Errorf("upstream got %d requests, want none", len(reqs))
 					}
-					if ev.count(openaimw.EventRejected) != 1 || ev.count(openaimw.EventChainFailed) != 0 ||
-						!errors.Is(ev.mw[0].Err, openaimw.ErrRequiredFailed) || ev.mw[0].Code != openaimw.CodeProcessingFailed {
+					if ev.count(middleware.EventRejected) != 1 || ev.count(middleware.EventChainFailed) != 0 ||
+						!errors.Is(ev.mw[0].Err, middleware.ErrRequiredFailed) || ev.mw[0].Code != middleware.CodeProcessingFailed {
 						t.Errorf("events %+v, want one rejection for ErrRequiredFailed", ev.mw)
 					}
 					return
@@ -173,11 +173,11 @@ func TestRequiredStored(t *testing.T) {
 			up := &openaitest.Upstream{}
 			srv := httptest.NewServer(up)
 			defer srv.Close()
-			resp, data := send(t, openaimw.New(tc.chain, openaimw.Options{}), http.MethodPost, srv.URL+"/v1/responses", nil, body)
+			resp, data := send(t, middleware.New(tc.chain, middleware.Options{}), http.MethodPost, srv.URL+"/v1/responses", nil, body)
 			if sent := len(up.Requests()); tc.refused != (sent == 0) {
 				t.Errorf("upstream got %d requests (status %d: %s), refused: want %v", sent, resp.StatusCode, data, tc.refused)
 			}
-			if tc.refused && errorCode(t, "responses", data) != openaimw.CodeProcessingFailed {
+			if tc.refused && errorCode(t, "responses", data) != middleware.CodeProcessingFailed {
 				t.Errorf("answer %s, want processing_failed", data)
 			}
 		})
@@ -190,7 +190,7 @@ func TestRequiredThroughOpenAI(t *testing.T) {
 	up := &openaitest.Upstream{}
 	srv := httptest.NewServer(up)
 	defer srv.Close()
-	mw := openaimw.New(processor.Required(redactor(errors.New("down"))), openaimw.Options{})
+	mw := middleware.New(processor.Required(redactor(errors.New("down"))), middleware.Options{})
 	client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey("sk-test"),
 		option.WithMiddleware(mw), option.WithMaxRetries(0))
 	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
@@ -198,7 +198,7 @@ func TestRequiredThroughOpenAI(t *testing.T) {
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
 	})
 	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusInternalServerError || apiErr.Code != openaimw.CodeProcessingFailed {
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusInternalServerError || apiErr.Code != middleware.CodeProcessingFailed {
 		t.Fatalf("error %v, want an *openai.Error 500 processing_failed", err)
 	}
 	if n := len(up.Requests()); n != 0 {
