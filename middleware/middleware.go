@@ -2,12 +2,12 @@
 // anthropic-sdk-go with one client option:
 //
 //	client := openai.NewClient(option.WithMiddleware(middleware.New(chain, middleware.Options{})))
-//	client := anthropic.NewClient(option.WithMiddleware(middleware.New(chain, middleware.Options{})))
+//	client := anthropic.NewClient(aoption.WithMiddleware(middleware.New(chain, middleware.Options{})))
 //
 // and to any other Go HTTP client through [Transport].
 //
 // Before every POST request to …/chat/completions (OpenAI Chat
-// Completions), …/responses (OpenAI Responses) or …/messages (Anthropic
+// Completions), …/responses (OpenAI Responses) or …/v1/messages (Anthropic
 // Messages) leaves the app, the middleware reads the body's history into
 // abridge's message model, runs the chain over it (typically the trimmer
 // and the window that config.Build returns) and sends the body with the
@@ -20,10 +20,10 @@
 // app wrote it (unless the chain fails closed, below). Streaming and
 // non-streaming requests alike; every other request passes untouched, and
 // so does a Responses request naming previous_response_id (its history is
-// on the server). The app keeps its
-// full history as it always did: the window finds what it summarized by
-// content, so each message is summarized about once even though the
-// middleware sees the history decoded afresh every time.
+// on the server). The app keeps its full history as it always did: the
+// window finds what it summarized by content, so each message is
+// summarized about once even though the middleware sees the history
+// decoded afresh every time.
 //
 // When the provider answers a processed request with a context overflow
 // (OpenAI: 400, code context_length_exceeded; Anthropic: 400, "prompt is
@@ -53,7 +53,7 @@
 //
 // The middleware does not import the SDKs: [Middleware] and [Next] are the
 // same types as their option.Middleware and option.MiddlewareNext, so the
-// value New returns goes straight into option.WithMiddleware. The proxy
+// value New returns goes straight into either SDK's WithMiddleware. The proxy
 // (package proxy, abridge serve) is this middleware in front of an
 // upstream. The wire formats live in one codec each (internal/wire); this
 // package picks one by the request's method and path (the proxy, which
@@ -208,8 +208,8 @@ type EventType int
 
 // Event types.
 const (
-	// EventProcessed: a chat completions request went through the chain
-	// and was sent on (sizes before and after, Duration).
+	// EventProcessed: a request of one of the three APIs went through
+	// the chain and was sent on (sizes before and after, Duration).
 	EventProcessed EventType = iota + 1
 	// EventRejected: the request's body could not be read or its history
 	// is not one a provider accepts; it was answered with a 400, or a 415
@@ -338,7 +338,7 @@ const (
 var ErrRequiredFailed = errors.New("request not processed, and the chain holds a required processor")
 
 // ErrContentEncoding is why a compressed request body is refused: abridge
-// reads chat completions bodies only as sent, uncompressed (a client
+// reads request bodies only as sent, uncompressed (a client
 // compresses them only when told to).
 var ErrContentEncoding = errors.New("request body is compressed")
 

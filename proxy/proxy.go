@@ -3,16 +3,19 @@
 // and runs abridge's processors over the history of each request of the
 // three APIs it knows (POST /v1/chat/completions, /v1/responses and
 // /v1/messages) on the way, through the same middleware an openai-go or
-// anthropic-sdk-go app uses (package middleware). Only the history is
-// rewritten; every other byte of the body, the headers
-// (Authorization included) and the query go upstream as the client sent
-// them, and the answer comes back as the upstream sends it: a stream
-// chunk by chunk as it arrives, a whole answer of those APIs once its
-// first 8 MiB (all of any chat answer) have arrived, so that one the
-// upstream cuts short is answered 502 upstream_reset, or 504
-// upstream_timeout past Timeout, in the API's error shape, instead of a
-// 200 with a truncated body. An answer cut after its status was sent on (a
-// stream) keeps that status; its log line says answer_cut_off.
+// anthropic-sdk-go app uses (package middleware). As a request arrives,
+// the proxy decides once, from its method and path, its API (the codec the
+// middleware is given), the upstream it goes to (Options.Upstreams) and
+// the shape of the errors it is answered with. Only the history is
+// rewritten; every other byte of the body, the headers (Authorization
+// included) and the query go upstream as the client sent them, and the
+// answer comes back as the upstream sends it: a stream chunk by chunk as
+// it arrives, a whole answer of those APIs once its first 8 MiB (all of
+// any chat answer) have arrived, so that one the upstream cuts short is
+// answered 502 upstream_reset, or 504 upstream_timeout past Timeout, in
+// the API's error shape, instead of a 200 with a truncated body. An answer
+// cut after its status was sent on (a stream) keeps that status; its log
+// line says answer_cut_off.
 //
 // A request abridge cannot process (not JSON, no messages, an invalid
 // history, too large, a path a decoding server would resolve elsewhere, a
@@ -22,10 +25,21 @@
 // summarizer that fails never fails the request (the window falls back to
 // its digest). Processors that fail send the request as the client wrote
 // it, unless the chain holds one marked processor.Required: then the
-// request is answered 500 processing_failed and sent nowhere (see
-// package middleware, "Failing open, or closed"). Each answer to a processed request
-// says in Abridge-* headers what abridge did (see HeaderTokens), and, with
-// [Receipts], names the receipt of the compaction its history carries.
+// request is answered 500 processing_failed and sent nowhere (see package
+// middleware, "Failing open, or closed"). Each answer to a processed
+// request says in Abridge-* headers what abridge did (see HeaderTokens),
+// and, with [Receipts], names the receipt of the compaction its history
+// carries.
+//
+// Who pays for summaries, and for which requests the window may call its
+// summarizer, is the proxy's policy (Options.SummarizeFor,
+// Options.ClientsPay): the proxy tells its clients apart by the credential
+// each sends, and tells the window of each request the payer of its
+// summaries (window.WithPayer) and whether it may call its summarizer
+// (window.WithoutSummarizer). With [ForwardAuthorization] and
+// [Summarizers], a client's summaries go through its own API to its own
+// upstream, paid with its own credential.
+//
 // Mount the handler on a server of your own, or run abridge serve, which
 // adds /healthz, /metrics, the summary store and the receipts on the
 // session database, the operator's page (/ui/) and a graceful shutdown.
@@ -89,8 +103,8 @@ type Options struct {
 	// (…/responses and under it), "messages" (…/messages and under it,
 	// Anthropic's). An API without one goes to Upstream.
 	Upstreams map[string]*url.URL
-	// Chain processes the messages of every chat completions request.
-	// Nil means none.
+	// Chain processes the history of every request of the three APIs
+	// (Chat Completions, Responses, Messages). Nil means none.
 	Chain processor.Processor
 	// Compactor compacts a history the upstream reported too long, before
 	// the one retry. Nil means the chain's window, if it has one (see
@@ -138,9 +152,9 @@ type Options struct {
 	Logger *zap.Logger
 	// Metrics, when set, counts what the proxy does (see [NewMetrics]).
 	Metrics *Metrics
-	// OnEvent, when set, receives the middleware's event for each chat
-	// completions request (see middleware.Event), synchronously; it must be
-	// safe for concurrent use.
+	// OnEvent, when set, receives the middleware's events for each
+	// request of the three APIs (see middleware.Event), synchronously; it
+	// must be safe for concurrent use.
 	OnEvent func(ctx context.Context, e middleware.Event)
 	// Receipts, when set, records a receipt of every compaction and a
 	// record of every processed request, and names the receipt of the
