@@ -139,7 +139,7 @@ func TestToOpenAI(t *testing.T) {
 			map[string]any{"type": "file", "file": map[string]any{"file_id": "f1"}, "x-extra": true},
 		}},
 	}
-	before := cloneHistory(history)
+	before := processor.Clone(history)
 	params, err := ToOpenAI(history)
 	if err != nil {
 		t.Fatal(err)
@@ -155,15 +155,6 @@ func TestToOpenAI(t *testing.T) {
 	if parts[1].OfInputAudio == nil || parts[1].OfInputAudio.InputAudio.Data != "AAAA" {
 		t.Errorf("input_audio part not typed: %+v", parts[1])
 	}
-}
-
-func cloneHistory(h []processor.Message) []processor.Message {
-	out := make([]processor.Message, len(h))
-	for i, m := range h {
-		m.Parts = append([]processor.Part(nil), m.Parts...)
-		out[i] = m
-	}
-	return out
 }
 
 // TestToOpenAIErrors checks that ToOpenAI refuses what transcript.Chat
