@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/openai/openai-go/v3"
 
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/transcript"
 )
