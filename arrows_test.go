@@ -116,8 +116,36 @@ func TestArrows(t *testing.T) {
 	slices.Sort(openai)
 	// model alone in the library; the load command decodes request bodies
 	// into openai-go's request type as the baseline it measures against.
-	if diff := cmp.Diff([]string{"internal/proxyload", "model"}, openai); diff != "" {
+	if diff := cmp.Diff([]string{"internal/cmd/proxyload", "model"}, openai); diff != "" {
 		t.Errorf("packages importing openai-go (-want +got):\n%s", diff)
+	}
+}
+
+// TestTestkitOnlyInTests checks that the test support under
+// internal/testkit (the fake upstreams, the browser, the skip note, the
+// transcript finder) stays out of what abridge ships: no package of the
+// module outside internal/testkit and internal/cmd depends on it, test
+// files aside.
+func TestTestkitOnlyInTests(t *testing.T) {
+	pkgs, _ := listPackages(t)
+	var got []string
+	for path, p := range pkgs {
+		name, ok := strings.CutPrefix(path, module+"/")
+		if path == module {
+			name, ok = ".", true
+		}
+		if !ok || strings.HasPrefix(name, "internal/testkit/") || strings.HasPrefix(name, "internal/cmd/") {
+			continue
+		}
+		for _, d := range p.Deps {
+			if strings.HasPrefix(d, module+"/internal/testkit/") {
+				got = append(got, name+" -> "+strings.TrimPrefix(d, module+"/"))
+			}
+		}
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff([]string(nil), got); diff != "" {
+		t.Errorf("packages outside internal/testkit and internal/cmd depending on internal/testkit (-want +got):\n%s", diff)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/abridge-go/abridge/compact"
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summarizer"

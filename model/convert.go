@@ -3,7 +3,6 @@ package model
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -46,197 +45,137 @@ func ToOpenAI(history []processor.Message) ([]openai.ChatCompletionMessageParamU
 // [OpenAI.Request]) are not dropped but put, joined by newlines, in the
 // extra field reasoning_content of their assistant messages.
 func toOpenAI(history []processor.Message, callReasoning bool) ([]openai.ChatCompletionMessageParamUnion, error) {
-	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(history))
-	for i, m := range history {
-		switch m.Kind {
-		case processor.Request:
-			if len(m.Parts) == 0 {
-				return nil, msgErr(i, "request without parts")
-			}
-			for j, p := range m.Parts {
-				u, err := requestPartToOpenAI(i, j, p)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, u)
-			}
-		case processor.Response:
-			reasoning := callReasoning && m.HasToolCalls()
-			u, err := responseToOpenAI(i, m, reasoning)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, u)
-		default:
-			return nil, msgErr(i, "unknown message kind %v", m.Kind)
+	chat, err := transcript.Chat(history)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]openai.ChatCompletionMessageParamUnion, len(chat))
+	for i, c := range chat {
+		if out[i], err = chatToOpenAI(c, callReasoning); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func requestPartToOpenAI(i, j int, p processor.Part) (openai.ChatCompletionMessageParamUnion, error) {
+// chatToOpenAI is the param of c, with its reasoning when callReasoning and
+// it has tool calls.
+func chatToOpenAI(c transcript.ChatMessage, callReasoning bool) (openai.ChatCompletionMessageParamUnion, error) {
 	var u openai.ChatCompletionMessageParamUnion
-	switch p := p.(type) {
-	case processor.SystemPrompt:
-		if p.Developer {
-			d := &openai.ChatCompletionDeveloperMessageParam{}
-			d.Content.OfString = openai.String(p.Content)
-			if p.Name != "" {
-				d.Name = openai.String(p.Name)
-			}
-			u.OfDeveloper = d
-			return u, nil
-		}
-		s := &openai.ChatCompletionSystemMessageParam{}
-		s.Content.OfString = openai.String(p.Content)
-		if p.Name != "" {
-			s.Name = openai.String(p.Name)
-		}
+	name := param.Opt[string]{}
+	if c.Name != "" {
+		name = openai.String(c.Name)
+	}
+	switch c.Role {
+	case "system":
+		s := &openai.ChatCompletionSystemMessageParam{Name: name}
+		s.Content.OfString = openai.String(c.Content)
 		u.OfSystem = s
-	case processor.UserPrompt:
-		um := &openai.ChatCompletionUserMessageParam{}
-		if p.Name != "" {
-			um.Name = openai.String(p.Name)
-		}
-		if p.Contents == nil {
-			um.Content.OfString = openai.String(p.Content)
+	case "developer":
+		d := &openai.ChatCompletionDeveloperMessageParam{Name: name}
+		d.Content.OfString = openai.String(c.Content)
+		u.OfDeveloper = d
+	case "user":
+		um := &openai.ChatCompletionUserMessageParam{Name: name}
+		if c.Parts == nil {
+			um.Content.OfString = openai.String(c.Content)
 		} else {
-			parts := make([]openai.ChatCompletionContentPartUnionParam, 0, len(p.Contents))
-			for k, c := range p.Contents {
-				if c.Type == "text" {
-					parts = append(parts, openai.TextContentPart(c.Text))
-					continue
-				}
-				part, err := userPartFromData(c.Data)
+			um.Content.OfArrayOfContentParts = make([]openai.ChatCompletionContentPartUnionParam, len(c.Parts))
+			for k, p := range c.Parts {
+				part, err := userPart(p)
 				if err != nil {
-					return u, &transcript.MessageError{Index: i, Reason: fmt.Sprintf("part %d: user content %d (%q)", j, k, c.Type), Err: err}
+					return u, err
 				}
-				parts = append(parts, part)
+				um.Content.OfArrayOfContentParts[k] = part
 			}
-			um.Content.OfArrayOfContentParts = parts
 		}
 		u.OfUser = um
-	case processor.ToolReturn:
-		if p.ToolCallID == "" {
-			return u, msgErr(i, "part %d: tool return without tool call id", j)
-		}
-		t := &openai.ChatCompletionToolMessageParam{ToolCallID: p.ToolCallID}
-		switch {
-		case p.JSON != nil:
-			t.Content.OfString = openai.String(string(p.JSON))
-		case p.Contents != nil:
-			parts := make([]openai.ChatCompletionContentPartTextParam, len(p.Contents))
-			for k, c := range p.Contents {
-				parts[k] = openai.ChatCompletionContentPartTextParam{Text: c}
+	case "tool":
+		t := &openai.ChatCompletionToolMessageParam{ToolCallID: c.ToolCallID}
+		if c.Parts == nil {
+			t.Content.OfString = openai.String(c.Content)
+		} else {
+			t.Content.OfArrayOfContentParts = make([]openai.ChatCompletionContentPartTextParam, len(c.Parts))
+			for k, p := range c.Parts {
+				t.Content.OfArrayOfContentParts[k] = openai.ChatCompletionContentPartTextParam{Text: p.Text}
 			}
-			t.Content.OfArrayOfContentParts = parts
-		default:
-			t.Content.OfString = openai.String(p.Content)
 		}
 		u.OfTool = t
-	case processor.RetryPrompt:
-		if p.ToolCallID != "" {
-			t := &openai.ChatCompletionToolMessageParam{ToolCallID: p.ToolCallID}
-			t.Content.OfString = openai.String(p.Content)
-			u.OfTool = t
-			return u, nil
-		}
-		um := &openai.ChatCompletionUserMessageParam{}
-		um.Content.OfString = openai.String(p.Content)
-		u.OfUser = um
-	case nil:
-		return u, msgErr(i, "part %d is nil", j)
+	case "assistant":
+		u.OfAssistant = assistantToOpenAI(c, callReasoning && len(c.ToolCalls) > 0)
 	default:
-		return u, msgErr(i, "part %d: %s part in a request", j, p.PartKind())
+		return u, fmt.Errorf("chat message of unknown role %q", c.Role)
 	}
 	return u, nil
 }
 
-func responseToOpenAI(i int, m processor.Message, reasoning bool) (openai.ChatCompletionMessageParamUnion, error) {
+// assistantToOpenAI is the param of assistant message c, with its
+// reasoning in the extra field reasoning_content when reasoning is true:
+// Chat Completions has no field for it; reasoning_content is the
+// compatible servers' one.
+func assistantToOpenAI(c transcript.ChatMessage, reasoning bool) *openai.ChatCompletionAssistantMessageParam {
 	a := &openai.ChatCompletionAssistantMessageParam{}
-	var texts, thoughts []string
-	for j, p := range m.Parts {
-		switch p := p.(type) {
-		case processor.Text:
-			texts = append(texts, p.Content)
-		case processor.ToolCall:
-			if p.ToolCallID == "" {
-				return openai.ChatCompletionMessageParamUnion{}, msgErr(i, "part %d: tool call %q without id", j, p.ToolName)
-			}
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-					ID: p.ToolCallID,
-					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-						Name:      p.ToolName,
-						Arguments: p.Args,
-					},
+	if c.ToolCalls != nil {
+		a.ToolCalls = make([]openai.ChatCompletionMessageToolCallUnionParam, len(c.ToolCalls))
+	}
+	for k, tc := range c.ToolCalls {
+		a.ToolCalls[k] = openai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: tc.ToolCallID,
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+					Name:      tc.ToolName,
+					Arguments: tc.Args,
 				},
-			})
-		case processor.Thinking:
-			// Chat Completions has no field for it; reasoning_content is
-			// the compatible servers' one.
-			if reasoning && p.Content != "" {
-				thoughts = append(thoughts, p.Content)
-			}
-		case nil:
-			return openai.ChatCompletionMessageParamUnion{}, msgErr(i, "part %d is nil", j)
-		default:
-			return openai.ChatCompletionMessageParamUnion{}, msgErr(i, "part %d: %s part in a response", j, p.PartKind())
+			},
 		}
 	}
-	switch len(texts) {
-	case 0:
-	case 1:
-		a.Content.OfString = openai.String(texts[0])
-	default:
-		parts := make([]openai.ChatCompletionAssistantMessageParamContentArrayOfContentPartUnion, len(texts))
-		for k, t := range texts {
+	switch {
+	case c.NoContent:
+	case c.Parts != nil:
+		parts := make([]openai.ChatCompletionAssistantMessageParamContentArrayOfContentPartUnion, len(c.Parts))
+		for k, p := range c.Parts {
 			parts[k] = openai.ChatCompletionAssistantMessageParamContentArrayOfContentPartUnion{
-				OfText: &openai.ChatCompletionContentPartTextParam{Text: t},
+				OfText: &openai.ChatCompletionContentPartTextParam{Text: p.Text},
 			}
 		}
 		a.Content.OfArrayOfContentParts = parts
+	default:
+		a.Content.OfString = openai.String(c.Content)
 	}
-	meta := m.Info()
-	if meta.Refusal != "" {
-		a.Refusal = openai.String(meta.Refusal)
+	if c.Refusal != "" {
+		a.Refusal = openai.String(c.Refusal)
 	}
-	if meta.Name != "" {
-		a.Name = openai.String(meta.Name)
+	if c.Name != "" {
+		a.Name = openai.String(c.Name)
 	}
-	if thoughts != nil {
-		a.SetExtraFields(map[string]any{reasoningContentKey: strings.Join(thoughts, "\n")})
+	if reasoning && c.Reasoning != "" {
+		a.SetExtraFields(map[string]any{reasoningContentKey: c.Reasoning})
 	}
-	return openai.ChatCompletionMessageParamUnion{OfAssistant: a}, nil
+	return a
 }
 
-// userPartFromData turns a non-text user content part's JSON into a param.
-// Known part types decode into their typed fields; when the typed form
-// would not reproduce the JSON exactly (an unknown type or unknown keys),
-// the part is sent verbatim.
-func userPartFromData(data json.RawMessage) (openai.ChatCompletionContentPartUnionParam, error) {
+// userPart is a user content part as a param. Known part types decode
+// into their typed fields; when the typed form would not reproduce the
+// JSON exactly (an unknown type or unknown keys), the part is sent
+// verbatim.
+func userPart(p transcript.ChatPart) (openai.ChatCompletionContentPartUnionParam, error) {
+	if p.Type == "text" {
+		return openai.TextContentPart(p.Text), nil
+	}
 	var part openai.ChatCompletionContentPartUnionParam
-	if len(data) == 0 {
-		return part, errors.New("no data")
-	}
-	var want any
-	if err := json.Unmarshal(data, &want); err != nil {
-		return part, fmt.Errorf("data: %w", err)
-	}
-	if _, ok := want.(map[string]any); !ok {
-		return part, errors.New("data is not a JSON object")
-	}
-	if err := json.Unmarshal(data, &part); err == nil {
+	if err := json.Unmarshal(p.Data, &part); err == nil {
 		if b, err := json.Marshal(part); err == nil {
-			var got any
-			if json.Unmarshal(b, &got) == nil && reflect.DeepEqual(want, got) {
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.UseNumber()
+			var got map[string]any
+			if dec.Decode(&got) == nil && reflect.DeepEqual(p.Value, got) {
 				return part, nil
 			}
 		}
 	}
 	var buf bytes.Buffer
-	if err := json.Compact(&buf, data); err != nil {
-		return part, fmt.Errorf("data: %w", err)
+	if err := json.Compact(&buf, p.Data); err != nil {
+		return part, fmt.Errorf("user content %q: %w", p.Type, err)
 	}
 	return param.Override[openai.ChatCompletionContentPartUnionParam](json.RawMessage(buf.Bytes())), nil
 }

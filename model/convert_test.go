@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/openai/openai-go/v3"
 
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/transcript"
 )
@@ -138,7 +139,7 @@ func TestToOpenAI(t *testing.T) {
 			map[string]any{"type": "file", "file": map[string]any{"file_id": "f1"}, "x-extra": true},
 		}},
 	}
-	before := cloneHistory(history)
+	before := processor.Clone(history)
 	params, err := ToOpenAI(history)
 	if err != nil {
 		t.Fatal(err)
@@ -156,15 +157,8 @@ func TestToOpenAI(t *testing.T) {
 	}
 }
 
-func cloneHistory(h []processor.Message) []processor.Message {
-	out := make([]processor.Message, len(h))
-	for i, m := range h {
-		m.Parts = append([]processor.Part(nil), m.Parts...)
-		out[i] = m
-	}
-	return out
-}
-
+// TestToOpenAIErrors checks that ToOpenAI refuses what transcript.Chat
+// refuses (its TestChatErrors has every case), with the same errors.
 func TestToOpenAIErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -172,24 +166,92 @@ func TestToOpenAIErrors(t *testing.T) {
 		want    string
 	}{
 		{"unknown kind", []processor.Message{processor.UserMessage("a"), {Kind: 7, Parts: []processor.Part{processor.Text{}}}}, "message 1: unknown message kind kind(7)"},
-		{"zero kind", []processor.Message{{}}, "message 0: unknown message kind kind(0)"},
-		{"request without parts", []processor.Message{processor.NewRequest()}, "message 0: request without parts"},
-		{"response part in a request", []processor.Message{processor.NewRequest(processor.UserPrompt{Content: "a"}, processor.Text{Content: "b"})}, "message 0: part 1: text part in a request"},
-		{"request part in a response", []processor.Message{processor.UserMessage("a"), processor.NewResponse(processor.UserPrompt{Content: "b"})}, "message 1: part 0: user-prompt part in a response"},
-		{"nil part", []processor.Message{processor.NewRequest(nil)}, "message 0: part 0 is nil"},
 		{"tool call without id", []processor.Message{processor.UserMessage("a"), processor.NewResponse(processor.ToolCall{ToolName: "f"})}, `message 1: part 0: tool call "f" without id`},
-		{"tool return without id", []processor.Message{processor.NewRequest(processor.ToolReturn{ToolName: "f", Content: "x"})}, "message 0: part 0: tool return without tool call id"},
 		{"user part with bad data", []processor.Message{processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "image_url", Data: json.RawMessage(`{"type":`)}}})}, `message 0: part 0: user content 0 ("image_url")`},
-		{"user part without data", []processor.Message{processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "image_url"}}})}, "no data"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ToOpenAI(tt.history)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, processor.ErrMalformed) {
+				t.Fatalf("error = %v, want a processor.ErrMalformed containing %q", err, tt.want)
 			}
-			if !errors.Is(err, processor.ErrMalformed) {
-				t.Errorf("error %q does not match processor.ErrMalformed", err)
+			if _, cerr := transcript.Chat(tt.history); cerr == nil || cerr.Error() != err.Error() {
+				t.Errorf("transcript.Chat error = %v, want the same as ToOpenAI's", cerr)
+			}
+		})
+	}
+}
+
+// checkMatchesSave checks that the params a request sends for the
+// transcript at path are the messages transcript.Save writes, but for the
+// reasoning_content of answers without tool calls, which a request leaves
+// out.
+func checkMatchesSave(t *testing.T, path string) {
+	history, err := transcript.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := transcript.Save(&buf, history); err != nil {
+		t.Fatal(err)
+	}
+	var saved struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &saved); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]any, len(saved.Messages))
+	for i, m := range saved.Messages {
+		if m["tool_calls"] == nil {
+			delete(m, "reasoning_content")
+		}
+		want[i] = m
+	}
+	params, err := toOpenAI(history, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, asJSON(t, params)); diff != "" {
+		t.Errorf("request params differ from the saved messages (-saved +params):\n%s", diff)
+	}
+}
+
+// TestMatchesSave runs checkMatchesSave on a history with every kind of
+// part, the shipped transcripts and the shared ones (skipped, saying
+// where they were looked for, when absent).
+func TestMatchesSave(t *testing.T) {
+	t.Run("every part", func(t *testing.T) {
+		h := []processor.Message{
+			processor.NewRequest(
+				processor.SystemPrompt{Content: "Be brief.", Name: "ops"},
+				processor.SystemPrompt{Content: "", Developer: true},
+				processor.UserPrompt{Contents: []processor.UserContent{
+					{Type: "text", Text: "And this?"},
+					{Type: "image_url", Data: json.RawMessage(`{"type":"image_url","image_url":{"url":"https://x/a.png"}}`)},
+					{Type: "file", Data: json.RawMessage(`{"type":"file","file":{"file_id":"f1"},"n":1.50}`)},
+				}},
+			),
+			{Kind: processor.Response, Parts: []processor.Part{
+				processor.Thinking{Content: "Look."}, processor.Thinking{}, processor.Thinking{Content: "Then read."},
+				processor.Text{Content: "a"}, processor.Text{Content: "b"},
+				processor.ToolCall{ToolCallID: "c1", ToolName: "read", Args: `{}`},
+			}, Meta: &processor.Meta{Name: "bot"}},
+			processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", Contents: []string{"x", "y"}}),
+			{Kind: processor.Response, Parts: []processor.Part{processor.Thinking{Content: "Done."}, processor.Text{}}, Meta: &processor.Meta{Refusal: "No."}},
+			processor.NewRequest(processor.ToolReturn{ToolCallID: "c2", JSON: json.RawMessage(`{"ok":true}`)}, processor.RetryPrompt{ToolCallID: "c3", Content: "again"}, processor.RetryPrompt{Content: "Try again."}),
+			processor.NewResponse(),
+		}
+		path := filepath.Join(t.TempDir(), "h.json")
+		if err := transcript.SaveFile(path, h); err != nil {
+			t.Fatal(err)
+		}
+		checkMatchesSave(t, path)
+	})
+	for set, list := range map[string]func(testing.TB) []string{"shipped": transcripts.Shipped, "shared": transcripts.Shared} {
+		t.Run(set, func(t *testing.T) {
+			for _, path := range list(t) {
+				t.Run(filepath.Base(path), func(t *testing.T) { checkMatchesSave(t, path) })
 			}
 		})
 	}

@@ -3,7 +3,7 @@ package processor_test
 import (
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/transcript"
 )

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/session"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/proxy"

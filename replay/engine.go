@@ -11,12 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/abridge-go/abridge/internal/fidelity"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/receipt"
+	"github.com/abridge-go/abridge/replay/internal/fidelity"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/abridge-go/abridge/internal/chart"
-	"github.com/abridge-go/abridge/internal/fidelity"
 	"github.com/abridge-go/abridge/receipt"
+	"github.com/abridge-go/abridge/replay/internal/fidelity"
 )
 
 //go:embed report.html

@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 )
 
 // TestHostModesAgree replays the transcripts in the three host modes

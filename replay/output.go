@@ -13,9 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/abridge-go/abridge/internal/fidelity"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/replay/internal/fidelity"
 )
 
 // TableWidth is the most columns a line of [Report.WriteTable] takes,

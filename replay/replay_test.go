@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	abridge "github.com/abridge-go/abridge"
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
@@ -103,7 +103,7 @@ func checkInvariants(t *testing.T, res Result) {
 
 func TestRunHistorySynthetic(t *testing.T) {
 	history := syntheticHistory(60)
-	orig := cloneHistory(history)
+	orig := processor.Clone(history)
 	for _, mode := range []Mode{ModeProcessed, ModeFull, ModeFresh} {
 		for _, summ := range []string{SummarizerDigest, SummarizerRecorder, SummarizerModel} {
 			t.Run(mode.String()+"/"+summ, func(t *testing.T) {
@@ -453,15 +453,6 @@ func TestDisplayName(t *testing.T) {
 			}
 		})
 	}
-}
-
-func cloneHistory(h []processor.Message) []processor.Message {
-	out := make([]processor.Message, len(h))
-	for i, m := range h {
-		m.Parts = append([]processor.Part(nil), m.Parts...)
-		out[i] = m
-	}
-	return out
 }
 
 // TestBilled checks the billed-input figures against the per-request

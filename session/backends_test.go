@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/abridge-go/abridge/internal/skipnote"
+	"github.com/abridge-go/abridge/internal/testkit/skipnote"
 )
 
 // EnvPostgresURL names the variable holding the PostgreSQL server the tests

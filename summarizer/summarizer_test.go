@@ -11,29 +11,9 @@ import (
 
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/summary"
 )
-
-func call(id, tool, args string) processor.Message {
-	return processor.NewResponse(processor.ToolCall{ToolCallID: id, ToolName: tool, Args: args})
-}
-
-func ret(id, tool, content string) processor.Message {
-	return processor.NewRequest(processor.ToolReturn{ToolCallID: id, ToolName: tool, Content: content})
-}
-
-func sample() []processor.Message {
-	return []processor.Message{
-		processor.UserMessage("Add a --verbose flag to cmd/tool/main.go."),
-		call("c1", "Read", `{"file_path":"/src/cmd/tool/main.go"}`),
-		ret("c1", "Read", "package main\nfunc main() {}"),
-		call("c2", "Edit", `{"file_path":"/src/cmd/tool/main.go","old_string":"a","new_string":"b"}`),
-		ret("c2", "Edit", "ok"),
-		call("c3", "bash", `{"command":"go test ./... 2>&1 | tail"}`),
-		ret("c3", "bash", "--- FAIL: TestFlags\nmain_test.go:12: error: unknown flag"),
-		processor.TextMessage("The flag is added; TestFlags fails on an unknown flag."),
-	}
-}
 
 func TestRender(t *testing.T) {
 	h := []processor.Message{
@@ -53,7 +33,7 @@ func TestRender(t *testing.T) {
 func TestLLMRequest(t *testing.T) {
 	rec := model.NewRecorder(model.RespondText("  Goal: add --verbose.  "))
 	s := New(rec, Options{})
-	got, err := s.SummarizeFocus(context.Background(), sample(), "Earlier: the repo uses Go 1.26.", "keep the flag names")
+	got, err := s.SummarizeFocus(context.Background(), processortest.CodingSession(), "Earlier: the repo uses Go 1.26.", "keep the flag names")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +129,7 @@ func TestLLMErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(model.NewRecorder(tc.reply), Options{})
-			_, err := s.Summarize(context.Background(), sample(), "")
+			_, err := s.Summarize(context.Background(), processortest.CodingSession(), "")
 			if !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}

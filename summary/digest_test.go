@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processor/processortest"
 )
 
 func call(id, tool, args string) processor.Message {
@@ -20,19 +21,6 @@ func call(id, tool, args string) processor.Message {
 
 func ret(id, tool, content string) processor.Message {
 	return processor.NewRequest(processor.ToolReturn{ToolCallID: id, ToolName: tool, Content: content})
-}
-
-func sample() []processor.Message {
-	return []processor.Message{
-		processor.UserMessage("Add a --verbose flag to cmd/tool/main.go."),
-		call("c1", "Read", `{"file_path":"/src/cmd/tool/main.go"}`),
-		ret("c1", "Read", "package main\nfunc main() {}"),
-		call("c2", "Edit", `{"file_path":"/src/cmd/tool/main.go","old_string":"a","new_string":"b"}`),
-		ret("c2", "Edit", "ok"),
-		call("c3", "bash", `{"command":"go test ./... 2>&1 | tail"}`),
-		ret("c3", "bash", "--- FAIL: TestFlags\nmain_test.go:12: error: unknown flag"),
-		processor.TextMessage("The flag is added; TestFlags fails on an unknown flag."),
-	}
 }
 
 func TestClip(t *testing.T) {
@@ -153,7 +141,7 @@ func contains(ss []string, s string) bool {
 
 func TestDigest(t *testing.T) {
 	d := NewDigest(DigestOptions{})
-	got, err := d.Summarize(context.Background(), sample(), "")
+	got, err := d.Summarize(context.Background(), processortest.CodingSession(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +158,7 @@ func TestDigest(t *testing.T) {
 			t.Errorf("digest lacks %q:\n%s", want, got)
 		}
 	}
-	again, _ := d.Summarize(context.Background(), sample(), "")
+	again, _ := d.Summarize(context.Background(), processortest.CodingSession(), "")
 	if again != got {
 		t.Error("digest is not deterministic")
 	}

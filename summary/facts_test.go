@@ -9,11 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processor/processortest"
 )
 
 func TestFactsSection(t *testing.T) {
 	f := NewFacts(FactsOptions{})
-	got := f.Section(sample(), "", 0)
+	got := f.Section(processortest.CodingSession(), "", 0)
 	want := FactsHeader + `
 User said:
 - Add a --verbose flag to cmd/tool/main.go.
@@ -128,7 +129,7 @@ func TestFactsShares(t *testing.T) {
 
 func TestFactsBounds(t *testing.T) {
 	f := NewFacts(FactsOptions{MaxChars: 5000})
-	msgs := append(sample(), processor.UserMessage(strings.Repeat("ünïcode ", 200)))
+	msgs := append(processortest.CodingSession(), processor.UserMessage(strings.Repeat("ünïcode ", 200)))
 	for _, n := range []int{0, 1, 40, 100, 300, 1000, 5000, 9000} {
 		s := f.Section(msgs, "", n)
 		limit := n
@@ -151,7 +152,7 @@ func TestFactsBounds(t *testing.T) {
 }
 
 func TestSplitFacts(t *testing.T) {
-	section := NewFacts(FactsOptions{}).Section(sample(), "", 0)
+	section := NewFacts(FactsOptions{}).Section(processortest.CodingSession(), "", 0)
 	for _, tc := range []struct {
 		name             string
 		summary          string

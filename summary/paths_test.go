@@ -31,7 +31,7 @@ func TestPathTokensScanner(t *testing.T) {
 		"Traceback: File \"/usr/lib/python3/site.py\", line 3\n  at src/main.rs:12:4",
 		"naïve/ünïcode/päth.go x/é.py «a/b.txt» --flag=/etc/hosts",
 		"//comment.go @scope/pkg.json a.b. ../.. .- ---x.go-- /a/b/ ab",
-		strings.Repeat("word ", 50) + "internal/transcripts/load.go",
+		strings.Repeat("word ", 50) + "internal/testkit/transcripts/load.go",
 	} {
 		if diff := cmp.Diff(pathTokensRE(text), pathTokens(text)); diff != "" {
 			t.Errorf("pathTokens(%q) (-want +got):\n%s", text, diff)

@@ -3,12 +3,10 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -35,14 +33,15 @@ import (
 // and a user content part whose Data is not a JSON object are errors of
 // type [*MessageError] naming the message's index; nothing is written then.
 func Save(w io.Writer, history []processor.Message) error {
+	chat, err := Chat(history)
+	if err != nil {
+		return fmt.Errorf("save history: %w", err)
+	}
 	out := struct {
 		Messages []savedMessage `json:"messages"`
-	}{Messages: make([]savedMessage, 0, len(history))}
-	for i, m := range history {
-		var err error
-		if out.Messages, err = appendSaved(out.Messages, i, m); err != nil {
-			return fmt.Errorf("save history: %w", err)
-		}
+	}{Messages: make([]savedMessage, len(chat))}
+	for i, c := range chat {
+		out.Messages[i] = saved(c)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -108,144 +107,36 @@ type textPart struct {
 	Type string `json:"type"`
 }
 
-func savedTexts(texts []string) []textPart {
-	parts := make([]textPart, len(texts))
-	for k, t := range texts {
-		parts[k] = textPart{Text: t, Type: "text"}
+// saved is c as the saved JSON message.
+func saved(c ChatMessage) savedMessage {
+	s := savedMessage{
+		Role:             c.Role,
+		ReasoningContent: c.Reasoning,
+		Name:             c.Name,
+		Refusal:          c.Refusal,
+		ToolCallID:       c.ToolCallID,
 	}
-	return parts
-}
-
-// appendSaved appends the messages m, message i of a history, is saved as.
-func appendSaved(out []savedMessage, i int, m processor.Message) ([]savedMessage, error) {
-	switch m.Kind {
-	case processor.Request:
-		if len(m.Parts) == 0 {
-			return nil, msgErr(i, "request without parts")
-		}
-		for j, p := range m.Parts {
-			s, err := savedRequestPart(i, j, p)
-			if err != nil {
-				return nil, err
+	switch {
+	case c.NoContent:
+	case c.Parts != nil:
+		parts := make([]any, len(c.Parts))
+		for k, p := range c.Parts {
+			if p.Type == "text" {
+				parts[k] = textPart{Text: p.Text, Type: "text"}
+			} else {
+				parts[k] = p.Value
 			}
-			out = append(out, s)
-		}
-		return out, nil
-	case processor.Response:
-		s, err := savedResponse(i, m)
-		if err != nil {
-			return nil, err
-		}
-		return append(out, s), nil
-	}
-	return nil, msgErr(i, "unknown message kind %v", m.Kind)
-}
-
-// savedRequestPart is part j of request i as a saved message.
-func savedRequestPart(i, j int, p processor.Part) (savedMessage, error) {
-	switch p := p.(type) {
-	case processor.SystemPrompt:
-		role := "system"
-		if p.Developer {
-			role = "developer"
-		}
-		return savedMessage{Role: role, Content: p.Content, Name: p.Name}, nil
-	case processor.UserPrompt:
-		s := savedMessage{Role: "user", Content: p.Content, Name: p.Name}
-		if p.Contents == nil {
-			return s, nil
-		}
-		parts := make([]any, len(p.Contents))
-		for k, c := range p.Contents {
-			if c.Type == "text" {
-				parts[k] = textPart{Text: c.Text, Type: "text"}
-				continue
-			}
-			v, err := partData(c.Data)
-			if err != nil {
-				return s, &MessageError{Index: i, Reason: fmt.Sprintf("part %d: user content %d (%q)", j, k, c.Type), Err: err}
-			}
-			parts[k] = v
 		}
 		s.Content = parts
-		return s, nil
-	case processor.ToolReturn:
-		if p.ToolCallID == "" {
-			return savedMessage{}, msgErr(i, "part %d: tool return without tool call id", j)
-		}
-		s := savedMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: p.Content}
-		switch {
-		case p.JSON != nil:
-			s.Content = string(p.JSON)
-		case p.Contents != nil:
-			s.Content = savedTexts(p.Contents)
-		}
-		return s, nil
-	case processor.RetryPrompt:
-		if p.ToolCallID != "" {
-			return savedMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: p.Content}, nil
-		}
-		return savedMessage{Role: "user", Content: p.Content}, nil
-	case nil:
-		return savedMessage{}, msgErr(i, "part %d is nil", j)
-	}
-	return savedMessage{}, msgErr(i, "part %d: %s part in a request", j, p.PartKind())
-}
-
-// partData decodes the JSON of a user content part, numbers kept as
-// written.
-func partData(data json.RawMessage) (any, error) {
-	if len(data) == 0 {
-		return nil, errors.New("no data")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("data: %w", err)
-	}
-	if dec.More() {
-		return nil, errors.New("data: more than one JSON value")
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, errors.New("data is not a JSON object")
-	}
-	return v, nil
-}
-
-// savedResponse is response i as a saved assistant message.
-func savedResponse(i int, m processor.Message) (savedMessage, error) {
-	meta := m.Info()
-	s := savedMessage{Role: "assistant", Name: meta.Name, Refusal: meta.Refusal}
-	var texts, thoughts []string
-	for j, p := range m.Parts {
-		switch p := p.(type) {
-		case processor.Text:
-			texts = append(texts, p.Content)
-		case processor.ToolCall:
-			if p.ToolCallID == "" {
-				return s, msgErr(i, "part %d: tool call %q without id", j, p.ToolName)
-			}
-			c := savedToolCall{ID: p.ToolCallID, Type: "function"}
-			c.Function.Name, c.Function.Arguments = p.ToolName, p.Args
-			s.ToolCalls = append(s.ToolCalls, c)
-		case processor.Thinking:
-			if p.Content != "" {
-				thoughts = append(thoughts, p.Content)
-			}
-		case nil:
-			return s, msgErr(i, "part %d is nil", j)
-		default:
-			return s, msgErr(i, "part %d: %s part in a response", j, p.PartKind())
-		}
-	}
-	switch len(texts) {
-	case 0:
-	case 1:
-		s.Content = texts[0]
 	default:
-		s.Content = savedTexts(texts)
+		s.Content = c.Content
 	}
-	s.ReasoningContent = strings.Join(thoughts, "\n")
-	return s, nil
+	if c.ToolCalls != nil {
+		s.ToolCalls = make([]savedToolCall, len(c.ToolCalls))
+	}
+	for k, tc := range c.ToolCalls {
+		s.ToolCalls[k] = savedToolCall{ID: tc.ToolCallID, Type: "function"}
+		s.ToolCalls[k].Function.Name, s.ToolCalls[k].Function.Arguments = tc.ToolName, tc.Args
+	}
+	return s
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -570,6 +570,52 @@ func TestFromRawMessages(t *testing.T) {
 			}
 			if lerr == nil {
 				t.Errorf("Load of the same messages succeeded")
+			}
+		})
+	}
+}
+
+// TestChatErrors checks that a history Chat cannot write is an error naming
+// the message, and that Save refuses it the same way, writing nothing.
+func TestChatErrors(t *testing.T) {
+	data := func(d string) []processor.Message {
+		return []processor.Message{processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "image_url", Data: json.RawMessage(d)}}})}
+	}
+	tests := []struct {
+		name    string
+		history []processor.Message
+		want    string
+	}{
+		{"unknown kind", []processor.Message{processor.UserMessage("a"), {Kind: 7, Parts: []processor.Part{processor.Text{}}}}, "message 1: unknown message kind kind(7)"},
+		{"zero kind", []processor.Message{{}}, "message 0: unknown message kind kind(0)"},
+		{"request without parts", []processor.Message{processor.NewRequest()}, "message 0: request without parts"},
+		{"response part in a request", []processor.Message{processor.NewRequest(processor.UserPrompt{Content: "a"}, processor.Text{Content: "b"})}, "message 0: part 1: text part in a request"},
+		{"request part in a response", []processor.Message{processor.UserMessage("a"), processor.NewResponse(processor.UserPrompt{Content: "b"})}, "message 1: part 0: user-prompt part in a response"},
+		{"nil part in a request", []processor.Message{processor.NewRequest(nil)}, "message 0: part 0 is nil"},
+		{"nil part in a response", []processor.Message{processor.UserMessage("a"), processor.NewResponse(nil)}, "message 1: part 0 is nil"},
+		{"tool call without id", []processor.Message{processor.UserMessage("a"), processor.NewResponse(processor.ToolCall{ToolName: "f"})}, `message 1: part 0: tool call "f" without id`},
+		{"tool return without id", []processor.Message{processor.NewRequest(processor.ToolReturn{ToolName: "f", Content: "x"})}, "message 0: part 0: tool return without tool call id"},
+		{"user part without data", data(``), `message 0: part 0: user content 0 ("image_url"): no data`},
+		{"user part with bad data", data(`{"type":`), `message 0: part 0: user content 0 ("image_url"): data: unexpected EOF`},
+		{"user part not an object", data(`["image_url"]`), "data is not a JSON object"},
+		{"user part with two values", data(`{"type":"image_url"} {}`), "data: more than one JSON value"},
+		{"user part with a stray brace", data(`{"type":"image_url"}}`), "data: more than one JSON value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Chat(tt.history)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Chat error = %v, want one containing %q", err, tt.want)
+			}
+			if !errors.Is(err, processor.ErrMalformed) {
+				t.Errorf("error %q does not match processor.ErrMalformed", err)
+			}
+			var buf bytes.Buffer
+			if err := Save(&buf, tt.history); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Save error = %v, want one containing %q", err, tt.want)
+			}
+			if buf.Len() != 0 {
+				t.Errorf("Save wrote %q before failing", buf.String())
 			}
 		})
 	}

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/abridge-go/abridge/internal/agenttest"
-	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/agenttest"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/processors/trimtools"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	abridge "github.com/abridge-go/abridge"
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/replay"
 )

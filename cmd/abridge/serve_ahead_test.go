@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/processors/trimtools"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/abridge-go/abridge/internal/openaitest"
-	"github.com/abridge-go/abridge/internal/skipnote"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/skipnote"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processors/trimtools"
 )

@@ -23,8 +23,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/abridge-go/abridge/internal/openaitest"
-	"github.com/abridge-go/abridge/internal/skipnote"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/skipnote"
 	"github.com/abridge-go/abridge/processors/trimtools"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	_ "modernc.org/sqlite" // the driver summaryRows reads the store with
 
-	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/summary"
 )
 

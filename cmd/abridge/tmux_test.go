@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/abridge-go/abridge/internal/skipnote"
+	"github.com/abridge-go/abridge/internal/testkit/skipnote"
 	"github.com/abridge-go/abridge/processor"
 )
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
@@ -39,6 +40,27 @@ func Fixtures() []Fixture {
 		fs = append(fs, Fixture{fmt.Sprintf("random-%d", n), RandomHistory(r, n)})
 	}
 	return fs
+}
+
+// CodingSession returns a short coding session that ends with the agent's
+// answer, freshly built: a task naming a file, the file read and edited,
+// and a test run that fails, each a tool call answered by its return. It
+// holds what a summary of a session keeps: the files read and written,
+// the command run and the error it printed.
+func CodingSession() []processor.Message {
+	step := func(id, tool, args, content string) []processor.Message {
+		return []processor.Message{
+			processor.NewResponse(call(id, tool, args)),
+			processor.NewRequest(ret(id, tool, content)),
+		}
+	}
+	return slices.Concat(
+		[]processor.Message{processor.UserMessage("Add a --verbose flag to cmd/tool/main.go.")},
+		step("c1", "Read", `{"file_path":"/src/cmd/tool/main.go"}`, "package main\nfunc main() {}"),
+		step("c2", "Edit", `{"file_path":"/src/cmd/tool/main.go","old_string":"a","new_string":"b"}`, "ok"),
+		step("c3", "bash", `{"command":"go test ./... 2>&1 | tail"}`, "--- FAIL: TestFlags\nmain_test.go:12: error: unknown flag"),
+		[]processor.Message{processor.TextMessage("The flag is added; TestFlags fails on an unknown flag.")},
+	)
 }
 
 func response(parts ...processor.Part) processor.Message {

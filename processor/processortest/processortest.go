@@ -1,9 +1,10 @@
 // Package processortest checks that a [processor.Processor] honours the
 // processor contract, the way testing/slogtest checks a slog.Handler. [Run]
 // puts a processor through a set of histories (built-in fixtures plus any
-// the caller adds) and reports every breach as a test failure; [RandomHistory]
-// and [Clone] are the building blocks other packages' tests and fuzz targets
-// use to write their own invariant checks.
+// the caller adds) and reports every breach as a test failure; [RandomHistory],
+// [WithContent], [Prefix], [Clone], [HostModes] and [CheckRewrite] are the
+// building blocks other packages' tests and fuzz targets use to write their
+// own invariant checks.
 package processortest
 
 import (

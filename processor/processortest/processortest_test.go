@@ -32,7 +32,10 @@ func TestRunEmptyChainWithExtraHistories(t *testing.T) {
 }
 
 func TestFixturesAreValid(t *testing.T) {
-	for _, f := range Fixtures() {
+	// CodingSession ends with the agent's answer: valid once the next
+	// request follows.
+	coding := append(CodingSession(), processor.UserMessage("Fix the test."))
+	for _, f := range append(Fixtures(), Fixture{"coding-session", coding}) {
 		if err := processor.Validate(f.History); err != nil {
 			t.Errorf("fixture %s: %v", f.Name, err)
 		}

@@ -1,7 +1,6 @@
 package cleartools_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -24,57 +23,21 @@ func FuzzCleartools(f *testing.F) {
 	f.Add(uint64(2), uint16(120), int8(1), int16(-1), strings.Repeat("output line\n", 400))
 	f.Add(uint64(3), uint16(9), int8(3), int16(300), "[abridge: the output of x (call y) was cleared to save context: 12 characters]")
 	f.Fuzz(func(t *testing.T, seed uint64, n uint16, keepRounds int8, minSaving int16, content string) {
-		h := processortest.RandomHistory(rand.New(rand.NewPCG(seed, uint64(n))), int(n%160))
-		if content != "" {
-			h = withContent(h, content)
-		}
+		h := processortest.WithContent(processortest.RandomHistory(rand.New(rand.NewPCG(seed, uint64(n))), int(n%160)), content)
 		if processor.Validate(h) != nil {
 			t.Skip("not a valid history")
 		}
 		opts := cleartools.Options{KeepRounds: int(keepRounds), MinSaving: int(minSaving)}
-		before := processortest.Clone(h)
-		c := cleartools.New(opts)
-		out, err := c.Process(context.Background(), h)
+		newClearer := func() processor.Processor { return cleartools.New(opts) }
+		out, err := processortest.CheckRewrite(newClearer, h)
 		if err != nil {
 			t.Fatal(err)
-		}
-		if err := processortest.Diff(before, h); err != nil {
-			t.Fatalf("input modified: %v", err)
-		}
-		if err := processor.Validate(out); err != nil {
-			t.Fatalf("invalid output: %v", err)
-		}
-		if len(out) != len(h) || !processor.Equal(out[len(out)-1], h[len(h)-1]) {
-			t.Fatal("messages dropped or last request altered")
 		}
 		for i := range out {
 			checkCleared(t, i, h[i], out[i])
 		}
 		checkLastRounds(t, h, out, max(int(keepRounds), 1), keepRounds == 0)
-		again, err := c.Process(context.Background(), out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := processortest.Diff(out, again); err != nil {
-			t.Fatalf("not idempotent: %v", err)
-		}
-		fresh, err := cleartools.New(opts).Process(context.Background(), processortest.Clone(h))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := processortest.Diff(fresh, out); err != nil {
-			t.Fatalf("differs from a fresh clearer's result: %v", err)
-		}
-		short := h
-		if len(h) > 40 {
-			short = h[:1]
-			for _, k := range processortest.RequestPoints(h) {
-				if k <= 40 {
-					short = h[:k]
-				}
-			}
-		}
-		if err := processortest.HostModes(func() processor.Processor { return cleartools.New(opts) }, short); err != nil {
+		if err := processortest.HostModes(newClearer, processortest.Prefix(h, 40)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -122,19 +85,4 @@ func checkLastRounds(t *testing.T, in, out []processor.Message, keep int, def bo
 			t.Fatalf("message %d, in the last %d rounds, was cleared", i, keep)
 		}
 	}
-}
-
-// withContent returns h with the content of its first tool return replaced.
-func withContent(h []processor.Message, content string) []processor.Message {
-	for i, m := range h {
-		for j, p := range m.Parts {
-			if r, ok := p.(processor.ToolReturn); ok {
-				parts := append([]processor.Part(nil), m.Parts...)
-				parts[j] = processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}
-				h[i].Parts = parts
-				return h
-			}
-		}
-	}
-	return h
 }

@@ -1,7 +1,6 @@
 package trimtools_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -27,28 +26,14 @@ func FuzzTrimtools(f *testing.F) {
 	f.Add(uint64(3), uint16(3), int16(-1), int8(-2), "\xff\xfe\x80")
 	f.Add(uint64(4), uint16(90), int16(100), int8(5), strings.Repeat("é", 101))
 	f.Fuzz(func(t *testing.T, seed uint64, n uint16, maxChars int16, keepLast int8, content string) {
-		h := processortest.RandomHistory(rand.New(rand.NewPCG(seed, uint64(n))), int(n%64))
-		if content != "" {
-			h = withContent(h, content)
-		}
-		before := processortest.Clone(h)
-		tr := trimtools.New(trimtools.Options{MaxChars: int(maxChars), KeepLast: int(keepLast)})
-		out, err := tr.Process(context.Background(), h)
+		h := processortest.WithContent(processortest.RandomHistory(rand.New(rand.NewPCG(seed, uint64(n))), int(n%64)), content)
+		opts := trimtools.Options{MaxChars: int(maxChars), KeepLast: int(keepLast)}
+		newTrimmer := func() processor.Processor { return trimtools.New(opts) }
+		out, err := processortest.CheckRewrite(newTrimmer, h)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := processortest.Diff(before, h); err != nil {
-			t.Fatalf("input modified: %v", err)
-		}
-		if err := processor.Validate(out); err != nil {
-			t.Fatalf("invalid output: %v", err)
-		}
-		if len(out) != len(h) {
-			t.Fatalf("%d messages out, %d in", len(out), len(h))
-		}
-		if !processor.Equal(out[len(out)-1], h[len(h)-1]) {
-			t.Fatal("last request altered")
-		}
+		tr := trimtools.New(opts)
 		end := len(h) - tr.KeepLast()
 		for i := range out {
 			if i >= end || tr.MaxChars() < 0 {
@@ -59,37 +44,13 @@ func FuzzTrimtools(f *testing.F) {
 			}
 			checkMessage(t, i, h[i], out[i], tr.MaxChars())
 		}
-		again, err := tr.Process(context.Background(), out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := processortest.Diff(out, again); err != nil {
-			t.Fatalf("not idempotent: %v", err)
-		}
-		opts := trimtools.Options{MaxChars: int(maxChars), KeepLast: int(keepLast)}
-		want, err := trimtools.New(opts).Process(context.Background(), processortest.Clone(h))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := processortest.Diff(want, out); err != nil {
-			t.Fatalf("differs from a fresh trimmer's result: %v", err)
-		}
 		// The host modes on the first 12 messages at most: replaying is
 		// quadratic in the history's length, and the fuzzer runs this
 		// body thousands of times to minimize each new input (for up to
 		// -fuzzminimizetime, a minute by default), so a slow body stalls
 		// it: with 40 messages and histories of up to 200, it made 30
 		// executions in 40 seconds.
-		short := h
-		if points := processortest.RequestPoints(h); len(h) > 12 {
-			short = h[:1]
-			for _, k := range points {
-				if k <= 12 {
-					short = h[:k]
-				}
-			}
-		}
-		if err := processortest.HostModes(func() processor.Processor { return trimtools.New(opts) }, short); err != nil {
+		if err := processortest.HostModes(newTrimmer, processortest.Prefix(h, 12)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -130,19 +91,4 @@ func checkMessage(t *testing.T, i int, in, out processor.Message, maxChars int) 
 			}
 		}
 	}
-}
-
-// withContent returns h with the content of its first tool return replaced.
-func withContent(h []processor.Message, content string) []processor.Message {
-	for i, m := range h {
-		for j, p := range m.Parts {
-			if r, ok := p.(processor.ToolReturn); ok {
-				parts := append([]processor.Part(nil), m.Parts...)
-				parts[j] = processor.ToolReturn{ToolName: r.ToolName, ToolCallID: r.ToolCallID, Content: content}
-				h[i].Parts = parts
-				return h
-			}
-		}
-	}
-	return h
 }

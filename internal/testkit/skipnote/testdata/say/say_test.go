@@ -6,13 +6,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/skipnote"
+	"github.com/abridge-go/abridge/internal/testkit/skipnote"
 )
 
 func TestSkipped(t *testing.T) {
 	line := os.Getenv("SKIPNOTE_LINE")
 	if line == "" {
-		t.Skip("run by the tests of internal/skipnote, which set SKIPNOTE_LINE")
+		t.Skip("run by the tests of internal/testkit/skipnote, which set SKIPNOTE_LINE")
 	}
 	skipnote.Say(line)
 	t.Skip(line)

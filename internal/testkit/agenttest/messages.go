@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 )
 
 // Messages is a fake Anthropic Messages API (POST …/messages, and

@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/proxy"
 )
 

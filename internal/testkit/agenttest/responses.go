@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/abridge-go/abridge/internal/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 )
 
 // Responses is a fake OpenAI Responses API (POST …/responses) playing a

@@ -26,15 +26,15 @@
 // measures the proxy saturated. -bare puts a plain reverse proxy without
 // abridge in its place, the cost of the extra hop alone.
 //
-//	go run ./internal/proxyload -latency 1s -summary-latency 3s   # 200 conversations, an upstream that takes 1 s, summaries 3 s
-//	go run ./internal/proxyload -latency 1s          # the same, the summaries taking 1 s too
-//	go run ./internal/proxyload -latency 1s -bare    # the same through a reverse proxy without abridge
-//	go run ./internal/proxyload                      # an upstream that answers at once: the proxy saturated
-//	go run ./internal/proxyload -conversations 1     # one at a time: no queueing
-//	go run ./internal/proxyload -db postgres://…     # summaries in PostgreSQL, as replicas keep them
-//	go run ./internal/proxyload -conversations 500 -runs 2   # twice through one proxy: the memory after each run
-//	go run ./internal/proxyload -stalled 40          # the stalled-body attack: 40 bodies of 32 MiB, all but 1 MiB sent
-//	go run ./internal/proxyload -stalled 60 -stalled-sent 0  # 60 connections announcing 32 MiB, the headers alone
+//	go run ./internal/cmd/proxyload -latency 1s -summary-latency 3s   # 200 conversations, an upstream that takes 1 s, summaries 3 s
+//	go run ./internal/cmd/proxyload -latency 1s          # the same, the summaries taking 1 s too
+//	go run ./internal/cmd/proxyload -latency 1s -bare    # the same through a reverse proxy without abridge
+//	go run ./internal/cmd/proxyload                      # an upstream that answers at once: the proxy saturated
+//	go run ./internal/cmd/proxyload -conversations 1     # one at a time: no queueing
+//	go run ./internal/cmd/proxyload -db postgres://…     # summaries in PostgreSQL, as replicas keep them
+//	go run ./internal/cmd/proxyload -conversations 500 -runs 2   # twice through one proxy: the memory after each run
+//	go run ./internal/cmd/proxyload -stalled 40          # the stalled-body attack: 40 bodies of 32 MiB, all but 1 MiB sent
+//	go run ./internal/cmd/proxyload -stalled 60 -stalled-sent 0  # 60 connections announcing 32 MiB, the headers alone
 //
 // The conversations are the shared transcripts (../shared/transcripts,
 // each made distinct by a first system message naming the conversation),
@@ -44,8 +44,8 @@
 // (input items, function calls and their outputs) or as Anthropic Messages
 // requests (tool_use and tool_result blocks):
 //
-//	go run ./internal/proxyload -latency 1s -api responses
-//	go run ./internal/proxyload -latency 1s -api messages -bare
+//	go run ./internal/cmd/proxyload -latency 1s -api responses
+//	go run ./internal/cmd/proxyload -latency 1s -api messages -bare
 package main
 
 import (
@@ -76,8 +76,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/abridge-go/abridge/config"
-	"github.com/abridge-go/abridge/internal/openaitest"
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"

@@ -15,7 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/abridge-go/abridge/internal/skipnote"
+	"github.com/abridge-go/abridge/internal/testkit/skipnote"
 )
 
 // Path returns the path of the chromium binary, or "" when there is none.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 )
 
 // SharedConversation returns the first n messages of the first shared

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/abridge-go/abridge/config"
-	"github.com/abridge-go/abridge/internal/openaitest"
-	"github.com/abridge-go/abridge/internal/transcripts"
+	"github.com/abridge-go/abridge/internal/testkit/openaitest"
+	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 )
 
 // TestRun runs a small load, and checks the report: no errors, every
