@@ -70,6 +70,13 @@ func normalize(s string) string {
 	return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n"))
 }
 
+// normalized reports whether s is as normalize leaves it: valid UTF-8
+// without NUL bytes or "\r\n", and no white space at either end. It
+// reads s without copying it (a marker is parsed before every request).
+func normalized(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0) && !strings.Contains(s, "\r\n") && strings.TrimSpace(s) == s
+}
+
 // ParseMarker reports whether m is a marker built by [Marker] (also after
 // a round trip through OpenAI JSON, which may turn its text into one text
 // part or its line ends into "\r\n"), and returns its summary and
@@ -89,7 +96,7 @@ func ParseMarker(m processor.Message) (summary, ref string, ok bool) {
 		return "", "", false
 	}
 	ref, s, found := strings.Cut(rest, "\n\n")
-	if !found || s != normalize(s) || Ref(s) != ref {
+	if !found || !normalized(s) || refNormalized(s) != ref {
 		return "", "", false
 	}
 	return s, ref, true
