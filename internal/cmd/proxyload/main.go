@@ -117,7 +117,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.BoolVar(&o.bare, "bare", false, "a plain reverse proxy without abridge in place of abridge's (the cost of the hop alone)")
 	fs.StringVar(&o.db, "db", "", "summary store: empty for memory, else a session database DSN (a SQLite path or a postgres:// URL)")
 	fs.StringVar(&o.api, "api", openaitest.APIChat, "the API of the requests: chat, responses or messages")
-	fs.IntVar(&o.runs, "runs", 1, "replay the conversations this many times through the same proxy, reporting the memory after each run")
+	fs.IntVar(&o.runs, "runs", 1, "replay the conversations this many times through the same proxy, reporting the memory before the first run and after each")
 	stalled := fs.Int("stalled", 0, "instead of the load, the stalled-body attack: `N` connections each announce a -stalled-mb body, send all of it but 1 MiB and stall")
 	stalledMB := fs.Int("stalled-mb", 32, "the body each stalled connection announces, in MiB")
 	stalledTimeout := fs.Duration("stalled-timeout", proxy.DefaultBodyTimeout, "the proxy's body timeout under the attack")
@@ -262,6 +262,11 @@ func run(args []string, stdout io.Writer) error {
 	}
 	var elapsed time.Duration
 	var memory []string
+	if o.runs > 1 {
+		// Where the heap starts, the conversations loaded: each run's
+		// memory is read against it.
+		memory = append(memory, "before run 1: "+memoryInUse())
+	}
 	for run := 1; run <= o.runs; run++ {
 		start := time.Now()
 		for c, msgs := range convs {
