@@ -147,11 +147,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
 		}, []string{"route"}),
 		processingSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "abridge_processing_duration_seconds", Help: "abridge's own time on a chat completions request before it is sent upstream, summaries included.",
+			Name: "abridge_processing_duration_seconds", Help: "abridge's own time on a request (Chat Completions, Responses or Messages) before it is sent upstream, summaries included.",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 20),
 		}),
 		promptTokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "abridge_prompt_tokens", Help: "Estimated prompt tokens of chat completions requests as received and as forwarded.",
+			Name: "abridge_prompt_tokens", Help: "Estimated prompt tokens of the requests abridge processed (every API) as received and as forwarded.",
 			Buckets: tokenBuckets,
 		}, []string{"stage"}),
 		apiTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
