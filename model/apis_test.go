@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	aoption "github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/processor"
@@ -589,5 +590,34 @@ func TestModelInvalidRequests(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestAnthropicRequestOptions checks that WithAnthropicRequestOptions
+// reaches the Anthropic client's requests, and only them: an OpenAI model
+// built with the same options sends without them.
+func TestAnthropicRequestOptions(t *testing.T) {
+	opt := WithAnthropicRequestOptions(aoption.WithHeader("X-Test", "anthropic"))
+	tests := []struct {
+		name  string
+		build func(f *fake) Model
+		reply string
+		want  string
+	}{
+		{"anthropic", func(f *fake) Model { return anthropicModel(f, opt) }, anthropicBody(`[]`), "anthropic"},
+		{"chat", func(f *fake) Model {
+			return NewOpenAI(WithBaseURL(f.srv.URL), WithAPIKey(testKey), WithMaxRetries(0), opt)
+		}, completion(`{"role":"assistant","content":"ok"}`, ""), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, replyJSON(200, tt.reply))
+			if _, err := tt.build(f).Request(context.Background(), testHistory(), Settings{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.only(t).header.Get("X-Test"); got != tt.want {
+				t.Errorf("X-Test = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
