@@ -108,33 +108,17 @@ func TestServeOpenAIGo(t *testing.T) {
 			MaxCompletionTokens: openai.Int(512),
 		}
 		params.SetExtraFields(map[string]any{"x_trace": map[string]any{"request": i}})
-		for _, raw := range msgs[:n] {
-			var m openai.ChatCompletionMessageParamUnion
-			if err := json.Unmarshal(raw, &m); err != nil {
-				t.Fatal(err)
-			}
-			params.Messages = append(params.Messages, m)
+		var err error
+		if params.Messages, err = openaitest.Messages(msgs[:n]); err != nil {
+			t.Fatal(err)
 		}
-		if i%2 == 0 {
-			resp, err := client.Chat.Completions.New(ctx, params)
-			if err != nil {
-				t.Fatalf("request %d (%d messages): %v", i, n, err)
-			}
-			if resp.Choices[0].Message.Content != "ok" {
-				t.Fatalf("request %d: answer %q", i, resp.Choices[0].Message.Content)
-			}
-			continue
+		streamed := i%2 == 1
+		answer, _, err := openaitest.Ask(ctx, client, params, streamed)
+		if err != nil {
+			t.Fatalf("request %d (%d messages, streamed %v): %v", i, n, streamed, err)
 		}
-		stream := client.Chat.Completions.NewStreaming(ctx, params)
-		var acc openai.ChatCompletionAccumulator
-		for stream.Next() {
-			acc.AddChunk(stream.Current())
-		}
-		if err := stream.Err(); err != nil {
-			t.Fatalf("request %d (%d messages, streamed): %v", i, n, err)
-		}
-		if acc.Choices[0].Message.Content != "ok" {
-			t.Fatalf("request %d: streamed answer %q", i, acc.Choices[0].Message.Content)
+		if answer != "ok" {
+			t.Fatalf("request %d: answer %q", i, answer)
 		}
 	}
 
