@@ -201,14 +201,7 @@ func send(t *testing.T, mw middleware.Middleware, method, url string, header htt
 		req.Header[k] = v
 	}
 	resp, err := mw(req, http.DefaultClient.Do)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := openaitest.ReadAll(t, resp, err)
 	return resp, data
 }
 

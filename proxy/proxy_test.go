@@ -124,14 +124,7 @@ func (f *fixture) post(t *testing.T, path, body string, header http.Header) (*ht
 		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := openaitest.ReadAll(t, resp, err)
 	return resp, data
 }
 

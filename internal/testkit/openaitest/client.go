@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"testing"
 
 	"github.com/openai/openai-go/v3"
 )
@@ -48,4 +51,20 @@ func Ask(ctx context.Context, client openai.Client, params openai.ChatCompletion
 		return "", acc.Usage, fmt.Errorf("streamed answer without choices")
 	}
 	return acc.Choices[0].Message.Content, acc.Usage, nil
+}
+
+// ReadAll returns resp's body, read whole, and closes it. err is the error
+// of the request that gave resp: ReadAll fails tb when it or the read is
+// not nil.
+func ReadAll(tb testing.TB, resp *http.Response, err error) []byte {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
 }
