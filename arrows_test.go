@@ -64,7 +64,8 @@ func listPackages(t *testing.T) (map[string]pkg, map[string]bool) {
 // summary format) alone, nothing outside the standard library among their
 // dependencies (no model provider's client, no logging library) but the
 // shell parser the summary format reads commands with; and only package
-// model imports openai-go.
+// model imports openai-go (besides the load command and the test kit, which
+// abridge does not ship).
 func TestArrows(t *testing.T) {
 	pkgs, std := listPackages(t)
 	allowed := map[string][]string{
@@ -115,8 +116,10 @@ func TestArrows(t *testing.T) {
 	}
 	slices.Sort(openai)
 	// model alone in the library; the load command decodes request bodies
-	// into openai-go's request type as the baseline it measures against.
-	if diff := cmp.Diff([]string{"internal/cmd/proxyload", "model"}, openai); diff != "" {
+	// into openai-go's request type as the baseline it measures against,
+	// and the test kit sends the transcript tests' requests with openai-go
+	// as a client does (openaitest.Ask).
+	if diff := cmp.Diff([]string{"internal/cmd/proxyload", "internal/testkit/openaitest", "model"}, openai); diff != "" {
 		t.Errorf("packages importing openai-go (-want +got):\n%s", diff)
 	}
 }

@@ -94,30 +94,15 @@ func TestTranscript(t *testing.T) {
 	ctx := context.Background()
 	lengths := openaitest.RequestLengths(msgs)
 	for i, n := range lengths {
-		params := requestParams(t, msgs[:n])
-		if i%2 == 0 {
-			resp, err := client.Chat.Completions.New(ctx, params)
-			if err != nil {
-				t.Fatalf("request %d (%d messages): %v", i, n, err)
-			}
-			if got := resp.Choices[0].Message.Content; got != "ok" {
-				t.Fatalf("request %d: answer %q, want ok", i, got)
-			}
-			continue
+		streamed := i%2 == 1
+		answer, usage, err := openaitest.Ask(ctx, client, requestParams(t, msgs[:n]), streamed)
+		if err != nil {
+			t.Fatalf("request %d (%d messages, streamed %v): %v", i, n, streamed, err)
 		}
-		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-		stream := client.Chat.Completions.NewStreaming(ctx, params)
-		var acc openai.ChatCompletionAccumulator
-		for stream.Next() {
-			acc.AddChunk(stream.Current())
+		if answer != "ok" {
+			t.Fatalf("request %d: answer %q, want ok", i, answer)
 		}
-		if err := stream.Err(); err != nil {
-			t.Fatalf("request %d (%d messages, streamed): %v", i, n, err)
-		}
-		if got := acc.Choices[0].Message.Content; got != "ok" {
-			t.Fatalf("request %d: streamed answer %q, want ok", i, got)
-		}
-		if acc.Usage.PromptTokens == 0 {
+		if streamed && usage.PromptTokens == 0 {
 			t.Errorf("request %d: streamed answer without usage", i)
 		}
 	}
@@ -197,12 +182,9 @@ func requestParams(t *testing.T, msgs []json.RawMessage) openai.ChatCompletionNe
 		Temperature:    openai.Float(0.25),
 	}
 	params.SetExtraFields(map[string]any{"x_unknown_field": map[string]any{"kept": []any{1, "two", nil}}})
-	for _, raw := range msgs {
-		var m openai.ChatCompletionMessageParamUnion
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatalf("message %s: %v", raw, err)
-		}
-		params.Messages = append(params.Messages, m)
+	var err error
+	if params.Messages, err = openaitest.Messages(msgs); err != nil {
+		t.Fatal(err)
 	}
 	return params
 }
@@ -219,14 +201,7 @@ func send(t *testing.T, mw middleware.Middleware, method, url string, header htt
 		req.Header[k] = v
 	}
 	resp, err := mw(req, http.DefaultClient.Do)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := openaitest.ReadAll(t, resp, err)
 	return resp, data
 }
 

@@ -124,14 +124,7 @@ func (f *fixture) post(t *testing.T, path, body string, header http.Header) (*ht
 		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := openaitest.ReadAll(t, resp, err)
 	return resp, data
 }
 
@@ -166,28 +159,13 @@ func TestTranscript(t *testing.T) {
 	ctx := context.Background()
 	lengths := openaitest.RequestLengths(msgs)
 	for i, n := range lengths {
-		params := requestParams(t, msgs[:n])
-		if i%2 == 1 {
-			resp, err := client.Chat.Completions.New(ctx, params)
-			if err != nil {
-				t.Fatalf("request %d (%d messages): %v", i, n, err)
-			}
-			if resp.Choices[0].Message.Content != "ok" {
-				t.Fatalf("request %d: answer %q", i, resp.Choices[0].Message.Content)
-			}
-			continue
+		streamed := i%2 == 0
+		answer, usage, err := openaitest.Ask(ctx, client, requestParams(t, msgs[:n]), streamed)
+		if err != nil {
+			t.Fatalf("request %d (%d messages, streamed %v): %v", i, n, streamed, err)
 		}
-		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-		stream := client.Chat.Completions.NewStreaming(ctx, params)
-		var acc openai.ChatCompletionAccumulator
-		for stream.Next() {
-			acc.AddChunk(stream.Current())
-		}
-		if err := stream.Err(); err != nil {
-			t.Fatalf("request %d (%d messages, streamed): %v", i, n, err)
-		}
-		if acc.Choices[0].Message.Content != "ok" || acc.Usage.TotalTokens == 0 {
-			t.Fatalf("request %d: streamed answer %q, usage %+v", i, acc.Choices[0].Message.Content, acc.Usage)
+		if answer != "ok" || (streamed && usage.TotalTokens == 0) {
+			t.Fatalf("request %d: answer %q, usage %+v", i, answer, usage)
 		}
 	}
 	chats, sent := f.up.Chats(), f.sent()
@@ -238,12 +216,9 @@ func requestParams(t *testing.T, msgs []json.RawMessage) openai.ChatCompletionNe
 		Seed:           openai.Int(7),
 	}
 	params.SetExtraFields(map[string]any{"x_vendor": map[string]any{"cache": true}})
-	for _, raw := range msgs {
-		var m openai.ChatCompletionMessageParamUnion
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
-		params.Messages = append(params.Messages, m)
+	var err error
+	if params.Messages, err = openaitest.Messages(msgs); err != nil {
+		t.Fatal(err)
 	}
 	return params
 }

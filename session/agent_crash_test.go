@@ -1,22 +1,17 @@
 package session
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -54,12 +49,7 @@ func TestAgentCrashHelper(t *testing.T) {
 	if err == nil {
 		err = agentCrashHelper(dsn, os.Getenv(envAgentCrashSession), os.Getenv(envAgentCrashURL), os.Getenv(envAgentCrashMode), block)
 	}
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(2)
-	}
-	fmt.Println("done")
-	os.Exit(0)
+	exitHelper(err)
 }
 
 // agentCrashHelper runs one turn as a host would. In "run" mode the turn
@@ -199,27 +189,10 @@ func runAgentHelper(t *testing.T, srv *agentCrashServer, dsn, name, mode string,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), agentCrashTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAgentCrashHelper$", "-test.count=1")
-	cmd.Env = append(os.Environ(),
+	h := startHelper(ctx, t, "TestAgentCrashHelper",
 		envAgentCrashDSN+"="+dsn, envAgentCrashSession+"="+name, envAgentCrashURL+"="+srv.URL+"/"+mode,
 		envAgentCrashMode+"="+mode, envAgentCrashBlock+"="+strconv.Itoa(block))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lineCh := make(chan string)
-	go func() {
-		defer close(lineCh)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lineCh <- sc.Text()
-		}
-		_, _ = io.Copy(io.Discard, out)
-	}()
+	lineCh := h.lines
 	var (
 		lines        []string
 		killed, done bool
@@ -227,7 +200,7 @@ func runAgentHelper(t *testing.T, srv *agentCrashServer, dsn, name, mode string,
 	kill := func() {
 		if !killed {
 			killed = true
-			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			if err := h.kill(); err != nil {
 				t.Errorf("kill the helper: %v", err)
 			}
 		}
@@ -261,11 +234,10 @@ func runAgentHelper(t *testing.T, srv *agentCrashServer, dsn, name, mode string,
 			timeout = nil
 		}
 	}
-	err = cmd.Wait()
+	byKill, err := h.wait()
 	if mode == "run" {
 		close(srv.dead)
-		var ee *exec.ExitError
-		if !killed || !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		if !killed || !byKill {
 			t.Fatalf("helper was to be killed mid-turn; it ended with %v, printing %q", err, lines)
 		}
 	} else if err != nil || !done {

@@ -1,24 +1,12 @@
 package session
 
 import (
-	"context"
-	"fmt"
-	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
-	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/abridge-go/abridge/internal/testkit/skipnote"
+	"github.com/abridge-go/abridge/internal/testkit/pgtest"
 )
-
-// EnvPostgresURL names the variable holding the PostgreSQL server the tests
-// use (a database they may create databases on). .ci/postgres.sh starts one
-// and prints the export.
-const envPostgresURL = "ABRIDGE_TEST_POSTGRES_URL"
 
 // newDSN returns the DSN of a new, empty store.
 type newDSN func(t testing.TB) string
@@ -28,24 +16,11 @@ func sqliteDSN(t testing.TB) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "data", "sessions.db")
 }
 
-// postgresDSN returns the DSN of the PostgreSQL server named by
-// ABRIDGE_TEST_POSTGRES_URL, or skips the test (fails it when CI=true) when
-// the variable is unset.
+// postgresServer returns the test's PostgreSQL server (see pgtest.Server).
 func postgresServer(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(envPostgresURL)
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set, and CI=true: the PostgreSQL suite must run in CI (start a server with .ci/postgres.sh)", envPostgresURL)
-		}
-		msg := fmt.Sprintf("%s is not set: skipping the PostgreSQL suite (start a server with: eval \"$(bash .ci/postgres.sh | tail -n 1)\")", envPostgresURL)
-		skipnote.Say("session: " + msg)
-		t.Skip(msg)
-	}
-	return u
+	return pgtest.Server(t, "session", "the PostgreSQL suite")
 }
-
-var pgDatabases atomic.Int64
 
 // postgresDSN creates a fresh database on the test server, dropped when the
 // test ends, and returns its DSN.
@@ -59,37 +34,7 @@ func postgresDSN(t testing.TB) string {
 // the server refuses them.
 func postgresDSNWith(t testing.TB, options string) string {
 	t.Helper()
-	server := postgresServer(t)
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, server)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", envPostgresURL, err)
-	}
-	defer admin.Close(ctx)
-	name := fmt.Sprintf("abridge_session_%d_%d", os.Getpid(), pgDatabases.Add(1))
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name+" "+options); err != nil {
-		if options != "" {
-			t.Skipf("the server cannot create a database %s: %v", options, err)
-		}
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(ctx, server)
-		if err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(server)
-	if err != nil {
-		t.Fatalf("%s: %v", envPostgresURL, err)
-	}
-	u.Path = "/" + name
-	return u.String()
+	return pgtest.Database(t, postgresServer(t), options)
 }
 
 // backends runs fn once per backend, as subtests "sqlite" and "postgres".

@@ -1,15 +1,11 @@
 package session
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -73,12 +69,7 @@ func TestCrashHelper(t *testing.T) {
 	if dsn == "" {
 		t.Skip("helper process of TestCrash: runs only when TestCrash starts it")
 	}
-	if err := crashHelper(dsn, os.Getenv(envCrashMode)); err != nil {
-		fmt.Println("error", err)
-		os.Exit(2)
-	}
-	fmt.Println("done")
-	os.Exit(0)
+	exitHelper(crashHelper(dsn, os.Getenv(envCrashMode)))
 }
 
 func crashHelper(dsn, mode string) error {
@@ -145,20 +136,9 @@ func runHelper(t *testing.T, dsn, mode string, killAfter int) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashHelper$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envCrashDSN+"="+dsn, envCrashMode+"="+mode)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	h := startHelper(ctx, t, "TestCrashHelper", envCrashDSN+"="+dsn, envCrashMode+"="+mode)
 	acked, acks, done := -1, 0, false
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		line := sc.Text()
+	for line := range h.lines {
 		switch {
 		case strings.HasPrefix(line, "ack "):
 			k, err := strconv.Atoi(line[4:])
@@ -167,7 +147,7 @@ func runHelper(t *testing.T, dsn, mode string, killAfter int) int {
 			}
 			acked, acks = k, acks+1
 			if acks == killAfter {
-				if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				if err := h.kill(); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -177,10 +157,9 @@ func runHelper(t *testing.T, dsn, mode string, killAfter int) int {
 			t.Errorf("helper: %s", line)
 		}
 	}
-	err = cmd.Wait()
+	killed, err := h.wait()
 	if killAfter > 0 {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		if !killed {
 			t.Fatalf("helper was to be killed after %d acknowledgements; it ended with %v after %d", killAfter, err, acks)
 		}
 	} else if err != nil || !done {

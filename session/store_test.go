@@ -33,6 +33,17 @@ func openStore(t testing.TB, dsn string) Store {
 	return st
 }
 
+// openToClose opens the store at dsn for a test that closes it itself, to
+// open the same database again.
+func openToClose(t testing.TB, dsn string) Store {
+	t.Helper()
+	st, err := Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func openSession(t testing.TB, st Store, name string) *Session {
 	t.Helper()
 	s, err := st.Session(context.Background(), name)
@@ -101,10 +112,7 @@ func TestAppendSurvivesReopen(t *testing.T) {
 		ctx := context.Background()
 		dsn := newDSN(t)
 		msgs := everyField()
-		st, err := Open(ctx, dsn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := openToClose(t, dsn)
 		s := openSession(t, st, "all-parts")
 		if err := s.Append(ctx, msgs[:2]...); err != nil {
 			t.Fatal(err)
@@ -434,10 +442,7 @@ func TestSchemaVersion(t *testing.T) {
 	backends(t, func(t *testing.T, newDSN newDSN) {
 		ctx := context.Background()
 		dsn := newDSN(t)
-		st, err := Open(ctx, dsn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := openToClose(t, dsn)
 		var v int64
 		if err := st.(*store).read(ctx, "test", func(tx tx) error {
 			return tx.queryRow(ctx, `SELECT version FROM schema_version`).scan(&v)

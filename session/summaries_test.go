@@ -423,10 +423,7 @@ func TestMigrate(t *testing.T) {
 			backends(t, func(t *testing.T, newDSN newDSN) {
 				ctx := context.Background()
 				dsn := newDSN(t)
-				st, err := Open(ctx, dsn, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
+				st := openToClose(t, dsn)
 				s := openSession(t, st, "old")
 				if err := s.Append(ctx, processor.UserMessage("hello")); err != nil {
 					t.Fatal(err)

@@ -156,10 +156,7 @@ func TestMigrateWithdrawn(t *testing.T) {
 	backends(t, func(t *testing.T, newDSN newDSN) {
 		ctx := context.Background()
 		dsn := newDSN(t)
-		st, err := Open(ctx, dsn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := openToClose(t, dsn)
 		s := openSession(t, st, "old")
 		appendAll(t, s, conv("c", 4)...)
 		if err := s.Replace(ctx, conv("c", 4)[2:]); err != nil {

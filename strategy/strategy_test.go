@@ -2,6 +2,7 @@ package strategy_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -103,33 +104,28 @@ func TestStrategyPrefixStable(t *testing.T) {
 					t.Fatal(err)
 				}
 				chain, _ := st.Build()
-				var stored, prev []processor.Message
-				next := 0
-				for _, k := range processortest.RequestPoints(h) {
-					stored = append(stored, h[next:k]...)
-					next = k
-					out, err := chain.Process(context.Background(), stored)
-					if err != nil {
-						t.Fatal(err)
-					}
+				var prev []processor.Message
+				if err := processortest.Replay(context.Background(), chain, h, func(k int, out []processor.Message) error {
 					if prev != nil {
 						if markerOf(out) != markerOf(prev) {
 							compactions++
 						} else {
 							n := len(prev) - 2
 							if len(out) < n {
-								t.Fatalf("%s: no new marker, yet %d messages sent after %d", filepath.Base(f), len(out), len(prev))
+								return fmt.Errorf("%s: no new marker, yet %d messages sent after %d", filepath.Base(f), len(out), len(prev))
 							}
 							for i := range n {
 								if !processor.Equal(out[i], prev[i]) {
-									t.Fatalf("%s, request at %d messages: message %d changed between compactions", filepath.Base(f), k, i)
+									return fmt.Errorf("%s, request at %d messages: message %d changed between compactions", filepath.Base(f), k, i)
 								}
 							}
 							stable++
 						}
 					}
 					prev = out
-					stored = out
+					return nil
+				}); err != nil {
+					t.Fatal(err)
 				}
 			}
 			t.Logf("%d requests kept their prefix, %d made a new summary", stable, compactions)

@@ -410,11 +410,7 @@ func TestAgentsThroughServe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			openai := &agenttest.Responses{Task: agentTask}
 			anthropic := &agenttest.Messages{Task: agentTask}
-			openaiSrv, anthropicSrv := httptest.NewServer(openai), httptest.NewServer(anthropic)
-			defer openaiSrv.Close()
-			defer anthropicSrv.Close()
-			env := serveEnv(t, openaiSrv.URL)
-			env["ANTHROPIC_BASE_URL"] = anthropicSrv.URL
+			env, _ := serveBoth(t, openai, anthropic)
 			env["ABRIDGE_MAX_MESSAGES"] = "12"
 			srv := startServe(t, env)
 			root := strings.TrimSuffix(srv.base, "/v1")

@@ -3,13 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,57 +19,18 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/abridge-go/abridge/internal/testkit/openaitest"
-	"github.com/abridge-go/abridge/internal/testkit/skipnote"
+	"github.com/abridge-go/abridge/internal/testkit/pgtest"
 	"github.com/abridge-go/abridge/processors/trimtools"
 )
 
-const envPostgresURL = "ABRIDGE_TEST_POSTGRES_URL"
-
-// postgresDatabase creates a fresh database on the server named by
-// ABRIDGE_TEST_POSTGRES_URL, dropped when the test ends, and returns its
-// URL; it skips the test (fails it under CI=true) when the variable is
-// unset.
+// postgresDatabase creates a fresh database on the test's PostgreSQL
+// server, dropped when the test ends, and returns its URL; it skips the
+// test (fails it under CI=true) without a server (see pgtest.Server).
 func postgresDatabase(t *testing.T) string {
 	t.Helper()
-	server := os.Getenv(envPostgresURL)
-	if server == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set, and CI=true: the replica tests must run in CI (start a server with .ci/postgres.sh)", envPostgresURL)
-		}
-		msg := fmt.Sprintf("%s is not set: skipping the replica tests (start a server with: eval \"$(bash .ci/postgres.sh | tail -n 1)\")", envPostgresURL)
-		skipnote.Say("cmd/abridge: " + msg)
-		t.Skip(msg)
-	}
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, server)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", envPostgresURL, err)
-	}
-	defer admin.Close(ctx)
-	name := fmt.Sprintf("abridge_serve_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(ctx, server)
-		if err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(server)
-	if err != nil {
-		t.Fatalf("%s: %v", envPostgresURL, err)
-	}
-	u.Path = "/" + name
-	return u.String()
+	return pgtest.Database(t, pgtest.Server(t, "cmd/abridge", "the replica tests"), "")
 }
 
 var buildOnce struct {

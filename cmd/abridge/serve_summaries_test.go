@@ -3,9 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -91,28 +88,14 @@ func TestServeSummariesPerAPI(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			openAI, anthropic := &openaitest.Upstream{}, &openaitest.Upstream{}
-			openAISrv, anthropicSrv := httptest.NewServer(openAI), httptest.NewServer(anthropic)
-			defer openAISrv.Close()
-			defer anthropicSrv.Close()
-			env := serveEnv(t, openAISrv.URL)
-			env["ANTHROPIC_BASE_URL"] = anthropicSrv.URL
+			env, openAIURL := serveBoth(t, openAI, anthropic)
 			env["ABRIDGE_SERVE_SUMMARIZE_FOR"] = "credential"
 			if tt.summaryOwnTo == "openai" {
-				env["ABRIDGE_SUMMARY_BASE_URL"] = openAISrv.URL + "/summaries/v1"
+				env["ABRIDGE_SUMMARY_BASE_URL"] = openAIURL + "/summaries/v1"
 			}
 			srv := startServe(t, env)
 			base := strings.TrimSuffix(srv.base, "/v1")
-			req, _ := http.NewRequest(http.MethodPost, base+tt.path, strings.NewReader(tt.body))
-			req.Header.Set("Content-Type", "application/json")
-			for k, v := range tt.header {
-				req.Header.Set(k, v)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, data := post(t, base+tt.path, tt.body, tt.header)
 			if resp.StatusCode != 200 {
 				t.Fatalf("status %d: %s", resp.StatusCode, data)
 			}
@@ -190,11 +173,7 @@ func TestServeAheadPaidByClient(t *testing.T) {
 	} {
 		t.Run(tc.api, func(t *testing.T) {
 			openAI, anthropic := &openaitest.Upstream{}, &openaitest.Upstream{}
-			openAISrv, anthropicSrv := httptest.NewServer(openAI), httptest.NewServer(anthropic)
-			defer openAISrv.Close()
-			defer anthropicSrv.Close()
-			env := serveEnv(t, openAISrv.URL)
-			env["ANTHROPIC_BASE_URL"] = anthropicSrv.URL
+			env, _ := serveBoth(t, openAI, anthropic)
 			env["ABRIDGE_SERVE_SUMMARIZE_FOR"] = "credential"
 			env["ABRIDGE_AHEAD"] = "5"
 			env["ABRIDGE_MAX_MESSAGES"] = "20"
@@ -203,16 +182,7 @@ func TestServeAheadPaidByClient(t *testing.T) {
 			compacted := false
 			for n := 9; n <= 41; n += 2 {
 				time.Sleep(turn) // the agent's turn, while the summaries started ahead are written
-				req, _ := http.NewRequest(http.MethodPost, base+tc.path, strings.NewReader(body(tc.api, n)))
-				req.Header.Set("Content-Type", "application/json")
-				for k, v := range tc.header {
-					req.Header.Set(k, v)
-				}
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
+				resp, _ := post(t, base+tc.path, body(tc.api, n), tc.header)
 				if resp.StatusCode != 200 {
 					t.Fatalf("%d messages: status %d", n, resp.StatusCode)
 				}

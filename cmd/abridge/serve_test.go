@@ -45,6 +45,35 @@ func serveEnv(t *testing.T, upstream string) map[string]string {
 	}
 }
 
+// serveBoth starts openAI and anthropic as upstreams, closed when the test
+// ends, and returns the environment of a serve in front of both (see
+// serveEnv) and the OpenAI upstream's URL.
+func serveBoth(t *testing.T, openAI, anthropic http.Handler) (env map[string]string, openAIURL string) {
+	openAISrv, anthropicSrv := httptest.NewServer(openAI), httptest.NewServer(anthropic)
+	t.Cleanup(openAISrv.Close)
+	t.Cleanup(anthropicSrv.Close)
+	env = serveEnv(t, openAISrv.URL)
+	env["ANTHROPIC_BASE_URL"] = anthropicSrv.URL
+	return env, openAISrv.URL
+}
+
+// post sends body to url as JSON with header, and returns the response
+// with its body read.
+func post(t *testing.T, url, body string, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	data := openaitest.ReadAll(t, resp, err)
+	return resp, data
+}
+
 // startServe runs abridge serve in-process on a free port and waits until
 // it listens. Cancelling its context is what SIGTERM does in main.
 func startServe(t *testing.T, env map[string]string) *running {
@@ -108,33 +137,17 @@ func TestServeOpenAIGo(t *testing.T) {
 			MaxCompletionTokens: openai.Int(512),
 		}
 		params.SetExtraFields(map[string]any{"x_trace": map[string]any{"request": i}})
-		for _, raw := range msgs[:n] {
-			var m openai.ChatCompletionMessageParamUnion
-			if err := json.Unmarshal(raw, &m); err != nil {
-				t.Fatal(err)
-			}
-			params.Messages = append(params.Messages, m)
+		var err error
+		if params.Messages, err = openaitest.Messages(msgs[:n]); err != nil {
+			t.Fatal(err)
 		}
-		if i%2 == 0 {
-			resp, err := client.Chat.Completions.New(ctx, params)
-			if err != nil {
-				t.Fatalf("request %d (%d messages): %v", i, n, err)
-			}
-			if resp.Choices[0].Message.Content != "ok" {
-				t.Fatalf("request %d: answer %q", i, resp.Choices[0].Message.Content)
-			}
-			continue
+		streamed := i%2 == 1
+		answer, _, err := openaitest.Ask(ctx, client, params, streamed)
+		if err != nil {
+			t.Fatalf("request %d (%d messages, streamed %v): %v", i, n, streamed, err)
 		}
-		stream := client.Chat.Completions.NewStreaming(ctx, params)
-		var acc openai.ChatCompletionAccumulator
-		for stream.Next() {
-			acc.AddChunk(stream.Current())
-		}
-		if err := stream.Err(); err != nil {
-			t.Fatalf("request %d (%d messages, streamed): %v", i, n, err)
-		}
-		if acc.Choices[0].Message.Content != "ok" {
-			t.Fatalf("request %d: streamed answer %q", i, acc.Choices[0].Message.Content)
+		if answer != "ok" {
+			t.Fatalf("request %d: answer %q", i, answer)
 		}
 	}
 
@@ -200,14 +213,7 @@ func TestServeOpenAIGo(t *testing.T) {
 func get(t *testing.T, url string) string {
 	t.Helper()
 	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := openaitest.ReadAll(t, resp, err)
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, data)
 	}
@@ -269,14 +275,7 @@ func TestServeSummaryEndpointWithoutKey(t *testing.T) {
 		t.Errorf("start line does not say summaries are the digest for want of a key:\n%s", line)
 	}
 	body, _ := json.Marshal(map[string]any{"model": "gpt-test", "messages": openaitest.ToolConversation(60, "summary endpoint")})
-	req, _ := http.NewRequest(http.MethodPost, srv.base+"/chat/completions", strings.NewReader(string(body)))
-	req.Header.Set("Authorization", "Bearer "+clientKey)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, data := post(t, srv.base+"/chat/completions", string(body), map[string]string{"Authorization": "Bearer " + clientKey})
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}

@@ -136,19 +136,10 @@ func checkOwnership(newProcessor func() processor.Processor, h []processor.Messa
 // It returns nil or an error naming the first request that differs.
 func HostModes(newProcessor func() processor.Processor, h []processor.Message) error {
 	ctx := context.Background()
-	processed, full, fresh := newProcessor(), newProcessor(), newProcessor()
-	var stored []processor.Message
-	next := 0
+	full, fresh := newProcessor(), newProcessor()
 	arr := make([]processor.Message, 0, len(h))
-	for _, k := range RequestPoints(h) {
-		stored = append(stored, Clone(h[next:k])...)
-		next = k
+	return Replay(ctx, newProcessor(), h, func(k int, outP []processor.Message) error {
 		arr = append(arr, Clone(h[len(arr):k])...)
-
-		outP, err := process(ctx, processed, stored)
-		if err != nil {
-			return fmt.Errorf("processed history, request at %d messages: %w", k, err)
-		}
 		outF, err := process(ctx, full, arr)
 		if err != nil {
 			return fmt.Errorf("full history, request at %d messages: %w", k, err)
@@ -166,14 +157,41 @@ func HostModes(newProcessor func() processor.Processor, h []processor.Message) e
 		if err := Diff(outP, outD); err != nil {
 			return fmt.Errorf("request at %d messages: fresh history differs from processed history: %w", k, err)
 		}
-		// The processed host keeps what it got and appends to it; the
-		// others scribble over theirs, as owners may (the full host keeps
-		// its own history, which a processor may have returned as it is).
-		stored = outP
+		// The processed host keeps what it got and appends to it (Replay);
+		// the others scribble over theirs, as owners may (the full host
+		// keeps its own history, which a processor may have returned as
+		// it is).
 		if !aliases(outF, arr) {
 			replaceAll(outF)
 		}
 		Scribble(outD)
+		return nil
+	})
+}
+
+// Replay runs p over h request by request (see [RequestPoints]) as a host
+// that keeps its processed history does: before each request it appends
+// copies of the messages that came since the previous request to p's
+// result for that request, and sends that. After each request it calls
+// each, when not nil, with the request's end in h and p's result, which
+// each must not change. It stops at the first error, p's (naming the
+// request) or each's.
+func Replay(ctx context.Context, p processor.Processor, h []processor.Message, each func(k int, out []processor.Message) error) error {
+	var stored []processor.Message
+	next := 0
+	for _, k := range RequestPoints(h) {
+		stored = append(stored, Clone(h[next:k])...)
+		next = k
+		out, err := process(ctx, p, stored)
+		if err != nil {
+			return fmt.Errorf("processed history, request at %d messages: %w", k, err)
+		}
+		if each != nil {
+			if err := each(k, out); err != nil {
+				return err
+			}
+		}
+		stored = out
 	}
 	return nil
 }

@@ -2,7 +2,7 @@
 // processor contract, the way testing/slogtest checks a slog.Handler. [Run]
 // puts a processor through a set of histories (built-in fixtures plus any
 // the caller adds) and reports every breach as a test failure; [RandomHistory],
-// [WithContent], [Prefix], [Clone], [HostModes] and [CheckRewrite] are the
+// [WithContent], [Prefix], [Clone], [Replay], [HostModes] and [CheckRewrite] are the
 // building blocks other packages' tests and fuzz targets use to write their
 // own invariant checks.
 package processortest

@@ -66,24 +66,18 @@ func (m *manual) runAll() int {
 	return len(jobs)
 }
 
-// grow replays h request by request (at each tool return or user prompt)
-// through w as an agent keeping its processed history does, calling each
-// before every request, and returns the history sent at each request.
+// grow replays h request by request through w as an agent keeping its
+// processed history does (processortest.Replay), calling each before every
+// request with the history sent.
 func grow(t *testing.T, w *Window, h []processor.Message, each func(sent []processor.Message)) {
 	t.Helper()
-	var stored []processor.Message
-	next := 0
-	for _, k := range processortest.RequestPoints(h) {
-		stored = append(stored, h[next:k]...)
-		next = k
-		out, err := w.Process(context.Background(), stored)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored = slices.Clone(out)
+	if err := processortest.Replay(context.Background(), w, h, func(_ int, out []processor.Message) error {
 		if each != nil {
 			each(out)
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
