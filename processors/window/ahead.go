@@ -47,14 +47,10 @@ type job struct {
 	count  int // messages the summary stands for after the head, in the input history
 	last   Key // the key of the span's last message
 	// plan is what the summary is written from (its fresh messages the
-	// job's own copy, dropped once it ends); the brief given to the
-	// summarizer is made from it in the background, when the job runs.
-	plan plan
-	// brief is the brief written from (its fresh messages dropped), fresh
-	// the digest of the plan's fresh messages, and input the characters
-	// given to the summarizer, set when the job runs (guarded by mu).
-	brief  brief
-	fresh  Digest
+	// job's own copy, dropped once it ends): the job makes the brief when
+	// it runs, and sets input, the characters given to the summarizer
+	// (guarded by mu).
+	plan   plan
 	input  int
 	values context.Context // the request's values (payer, credential), not its end
 	queued time.Time
@@ -99,23 +95,9 @@ func (j *job) take() bool {
 func (j *job) end(state jobState, prose string, f *failure, usage processor.Usage) {
 	j.mu.Lock()
 	j.state, j.prose, j.failure, j.usage = state, prose, f, usage
-	j.plan.fresh, j.brief.fresh, j.cancel = nil, nil, nil
+	j.plan.fresh, j.cancel = nil, nil
 	close(j.done)
 	j.mu.Unlock()
-}
-
-// factsFor returns the facts the job's brief holds when p, a plan of
-// the request that uses its summary, has the same messages to summarize,
-// summaries before them and room as the plan the job wrote from: they are
-// then the facts p's brief would hold.
-func (j *job) factsFor(p plan) (string, bool) {
-	j.mu.Lock()
-	b, fresh := j.brief, j.fresh
-	j.mu.Unlock()
-	if fresh == (Digest{}) || b.replaced != p.replaced || b.prev != p.prev || j.plan.prevFacts != p.prevFacts {
-		return "", false
-	}
-	return b.facts, digestOf(p.fresh) == fresh
 }
 
 // written reports whether the job is done (its prose, failure and usage
@@ -389,10 +371,8 @@ func (w *Window) write(rctx context.Context, j *job) {
 	defer context.AfterFunc(rctx, cancel)()
 	defer cancel()
 	b := w.briefOf(j.plan)
-	fresh := digestOf(j.plan.fresh)
 	j.mu.Lock()
-	j.cancel = cancel
-	j.brief, j.fresh, j.input = b, fresh, b.chars()
+	j.cancel, j.input = cancel, b.chars()
 	j.mu.Unlock()
 	w.keepClaim(ctx, j.digest) // until cancel
 
@@ -621,14 +601,7 @@ func (w *Window) applyReady(ctx context.Context, history []processor.Message, v 
 	ev := Event{MessagesBefore: len(h), TokensBefore: processor.ContentTokens(h), Summarized: p.summed}
 	w.emit(ctx, EventStarted, ev)
 	began := w.opts.Now()
-	var sum string
-	var f *failure
-	if facts, ok := j.factsFor(p); ok && j.failure == nil && w.fits(summary.WithFacts(j.prose, facts), p.replaced) {
-		// The job's facts are those of this span: not extracted again.
-		sum = summary.WithFacts(j.prose, facts)
-	} else {
-		sum, f = w.complete(ctx, w.briefOf(p), j.prose, j.failure, false)
-	}
+	sum, f := w.complete(ctx, w.briefOf(p), j.prose, j.failure, false)
 	if sum == "" {
 		w.uncompacted(ctx, ev, f.err, f.reason, 0)
 		return h

@@ -484,9 +484,8 @@ func TestAheadConcurrent(t *testing.T) {
 // TestAheadFacts grows a conversation whose summaries carry facts (the
 // files its commands read) with the summaries written ahead in the
 // background, while the caller overwrites each history it passed once the
-// request returns: the job summarizes its own copy of the messages, makes
-// their facts when it runs, and the request that applies the summary
-// takes the facts the job made. Every history sent, facts included, and
+// request returns: the job summarizes its own copy of the messages and
+// makes their facts when it runs. Every history sent, facts included, and
 // every summarizer input are the foreground's.
 func TestAheadFacts(t *testing.T) {
 	h := conversation(30, 120)
