@@ -529,18 +529,7 @@ func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
 	if err != nil || !overflow {
 		return resp, err
 	}
-	if m.reserve != nil {
-		// The compaction takes what processing took once more.
-		free, err := m.reserve(ctx, extra)
-		if err != nil {
-			m.log.Warn("middleware: context overflow; no memory to compact again, the provider's answer stands", zap.Error(err))
-			m.emit(ctx, Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
-				MessagesBefore: len(out), TokensBefore: processor.ContentTokens(out), Err: err})
-			return resp, nil
-		}
-		defer free()
-	}
-	return m.retry(ctx, req, header, codec, body, out, prefill, track, resp, next)
+	return m.retry(ctx, req, header, codec, body, out, prefill, track, extra, resp, next)
 }
 
 // sentRequest is what the middleware sent for a request: the history's
@@ -579,12 +568,25 @@ func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, co
 
 // retry compacts out after the provider answered resp, a context
 // overflow, and sends the request (out, then prefill) once more when that
-// made it smaller; otherwise it returns resp.
-func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, body *wire.Body, out, prefill []processor.Message, first *sentRequest, resp *http.Response, next Next) (*http.Response, error) {
+// made it smaller; otherwise it returns resp. The compaction takes extra
+// bytes of Options.Reserve once more, what processing took, given back
+// once the body to send again is written.
+func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, body *wire.Body, out, prefill []processor.Message, first *sentRequest, extra int64, resp *http.Response, next Next) (*http.Response, error) {
 	ev := Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
 		MessagesBefore: len(out), TokensBefore: processor.ContentTokens(out)}
 	start := time.Now()
-	smaller, err := m.compactor.Compact(ctx, out)
+	free := func() {}
+	var err error
+	if m.reserve != nil {
+		if free, err = m.reserve(ctx, extra); err != nil {
+			free = func() {}
+		}
+	}
+	defer func() { free() }()
+	var smaller []processor.Message
+	if err == nil {
+		smaller, err = m.compactor.Compact(ctx, out)
+	}
 	if err == nil {
 		if verr := codec.Validate(out, smaller); verr != nil {
 			err = fmt.Errorf("the compacted history is not one the %s API accepts: %w", codec.API(), verr)
@@ -615,6 +617,8 @@ func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, c
 		m.emit(ctx, ev)
 		return resp, nil
 	}
+	free()
+	free = func() {}
 	_ = resp.Body.Close()
 	ev.Retried = true
 	m.log.Info("middleware: context overflow; compacted and retrying",
