@@ -2,6 +2,7 @@ package summary
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -147,6 +148,9 @@ func commandWrites(words []string) []string {
 			if strings.HasPrefix(a, "-i") || a == "--in-place" || (name == "perl" && strings.Contains(a, "i")) {
 				inPlace = true
 			}
+			if name == "sed" && a == "-i" && i+1 < len(args) && args[i+1] == "" {
+				i++ // BSD sed's backup suffix, none: sed -i '' script file
+			}
 			switch {
 			case name == "sed" && (a == "-e" || a == "-f" || a == "--expression" || a == "--file"),
 				name == "perl" && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, "e"):
@@ -161,6 +165,7 @@ func commandWrites(words []string) []string {
 			operands = append(operands, a)
 		}
 	}
+	var written []string
 	switch name {
 	case "sed", "perl":
 		if !inPlace {
@@ -169,15 +174,16 @@ func commandWrites(words []string) []string {
 		if !script && len(operands) > 0 {
 			operands = operands[1:] // the script itself
 		}
-		return operands
+		written = operands
 	case "tee", "touch", "truncate":
-		return operands
+		written = operands
 	case "cp", "mv", "install", "ln", "rsync":
 		if len(operands) >= 2 {
-			return operands[len(operands)-1:]
+			written = operands[len(operands)-1:]
 		}
 	}
-	return nil
+	// An empty word names no file.
+	return slices.DeleteFunc(written, func(w string) bool { return w == "" })
 }
 
 // isDigits reports whether s is a non-empty run of ASCII digits.

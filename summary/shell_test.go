@@ -20,6 +20,9 @@ func TestShellWritten(t *testing.T) {
 		{"a descriptor before > is not a file", "run 2> errors.txt", []string{"errors.txt"}},
 		{"tee, touch, truncate", "go test | tee -a t1.log t2.log && touch a b && truncate -s 0 c", []string{"t1.log", "t2.log", "a", "b", "c"}},
 		{"sed -i and perl -i", "sed -i 's/a/b/' x.go y.go; sed -i -e s/a/b/ -e s/c/d/ z.go; sed 's/a/b/' read.go; perl -pi -e 's/x/y/' lib/z.pl", []string{"x.go", "y.go", "z.go", "lib/z.pl"}},
+		{"BSD sed -i with an empty backup suffix", "sed -i '' 's/a/b/' x.go", []string{"x.go"}},
+		// A fuzz input: '' is the file operand, and names no file.
+		{"an empty word is no file", "sed 0 -i ''; touch '' t", []string{"t"}},
 		{"copies and moves", "cp a.tmpl config/app.yaml && mv -f a.tmp b.json && install -m 644 x /usr/bin/x && ln -s a b", []string{"config/app.yaml", "b.json", "/usr/bin/x", "b"}},
 		{"assignments, sudo, env", "FOO=1 sudo env BAR=2 mv a b/c", []string{"b/c"}},
 		{"quotes and escapes", `tee "my file.txt" 'other one.txt' with\ space.txt "a\"b.txt"`, []string{"my file.txt", "other one.txt", "with space.txt", `a"b.txt`}},
