@@ -19,6 +19,9 @@ import (
 	"sync"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/abridge-go/abridge/summarizer"
 )
 
@@ -107,9 +110,19 @@ type chatBody struct {
 	StreamOptions *struct {
 		Usage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	Messages []json.RawMessage `json:"messages"`
+	Messages []jsontext.Value `json:"messages"`
 	// Input is a Responses body's history.
-	Input json.RawMessage `json:"input"`
+	Input jsontext.Value `json:"input"`
+}
+
+// readChatBody decodes data in one pass, as leniently as encoding/json
+// (names matched regardless of case, a name given twice, invalid UTF-8),
+// and so spends less of the machine's cores than encoding/json, which
+// scans a body twice, under load: a provider's decoding does not run on
+// the proxy's machine, the fake's does.
+func readChatBody(data []byte, body *chatBody) error {
+	return jsonv2.Unmarshal(data, body, jsonv2.MatchCaseInsensitiveNames(true),
+		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 }
 
 // apiOf names the API of a POST to path: "chat", "responses" or
@@ -148,7 +161,7 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body chatBody
-	if err := json.Unmarshal(data, &body); err != nil {
+	if err := readChatBody(data, &body); err != nil {
 		u.record(req)
 		WriteError(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON: "+err.Error(), "")
 		return
@@ -272,7 +285,7 @@ func (u *Upstream) record(req Request) {
 
 // isSummary reports whether messages are a summarizer's: the first is the
 // system message summarizer.Instructions.
-func isSummary(messages []json.RawMessage) bool {
+func isSummary(messages []jsontext.Value) bool {
 	if len(messages) == 0 {
 		return false
 	}
