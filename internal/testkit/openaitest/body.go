@@ -165,12 +165,13 @@ func (b *Bodies) writeTurns(buf *bytes.Buffer, n int) {
 			continue
 		}
 		if r != role {
+			// The role first, as the SDKs and Claude Code write it.
 			if role != "" {
-				buf.WriteString(`],"role":` + quote(role) + `},`)
+				buf.WriteString(`]},`)
 			} else if r == "assistant" {
-				buf.WriteString(`{"content":[{"text":"Go on.","type":"text"}],"role":"user"},`)
+				buf.WriteString(`{"role":"user","content":[{"text":"Go on.","type":"text"}]},`)
 			}
-			buf.WriteString(`{"content":[`)
+			buf.WriteString(`{"role":` + quote(r) + `,"content":[`)
 		} else {
 			buf.WriteByte(',')
 		}
@@ -183,7 +184,7 @@ func (b *Bodies) writeTurns(buf *bytes.Buffer, n int) {
 		}
 	}
 	if role != "" {
-		buf.WriteString(`],"role":` + quote(role) + `}`)
+		buf.WriteString(`]}`)
 	}
 	buf.WriteByte(']')
 }

@@ -28,9 +28,9 @@ func TestBodies(t *testing.T) {
 			`{"call_id":"call_1","output":"a.txt","type":"function_call_output"},{"content":"And now?","role":"user"}],` +
 			`"tools":[{"type":"function","name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}],"tool_choice":"auto","temperature":0,"store":false,"stream":true}`},
 		{APIMessages, false, `{"model":"claude-test","max_tokens":4096,"system":"Be brief.","messages":[` +
-			`{"content":[{"text":"List the files.","type":"text"}],"role":"user"},` +
-			`{"content":[{"id":"call_1","input":{"command":"ls"},"name":"bash","type":"tool_use"}],"role":"assistant"},` +
-			`{"content":[{"content":"a.txt","tool_use_id":"call_1","type":"tool_result"},{"text":"And now?","type":"text"}],"role":"user"}],` +
+			`{"role":"user","content":[{"text":"List the files.","type":"text"}]},` +
+			`{"role":"assistant","content":[{"id":"call_1","input":{"command":"ls"},"name":"bash","type":"tool_use"}]},` +
+			`{"role":"user","content":[{"content":"a.txt","tool_use_id":"call_1","type":"tool_result"},{"text":"And now?","type":"text"}]}],` +
 			`"tools":[{"name":"bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}`},
 	}
 	for _, tc := range tests {
