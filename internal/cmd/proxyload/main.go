@@ -11,7 +11,9 @@
 // limits; -summary-latency sets how long the summarizer's model takes,
 // apart from the upstream's answers to clients), how many requests waited
 // for a summary and how many went out uncompacted while theirs was
-// written, and, for scale, the time
+// written, where the added time went (from the client to the proxy's
+// handler, to the body processed, to the upstream's handler, and back),
+// and, for scale, the time
 // encoding/json takes to decode the same request bodies, one at a time
 // after the run: into a generic value, and into openai-go's request type
 // (what a Go service that reads the request decodes it into). Then it
@@ -50,6 +52,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -162,8 +165,12 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 
+	var st stamps
 	up := &openaitest.Upstream{Discard: true, Latency: o.latency, SummaryLatency: o.summary}
-	upSrv := httptest.NewServer(up)
+	upSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st.stamp(r.Header.Get(requestHeader), atUpstream)
+		up.ServeHTTP(w, r)
+	}))
 	defer upSrv.Close()
 
 	ctx := context.Background()
@@ -212,6 +219,7 @@ func run(args []string, stdout io.Writer) error {
 			if e.Type != middleware.EventProcessed || !ok {
 				return
 			}
+			st.stamp(info.id, atProcessed)
 			mu.Lock()
 			defer mu.Unlock()
 			processing = append(processing, e.Duration)
@@ -238,6 +246,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := &reqInfo{id: r.Header.Get(requestHeader)}
+		st.stamp(info.id, atProxy)
 		handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqKey{}, info)))
 	})}
 	go func() { _ = srv.Serve(ln) }()
@@ -276,7 +285,9 @@ func run(args []string, stdout io.Writer) error {
 				time.Sleep(time.Duration(c) * o.ramp / time.Duration(len(convs)))
 				for i, n := range openaitest.RequestLengths(msgs) {
 					id := fmt.Sprintf("%d/%d/%d", run, c, i)
+					st.stamp(id, atClient)
 					s, err := send(client, proxyURL, bodies[c].Body(n, i%2 == 1), c, id)
+					s.at = st.of(id)
 					mu.Lock()
 					if err != nil {
 						errs = append(errs, fmt.Errorf("run %d, conversation %d, request %d: %w", run, c, i, err))
@@ -402,6 +413,7 @@ func run(args []string, stdout io.Writer) error {
 			"%d written ahead, %d of them or of those to be abandoned unused\n",
 			len(waits), ms(percentile(waits, 99)), over, deferred.Load(), aheadWritten.Load(), aheadWasted.Load())
 	}
+	breakdown(stdout, samples, o.bare)
 	if !o.bare {
 		lone.report(stdout)
 	}
@@ -453,6 +465,9 @@ type reqKey struct{}
 
 // sample is what the client measured of one request.
 type sample struct {
+	// At is when the request reached each place on its way (see
+	// stamps), zero where it did not.
+	at              [places]time.Time
 	total, upstream time.Duration
 	summarized      bool // it waited for a summary
 }
@@ -577,4 +592,113 @@ func ratio(a, b time.Duration) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// Places a request passes on its way, where the load command notes the
+// time: the client sends it, the proxy's handler starts on it, abridge has
+// processed it (not under -bare), the upstream's handler starts on it.
+const (
+	atClient = iota
+	atProxy
+	atProcessed
+	atUpstream
+	places
+)
+
+// stamps holds when each request, by ID, reached each place.
+type stamps struct {
+	mu sync.Mutex
+	at map[string][places]time.Time
+}
+
+// stamp notes that the request id reached place now ("" is no request of
+// the load's: a summary).
+func (s *stamps) stamp(id string, place int) {
+	if id == "" {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at == nil {
+		s.at = map[string][places]time.Time{}
+	}
+	at := s.at[id]
+	at[place] = now
+	s.at[id] = at
+}
+
+// of returns and forgets when the request id reached each place.
+func (s *stamps) of(id string) [places]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := s.at[id]
+	delete(s.at, id)
+	return at
+}
+
+// breakdown writes where the time the proxy added went: from the client to
+// the proxy's handler (connecting, the headers, waiting for a core), from
+// there to the body processed (reading it, abridge's processing, and
+// waiting for a core), from there to the upstream's handler (forwarding),
+// and the rest (the answer's way back), at p50 and p99 over all requests
+// and on average over the slowest 1% (by added time). Through the bare
+// proxy the second and third are one.
+func breakdown(w io.Writer, samples []sample, bare bool) {
+	type segment struct {
+		name       string
+		from, to   int
+		all, worst []time.Duration
+	}
+	segs := []*segment{{name: "client → proxy's handler", from: atClient, to: atProxy}}
+	if bare {
+		segs = append(segs, &segment{name: "proxy's handler → upstream's handler", from: atProxy, to: atUpstream})
+	} else {
+		segs = append(segs, &segment{name: "proxy's handler → body processed", from: atProxy, to: atProcessed},
+			&segment{name: "body processed → upstream's handler", from: atProcessed, to: atUpstream})
+	}
+	rest := &segment{name: "the rest: the answer's way back"}
+	byAdded := slices.Clone(samples)
+	slices.SortFunc(byAdded, func(a, b sample) int { return cmp.Compare(a.total-a.upstream, b.total-b.upstream) })
+	slowest := len(byAdded) - max(1, len(byAdded)/100)
+	for i, s := range byAdded {
+		left := s.total - s.upstream
+		complete := true
+		for _, seg := range segs {
+			if s.at[seg.from].IsZero() || s.at[seg.to].IsZero() {
+				complete = false
+			}
+		}
+		if !complete {
+			continue
+		}
+		for _, seg := range segs {
+			d := s.at[seg.to].Sub(s.at[seg.from])
+			left -= d
+			seg.all = append(seg.all, d)
+			if i >= slowest {
+				seg.worst = append(seg.worst, d)
+			}
+		}
+		rest.all = append(rest.all, left)
+		if i >= slowest {
+			rest.worst = append(rest.worst, left)
+		}
+	}
+	if len(rest.all) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "where the added time went (the upstream's handler reads the body and answers in its own time):")
+	fmt.Fprintf(w, "%-44s %9s %9s %18s\n", "", "p50", "p99", "slowest 1%, mean")
+	for _, seg := range append(segs, rest) {
+		var sum time.Duration
+		for _, d := range seg.worst {
+			sum += d
+		}
+		mean := time.Duration(0)
+		if len(seg.worst) > 0 {
+			mean = sum / time.Duration(len(seg.worst))
+		}
+		fmt.Fprintf(w, "  %-42s %9s %9s %18s\n", seg.name, ms(percentile(seg.all, 50)), ms(percentile(seg.all, 99)), ms(mean))
+	}
 }

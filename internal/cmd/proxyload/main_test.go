@@ -35,6 +35,11 @@ func TestRun(t *testing.T) {
 		regexp.MustCompile(`(?m)^  into openai.ChatCompletionNewParams +[\d.]+ ms +[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^p99 ÷ p99 openai-go decode: added [\d.]+, without summary waits [\d.]+, abridge's processing without summary waits [\d.]+$`),
 		regexp.MustCompile(`(?m)^summaries: \d+ requests waited for one \(p99 of those [\d.]+ ms\), \d+ added over 1 s; \d+ went out uncompacted while theirs was written; \d+ written ahead, \d+ of them or of those to be abandoned unused$`),
+		regexp.MustCompile(`(?m)^where the added time went `),
+		regexp.MustCompile(`(?m)^  client → proxy's handler +[\d.]+ ms +[\d.]+ ms +[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^  proxy's handler → body processed +[\d.]+ ms +[\d.]+ ms +[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^  body processed → upstream's handler +[\d.]+ ms +[\d.]+ ms +[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^  the rest: the answer's way back +-?[\d.]+ ms +-?[\d.]+ ms +-?[\d.]+ ms$`),
 		regexp.MustCompile(`(?m)^each request again, alone \(least of 3 passes; \d+ requests that wrote no summary\):$`),
 		regexp.MustCompile(`(?m)^alone, processing ÷ decode: p50 [\d.]+, p99 [\d.]+, all requests [\d.]+ \(budget ≤ 1\)$`),
 	} {
@@ -61,6 +66,11 @@ func TestRunBare(t *testing.T) {
 	}
 	if strings.Contains(report, "abridge's processing ") || !strings.Contains(report, "without abridge (-bare)") {
 		t.Errorf("report of a bare run:\n%s", report)
+	}
+	// No body processed: the proxy's part of the way is one.
+	if !regexp.MustCompile(`(?m)^  proxy's handler → upstream's handler +[\d.]+ ms +[\d.]+ ms +[\d.]+ ms$`).MatchString(report) ||
+		strings.Contains(report, "body processed") {
+		t.Errorf("breakdown of a bare run:\n%s", report)
 	}
 }
 
