@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -201,8 +202,8 @@ func patchPaths(s string) []string {
 // text holding a line break or the ", " that separates the paths of a
 // list (the facts' and the digest's, which are read back).
 func cleanPath(p string) string {
-	p = strings.TrimSpace(p)
-	p = strings.Trim(p, "\"'`,;:()[]{}<>")
+	// Quotes and white space in any order: `" a.go` is a.go.
+	p = strings.TrimFunc(p, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("\"'`,;:()[]{}<>", r) })
 	switch {
 	case p == "", p == "-", strings.HasPrefix(p, "/dev/"), strings.HasPrefix(p, "$"),
 		strings.ContainsAny(p, "*?\n"), strings.Contains(p, "://"), strings.Contains(p, ", "):

@@ -47,3 +47,27 @@ func FuzzPathTokens(f *testing.F) {
 		}
 	})
 }
+
+// TestCleanPath trims what surrounds a path, quotes and white space in any
+// order, and rejects what is no path worth keeping.
+func TestCleanPath(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"a.go", "a.go"},
+		{` "pkg/x.go", `, "pkg/x.go"},
+		// A fuzz input: the quote was trimmed, the space after it kept,
+		// and the facts read back did not write the same section.
+		{`" 0`, "0"},
+		{"(\t'b.txt' )", "b.txt"},
+		{"my file.txt", "my file.txt"},
+		{"/dev/null", ""},
+		{"$OUT", ""},
+		{"*.go", ""},
+		{"https://x.io/a", ""},
+		{"a, b.go", ""},
+		{` " `, ""},
+	} {
+		if got := cleanPath(tc.in); got != tc.want {
+			t.Errorf("cleanPath(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
