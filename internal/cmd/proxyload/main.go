@@ -465,7 +465,7 @@ type reqKey struct{}
 
 // sample is what the client measured of one request.
 type sample struct {
-	// At is when the request reached each place on its way (see
+	// at is when the request reached each place on its way (see
 	// stamps), zero where it did not.
 	at              [places]time.Time
 	total, upstream time.Duration
