@@ -797,8 +797,8 @@ func clientCredential(h http.Header) http.Header {
 // request, forwarded to ANTHROPIC_BASE_URL, is never given to a summary
 // request for OPENAI_BASE_URL.
 //
-// abridge serve builds its summarizers' HTTP clients on it, one per
-// upstream, so that when the proxy has no API key of its own the client
+// [ClientPaidSummarizers] builds its summarizers' HTTP clients on it, one
+// per upstream, so that when the proxy has no API key of its own the client
 // whose conversation is summarized pays for its summaries. The headers are
 // copied, never logged, and their values are replaced by "[redacted key]"
 // in the error answers to the requests they went with (an upstream

@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/url"
 
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
@@ -41,3 +43,39 @@ func (s Summarizers) Summarize(ctx context.Context, messages []processor.Message
 
 // errNoSummarizer answers a summary Summarizers has no summarizer for.
 var errNoSummarizer = errors.New("proxy: no summarizer for this request's API, and no default")
+
+// SummaryRoute is how one API's summaries are written when each client
+// pays for its own: see [ClientPaidSummarizers].
+type SummaryRoute struct {
+	// API is the wire API's name: "chat", "responses" or "messages".
+	API string
+	// Upstream is where the proxy forwards the API's requests.
+	Upstream *url.URL
+	// Endpoint is the base URL the API's summaries are sent to.
+	Endpoint string
+	// New returns the summarizer that writes the API's summaries with
+	// client, whose transport adds the credential of the client request
+	// being served.
+	New func(client *http.Client) window.Summarizer
+}
+
+// ClientPaidSummarizers returns the Summarizers of a proxy with no API
+// key of its own: each route's summaries are paid with the credential of
+// the client whose conversation is summarized, through an HTTP client on
+// [ForwardAuthorization] for the route's upstream. A client's credential
+// goes nowhere but the upstream its own request went to: a route whose
+// Endpoint is not on its Upstream (another scheme or host) gets unpaid,
+// as does every API without a route, and its API is listed in unpaidAPIs.
+func ClientPaidSummarizers(routes []SummaryRoute, unpaid window.Summarizer) (s Summarizers, unpaidAPIs []string) {
+	s = Summarizers{ByAPI: map[string]window.Summarizer{}, Default: unpaid}
+	for _, r := range routes {
+		endpoint, err := url.Parse(r.Endpoint)
+		if err != nil || r.Upstream == nil || !sameOrigin(endpoint, r.Upstream) {
+			s.ByAPI[r.API] = unpaid
+			unpaidAPIs = append(unpaidAPIs, r.API)
+			continue
+		}
+		s.ByAPI[r.API] = r.New(&http.Client{Transport: ForwardAuthorization(r.Upstream, nil)})
+	}
+	return s, unpaidAPIs
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/summarizer"
@@ -57,17 +59,40 @@ func newSummaryFixture(t *testing.T, apis ...string) *summaryFixture {
 		t.Fatal(err)
 	}
 	openAIUp, anthropicUp := mustURL(t, openAISrv.URL+"/v1"), mustURL(t, anthropicSrv.URL+"/v1")
-	paying := func(up *url.URL) model.Option {
-		return model.WithHTTPClient(&http.Client{Transport: proxy.ForwardAuthorization(up, nil)})
+	// The APIs not named send their summaries to an endpoint off their
+	// upstream, where no client's credential may go.
+	endpoint := func(api, up string) string {
+		if slices.Contains(apis, api) {
+			return up
+		}
+		return "http://summaries.invalid/v1"
 	}
-	models := map[string]model.Model{
-		"chat":      model.NewOpenAI(model.WithBaseURL(openAIUp.String()), model.WithoutEnvironment(), model.WithMaxRetries(0), paying(openAIUp)),
-		"responses": model.NewResponses(model.WithBaseURL(openAIUp.String()), model.WithoutEnvironment(), model.WithMaxRetries(0), paying(openAIUp)),
-		"messages":  model.NewAnthropic(model.WithBaseURL(anthropicSrv.URL), model.WithoutEnvironment(), model.WithMaxRetries(0), paying(anthropicUp)),
+	llm := func(m model.Model) window.Summarizer {
+		return summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{})
 	}
-	sums := proxy.Summarizers{ByAPI: map[string]window.Summarizer{}, Default: metrics.Digest(summary.NewDigest(summary.DigestOptions{}))}
-	for _, api := range apis {
-		sums.ByAPI[api] = summarizer.New(model.Observe(models[api], metrics.SummarizerRequest), summarizer.Options{})
+	opts := func(base string, c *http.Client) []model.Option {
+		return []model.Option{model.WithBaseURL(base), model.WithoutEnvironment(), model.WithMaxRetries(0), model.WithHTTPClient(c)}
+	}
+	routes := []proxy.SummaryRoute{
+		{API: "chat", Upstream: openAIUp, Endpoint: endpoint("chat", openAIUp.String()), New: func(c *http.Client) window.Summarizer {
+			return llm(model.NewOpenAI(opts(openAIUp.String(), c)...))
+		}},
+		{API: "responses", Upstream: openAIUp, Endpoint: endpoint("responses", openAIUp.String()), New: func(c *http.Client) window.Summarizer {
+			return llm(model.NewResponses(opts(openAIUp.String(), c)...))
+		}},
+		{API: "messages", Upstream: anthropicUp, Endpoint: endpoint("messages", anthropicSrv.URL), New: func(c *http.Client) window.Summarizer {
+			return llm(model.NewAnthropic(opts(anthropicSrv.URL, c)...))
+		}},
+	}
+	sums, unpaid := proxy.ClientPaidSummarizers(routes, metrics.Digest(summary.NewDigest(summary.DigestOptions{})))
+	var want []string
+	for _, r := range routes {
+		if !slices.Contains(apis, r.API) {
+			want = append(want, r.API)
+		}
+	}
+	if diff := cmp.Diff(want, unpaid); diff != "" {
+		t.Fatalf("APIs given the digest (-want +got):\n%s", diff)
 	}
 	win := window.New(window.Options{Summarizer: metrics.Summarizer(sums), MaxMessages: 8, KeepMessages: 4, OnEvent: metrics.WindowEvent, Ahead: -1})
 	f.srv = httptest.NewServer(proxy.New(proxy.Options{
@@ -218,5 +243,62 @@ func TestSummariesDigestWithoutModel(t *testing.T) {
 	}
 	if n := counter(t, f.reg, "abridge_compactions_total", "result", "summarized"); n != 2 {
 		t.Errorf("abridge_compactions_total{result=summarized} = %v, want 2", n)
+	}
+}
+
+// namedSummarizer is a window.Summarizer that writes its name.
+type namedSummarizer string
+
+func (n namedSummarizer) Summarize(context.Context, []processor.Message, string) (string, error) {
+	return string(n), nil
+}
+
+// TestClientPaidSummarizers checks which routes a client pays for: those
+// whose summaries go to the origin (scheme and host) of their upstream.
+func TestClientPaidSummarizers(t *testing.T) {
+	up, _ := url.Parse("https://api.example.com/v1")
+	tests := []struct {
+		name, endpoint string
+		upstream       *url.URL
+		want           string // who writes the API's summaries
+	}{
+		{"endpoint is the upstream", "https://api.example.com/v1", up, "paid"},
+		{"another path on the upstream", "https://API.example.com/other", up, "paid"},
+		{"another host", "https://summaries.example.com/v1", up, "unpaid"},
+		{"another scheme", "http://api.example.com/v1", up, "unpaid"},
+		{"another port", "https://api.example.com:8443/v1", up, "unpaid"},
+		{"endpoint not a URL", "https://api.example.com/%zz", up, "unpaid"},
+		{"no upstream", "https://api.example.com/v1", nil, "unpaid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var clients int
+			s, unpaidAPIs := proxy.ClientPaidSummarizers([]proxy.SummaryRoute{{
+				API: "chat", Upstream: tt.upstream, Endpoint: tt.endpoint,
+				New: func(c *http.Client) window.Summarizer {
+					if c == nil || c.Transport == nil {
+						t.Error("the paid summarizer got no HTTP client that adds the credential")
+					}
+					clients++
+					return namedSummarizer("paid")
+				},
+			}}, namedSummarizer("unpaid"))
+			got, _ := s.ByAPI["chat"].Summarize(context.Background(), nil, "")
+			other, _ := s.Summarize(context.Background(), nil, "") // no API: Default
+			type result struct {
+				Writer, Default string
+				Unpaid          []string
+				Clients         int
+			}
+			want := result{Writer: tt.want, Default: "unpaid"}
+			if tt.want == "paid" {
+				want.Clients = 1
+			} else {
+				want.Unpaid = []string{"chat"}
+			}
+			if diff := cmp.Diff(want, result{got, other, unpaidAPIs, clients}); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // calls counts the summaries written.
@@ -70,4 +71,22 @@ func ExampleOptions_summarizeFor() {
 	// refused-key, 4 turns: 401; summaries written: 0
 	// good-key, 1 turns: 200; summaries written: 0
 	// good-key, 4 turns: 200; summaries written: 1
+}
+
+// A proxy with no key of its own lets each client pay for its summaries,
+// at its own upstream only: summaries of Messages conversations, sent to
+// an endpoint on the OpenAI upstream, would need an Anthropic client's key
+// to go elsewhere, so the offline digest writes them.
+func ExampleClientPaidSummarizers() {
+	openAI, _ := url.Parse("https://api.openai.com/v1")
+	anthropic, _ := url.Parse("https://api.anthropic.com/v1")
+	// In abridge serve: a summarizer.New on a model built with
+	// model.WithHTTPClient(client), whose transport adds the credential.
+	paidBy := func(client *http.Client) window.Summarizer { return &calls{} }
+	_, unpaid := proxy.ClientPaidSummarizers([]proxy.SummaryRoute{
+		{API: "chat", Upstream: openAI, Endpoint: "https://api.openai.com/v1", New: paidBy},
+		{API: "messages", Upstream: anthropic, Endpoint: "https://api.openai.com/v1", New: paidBy},
+	}, summary.NewDigest(summary.DigestOptions{}))
+	fmt.Println("written by the digest:", unpaid)
+	// Output: written by the digest: [messages]
 }

@@ -300,7 +300,8 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 // of every API's summaries: an API whose upstream it is not on (every
 // API's, when it is elsewhere; the Messages API's, when it is on
 // OPENAI_BASE_URL) gets the offline digest, and no request is made: a
-// client's credential goes nowhere but its upstream.
+// client's credential goes nowhere but its upstream
+// (proxy.ClientPaidSummarizers).
 func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, logger *zap.Logger, metrics *proxy.Metrics) (window.Summarizer, string, string, []string) {
 	digest := metrics.Digest(summary.NewDigest(summary.DigestOptions{}))
 	every := []string{"chat", "responses", "messages"}
@@ -323,31 +324,24 @@ func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, l
 		anthropicEndpoint = cfg.SummaryBaseURL
 	}
 	openAIOpts := append(cfg.SummaryModelOptions(logger), model.WithBaseURL(endpoint))
-	routes := []struct {
-		api      string
-		upstream *url.URL
-		endpoint string
-		build    func(...model.Option) model.Model
-		opts     []model.Option
-	}{
-		{"chat", upstream, endpoint, func(o ...model.Option) model.Model { return model.NewOpenAI(o...) }, openAIOpts},
-		{"responses", upstream, endpoint, func(o ...model.Option) model.Model { return model.NewResponses(o...) }, openAIOpts},
-		{"messages", anthropicUpstream, anthropicEndpoint, func(o ...model.Option) model.Model { return model.NewAnthropic(o...) },
-			cfg.AnthropicSummaryModelOptions(logger)},
+	// The summary models read no key from the environment: the client's
+	// credential, added by the HTTP client they are given, pays.
+	paid := func(opts []model.Option, client *http.Client) []model.Option {
+		return append(slices.Clone(opts), model.WithoutEnvironment(), model.WithHTTPClient(client))
 	}
-	sums := proxy.Summarizers{ByAPI: map[string]window.Summarizer{}, Default: digest}
-	var digests []string
-	for _, r := range routes {
-		if !sameOrigin(r.endpoint, r.upstream) {
-			// No request goes to that endpoint without a key of its own.
-			sums.ByAPI[r.api] = digest
-			digests = append(digests, r.api)
-			continue
-		}
-		client := &http.Client{Transport: proxy.ForwardAuthorization(r.upstream, nil)}
-		opts := append(slices.Clone(r.opts), model.WithoutEnvironment(), model.WithHTTPClient(client))
-		sums.ByAPI[r.api] = llm(r.build(opts...))
+	anthropicOpts := cfg.AnthropicSummaryModelOptions(logger)
+	routes := []proxy.SummaryRoute{
+		{API: "chat", Upstream: upstream, Endpoint: endpoint, New: func(c *http.Client) window.Summarizer {
+			return llm(model.NewOpenAI(paid(openAIOpts, c)...))
+		}},
+		{API: "responses", Upstream: upstream, Endpoint: endpoint, New: func(c *http.Client) window.Summarizer {
+			return llm(model.NewResponses(paid(openAIOpts, c)...))
+		}},
+		{API: "messages", Upstream: anthropicUpstream, Endpoint: anthropicEndpoint, New: func(c *http.Client) window.Summarizer {
+			return llm(model.NewAnthropic(paid(anthropicOpts, c)...))
+		}},
 	}
+	sums, digests := proxy.ClientPaidSummarizers(routes, digest)
 	payer := "each client's own credential, through its own API at its own upstream (no API key configured)"
 	kind := config.SummarizerLLM
 	switch {
@@ -417,12 +411,6 @@ func loopsBack(upstream *url.URL, addr net.Addr) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && (ip.Equal(tcp.IP) || tcp.IP.IsUnspecified() || (ip.IsLoopback() && tcp.IP.IsLoopback()))
-}
-
-// sameOrigin reports whether rawURL has u's scheme and host.
-func sameOrigin(rawURL string, u *url.URL) bool {
-	v, err := url.Parse(rawURL)
-	return err == nil && strings.EqualFold(v.Scheme, u.Scheme) && strings.EqualFold(v.Host, u.Host)
 }
 
 // shownUpstream is the upstream's URL with any secret in it redacted.
