@@ -10,16 +10,13 @@ import (
 	"github.com/abridge-go/abridge/model"
 )
 
-// Values of ABRIDGE_SERVE_SUMMARIZE_FOR (Config.ServeSummarizeFor): for
-// which requests abridge serve's summarizer calls its model.
+// Values of ABRIDGE_SERVE_SUMMARIZE_FOR (Config.ServeSummarizeFor), the
+// proxy's Options.SummarizeFor: for which requests abridge serve's
+// summarizer calls its model.
 const (
-	// SummarizeAccepted: requests whose credential the upstream has
-	// accepted before.
-	SummarizeAccepted = "accepted"
-	// SummarizeCredential: requests that carry a credential.
-	SummarizeCredential = "credential"
-	// SummarizeAll: every request.
-	SummarizeAll = "all"
+	summarizeAccepted   = "accepted"   // requests whose credential the upstream has accepted before
+	summarizeCredential = "credential" // requests that carry a credential
+	summarizeAll        = "all"        // every request
 )
 
 // DefaultUpstream is the base URL abridge serve forwards to when

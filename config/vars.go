@@ -409,12 +409,12 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Group: GroupServe, Name: Prefix + "SERVE_SUMMARIZE_FOR", Default: SummarizeAccepted, Accepted: "accepted, credential or all",
+			Group: GroupServe, Name: Prefix + "SERVE_SUMMARIZE_FOR", Default: summarizeAccepted, Accepted: "accepted, credential or all",
 			Description: "For which requests abridge serve's summarizer calls its model: accepted, those whose credential (Authorization, api-key or x-api-key header) the upstream has accepted before, answering a POST carrying it with a 2xx (with no API key of the proxy's own, no credential counts as one); credential, those carrying one (or any, with no key of the proxy's own); all, every request. The others are compacted with the offline digest, and nothing is stored for them.",
 		},
 		field: "ServeSummarizeFor", kind: "a string", problem: unknownValue,
 		valid: func(c *Config) bool {
-			return oneOf(c.ServeSummarizeFor, SummarizeAccepted, SummarizeCredential, SummarizeAll)
+			return oneOf(c.ServeSummarizeFor, summarizeAccepted, summarizeCredential, summarizeAll)
 		},
 		show: func(c *Config) string { return c.ServeSummarizeFor },
 	},
