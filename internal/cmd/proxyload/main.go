@@ -26,11 +26,16 @@
 // latency), as clients arrive, not all in the same millisecond; with an
 // upstream that answers at once they all start together and the run
 // measures the proxy saturated. -bare puts a plain reverse proxy without
-// abridge in its place, the cost of the extra hop alone.
+// abridge in its place, the cost of the extra hop alone; -bare -decode json
+// makes that proxy read each body whole and decode it with encoding/json
+// before it forwards it unchanged, the cost of a proxy whose processing is
+// the decode abridge's is measured against (-decode jsonv2: with
+// github.com/go-json-experiment/json, which reads a body in one pass).
 //
 //	go run ./internal/cmd/proxyload -latency 1s -summary-latency 3s   # 200 conversations, an upstream that takes 1 s, summaries 3 s
 //	go run ./internal/cmd/proxyload -latency 1s          # the same, the summaries taking 1 s too
 //	go run ./internal/cmd/proxyload -latency 1s -bare    # the same through a reverse proxy without abridge
+//	go run ./internal/cmd/proxyload -latency 1s -bare -decode json  # through one that decodes each body first
 //	go run ./internal/cmd/proxyload                      # an upstream that answers at once: the proxy saturated
 //	go run ./internal/cmd/proxyload -conversations 1     # one at a time: no queueing
 //	go run ./internal/cmd/proxyload -db postgres://…     # summaries in PostgreSQL, as replicas keep them
@@ -74,6 +79,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 	"go.uber.org/zap"
@@ -104,6 +110,7 @@ type options struct {
 	ramp          time.Duration
 	db            string
 	bare          bool
+	decode        string
 	api           string
 	runs          int
 	summary       time.Duration
@@ -118,6 +125,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.DurationVar(&o.summary, "summary-latency", 0, "how long the fake upstream takes over each summary (when not given: -latency)")
 	fs.DurationVar(&o.ramp, "ramp", 0, "the conversations start spread evenly over this time (when not given: -latency)")
 	fs.BoolVar(&o.bare, "bare", false, "a plain reverse proxy without abridge in place of abridge's (the cost of the hop alone)")
+	fs.StringVar(&o.decode, "decode", "", "with -bare: the reverse proxy reads each body whole and decodes it into a generic value before it forwards it unchanged, with `json` (encoding/json) or jsonv2 (github.com/go-json-experiment/json): a proxy whose processing is that decode and nothing more")
 	fs.StringVar(&o.db, "db", "", "summary store: empty for memory, else a session database DSN (a SQLite path or a postgres:// URL)")
 	fs.StringVar(&o.api, "api", openaitest.APIChat, "the API of the requests: chat, responses or messages")
 	fs.IntVar(&o.runs, "runs", 1, "replay the conversations this many times through the same proxy, reporting the memory before the first run and after each")
@@ -137,6 +145,13 @@ func run(args []string, stdout io.Writer) error {
 			return errors.New("-stalled-mb must be ≥ 1 and -stalled-sent less than it")
 		}
 		return stalledAttack(*stalled, int64(*stalledMB)<<20, int64(*stalledSent)<<20, *stalledTimeout, stdout)
+	}
+	if o.decode != "" && !o.bare {
+		return errors.New("-decode goes with -bare")
+	}
+	unmarshal, ok := decoders[o.decode]
+	if !ok {
+		return fmt.Errorf("-decode %q: want json or jsonv2", o.decode)
 	}
 	if o.conversations < 1 || o.messages < 3 || o.runs < 1 {
 		return errors.New("-conversations and -runs must be ≥ 1 and -messages ≥ 3")
@@ -242,6 +257,9 @@ func run(args []string, stdout io.Writer) error {
 				pr.Out.URL.Path = base.Path + strings.TrimPrefix(pr.In.URL.Path, proxy.Prefix)
 			},
 			Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024},
+		}
+		if unmarshal != nil {
+			handler = decodingFirst(handler, unmarshal, &st)
 		}
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -355,6 +373,9 @@ func run(args []string, stdout io.Writer) error {
 	through := "abridge's proxy"
 	if o.bare {
 		through = "a reverse proxy without abridge (-bare)"
+		if o.decode != "" {
+			through = fmt.Sprintf("a reverse proxy without abridge that decodes each body first (-bare -decode %s)", o.decode)
+		}
 	}
 	summaryLatency := o.summary
 	if summaryLatency == 0 {
@@ -413,7 +434,7 @@ func run(args []string, stdout io.Writer) error {
 			"%d written ahead, %d of them or of those to be abandoned unused\n",
 			len(waits), ms(percentile(waits, 99)), over, deferred.Load(), aheadWritten.Load(), aheadWasted.Load())
 	}
-	breakdown(stdout, samples, o.bare)
+	breakdown(stdout, samples, o.bare && o.decode == "")
 	if !o.bare {
 		lone.report(stdout)
 	}
@@ -594,9 +615,38 @@ func ratio(a, b time.Duration) float64 {
 	return float64(a) / float64(b)
 }
 
+// decoders are the decoders of -decode, by name ("": none).
+var decoders = map[string]func([]byte, any) error{
+	"":       nil,
+	"json":   func(data []byte, v any) error { return json.Unmarshal(data, v) },
+	"jsonv2": func(data []byte, v any) error { return jsonv2.Unmarshal(data, v) },
+}
+
+// decodingFirst returns next after each body is read whole and decoded
+// into a generic value by unmarshal, noted as processed in st: a proxy
+// whose processing is that decode and nothing more (with encoding/json,
+// the decode abridge's processing is measured against).
+func decodingFirst(next http.Handler, unmarshal func([]byte, any) error, st *stamps) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, err := io.ReadAll(r.Body)
+		var v any
+		if err == nil {
+			err = unmarshal(data, &v)
+		}
+		if err != nil {
+			http.Error(w, "read the request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		st.stamp(r.Header.Get(requestHeader), atProcessed)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+		next.ServeHTTP(w, r)
+	})
+}
+
 // Places a request passes on its way, where the load command notes the
 // time: the client sends it, the proxy's handler starts on it, abridge has
-// processed it (not under -bare), the upstream's handler starts on it.
+// processed it (under -bare, only with -decode: decoded it), the upstream's
+// handler starts on it.
 const (
 	atClient = iota
 	atProxy

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
@@ -71,6 +72,39 @@ func TestRunBare(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^  proxy's handler → upstream's handler +[\d.]+ ms +[\d.]+ ms +[\d.]+ ms$`).MatchString(report) ||
 		strings.Contains(report, "body processed") {
 		t.Errorf("breakdown of a bare run:\n%s", report)
+	}
+}
+
+// TestRunBareDecode runs a small load through a reverse proxy that
+// decodes each body before forwarding it: every request forwarded, and
+// the decode a step of its own in the breakdown. -decode alone is refused.
+func TestRunBareDecode(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-conversations", "2", "-messages", "40", "-bare", "-decode", "jsonv2"}, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	report := out.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)through a reverse proxy without abridge that decodes each body first \(-bare -decode jsonv2\)`),
+		regexp.MustCompile(`(?m)^(\d+) requests in .*, 0 errors, (\d+) forwarded, 0 summaries$`),
+		regexp.MustCompile(`(?m)^  proxy's handler → body processed +[\d.]+ ms +[\d.]+ ms +[\d.]+ ms$`),
+		regexp.MustCompile(`(?m)^  body processed → upstream's handler +[\d.]+ ms +[\d.]+ ms +[\d.]+ ms$`),
+	} {
+		if !want.MatchString(report) {
+			t.Errorf("report lacks %s:\n%s", want, report)
+		}
+	}
+	if m := regexp.MustCompile(`(?m)^(\d+) requests in .*, (\d+) forwarded`).FindStringSubmatch(report); m == nil || m[1] != m[2] {
+		t.Errorf("want every request forwarded:\n%s", report)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"-decode json", "-decode goes with -bare"},
+		{"-bare -decode yaml", `-decode "yaml": want json or jsonv2`},
+	} {
+		err := run(append([]string{"-conversations", "1"}, strings.Fields(tc.args)...), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run(%s) = %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }
 
