@@ -64,8 +64,9 @@ type SummaryRoute struct {
 // the client whose conversation is summarized, through an HTTP client on
 // [ForwardAuthorization] for the route's upstream. A client's credential
 // goes nowhere but the upstream its own request went to: a route whose
-// Endpoint is not on its Upstream (another scheme or host) gets unpaid,
-// as does every API without a route, and its API is listed in unpaidAPIs.
+// Endpoint is not on its Upstream (another scheme, host or port), or is
+// no URL, gets unpaid and is listed in unpaidAPIs. An API without a route
+// gets unpaid too (Default).
 func ClientPaidSummarizers(routes []SummaryRoute, unpaid window.Summarizer) (s Summarizers, unpaidAPIs []string) {
 	s = Summarizers{ByAPI: map[string]window.Summarizer{}, Default: unpaid}
 	for _, r := range routes {
