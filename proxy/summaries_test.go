@@ -254,7 +254,8 @@ func (n namedSummarizer) Summarize(context.Context, []processor.Message, string)
 }
 
 // TestClientPaidSummarizers checks which routes a client pays for: those
-// whose summaries go to the origin (scheme and host) of their upstream.
+// whose summaries go to the origin (scheme, host and port) of their
+// upstream.
 func TestClientPaidSummarizers(t *testing.T) {
 	up, _ := url.Parse("https://api.example.com/v1")
 	tests := []struct {
