@@ -119,15 +119,15 @@ func TestArrows(t *testing.T) {
 	// into openai-go's request type as the baseline it measures against,
 	// and the test kit sends the transcript tests' requests with openai-go
 	// as a client does (openaitest.Ask).
-	if diff := cmp.Diff([]string{"internal/cmd/proxyload", "internal/testkit/openaitest", "model"}, openai); diff != "" {
+	if diff := cmp.Diff([]string{"cmd/proxyload", "model", "testkit/openaitest"}, openai); diff != "" {
 		t.Errorf("packages importing openai-go (-want +got):\n%s", diff)
 	}
 }
 
-// TestTestkitOnlyInTests checks that the test support under
-// internal/testkit (the fake upstreams, the browser, the skip note, the
-// transcript finder) stays out of what abridge ships: no package of the
-// module outside internal/testkit and internal/cmd depends on it, test
+// TestTestkitOnlyInTests checks that the test support under testkit/
+// (the fake upstreams, the browser, the skip note, the transcript finder,
+// the log keys) stays out of what abridge ships: no package of the module
+// outside testkit/ and the load command cmd/proxyload depends on it, test
 // files aside.
 func TestTestkitOnlyInTests(t *testing.T) {
 	pkgs, _ := listPackages(t)
@@ -137,18 +137,59 @@ func TestTestkitOnlyInTests(t *testing.T) {
 		if path == module {
 			name, ok = ".", true
 		}
-		if !ok || strings.HasPrefix(name, "internal/testkit/") || strings.HasPrefix(name, "internal/cmd/") {
+		if !ok || strings.HasPrefix(name, "testkit/") || name == "cmd/proxyload" {
 			continue
 		}
 		for _, d := range p.Deps {
-			if strings.HasPrefix(d, module+"/internal/testkit/") {
+			if strings.HasPrefix(d, module+"/testkit/") {
 				got = append(got, name+" -> "+strings.TrimPrefix(d, module+"/"))
 			}
 		}
 	}
 	slices.Sort(got)
 	if diff := cmp.Diff([]string(nil), got); diff != "" {
-		t.Errorf("packages outside internal/testkit and internal/cmd depending on internal/testkit (-want +got):\n%s", diff)
+		t.Errorf("packages outside testkit/ and cmd/proxyload depending on testkit/ (-want +got):\n%s", diff)
+	}
+}
+
+// TestInternalIsProduction checks that internal/ holds production code
+// only: each of its packages is a dependency of a package abridge ships
+// (the library's packages and cmd/abridge), not of the test support or the
+// load command alone.
+func TestInternalIsProduction(t *testing.T) {
+	pkgs, _ := listPackages(t)
+	used := map[string]bool{}
+	var internal []string
+	for path, p := range pkgs {
+		name, ok := strings.CutPrefix(path, module+"/")
+		if path == module {
+			name, ok = ".", true
+		}
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(name, "internal/") {
+			internal = append(internal, name)
+		}
+		if strings.HasPrefix(name, "internal/") || strings.HasPrefix(name, "testkit/") || name == "cmd/proxyload" {
+			continue
+		}
+		for _, d := range p.Deps {
+			used[strings.TrimPrefix(d, module+"/")] = true
+		}
+	}
+	if len(internal) == 0 {
+		t.Fatal("go list found no package under internal/")
+	}
+	var unused []string
+	for _, name := range internal {
+		if !used[name] {
+			unused = append(unused, name)
+		}
+	}
+	slices.Sort(unused)
+	if diff := cmp.Diff([]string(nil), unused); diff != "" {
+		t.Errorf("packages under internal/ that nothing abridge ships depends on (-want +got):\n%s", diff)
 	}
 }
 

@@ -390,8 +390,8 @@ var helpFlagRE = regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)\b`)
 func buildCLIs(t *testing.T, goCmd string) (abridge, proxyload string, c cli) {
 	t.Helper()
 	dir := t.TempDir()
-	if msg, err := exec.Command(goCmd, "build", "-o", dir+string(filepath.Separator), "./cmd/abridge", "./internal/cmd/proxyload").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/abridge ./internal/cmd/proxyload: %v\n%s", err, msg)
+	if msg, err := exec.Command(goCmd, "build", "-o", dir+string(filepath.Separator), "./cmd/abridge", "./cmd/proxyload").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/abridge ./cmd/proxyload: %v\n%s", err, msg)
 	}
 	abridge, proxyload = filepath.Join(dir, "abridge"), filepath.Join(dir, "proxyload")
 	help, err := exec.Command(abridge, "help").Output()
@@ -435,7 +435,7 @@ func buildCLIs(t *testing.T, goCmd string) (abridge, proxyload string, c cli) {
 
 // checkShell parses every shell block and checks its command lines:
 // abridge (or go run ./cmd/abridge) names a subcommand and flags its help
-// lists; go run ./internal/cmd/proxyload flags its usage lists; go test names
+// lists; go run ./cmd/proxyload flags its usage lists; go test names
 // existing packages, and its -run, -bench and -fuzz match a function of
 // them; go install and go get name a package of the module; a ./ or .ci/
 // path exists; variables set are known (see checkNames).
@@ -516,10 +516,10 @@ func checkCommand(args []string, c cli, funcs map[string][]string) []error {
 		switch args[2] {
 		case "./cmd/abridge":
 			return append(errs, checkAbridge(args[3:], c)...)
-		case "./internal/cmd/proxyload":
+		case "./cmd/proxyload":
 			return append(errs, checkFlags(args[3:], c.flags[""], "proxyload")...)
 		}
-		return append(errs, fmt.Errorf("go run of %s: the docs test knows ./cmd/abridge and ./internal/cmd/proxyload", args[2]))
+		return append(errs, fmt.Errorf("go run of %s: the docs test knows ./cmd/abridge and ./cmd/proxyload", args[2]))
 	case "test":
 		return append(errs, checkGoTest(args[2:], funcs)...)
 	case "install", "get":
@@ -708,8 +708,8 @@ func TestCheckCommand(t *testing.T) {
 		{"abridge --version", 0},
 		{"go run ./cmd/abridge help serve", 0},
 		{"go run ./cmd/abridge help sever", 1},
-		{"go run ./internal/cmd/proxyload -latency 1s -bare", 0},
-		{"go run ./internal/cmd/proxyload -latencyy 1s", 1},
+		{"go run ./cmd/proxyload -latency 1s -bare", 0},
+		{"go run ./cmd/proxyload -latencyy 1s", 1},
 		{"go run ./cmd/nothing", 2},
 		{"go test -run ^$ -fuzz FuzzTrimtools ./processors/trimtools", 0},
 		{"go test -run ^$ -bench . ./processors/...", 0},

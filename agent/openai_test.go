@@ -16,9 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/agent"
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 type wireRequest struct {

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/abridge-go/abridge/agent"
-	"github.com/abridge-go/abridge/internal/testkit/recalltest"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/testkit/recalltest"
 )
 
 // TestRecallMemory runs a turn long enough for the window to summarize

@@ -14,11 +14,11 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/abridge-go/abridge/compact"
-	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/testkit/transcripts"
 )
 
 var _ compact.Summarizer = (*summarizer.LLM)(nil)

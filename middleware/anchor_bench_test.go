@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // BenchmarkAnchor measures what anchoring adds to a request of a

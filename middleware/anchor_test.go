@@ -18,11 +18,11 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // counting is an upstream in every API that reports, for each request,

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // memoryShape is a body of one shape, for the measures of the memory

@@ -21,7 +21,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/model"
@@ -29,6 +28,7 @@ import (
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 const secret = "sk-test-secret-0123456789"

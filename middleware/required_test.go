@@ -13,10 +13,10 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // theSecret is what the redactor of these tests takes out of tool outputs.

@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/testkit/transcripts"
+	"github.com/abridge-go/abridge/testkit/transcripts"
 	"github.com/abridge-go/abridge/transcript"
 )
 

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor/processortest"
+	"github.com/abridge-go/abridge/testkit/transcripts"
 	"github.com/abridge-go/abridge/transcript"
 )
 

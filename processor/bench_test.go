@@ -3,8 +3,8 @@ package processor_test
 import (
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/testkit/transcripts"
 	"github.com/abridge-go/abridge/transcript"
 )
 

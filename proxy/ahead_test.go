@@ -14,11 +14,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // TestAheadThroughProxy grows a conversation through the proxy while its

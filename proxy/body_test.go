@@ -20,9 +20,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // bodyProxy is a proxy with opts in front of up, served by an

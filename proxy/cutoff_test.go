@@ -17,8 +17,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/abridge-go/abridge/internal/logkeys"
 	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/testkit/logkeys"
 )
 
 // apiRequests are a valid request of each wire API: its path and body.

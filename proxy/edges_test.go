@@ -17,9 +17,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // refusal reads an error answer in the shape of api: OpenAI's

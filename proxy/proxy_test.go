@@ -24,7 +24,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
@@ -34,6 +33,7 @@ import (
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 const secret = "sk-client-secret-0123456789"

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/session"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // chatBody is a chat completions body of msgs.

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // TestRequiredRefused sends requests whose history holds a secret (in an

@@ -18,13 +18,13 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 const (

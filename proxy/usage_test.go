@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/proxy"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // TestUsageMetrics sends two requests of one conversation through the

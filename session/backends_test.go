@@ -5,7 +5,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/testkit/pgtest"
+	"github.com/abridge-go/abridge/testkit/pgtest"
 )
 
 // newDSN returns the DSN of a new, empty store.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/testkit/transcripts"
 	chatjson "github.com/abridge-go/abridge/transcript"
 )
 

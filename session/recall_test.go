@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/testkit/recalltest"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/testkit/recalltest"
 )
 
 // TestRecallSession runs an agent whose window summarizes and clears old

@@ -18,8 +18,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/internal/testkit/transcripts"
 	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/testkit/transcripts"
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/abridge-go/abridge/internal/testkit/transcripts"
+	"github.com/abridge-go/abridge/testkit/transcripts"
 )
 
 // BenchmarkLoad measures decoding the largest available transcript.

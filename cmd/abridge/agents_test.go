@@ -19,10 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/abridge-go/abridge/internal/testkit/agenttest"
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/testkit/agenttest"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // agentTask is the task the fake upstreams script for the agents: 16

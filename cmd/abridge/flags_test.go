@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/replay"
+	"github.com/abridge-go/abridge/cmd/abridge/internal/replay"
 )
 
 // TestParseFlags checks that every flag of every command is taken wherever

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	abridge "github.com/abridge-go/abridge"
+	"github.com/abridge-go/abridge/cmd/abridge/internal/replay"
 	"github.com/abridge-go/abridge/config"
-	"github.com/abridge-go/abridge/replay"
 )
 
 var replayCommand = &command{

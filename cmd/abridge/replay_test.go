@@ -16,9 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	abridge "github.com/abridge-go/abridge"
-	"github.com/abridge-go/abridge/internal/testkit/transcripts"
+	"github.com/abridge-go/abridge/cmd/abridge/internal/replay"
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/replay"
+	"github.com/abridge-go/abridge/testkit/transcripts"
 )
 
 func TestReplayShippedOffline(t *testing.T) {

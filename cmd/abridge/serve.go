@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/abridge-go/abridge/cmd/abridge/internal/ui"
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/internal/apierror"
-	"github.com/abridge-go/abridge/internal/ui"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // turn is the agent's time between two requests in the replica tests of

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/abridge-go/abridge/internal/logkeys"
+	"github.com/abridge-go/abridge/testkit/logkeys"
 )
 
 // TestServeLogKeys runs abridge serve with a JSON log at debug level

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
-	"github.com/abridge-go/abridge/internal/testkit/skipnote"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/testkit/openaitest"
+	"github.com/abridge-go/abridge/testkit/skipnote"
 )
 
 // nodeClientDir holds the npm package of the Node client test; .ci/run

@@ -20,9 +20,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
-	"github.com/abridge-go/abridge/internal/testkit/pgtest"
 	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/testkit/openaitest"
+	"github.com/abridge-go/abridge/testkit/pgtest"
 )
 
 // postgresDatabase creates a fresh database on the test's PostgreSQL

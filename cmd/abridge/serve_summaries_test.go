@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // summarySeen is what a test sees of a summary request: the upstream it

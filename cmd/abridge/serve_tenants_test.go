@@ -17,8 +17,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	_ "modernc.org/sqlite" // the driver summaryRows reads the store with
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // tenant is one client of a shared abridge serve.

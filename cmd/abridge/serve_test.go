@@ -18,8 +18,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/processors/trimtools"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 const clientKey = "sk-client-key-for-serve-tests"

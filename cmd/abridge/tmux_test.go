@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/abridge-go/abridge/internal/testkit/skipnote"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/testkit/skipnote"
 )
 
 // term drives abridge in real terminals: panes of a tmux server of the

@@ -17,12 +17,12 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/abridge-go/abridge/cmd/abridge/internal/replay"
 	"github.com/abridge-go/abridge/config"
-	"github.com/abridge-go/abridge/internal/testkit/browsertest"
-	"github.com/abridge-go/abridge/internal/testkit/openaitest"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/receipt"
-	"github.com/abridge-go/abridge/replay"
+	"github.com/abridge-go/abridge/testkit/browsertest"
+	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
 // envScreenshot, set to 1, makes TestOperatorPage write the screenshot the
