@@ -65,9 +65,11 @@ func listPackages(t *testing.T) (map[string]pkg, map[string]bool) {
 // dependencies (no model provider's client, no logging library) but the
 // shell parser the summary format reads commands with; and only package
 // model imports openai-go (besides the load command and the test kit, which
-// abridge does not ship).
+// abridge does not ship); and a session store links only the database
+// driver it picks (checkDatabaseDrivers).
 func TestArrows(t *testing.T) {
 	pkgs, std := listPackages(t)
+	checkDatabaseDrivers(t, pkgs)
 	allowed := map[string][]string{
 		"processor":             nil,
 		"summary":               {"processor"},
@@ -121,6 +123,56 @@ func TestArrows(t *testing.T) {
 	// as a client does (openaitest.Ask).
 	if diff := cmp.Diff([]string{"cmd/proxyload", "model", "testkit/openaitest"}, openai); diff != "" {
 		t.Errorf("packages importing openai-go (-want +got):\n%s", diff)
+	}
+}
+
+// databaseDrivers are the database clients a session store may link, by
+// the name the arrows give them.
+var databaseDrivers = map[string]string{
+	"pgx":    "github.com/jackc/pgx/",
+	"sqlite": "modernc.org/sqlite",
+}
+
+// checkDatabaseDrivers checks that a program links the database driver it
+// picks and no other: package session and its backend interface link
+// neither driver, session/sqlite links SQLite alone and session/postgres
+// pgx alone; only what picks the driver from a DSN (config, and the
+// commands built on it) links both, and the PostgreSQL test kit links pgx.
+func checkDatabaseDrivers(t *testing.T, pkgs map[string]pkg) {
+	t.Helper()
+	want := map[string][]string{
+		"session":                  nil,
+		"session/internal/backend": nil,
+		"session/sqlite":           {"sqlite"},
+		"session/postgres":         {"pgx"},
+		"config":                   {"pgx", "sqlite"},
+		"cmd/abridge":              {"pgx", "sqlite"},
+		"cmd/proxyload":            {"pgx", "sqlite"},
+		"testkit/pgtest":           {"pgx"},
+	}
+	for path, p := range pkgs {
+		name, ok := strings.CutPrefix(path, module+"/")
+		if path == module {
+			name, ok = ".", true
+		}
+		if !ok {
+			continue
+		}
+		var got []string
+		for driver, prefix := range databaseDrivers {
+			if slices.ContainsFunc(p.Deps, func(d string) bool { return strings.HasPrefix(d, prefix) }) {
+				got = append(got, driver)
+			}
+		}
+		slices.Sort(got)
+		if diff := cmp.Diff(want[name], got); diff != "" {
+			t.Errorf("%s links database drivers other than those allowed (-allowed +got):\n%s", name, diff)
+		}
+	}
+	for name := range want {
+		if _, ok := pkgs[module+"/"+name]; !ok {
+			t.Errorf("package %s not found by go list", name)
+		}
 	}
 }
 

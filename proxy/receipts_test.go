@@ -12,6 +12,7 @@ import (
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/session"
+	"github.com/abridge-go/abridge/session/sqlite"
 	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
@@ -43,9 +44,9 @@ func (f *fixture) chat(t *testing.T, body []byte, h ...string) http.Header {
 
 // receiptStore opens a SQLite session store of the test's, and the
 // receipts of a proxy on it.
-func receiptStore(t *testing.T) (session.Store, *proxy.Receipts) {
+func receiptStore(t *testing.T) (*session.Store, *proxy.Receipts) {
 	t.Helper()
-	st, err := session.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), nil)
+	st, err := session.Open(context.Background(), sqlite.Driver{Path: filepath.Join(t.TempDir(), "s.db")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestAgentCrashHelper(t *testing.T) {
 func agentCrashHelper(dsn, name, url, mode string, block int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), agentCrashTimeout)
 	defer cancel()
-	st, err := Open(ctx, dsn, nil)
+	st, err := Open(ctx, driver(dsn), nil)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,11 @@
 package session
 
 import (
+	"github.com/abridge-go/abridge/session/postgres"
+	"github.com/abridge-go/abridge/session/sqlite"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/abridge-go/abridge/testkit/pgtest"
@@ -54,4 +57,13 @@ func listJSON(t testing.TB, dir string) []string {
 	}
 	sort.Strings(files)
 	return files
+}
+
+// driver returns the driver of a test's DSN: the SQLite file of
+// sqliteDSN's "sqlite:PATH", else the PostgreSQL database of postgresDSN.
+func driver(dsn string) Driver {
+	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+		return sqlite.Driver{Path: path}
+	}
+	return postgres.Driver{DSN: dsn}
 }

@@ -74,7 +74,7 @@ func TestCrashHelper(t *testing.T) {
 
 func crashHelper(dsn, mode string) error {
 	ctx := context.Background()
-	st, err := Open(ctx, dsn, nil)
+	st, err := Open(ctx, driver(dsn), nil)
 	if err != nil {
 		return err
 	}

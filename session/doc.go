@@ -5,9 +5,17 @@
 // Compacted messages are hidden from the working history, never deleted: the
 // full transcript can always be read back.
 //
-// A [Store] is a SQLite file by default (pure Go, no cgo; one file created on
-// first use) or a PostgreSQL database at scale; both behave the same. A
-// [Session] is one named conversation. Its Append and Replace methods match
+// A [Store] is a SQLite file (pure Go, no cgo; one file created on first
+// use) or a PostgreSQL database at scale; both behave the same. The
+// database is named by a [Driver] from the subpackage of its driver, so
+// that a program links the one it picks and not the other:
+//
+//	st, err := session.Open(ctx, sqlite.Driver{Path: path}, logger)   // session/sqlite
+//	st, err := session.Open(ctx, postgres.Driver{DSN: dsn}, logger)   // session/postgres
+//
+// Package session itself links neither; config.SessionDriver picks one from
+// a DSN (ABRIDGE_SESSION_DB), as the CLI does. A [Session] is one named
+// conversation. Its Append and Replace methods match
 // the agent's store hook, so a *Session can be handed to the agent directly:
 // Append records new messages, Replace records the history the agent's
 // processors produced.

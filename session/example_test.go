@@ -9,6 +9,7 @@ import (
 
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/session"
+	"github.com/abridge-go/abridge/session/sqlite"
 )
 
 func Example() {
@@ -19,8 +20,9 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	// A SQLite file, created on first use; "postgres://…" works the same.
-	st, err := session.Open(ctx, filepath.Join(dir, "sessions.db"), nil)
+	// A SQLite file, created on first use; postgres.Driver{DSN: "postgres://…"}
+	// works the same. The program links the driver it names, no other.
+	st, err := session.Open(ctx, sqlite.Driver{Path: filepath.Join(dir, "sessions.db")}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/abridge-go/abridge/session/internal/backend"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,11 +36,11 @@ const (
 // sees what the others recorded. It is safe for concurrent use and lives as
 // long as its store.
 type Receipts struct {
-	st *store
+	st *Store
 }
 
 // Receipts returns the receipts on this database.
-func (s *store) Receipts() *Receipts { return &Receipts{st: s} }
+func (s *Store) Receipts() *Receipts { return &Receipts{st: s} }
 
 // SaveReceipt records r, unless a receipt with its id is recorded already
 // (the same compaction, made by another request or replica). Its usages
@@ -50,8 +52,8 @@ func (rs *Receipts) SaveReceipt(ctx context.Context, r receipt.Receipt) error {
 		return fmt.Errorf("save receipt: %w", err)
 	}
 	now := time.Now()
-	err = rs.st.write(ctx, "save receipt", func(t tx) error {
-		_, err := t.exec(ctx, `INSERT INTO receipts (id, conversation, ref, created, used, data)
+	err = rs.st.write(ctx, "save receipt", func(t backend.Tx) error {
+		_, err := t.Exec(ctx, `INSERT INTO receipts (id, conversation, ref, created, used, data)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.Conversation, r.Ref, r.Time.UnixNano(), now.UnixNano(), string(data))
 		return err
@@ -75,16 +77,16 @@ func (rs *Receipts) SetUsage(ctx context.Context, id string, first bool, u recei
 	if first {
 		column = "first_usage"
 	}
-	return rs.st.write(ctx, "set receipt usage", func(t tx) error {
-		_, err := t.exec(ctx, `UPDATE receipts SET `+column+` = $1 WHERE id = $2 AND `+column+` = ''`, string(data), id)
+	return rs.st.write(ctx, "set receipt usage", func(t backend.Tx) error {
+		_, err := t.Exec(ctx, `UPDATE receipts SET `+column+` = $1 WHERE id = $2 AND `+column+` = ''`, string(data), id)
 		return err
 	})
 }
 
 // Receipt returns the receipt with id; found is false when there is none.
 func (rs *Receipts) Receipt(ctx context.Context, id string) (r receipt.Receipt, found bool, err error) {
-	err = rs.st.readOne(ctx, "read receipt", func(t tx) error {
-		rows, err := t.query(ctx, `SELECT data, first_usage, next_usage FROM receipts WHERE id = $1`, id)
+	err = rs.st.readOne(ctx, "read receipt", func(t backend.Tx) error {
+		rows, err := t.Query(ctx, `SELECT data, first_usage, next_usage FROM receipts WHERE id = $1`, id)
 		if err != nil {
 			return err
 		}
@@ -102,17 +104,17 @@ func (rs *Receipts) Receipt(ctx context.Context, id string) (r receipt.Receipt, 
 // not done; found is false when there is none.
 func (rs *Receipts) FindReceipt(ctx context.Context, conversation, ref string) (id string, found bool, err error) {
 	var used int64
-	err = rs.st.readOne(ctx, "find receipt", func(t tx) error {
-		found, err = present(t.queryRow(ctx, `SELECT id, used FROM receipts WHERE ref = $1 AND conversation = $2
-			ORDER BY created DESC LIMIT 1`, ref, conversation).scan(&id, &used))
+	err = rs.st.readOne(ctx, "find receipt", func(t backend.Tx) error {
+		found, err = present(queryRow(ctx, t, `SELECT id, used FROM receipts WHERE ref = $1 AND conversation = $2
+			ORDER BY created DESC LIMIT 1`, ref, conversation).Scan(&id, &used))
 		return err
 	})
 	if err != nil || !found {
 		return "", false, err
 	}
 	if now := time.Now(); now.Sub(time.Unix(0, used)) > summaryTouchAge {
-		err := rs.st.write(ctx, "touch receipt", func(t tx) error {
-			_, err := t.exec(ctx, `UPDATE receipts SET used = $1 WHERE id = $2`, now.UnixNano(), id)
+		err := rs.st.write(ctx, "touch receipt", func(t backend.Tx) error {
+			_, err := t.Exec(ctx, `UPDATE receipts SET used = $1 WHERE id = $2`, now.UnixNano(), id)
 			return err
 		})
 		if err != nil {
@@ -128,7 +130,7 @@ func (rs *Receipts) AddRequests(ctx context.Context, reqs ...receipt.Request) er
 	if len(reqs) == 0 {
 		return nil
 	}
-	err := rs.st.write(ctx, "record requests", func(t tx) error {
+	err := rs.st.write(ctx, "record requests", func(t backend.Tx) error {
 		for _, q := range reqs {
 			usage := ""
 			if q.Usage != nil {
@@ -138,7 +140,7 @@ func (rs *Receipts) AddRequests(ctx context.Context, reqs ...receipt.Request) er
 				}
 				usage = string(data)
 			}
-			_, err := t.exec(ctx, `INSERT INTO requests (conversation, created, api, model, status, client_messages, client_tokens,
+			_, err := t.Exec(ctx, `INSERT INTO requests (conversation, created, api, model, status, client_messages, client_tokens,
 				sent_messages, sent_tokens, provider_usage, receipt, compacted) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 				q.Conversation, q.Time.UnixNano(), q.API, q.Model, int64(q.Status), int64(q.Client.Messages), int64(q.Client.Tokens),
 				int64(q.Sent.Messages), int64(q.Sent.Tokens), usage, q.Receipt, q.Compacted)
@@ -166,8 +168,8 @@ const conversationColumns = `q.conversation, COUNT(*), CAST(SUM(q.client_tokens 
 // most recently active first (at most 500).
 func (rs *Receipts) Conversations(ctx context.Context) ([]receipt.Conversation, error) {
 	var out []receipt.Conversation
-	err := rs.st.readOne(ctx, "list conversations", func(t tx) error {
-		rows, err := t.query(ctx, `SELECT `+conversationColumns+` FROM requests q
+	err := rs.st.readOne(ctx, "list conversations", func(t backend.Tx) error {
+		rows, err := t.Query(ctx, `SELECT `+conversationColumns+` FROM requests q
 			GROUP BY q.conversation ORDER BY MAX(q.created) DESC LIMIT $1`, int64(conversationsRead))
 		if err != nil {
 			return err
@@ -183,8 +185,8 @@ func (rs *Receipts) Conversations(ctx context.Context) ([]receipt.Conversation, 
 // oldest first), read in one snapshot; found is false when it has no
 // recorded request.
 func (rs *Receipts) Conversation(ctx context.Context, id string) (c receipt.Conversation, reqs []receipt.Request, rcpts []receipt.Receipt, found bool, err error) {
-	err = rs.st.read(ctx, "read conversation", func(t tx) error {
-		rows, err := t.query(ctx, `SELECT `+conversationColumns+` FROM requests q WHERE q.conversation = $1
+	err = rs.st.read(ctx, "read conversation", func(t backend.Tx) error {
+		rows, err := t.Query(ctx, `SELECT `+conversationColumns+` FROM requests q WHERE q.conversation = $1
 			GROUP BY q.conversation`, id)
 		if err != nil {
 			return err
@@ -197,7 +199,7 @@ func (rs *Receipts) Conversation(ctx context.Context, id string) (c receipt.Conv
 		if reqs, err = rs.requests(ctx, t, id); err != nil {
 			return err
 		}
-		rows, err = t.query(ctx, `SELECT data, first_usage, next_usage FROM receipts WHERE conversation = $1
+		rows, err = t.Query(ctx, `SELECT data, first_usage, next_usage FROM receipts WHERE conversation = $1
 			ORDER BY created DESC LIMIT $2`, id, int64(conversationReceiptsRead))
 		if err != nil {
 			return err
@@ -210,22 +212,22 @@ func (rs *Receipts) Conversation(ctx context.Context, id string) (c receipt.Conv
 }
 
 // requests reads the last requests of conversation id, oldest first.
-func (rs *Receipts) requests(ctx context.Context, t tx, id string) ([]receipt.Request, error) {
-	rows, err := t.query(ctx, `SELECT created, api, model, status, client_messages, client_tokens, sent_messages, sent_tokens,
+func (rs *Receipts) requests(ctx context.Context, t backend.Tx, id string) ([]receipt.Request, error) {
+	rows, err := t.Query(ctx, `SELECT created, api, model, status, client_messages, client_tokens, sent_messages, sent_tokens,
 		provider_usage, receipt, compacted FROM requests WHERE conversation = $1 ORDER BY created DESC, id DESC LIMIT $2`,
 		id, int64(conversationRequestsRead))
 	if err != nil {
 		return nil, err
 	}
-	defer rows.close()
+	defer rows.Close()
 	var out []receipt.Request
-	for rows.next() {
+	for rows.Next() {
 		var (
 			q                                   = receipt.Request{Conversation: id}
 			created, status, cm, ct, sm, sentTk int64
 			usage                               string
 		)
-		if err := rows.scan(&created, &q.API, &q.Model, &status, &cm, &ct, &sm, &sentTk, &usage, &q.Receipt, &q.Compacted); err != nil {
+		if err := rows.Scan(&created, &q.API, &q.Model, &status, &cm, &ct, &sm, &sentTk, &usage, &q.Receipt, &q.Compacted); err != nil {
 			return nil, err
 		}
 		q.Time, q.Status = time.Unix(0, created), int(status)
@@ -239,47 +241,47 @@ func (rs *Receipts) requests(ctx context.Context, t tx, id string) ([]receipt.Re
 		out = append(out, q)
 	}
 	reverse(out)
-	return out, rows.err()
+	return out, rows.Err()
 }
 
 // Version returns a value that changes whenever a request or a receipt is
 // recorded: a page polls it to know when to refresh.
 func (rs *Receipts) Version(ctx context.Context) (string, error) {
 	var requests, receipts int64
-	err := rs.st.readOne(ctx, "receipts version", func(t tx) error {
-		return t.queryRow(ctx, `SELECT COALESCE((SELECT MAX(id) FROM requests), 0),
-			COALESCE((SELECT MAX(created) FROM receipts), 0)`).scan(&requests, &receipts)
+	err := rs.st.readOne(ctx, "receipts version", func(t backend.Tx) error {
+		return queryRow(ctx, t, `SELECT COALESCE((SELECT MAX(id) FROM requests), 0),
+			COALESCE((SELECT MAX(created) FROM receipts), 0)`).Scan(&requests, &receipts)
 	})
 	return fmt.Sprintf("%d.%d", requests, receipts), err
 }
 
 // scanConversations reads rows of conversationColumns, closing them.
-func scanConversations(rows rows) ([]receipt.Conversation, error) {
-	defer rows.close()
+func scanConversations(rows backend.Rows) ([]receipt.Conversation, error) {
+	defer rows.Close()
 	var out []receipt.Conversation
-	for rows.next() {
+	for rows.Next() {
 		var (
 			c                                  receipt.Conversation
 			n, saved, first, last, compactions int64
 		)
-		if err := rows.scan(&c.ID, &n, &saved, &first, &last, &compactions, &c.API, &c.Model); err != nil {
+		if err := rows.Scan(&c.ID, &n, &saved, &first, &last, &compactions, &c.API, &c.Model); err != nil {
 			return nil, err
 		}
 		c.Requests, c.Compactions, c.Saved = int(n), int(compactions), saved
 		c.First, c.Last = time.Unix(0, first), time.Unix(0, last)
 		out = append(out, c)
 	}
-	return out, rows.err()
+	return out, rows.Err()
 }
 
 // scanReceipts reads rows of data, first_usage and next_usage, closing
 // them.
-func scanReceipts(rows rows) ([]receipt.Receipt, error) {
-	defer rows.close()
+func scanReceipts(rows backend.Rows) ([]receipt.Receipt, error) {
+	defer rows.Close()
 	var out []receipt.Receipt
-	for rows.next() {
+	for rows.Next() {
 		var data, first, next string
-		if err := rows.scan(&data, &first, &next); err != nil {
+		if err := rows.Scan(&data, &first, &next); err != nil {
 			return nil, err
 		}
 		var r receipt.Receipt
@@ -300,7 +302,7 @@ func scanReceipts(rows rows) ([]receipt.Receipt, error) {
 		}
 		out = append(out, r)
 	}
-	return out, rows.err()
+	return out, rows.Err()
 }
 
 // present turns the error of a row's scan into whether the row was
@@ -340,10 +342,10 @@ func (rs *Receipts) prune(ctx context.Context, now time.Time) error {
 	if rs.st.maxRequests > 0 {
 		maxRequests = rs.st.maxRequests
 	}
-	return rs.st.write(ctx, "prune receipts", func(t tx) error {
+	return rs.st.write(ctx, "prune receipts", func(t backend.Tx) error {
 		cutoff := now.Add(-maxAge).UnixNano()
 		for _, q := range []string{`DELETE FROM receipts WHERE used < $1`, `DELETE FROM requests WHERE created < $1`} {
-			if _, err := t.exec(ctx, q, cutoff); err != nil {
+			if _, err := t.Exec(ctx, q, cutoff); err != nil {
 				return err
 			}
 		}
@@ -355,11 +357,11 @@ func (rs *Receipts) prune(ctx context.Context, now time.Time) error {
 			{`SELECT COUNT(*) FROM requests`, `DELETE FROM requests WHERE id IN (SELECT id FROM requests ORDER BY id ASC LIMIT $1)`, maxRequests},
 		} {
 			var n int64
-			if err := t.queryRow(ctx, table.count).scan(&n); err != nil {
+			if err := queryRow(ctx, t, table.count).Scan(&n); err != nil {
 				return err
 			}
 			if n > table.limit {
-				if _, err := t.exec(ctx, table.trim, n-table.limit); err != nil {
+				if _, err := t.Exec(ctx, table.trim, n-table.limit); err != nil {
 					return err
 				}
 			}

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/abridge-go/abridge/session/internal/backend"
+
 	"context"
 	"testing"
 	"time"
@@ -160,7 +162,7 @@ func TestReceiptsShared(t *testing.T) {
 func TestReceiptsRetention(t *testing.T) {
 	backends(t, func(t *testing.T, newDSN newDSN) {
 		ctx := context.Background()
-		st := openStore(t, newDSN(t)).(*store)
+		st := openStore(t, newDSN(t))
 		st.maxAge, st.maxSpans, st.maxRequests = time.Hour, 2, 3
 		rs := st.Receipts()
 		now := time.Now()
@@ -175,7 +177,7 @@ func TestReceiptsRetention(t *testing.T) {
 		}
 		// The first receipt and request are old; the second receipt was
 		// used before the third and fourth.
-		if err := st.write(ctx, "test", func(t tx) error {
+		if err := st.write(ctx, "test", func(t backend.Tx) error {
 			for _, q := range []struct {
 				sql  string
 				args []any
@@ -184,12 +186,12 @@ func TestReceiptsRetention(t *testing.T) {
 				{`UPDATE receipts SET used = $1 WHERE id = $2`, []any{now.Add(-time.Minute).UnixNano(), ids[1]}},
 				{`UPDATE requests SET created = $1 WHERE receipt = $2`, []any{now.Add(-2 * time.Hour).UnixNano(), ids[0]}},
 			} {
-				if _, err := t.exec(ctx, q.sql, q.args...); err != nil {
+				if _, err := t.Exec(ctx, q.sql, q.args...); err != nil {
 					return err
 				}
 			}
 			// One more request: 4 left after the age, one over the bound.
-			_, err := t.exec(ctx, `INSERT INTO requests (conversation, created, api, model, status, client_messages, client_tokens,
+			_, err := t.Exec(ctx, `INSERT INTO requests (conversation, created, api, model, status, client_messages, client_tokens,
 				sent_messages, sent_tokens, provider_usage, receipt, compacted) VALUES ('c1', $1, '', '', 200, 1, 1, 1, 1, '', 'last', FALSE)`,
 				now.Add(time.Hour).UnixNano())
 			return err
@@ -223,7 +225,7 @@ func TestReceiptsRetention(t *testing.T) {
 }
 
 // checkReceiptsWork saves a receipt and a request in st and reads them.
-func checkReceiptsWork(t *testing.T, st Store) {
+func checkReceiptsWork(t *testing.T, st *Store) {
 	t.Helper()
 	ctx := context.Background()
 	rs := st.Receipts()

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/abridge-go/abridge/session/internal/backend"
+
 	"context"
 	"fmt"
 	"strings"
@@ -132,42 +134,42 @@ var migrations = [][]string{
 
 // migrate brings the database to schemaVersion, inside one transaction that
 // the backend serialises against other processes migrating at once.
-func migrate(ctx context.Context, b backend) error {
-	tx, err := b.begin(ctx, true)
+func migrate(ctx context.Context, b backend.DB) error {
+	tx, err := b.Begin(ctx, true)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	defer tx.rollback()
-	if err := b.lockSchema(ctx, tx); err != nil {
+	defer tx.Rollback()
+	if err := b.LockSchema(ctx, tx); err != nil {
 		return fmt.Errorf("migrate: lock: %w", err)
 	}
-	if _, err := tx.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)`); err != nil {
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	var have int64
-	if err := tx.queryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).scan(&have); err != nil {
+	if err := queryRow(ctx, tx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&have); err != nil {
 		return fmt.Errorf("migrate: read schema version: %w", err)
 	}
 	if have > schemaVersion {
 		return fmt.Errorf("migrate: database schema version %d is newer than this program's %d", have, schemaVersion)
 	}
 	if have == schemaVersion {
-		return tx.commit(ctx)
+		return tx.Commit(ctx)
 	}
 	for v := have; v < schemaVersion; v++ {
 		for _, stmt := range migrations[v] {
-			if _, err := tx.exec(ctx, strings.ReplaceAll(stmt, "{{key}}", b.keyType())); err != nil {
+			if _, err := tx.Exec(ctx, strings.ReplaceAll(stmt, "{{key}}", b.KeyType())); err != nil {
 				return fmt.Errorf("migrate to version %d: %w", v+1, err)
 			}
 		}
 	}
-	if _, err := tx.exec(ctx, `DELETE FROM schema_version`); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM schema_version`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO schema_version (version) VALUES ($1)`, int64(schemaVersion)); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO schema_version (version) VALUES ($1)`, int64(schemaVersion)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if err := tx.commit(ctx); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("migrate: commit: %w", err)
 	}
 	return nil

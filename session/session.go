@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/abridge-go/abridge/session/internal/backend"
+
 	"context"
 	"errors"
 	"fmt"
@@ -26,7 +28,7 @@ var ErrConflict = errors.New("session changed concurrently")
 // Two Sessions opened on the same name (in one process or several) are
 // separate handles, each with its own remembered version.
 type Session struct {
-	st   *store
+	st   *Store
 	id   int64
 	name string
 
@@ -106,24 +108,24 @@ func (s *Session) Working(ctx context.Context) ([]processor.Message, error) {
 		version int64
 		out     []processor.Message
 	)
-	err := s.st.read(ctx, "read working history of session "+strconv.Quote(s.name), func(t tx) error {
+	err := s.st.read(ctx, "read working history of session "+strconv.Quote(s.name), func(t backend.Tx) error {
 		out = out[:0]
-		if err := t.queryRow(ctx, `SELECT version FROM sessions WHERE id = $1`, s.id).scan(&version); err != nil {
+		if err := queryRow(ctx, t, `SELECT version FROM sessions WHERE id = $1`, s.id).Scan(&version); err != nil {
 			return err
 		}
-		rs, err := t.query(ctx, `SELECT w.seq, m.data FROM working w
+		rs, err := t.Query(ctx, `SELECT w.seq, m.data FROM working w
 			JOIN messages m ON m.session_id = w.session_id AND m.seq = w.seq
 			WHERE w.session_id = $1 ORDER BY w.pos`, s.id)
 		if err != nil {
 			return err
 		}
-		defer rs.close()
-		for rs.next() {
+		defer rs.Close()
+		for rs.Next() {
 			var (
 				seq  int64
 				data string
 			)
-			if err := rs.scan(&seq, &data); err != nil {
+			if err := rs.Scan(&seq, &data); err != nil {
 				return err
 			}
 			m, err := UnmarshalMessage([]byte(data))
@@ -132,7 +134,7 @@ func (s *Session) Working(ctx context.Context) ([]processor.Message, error) {
 			}
 			out = append(out, m)
 		}
-		return rs.err()
+		return rs.Err()
 	})
 	if err != nil {
 		return nil, err
@@ -147,20 +149,20 @@ func (s *Session) Working(ctx context.Context) ([]processor.Message, error) {
 // [Session.Compactions].
 func (s *Session) Transcript(ctx context.Context) ([]Entry, error) {
 	var out []Entry
-	err := s.st.read(ctx, "read transcript of session "+strconv.Quote(s.name), func(t tx) error {
+	err := s.st.read(ctx, "read transcript of session "+strconv.Quote(s.name), func(t backend.Tx) error {
 		out = out[:0]
-		rs, err := t.query(ctx, `SELECT seq, compaction_id, data FROM messages
+		rs, err := t.Query(ctx, `SELECT seq, compaction_id, data FROM messages
 			WHERE session_id = $1 AND NOT synthetic ORDER BY seq`, s.id)
 		if err != nil {
 			return err
 		}
-		defer rs.close()
-		for rs.next() {
+		defer rs.Close()
+		for rs.Next() {
 			var (
 				e    Entry
 				data string
 			)
-			if err := rs.scan(&e.Seq, &e.CompactionID, &data); err != nil {
+			if err := rs.Scan(&e.Seq, &e.CompactionID, &data); err != nil {
 				return err
 			}
 			if e.Message, err = UnmarshalMessage([]byte(data)); err != nil {
@@ -169,7 +171,7 @@ func (s *Session) Transcript(ctx context.Context) ([]Entry, error) {
 			e.Compacted = e.CompactionID != 0
 			out = append(out, e)
 		}
-		return rs.err()
+		return rs.Err()
 	})
 	if err != nil {
 		return nil, err
@@ -181,45 +183,45 @@ func (s *Session) Transcript(ctx context.Context) ([]Entry, error) {
 // [Compaction]) in order.
 func (s *Session) Compactions(ctx context.Context) ([]Compaction, error) {
 	var out []Compaction
-	err := s.st.read(ctx, "read compactions of session "+strconv.Quote(s.name), func(t tx) error {
+	err := s.st.read(ctx, "read compactions of session "+strconv.Quote(s.name), func(t backend.Tx) error {
 		out = out[:0]
-		rs, err := t.query(ctx, `SELECT id, after_seq, summary, created, withdrawn FROM compactions
+		rs, err := t.Query(ctx, `SELECT id, after_seq, summary, created, withdrawn FROM compactions
 			WHERE session_id = $1 ORDER BY id`, s.id)
 		if err != nil {
 			return err
 		}
 		byID := map[int64]int{}
-		for rs.next() {
+		for rs.Next() {
 			var (
 				c       Compaction
 				created int64
 			)
-			if err := rs.scan(&c.ID, &c.After, &c.Summary, &created, &c.Withdrawn); err != nil {
-				rs.close()
+			if err := rs.Scan(&c.ID, &c.After, &c.Summary, &created, &c.Withdrawn); err != nil {
+				rs.Close()
 				return err
 			}
 			c.Time = time.Unix(0, created)
 			byID[c.ID] = len(out)
 			out = append(out, c)
 		}
-		rs.close()
-		if err := rs.err(); err != nil {
+		rs.Close()
+		if err := rs.Err(); err != nil {
 			return err
 		}
-		rs, err = t.query(ctx, `SELECT seq, synthetic, origin, compaction_id,
+		rs, err = t.Query(ctx, `SELECT seq, synthetic, origin, compaction_id,
 			CASE WHEN synthetic THEN data ELSE '' END
 			FROM messages WHERE session_id = $1 AND (synthetic OR compaction_id <> 0) ORDER BY seq`, s.id)
 		if err != nil {
 			return err
 		}
-		defer rs.close()
-		for rs.next() {
+		defer rs.Close()
+		for rs.Next() {
 			var (
 				seq, origin, removedBy int64
 				synthetic              bool
 				data                   string
 			)
-			if err := rs.scan(&seq, &synthetic, &origin, &removedBy, &data); err != nil {
+			if err := rs.Scan(&seq, &synthetic, &origin, &removedBy, &data); err != nil {
 				return err
 			}
 			if i, ok := byID[removedBy]; ok {
@@ -237,7 +239,7 @@ func (s *Session) Compactions(ctx context.Context) ([]Compaction, error) {
 				out[i].Inserted = append(out[i].Inserted, Entry{Seq: seq, Message: m, Compacted: removedBy != 0, CompactionID: removedBy})
 			}
 		}
-		return rs.err()
+		return rs.Err()
 	})
 	if err != nil {
 		return nil, err
@@ -268,17 +270,17 @@ func (s *Session) Append(ctx context.Context, msgs ...processor.Message) error {
 		datas[i] = string(b)
 	}
 	var version, lastSeq int64
-	err := s.st.write(ctx, what, func(t tx) error {
+	err := s.st.write(ctx, what, func(t backend.Tx) error {
 		now := time.Now().UnixNano()
-		if err := t.queryRow(ctx, `UPDATE sessions SET version = version + 1, updated = $2
-			WHERE id = $1 RETURNING version`, s.id, now).scan(&version); err != nil {
+		if err := queryRow(ctx, t, `UPDATE sessions SET version = version + 1, updated = $2
+			WHERE id = $1 RETURNING version`, s.id, now).Scan(&version); err != nil {
 			return err
 		}
 		var lastPos int64
-		if err := t.queryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = $1`, s.id).scan(&lastSeq); err != nil {
+		if err := queryRow(ctx, t, `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = $1`, s.id).Scan(&lastSeq); err != nil {
 			return err
 		}
-		if err := t.queryRow(ctx, `SELECT COALESCE(MAX(pos), -1) FROM working WHERE session_id = $1`, s.id).scan(&lastPos); err != nil {
+		if err := queryRow(ctx, t, `SELECT COALESCE(MAX(pos), -1) FROM working WHERE session_id = $1`, s.id).Scan(&lastPos); err != nil {
 			return err
 		}
 		if err := insertMessages(ctx, t, s.id, lastSeq+1, datas, false, 0, now); err != nil {
@@ -336,13 +338,13 @@ func (s *Session) replace(ctx context.Context, what string, working []processor.
 	expected := s.version
 	s.mu.Unlock()
 	var version int64
-	err := s.st.write(ctx, what, func(t tx) error {
+	err := s.st.write(ctx, what, func(t backend.Tx) error {
 		now := time.Now().UnixNano()
-		err := t.queryRow(ctx, `UPDATE sessions SET version = version + 1, updated = $3
-			WHERE id = $1 AND version = $2 RETURNING version`, s.id, expected, now).scan(&version)
+		err := queryRow(ctx, t, `UPDATE sessions SET version = version + 1, updated = $3
+			WHERE id = $1 AND version = $2 RETURNING version`, s.id, expected, now).Scan(&version)
 		if errors.Is(err, errNoRows) {
 			var stored int64
-			if err := t.queryRow(ctx, `SELECT version FROM sessions WHERE id = $1`, s.id).scan(&stored); err != nil {
+			if err := queryRow(ctx, t, `SELECT version FROM sessions WHERE id = $1`, s.id).Scan(&stored); err != nil {
 				return err
 			}
 			return fmt.Errorf("%w: the session is at version %d, this handle last saw version %d", ErrConflict, stored, expected)
@@ -366,10 +368,10 @@ func (s *Session) replace(ctx context.Context, what string, working []processor.
 			return errUnchanged
 		}
 		var compID, lastSeq int64
-		if err := t.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM compactions WHERE session_id = $1`, s.id).scan(&compID); err != nil {
+		if err := queryRow(ctx, t, `SELECT COALESCE(MAX(id), 0) + 1 FROM compactions WHERE session_id = $1`, s.id).Scan(&compID); err != nil {
 			return err
 		}
-		if err := t.queryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = $1`, s.id).scan(&lastSeq); err != nil {
+		if err := queryRow(ctx, t, `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = $1`, s.id).Scan(&lastSeq); err != nil {
 			return err
 		}
 		var (
@@ -392,7 +394,7 @@ func (s *Session) replace(ctx context.Context, what string, working []processor.
 				summary = append(summary, storableText(text))
 			}
 		}
-		if _, err := t.exec(ctx, `INSERT INTO compactions (session_id, id, after_seq, summary, created, withdrawn)
+		if _, err := t.Exec(ctx, `INSERT INTO compactions (session_id, id, after_seq, summary, created, withdrawn)
 			VALUES ($1, $2, $3, $4, $5, $6)`, s.id, compID, lastSeq, strings.Join(summary, "\n\n"), now, withdrawn); err != nil {
 			return err
 		}
@@ -402,7 +404,7 @@ func (s *Session) replace(ctx context.Context, what string, working []processor.
 		if err := markCompacted(ctx, t, s.id, compID, dropped); err != nil {
 			return err
 		}
-		if _, err := t.exec(ctx, `DELETE FROM working WHERE session_id = $1 AND pos >= $2`, s.id, int64(first)); err != nil {
+		if _, err := t.Exec(ctx, `DELETE FROM working WHERE session_id = $1 AND pos >= $2`, s.id, int64(first)); err != nil {
 			return err
 		}
 		return insertWorking(ctx, t, s.id, int64(first), nextSeqs[first:])
@@ -467,7 +469,7 @@ func (s *Session) withdrawOwn(ctx context.Context, what string, own []int64, rea
 		mine[seq] = true
 	}
 	var version int64
-	err := s.st.write(ctx, what, func(t tx) error {
+	err := s.st.write(ctx, what, func(t backend.Tx) error {
 		cur, err := loadWorking(ctx, t, s.id)
 		if err != nil {
 			return err
@@ -489,25 +491,25 @@ func (s *Session) withdrawOwn(ctx context.Context, what string, own []int64, rea
 			return errUnchanged
 		}
 		now := time.Now().UnixNano()
-		if err := t.queryRow(ctx, `UPDATE sessions SET version = version + 1, updated = $2
-			WHERE id = $1 RETURNING version`, s.id, now).scan(&version); err != nil {
+		if err := queryRow(ctx, t, `UPDATE sessions SET version = version + 1, updated = $2
+			WHERE id = $1 RETURNING version`, s.id, now).Scan(&version); err != nil {
 			return err
 		}
 		var compID, lastSeq int64
-		if err := t.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM compactions WHERE session_id = $1`, s.id).scan(&compID); err != nil {
+		if err := queryRow(ctx, t, `SELECT COALESCE(MAX(id), 0) + 1 FROM compactions WHERE session_id = $1`, s.id).Scan(&compID); err != nil {
 			return err
 		}
-		if err := t.queryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = $1`, s.id).scan(&lastSeq); err != nil {
+		if err := queryRow(ctx, t, `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = $1`, s.id).Scan(&lastSeq); err != nil {
 			return err
 		}
-		if _, err := t.exec(ctx, `INSERT INTO compactions (session_id, id, after_seq, summary, created, withdrawn)
+		if _, err := t.Exec(ctx, `INSERT INTO compactions (session_id, id, after_seq, summary, created, withdrawn)
 			VALUES ($1, $2, $3, '', $4, $5)`, s.id, compID, lastSeq, now, reason); err != nil {
 			return err
 		}
 		if err := markCompacted(ctx, t, s.id, compID, removed); err != nil {
 			return err
 		}
-		if _, err := t.exec(ctx, `DELETE FROM working WHERE session_id = $1 AND pos >= $2`, s.id, int64(first)); err != nil {
+		if _, err := t.Exec(ctx, `DELETE FROM working WHERE session_id = $1 AND pos >= $2`, s.id, int64(first)); err != nil {
 			return err
 		}
 		return insertWorking(ctx, t, s.id, int64(first), rest)
@@ -532,8 +534,8 @@ func (s *Session) withdrawOwn(ctx context.Context, what string, own []int64, rea
 // [ErrConflict] and the caller should read the working history again.
 func (s *Session) Current(ctx context.Context) (bool, error) {
 	var stored int64
-	err := s.st.readOne(ctx, "read version of session "+strconv.Quote(s.name), func(t tx) error {
-		return t.queryRow(ctx, `SELECT version FROM sessions WHERE id = $1`, s.id).scan(&stored)
+	err := s.st.readOne(ctx, "read version of session "+strconv.Quote(s.name), func(t backend.Tx) error {
+		return queryRow(ctx, t, `SELECT version FROM sessions WHERE id = $1`, s.id).Scan(&stored)
 	})
 	if err != nil {
 		return false, err
@@ -587,21 +589,21 @@ type stored struct {
 	msg processor.Message
 }
 
-func loadWorking(ctx context.Context, t tx, sessionID int64) ([]stored, error) {
-	rs, err := t.query(ctx, `SELECT w.seq, m.data FROM working w
+func loadWorking(ctx context.Context, t backend.Tx, sessionID int64) ([]stored, error) {
+	rs, err := t.Query(ctx, `SELECT w.seq, m.data FROM working w
 		JOIN messages m ON m.session_id = w.session_id AND m.seq = w.seq
 		WHERE w.session_id = $1 ORDER BY w.pos`, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	defer rs.close()
+	defer rs.Close()
 	var out []stored
-	for rs.next() {
+	for rs.Next() {
 		var (
 			st   stored
 			data string
 		)
-		if err := rs.scan(&st.seq, &data); err != nil {
+		if err := rs.Scan(&st.seq, &data); err != nil {
 			return nil, err
 		}
 		if st.msg, err = UnmarshalMessage([]byte(data)); err != nil {
@@ -609,7 +611,7 @@ func loadWorking(ctx context.Context, t tx, sessionID int64) ([]stored, error) {
 		}
 		out = append(out, st)
 	}
-	return out, rs.err()
+	return out, rs.Err()
 }
 
 // match pairs the messages of next with equal messages of cur, in order. It
@@ -655,7 +657,7 @@ func match(cur []stored, next []processor.Message) (kept, dropped []int64) {
 const rowsPerStatement = 200
 
 // insertMessages inserts datas as the rows seq first, first+1, ….
-func insertMessages(ctx context.Context, t tx, sessionID, first int64, datas []string, synthetic bool, origin, created int64) error {
+func insertMessages(ctx context.Context, t backend.Tx, sessionID, first int64, datas []string, synthetic bool, origin, created int64) error {
 	flag := "FALSE"
 	if synthetic {
 		flag = "TRUE"
@@ -673,7 +675,7 @@ func insertMessages(ctx context.Context, t tx, sessionID, first int64, datas []s
 			fmt.Fprintf(&sb, "($1, $%d, %s, $2, 0, $%d, $3)", n+1, flag, n+2)
 			args = append(args, first+int64(start+i), d)
 		}
-		if _, err := t.exec(ctx, sb.String(), args...); err != nil {
+		if _, err := t.Exec(ctx, sb.String(), args...); err != nil {
 			return err
 		}
 	}
@@ -681,7 +683,7 @@ func insertMessages(ctx context.Context, t tx, sessionID, first int64, datas []s
 }
 
 // insertWorking inserts seqs into the working history from position pos.
-func insertWorking(ctx context.Context, t tx, sessionID, pos int64, seqs []int64) error {
+func insertWorking(ctx context.Context, t backend.Tx, sessionID, pos int64, seqs []int64) error {
 	for start := 0; start < len(seqs); start += rowsPerStatement {
 		chunk := seqs[start:min(start+rowsPerStatement, len(seqs))]
 		var sb strings.Builder
@@ -695,7 +697,7 @@ func insertWorking(ctx context.Context, t tx, sessionID, pos int64, seqs []int64
 			fmt.Fprintf(&sb, "($1, $%d, $%d)", n+1, n+2)
 			args = append(args, pos+int64(start+i), seq)
 		}
-		if _, err := t.exec(ctx, sb.String(), args...); err != nil {
+		if _, err := t.Exec(ctx, sb.String(), args...); err != nil {
 			return err
 		}
 	}
@@ -703,7 +705,7 @@ func insertWorking(ctx context.Context, t tx, sessionID, pos int64, seqs []int64
 }
 
 // markCompacted records that compaction compID removed the rows seqs.
-func markCompacted(ctx context.Context, t tx, sessionID, compID int64, seqs []int64) error {
+func markCompacted(ctx context.Context, t backend.Tx, sessionID, compID int64, seqs []int64) error {
 	for start := 0; start < len(seqs); start += rowsPerStatement {
 		chunk := seqs[start:min(start+rowsPerStatement, len(seqs))]
 		var sb strings.Builder
@@ -717,7 +719,7 @@ func markCompacted(ctx context.Context, t tx, sessionID, compID int64, seqs []in
 			args = append(args, seq)
 		}
 		sb.WriteString(")")
-		if _, err := t.exec(ctx, sb.String(), args...); err != nil {
+		if _, err := t.Exec(ctx, sb.String(), args...); err != nil {
 			return err
 		}
 	}

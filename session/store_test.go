@@ -1,13 +1,13 @@
 package session
 
 import (
+	"github.com/abridge-go/abridge/session/internal/backend"
+
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,9 +19,9 @@ import (
 	"github.com/abridge-go/abridge/processor"
 )
 
-func openStore(t testing.TB, dsn string) Store {
+func openStore(t testing.TB, dsn string) *Store {
 	t.Helper()
-	st, err := Open(context.Background(), dsn, zaptest.NewLogger(t))
+	st, err := Open(context.Background(), driver(dsn), zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,16 +35,16 @@ func openStore(t testing.TB, dsn string) Store {
 
 // openToClose opens the store at dsn for a test that closes it itself, to
 // open the same database again.
-func openToClose(t testing.TB, dsn string) Store {
+func openToClose(t testing.TB, dsn string) *Store {
 	t.Helper()
-	st, err := Open(context.Background(), dsn, nil)
+	st, err := Open(context.Background(), driver(dsn), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return st
 }
 
-func openSession(t testing.TB, st Store, name string) *Session {
+func openSession(t testing.TB, st *Store, name string) *Session {
 	t.Helper()
 	s, err := st.Session(context.Background(), name)
 	if err != nil {
@@ -288,23 +288,23 @@ func TestReplaceEdgeCases(t *testing.T) {
 
 // workingSeqs reads the seqs of the working history straight from the
 // database.
-func workingSeqs(t testing.TB, st Store, s *Session) []int64 {
+func workingSeqs(t testing.TB, st *Store, s *Session) []int64 {
 	t.Helper()
 	var seqs []int64
-	err := st.(*store).read(context.Background(), "test", func(tx tx) error {
-		rs, err := tx.query(context.Background(), `SELECT seq FROM working WHERE session_id = $1 ORDER BY pos`, s.id)
+	err := st.read(context.Background(), "test", func(tx backend.Tx) error {
+		rs, err := tx.Query(context.Background(), `SELECT seq FROM working WHERE session_id = $1 ORDER BY pos`, s.id)
 		if err != nil {
 			return err
 		}
-		defer rs.close()
-		for rs.next() {
+		defer rs.Close()
+		for rs.Next() {
 			var seq int64
-			if err := rs.scan(&seq); err != nil {
+			if err := rs.Scan(&seq); err != nil {
 				return err
 			}
 			seqs = append(seqs, seq)
 		}
-		return rs.err()
+		return rs.Err()
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -444,8 +444,8 @@ func TestSchemaVersion(t *testing.T) {
 		dsn := newDSN(t)
 		st := openToClose(t, dsn)
 		var v int64
-		if err := st.(*store).read(ctx, "test", func(tx tx) error {
-			return tx.queryRow(ctx, `SELECT version FROM schema_version`).scan(&v)
+		if err := st.read(ctx, "test", func(tx backend.Tx) error {
+			return queryRow(ctx, tx, `SELECT version FROM schema_version`).Scan(&v)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -453,8 +453,8 @@ func TestSchemaVersion(t *testing.T) {
 			t.Errorf("schema_version = %d, want %d", v, schemaVersion)
 		}
 		// A database from a newer program is refused, not altered.
-		if err := st.(*store).write(ctx, "test", func(tx tx) error {
-			_, err := tx.exec(ctx, `UPDATE schema_version SET version = 99`)
+		if err := st.write(ctx, "test", func(tx backend.Tx) error {
+			_, err := tx.Exec(ctx, `UPDATE schema_version SET version = 99`)
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -462,84 +462,13 @@ func TestSchemaVersion(t *testing.T) {
 		if err := st.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if st, err := Open(ctx, dsn, nil); err == nil || !strings.Contains(err.Error(), "newer") {
+		if st, err := Open(ctx, driver(dsn), nil); err == nil || !strings.Contains(err.Error(), "newer") {
 			if err == nil {
 				st.Close()
 			}
 			t.Errorf("Open of a newer schema: got %v", err)
 		}
 	})
-}
-
-func TestOpenDSN(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "xdg"))
-	def, err := DefaultPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := filepath.Join(dir, "xdg", "abridge", "sessions.db"); def != want {
-		t.Errorf("DefaultPath() = %q, want %q", def, want)
-	}
-	tests := []struct {
-		name, dsn, file string
-	}{
-		{"empty means the default path", "", def},
-		{"sqlite prefix", "sqlite:" + filepath.Join(dir, "a", "b.db"), filepath.Join(dir, "a", "b.db")},
-		{"sqlite URL form", "sqlite://" + filepath.Join(dir, "c.db"), filepath.Join(dir, "c.db")},
-		{"plain path", filepath.Join(dir, "d", "e", "f.db"), filepath.Join(dir, "d", "e", "f.db")},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			st, err := Open(ctx, tt.dsn, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if _, err := st.Session(ctx, "x"); err != nil {
-				t.Fatal(err)
-			}
-			fi, err := os.Stat(tt.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if perm := fi.Mode().Perm(); perm != 0o600 {
-				t.Errorf("file mode %v, want 0600", perm)
-			}
-		})
-	}
-	if _, err := Open(ctx, filepath.Join(dir, "what?.db"), nil); err == nil {
-		t.Error("Open of a path with '?': no error")
-	}
-	if _, err := Open(ctx, "postgres://127.0.0.1:1/none?connect_timeout=1", nil); err == nil {
-		t.Error("Open of an unreachable PostgreSQL: no error")
-	}
-}
-
-// TestDescribe names the database of each DSN form Open reads, with
-// nothing of a password.
-func TestDescribe(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "xdg"))
-	tests := []struct {
-		dsn, want string
-	}{
-		{"", "SQLite " + filepath.Join(dir, "xdg", "abridge", "sessions.db")},
-		{"sqlite:" + filepath.Join(dir, "a.db"), "SQLite " + filepath.Join(dir, "a.db")},
-		{"sqlite://" + filepath.Join(dir, "b.db"), "SQLite " + filepath.Join(dir, "b.db")},
-		{filepath.Join(dir, "c.db"), "SQLite " + filepath.Join(dir, "c.db")},
-		{"postgres://u:secret@db/x", "PostgreSQL"},
-		{"postgresql://u:secret@db/x", "PostgreSQL"},
-		{"host=db password=secret dbname=x", "PostgreSQL"},
-		{"mysql://u:secret@db/x", ""},
-		{"sqlite::memory:", ""},
-	}
-	for _, tt := range tests {
-		if got := Describe(tt.dsn); got != tt.want {
-			t.Errorf("Describe(%q) = %q, want %q", tt.dsn, got, tt.want)
-		}
-	}
 }
 
 // TestOpenConcurrently opens several stores on one new database at once:
@@ -549,14 +478,14 @@ func TestOpenConcurrently(t *testing.T) {
 		ctx := context.Background()
 		dsn := newDSN(t)
 		const n = 6
-		stores := make([]Store, n)
+		stores := make([]*Store, n)
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				stores[i], errs[i] = Open(ctx, dsn, nil)
+				stores[i], errs[i] = Open(ctx, driver(dsn), nil)
 			}()
 		}
 		wg.Wait()
@@ -594,41 +523,10 @@ func TestOpenKeywordDSN(t *testing.T) {
 	if err := s.Append(context.Background(), processor.UserMessage("hi")); err != nil {
 		t.Fatal(err)
 	}
-	if got := st.(*store).b.name(); got != "postgres" {
+	if got := st.b.Name(); got != "postgres" {
 		t.Errorf("backend %s, want postgres", got)
 	}
 	if files, _ := os.ReadDir("."); len(files) != 0 {
 		t.Errorf("Open created %d files in the working directory", len(files))
-	}
-}
-
-// TestOpenExisting opens stores that may not exist without creating them.
-func TestOpenExisting(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	missing := filepath.Join(dir, "no", "sessions.db")
-	for _, dsn := range []string{missing, "sqlite:" + missing} {
-		st, err := OpenExisting(ctx, dsn, nil)
-		if !errors.Is(err, fs.ErrNotExist) {
-			if err == nil {
-				st.Close()
-			}
-			t.Errorf("OpenExisting(%q) = %v, want fs.ErrNotExist", dsn, err)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "no")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("OpenExisting created the directory: %v", err)
-	}
-	// An existing file opens.
-	path := filepath.Join(dir, "sessions.db")
-	openSession(t, openStore(t, path), "x")
-	st, err := OpenExisting(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	infos, err := st.List(ctx)
-	if err != nil || len(infos) != 1 {
-		t.Errorf("List = %v, %v; want the session", infos, err)
 	}
 }

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/abridge-go/abridge/session/internal/backend"
+
 	"cmp"
 	"context"
 	"encoding/hex"
@@ -41,7 +43,7 @@ const (
 
 // retention returns the store's SummaryMaxAge and SummaryMaxSpans, or
 // what a test set in their place.
-func (s *store) retention() (time.Duration, int64) {
+func (s *Store) retention() (time.Duration, int64) {
 	age, spans := SummaryMaxAge, int64(SummaryMaxSpans)
 	if s.maxAge > 0 {
 		age = s.maxAge
@@ -54,7 +56,7 @@ func (s *store) retention() (time.Duration, int64) {
 
 // summaries is the window.Store on a session database.
 type summaries struct {
-	st *store
+	st *Store
 }
 
 var (
@@ -67,7 +69,7 @@ var (
 // content (a restarted process, the replicas of a service). It is safe for
 // concurrent use and lives as long as the store. See [SummaryMaxAge] for
 // what it keeps.
-func (s *store) Summaries() window.Store { return summaries{s} }
+func (s *Store) Summaries() window.Store { return summaries{s} }
 
 // Spans returns the spans saved under key that end with one of lasts, the
 // most recently saved first, and records them as used when that was
@@ -82,7 +84,7 @@ func (s summaries) Spans(ctx context.Context, key window.Key, ends func() []wind
 		created, used int64
 	}
 	var all []found
-	err := s.st.readOne(ctx, "load summaries", func(t tx) error {
+	err := s.st.readOne(ctx, "load summaries", func(t backend.Tx) error {
 		all = all[:0]
 		for chunk := range slices.Chunk(lasts, summaryLastsPerQuery) {
 			args := []any{key.String()}
@@ -91,7 +93,7 @@ func (s summaries) Spans(ctx context.Context, key window.Key, ends func() []wind
 				args = append(args, l.String())
 				marks[i] = "$" + strconv.Itoa(i+2)
 			}
-			rs, err := t.query(ctx, `SELECT digest, head, count, cleared, last, summary, fallback, prepared, created, used FROM summaries
+			rs, err := t.Query(ctx, `SELECT digest, head, count, cleared, last, summary, fallback, prepared, created, used FROM summaries
 				WHERE key = $1 AND last IN (`+strings.Join(marks, ", ")+`) ORDER BY created DESC, count DESC LIMIT `+
 				strconv.Itoa(summarySpansRead), args...)
 			if err != nil {
@@ -132,15 +134,15 @@ func (s summaries) Spans(ctx context.Context, key window.Key, ends func() []wind
 }
 
 // scanSpans reads the rows of a lookup, closing them.
-func scanSpans(rs rows, each func(sp window.Span, created, used int64)) error {
-	defer rs.close()
-	for rs.next() {
+func scanSpans(rs backend.Rows, each func(sp window.Span, created, used int64)) error {
+	defer rs.Close()
+	for rs.Next() {
 		var (
 			digest, last                        string
 			head, count, cleared, created, used int64
 			sp                                  window.Span
 		)
-		if err := rs.scan(&digest, &head, &count, &cleared, &last, &sp.Summary, &sp.Fallback, &sp.Prepared, &created, &used); err != nil {
+		if err := rs.Scan(&digest, &head, &count, &cleared, &last, &sp.Summary, &sp.Fallback, &sp.Prepared, &created, &used); err != nil {
 			return err
 		}
 		if err := decodeHex(sp.Digest[:], digest); err != nil {
@@ -152,15 +154,15 @@ func scanSpans(rs rows, each func(sp window.Span, created, used int64)) error {
 		sp.Head, sp.Count, sp.Cleared = int(head), int(count), int(cleared)
 		each(sp, created, used)
 	}
-	return rs.err()
+	return rs.Err()
 }
 
 // touch records the spans with digests under key as used at now. A
 // failure costs only an earlier deletion, so it is logged, not returned.
 func (s summaries) touch(ctx context.Context, key window.Key, digests []string, now time.Time) {
-	err := s.st.write(ctx, "touch summaries", func(t tx) error {
+	err := s.st.write(ctx, "touch summaries", func(t backend.Tx) error {
 		for _, d := range digests {
-			if _, err := t.exec(ctx, `UPDATE summaries SET used = $1 WHERE key = $2 AND digest = $3`,
+			if _, err := t.Exec(ctx, `UPDATE summaries SET used = $1 WHERE key = $2 AND digest = $3`,
 				now.UnixNano(), key.String(), d); err != nil {
 				return err
 			}
@@ -183,8 +185,8 @@ func (s summaries) Save(ctx context.Context, key window.Key, span window.Span) e
 		span.Summary = storableText(span.Summary) // NUL and invalid UTF-8 as the marker carries them
 	}
 	now := time.Now()
-	err := s.st.write(ctx, "save summary", func(t tx) error {
-		_, err := t.exec(ctx, `INSERT INTO summaries (key, digest, head, count, cleared, last, ref, summary, created, fallback, used, prepared)
+	err := s.st.write(ctx, "save summary", func(t backend.Tx) error {
+		_, err := t.Exec(ctx, `INSERT INTO summaries (key, digest, head, count, cleared, last, ref, summary, created, fallback, used, prepared)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9, $11)
 			ON CONFLICT (key, digest) DO UPDATE SET head = excluded.head, count = excluded.count, cleared = excluded.cleared,
 				last = excluded.last, ref = excluded.ref, summary = excluded.summary, created = excluded.created,
@@ -209,23 +211,23 @@ func (s summaries) Save(ctx context.Context, key window.Key, span window.Span) e
 // least recently used beyond SummaryMaxSpans (or what the store was given
 // in their place).
 func (s summaries) prune(ctx context.Context, now time.Time) error {
-	return s.st.write(ctx, "prune summaries", func(t tx) error {
+	return s.st.write(ctx, "prune summaries", func(t backend.Tx) error {
 		maxAge, maxSpans := s.st.retention()
-		if _, err := t.exec(ctx, `DELETE FROM summaries WHERE used < $1`, now.Add(-maxAge).UnixNano()); err != nil {
+		if _, err := t.Exec(ctx, `DELETE FROM summaries WHERE used < $1`, now.Add(-maxAge).UnixNano()); err != nil {
 			return err
 		}
 		// Claims whose holders died without releasing them.
-		if _, err := t.exec(ctx, `DELETE FROM summary_claims WHERE expires < $1`, now.Add(-time.Hour).UnixNano()); err != nil {
+		if _, err := t.Exec(ctx, `DELETE FROM summary_claims WHERE expires < $1`, now.Add(-time.Hour).UnixNano()); err != nil {
 			return err
 		}
 		var n int64
-		if err := t.queryRow(ctx, `SELECT COUNT(*) FROM summaries`).scan(&n); err != nil {
+		if err := queryRow(ctx, t, `SELECT COUNT(*) FROM summaries`).Scan(&n); err != nil {
 			return err
 		}
 		if n <= maxSpans {
 			return nil
 		}
-		_, err := t.exec(ctx, `DELETE FROM summaries WHERE (key, digest) IN
+		_, err := t.Exec(ctx, `DELETE FROM summaries WHERE (key, digest) IN
 			(SELECT key, digest FROM summaries ORDER BY used ASC LIMIT $1)`, n-maxSpans)
 		return err
 	})
@@ -239,9 +241,9 @@ func (s summaries) prune(ctx context.Context, now time.Time) error {
 func (s summaries) Claim(ctx context.Context, d window.Digest, holder string, ttl time.Duration) (bool, error) {
 	now := time.Now()
 	var n int64
-	err := s.st.write(ctx, "claim summary", func(t tx) error {
+	err := s.st.write(ctx, "claim summary", func(t backend.Tx) error {
 		var err error
-		n, err = t.exec(ctx, `INSERT INTO summary_claims (digest, holder, expires) VALUES ($1, $2, $3)
+		n, err = t.Exec(ctx, `INSERT INTO summary_claims (digest, holder, expires) VALUES ($1, $2, $3)
 			ON CONFLICT (digest) DO UPDATE SET holder = excluded.holder, expires = excluded.expires
 			WHERE summary_claims.holder = excluded.holder OR summary_claims.expires <= $4`,
 			d.String(), holder, now.Add(ttl).UnixNano(), now.UnixNano())
@@ -252,8 +254,8 @@ func (s summaries) Claim(ctx context.Context, d window.Digest, holder string, tt
 
 // Release ends holder's claim on d.
 func (s summaries) Release(ctx context.Context, d window.Digest, holder string) error {
-	return s.st.write(ctx, "release summary", func(t tx) error {
-		_, err := t.exec(ctx, `DELETE FROM summary_claims WHERE digest = $1 AND holder = $2`, d.String(), holder)
+	return s.st.write(ctx, "release summary", func(t backend.Tx) error {
+		_, err := t.Exec(ctx, `DELETE FROM summary_claims WHERE digest = $1 AND holder = $2`, d.String(), holder)
 		return err
 	})
 }
@@ -263,8 +265,8 @@ func (s summaries) Release(ctx context.Context, d window.Digest, holder string) 
 func (s summaries) Summary(ctx context.Context, ref string) (string, bool, error) {
 	var text string
 	found := false
-	err := s.st.readOne(ctx, "find summary", func(t tx) error {
-		err := t.queryRow(ctx, `SELECT summary FROM summaries WHERE ref = $1 LIMIT 1`, ref).scan(&text)
+	err := s.st.readOne(ctx, "find summary", func(t backend.Tx) error {
+		err := queryRow(ctx, t, `SELECT summary FROM summaries WHERE ref = $1 LIMIT 1`, ref).Scan(&text)
 		switch err {
 		case nil:
 			found = true

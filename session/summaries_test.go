@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/abridge-go/abridge/session/internal/backend"
+
 	"context"
 	"errors"
 	"fmt"
@@ -67,7 +69,7 @@ func TestSummariesShared(t *testing.T) {
 		dsn := newDSN(t)
 		ctx := context.Background()
 		sum := &countingSummarizer{}
-		win := func(st Store) *window.Window {
+		win := func(st *Store) *window.Window {
 			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries(), Ahead: -1})
 		}
 		a, b := win(openStore(t, dsn)), win(openStore(t, dsn))
@@ -126,7 +128,7 @@ func TestSummaryWithNUL(t *testing.T) {
 		sum := &nulSummarizer{}
 		var failures []string
 		var mu sync.Mutex
-		win := func(st Store) *window.Window {
+		win := func(st *Store) *window.Window {
 			return window.New(window.Options{MaxMessages: 12, Summarizer: sum, Store: st.Summaries(), Ahead: -1,
 				OnEvent: func(_ context.Context, e window.Event) {
 					if e.Type == window.EventStoreFailed {
@@ -267,7 +269,7 @@ func TestSummariesStore(t *testing.T) {
 func TestSummariesRetention(t *testing.T) {
 	backends(t, func(t *testing.T, newDSN newDSN) {
 		ctx := context.Background()
-		st := openStore(t, newDSN(t)).(*store)
+		st := openStore(t, newDSN(t))
 		st.maxSpans = 3
 		s := summaries{st}
 		span := func(i int) window.Span {
@@ -294,9 +296,9 @@ func TestSummariesRetention(t *testing.T) {
 		}
 		old := time.Now().Add(-2 * time.Hour).UnixNano()
 		expired := time.Now().Add(-SummaryMaxAge - time.Hour).UnixNano()
-		if err := st.write(ctx, "test", func(t tx) error {
+		if err := st.write(ctx, "test", func(t backend.Tx) error {
 			for i, used := range map[int]int64{1: old, 2: old + 1, 3: old + 2, 4: old + 3, 5: old + 4, 6: expired} {
-				if _, err := t.exec(ctx, `UPDATE summaries SET used = $1 WHERE digest = $2`, used, span(i).Digest.String()); err != nil {
+				if _, err := t.Exec(ctx, `UPDATE summaries SET used = $1 WHERE digest = $2`, used, span(i).Digest.String()); err != nil {
 					return err
 				}
 			}
@@ -330,7 +332,7 @@ func TestSummariesRetention(t *testing.T) {
 // TestSummariesStoreClosed checks that a window whose store fails still
 // answers, reporting the failure.
 func TestSummariesStoreClosed(t *testing.T) {
-	st, err := Open(context.Background(), sqliteDSN(t), nil)
+	st, err := Open(context.Background(), driver(sqliteDSN(t)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +371,7 @@ func containsMarker(h []processor.Message) bool {
 
 // downgrade takes the database of st back to version (2, 3 or 4), as the
 // previous programs left it, and closes st.
-func downgrade(t *testing.T, st Store, version int) {
+func downgrade(t *testing.T, st *Store, version int) {
 	t.Helper()
 	ctx := context.Background()
 	steps := map[int][]string{
@@ -392,15 +394,15 @@ func downgrade(t *testing.T, st Store, version int) {
 			`ALTER TABLE compactions DROP COLUMN withdrawn`,
 		},
 	}
-	if err := st.(*store).write(ctx, "test", func(tx tx) error {
+	if err := st.write(ctx, "test", func(tx backend.Tx) error {
 		for v := schemaVersion - 1; v >= version; v-- {
 			for _, q := range steps[v] {
-				if _, err := tx.exec(ctx, q); err != nil {
+				if _, err := tx.Exec(ctx, q); err != nil {
 					return fmt.Errorf("%s: %w", q, err)
 				}
 			}
 		}
-		_, err := tx.exec(ctx, `UPDATE schema_version SET version = $1`, int64(version))
+		_, err := tx.Exec(ctx, `UPDATE schema_version SET version = $1`, int64(version))
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -449,8 +451,8 @@ func TestMigrate(t *testing.T) {
 					t.Errorf("spans after the migration (-want +got):\n%s", diff)
 				}
 				var created, used int64
-				if err := st.(*store).readOne(ctx, "test", func(t tx) error {
-					return t.queryRow(ctx, `SELECT created, used FROM summaries`).scan(&created, &used)
+				if err := st.readOne(ctx, "test", func(t backend.Tx) error {
+					return queryRow(ctx, t, `SELECT created, used FROM summaries`).Scan(&created, &used)
 				}); err != nil {
 					t.Fatal(err)
 				}

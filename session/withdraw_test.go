@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/abridge-go/abridge/session/internal/backend"
+
 	"context"
 	"testing"
 
@@ -163,16 +165,16 @@ func TestMigrateWithdrawn(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Back to version 1, as the previous program left it.
-		if err := st.(*store).write(ctx, "test", func(t tx) error {
+		if err := st.write(ctx, "test", func(t backend.Tx) error {
 			for _, q := range []string{`DROP TABLE summaries`, `DROP TABLE summary_claims`, `DROP TABLE receipts`, `DROP TABLE requests`} {
-				if _, err := t.exec(ctx, q); err != nil {
+				if _, err := t.Exec(ctx, q); err != nil {
 					return err
 				}
 			}
-			if _, err := t.exec(ctx, `ALTER TABLE compactions DROP COLUMN withdrawn`); err != nil {
+			if _, err := t.Exec(ctx, `ALTER TABLE compactions DROP COLUMN withdrawn`); err != nil {
 				return err
 			}
-			_, err := t.exec(ctx, `UPDATE schema_version SET version = 1`)
+			_, err := t.Exec(ctx, `UPDATE schema_version SET version = 1`)
 			return err
 		}); err != nil {
 			t.Fatal(err)

@@ -86,7 +86,7 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 		var opts []agent.Option
 		if *name != "" {
 			var (
-				store session.Store
+				store *session.Store
 				sess  *session.Session
 				fixes []processor.Fix
 			)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/session"
+	"github.com/abridge-go/abridge/session/sqlite"
 )
 
 func TestChat(t *testing.T) {
@@ -431,7 +432,7 @@ func TestChatTurnFails(t *testing.T) {
 
 			// The stored conversation is the one the chat went on with,
 			// the second prompt kept in the transcript only.
-			store, err := session.Open(context.Background(), db, nil)
+			store, err := session.Open(context.Background(), sqlite.Driver{Path: db}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -490,7 +491,7 @@ func TestChatResumesInterruptedSession(t *testing.T) {
 	f := newFakeOpenAI(t)
 	db := filepath.Join(t.TempDir(), "sessions.db")
 	ctx := context.Background()
-	st, err := session.Open(ctx, db, nil)
+	st, err := session.Open(ctx, sqlite.Driver{Path: db}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

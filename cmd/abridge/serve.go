@@ -25,7 +25,6 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/receipt"
-	"github.com/abridge-go/abridge/session"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
@@ -251,7 +250,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 		zap.String("summarizer", kind), zap.String("summaries_paid_by", payer)}
 	listening = append(listening, zap.String("operator_page", pagesNote))
 	say(fmt.Sprintf("serving on http://%s%s (upstream %s; summaries: %s, kept in %s, paid by %s); %s",
-		ln.Addr(), proxy.Prefix, shownUpstream(cfg), kind, session.Describe(cfg.SessionDB), payer, pagesNote), listening...)
+		ln.Addr(), proxy.Prefix, shownUpstream(cfg), kind, describeStore(cfg.SessionDB), payer, pagesNote), listening...)
 	if cfg.LogFormat != "json" {
 		logger.Info("serve: listening", listening...)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/session"
+	"github.com/abridge-go/abridge/session/sqlite"
 )
 
 var sessionsCommand = &command{
@@ -83,7 +84,7 @@ func sessionsFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []st
 	}
 }
 
-func showSession(ctx context.Context, c *cli, store session.Store, name string) error {
+func showSession(ctx context.Context, c *cli, store *session.Store, name string) error {
 	infos, err := store.List(ctx)
 	if err != nil {
 		return fmt.Errorf("sessions show: %w", err)
@@ -132,44 +133,63 @@ func showSession(ctx context.Context, c *cli, store session.Store, name string) 
 // sessionDefault describes ABRIDGE_SESSION_DB's default for the help: the
 // SQLite file it names here.
 func sessionDefault() string {
-	path, err := session.DefaultPath()
+	path, err := sqlite.DefaultPath()
 	if err != nil {
 		return "a SQLite file"
 	}
 	return "a SQLite file, " + path
 }
 
-// openStore opens the session store ABRIDGE_SESSION_DB (dsn) names, with
-// session.Open when create is set, else with session.OpenExisting. Its
-// errors name the variable. A SQLite file in a directory that does not
-// exist is refused (see checkSessionDir) before anything is created.
-func openStore(ctx context.Context, dsn string, logger *zap.Logger, create bool) (session.Store, error) {
+// openStore opens the session store ABRIDGE_SESSION_DB (dsn) names (see
+// config.SessionDriver); unless create is set, a SQLite file is opened only
+// when it exists. Its errors name the variable. A SQLite file in a
+// directory that does not exist is refused (see checkSessionDir) before
+// anything is created.
+func openStore(ctx context.Context, dsn string, logger *zap.Logger, create bool) (*session.Store, error) {
 	if err := checkSessionDir(dsn); err != nil {
 		return nil, err
 	}
-	open := session.OpenExisting
-	if create {
-		open = session.Open
+	d, err := config.SessionDriver(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%s: open session store: %w", envSession, err)
 	}
-	store, err := open(ctx, dsn, logger)
+	if file, ok := d.(sqlite.Driver); ok {
+		file.Existing = !create
+		d = file
+	}
+	store, err := session.Open(ctx, d, logger)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", envSession, err) // "open session store: …"
 	}
 	return store, nil
 }
 
+// describeStore says which database dsn names, with nothing a password
+// could hide in: "PostgreSQL", or "SQLite " and the file's path; "" when
+// it names none.
+func describeStore(dsn string) string {
+	d, err := config.SessionDriver(dsn)
+	if err != nil {
+		return ""
+	}
+	return d.String()
+}
+
 // checkSessionDir returns an error naming ABRIDGE_SESSION_DB when dsn
 // names a SQLite file whose directory does not exist, a mistyped path the
 // store would otherwise create; abridge's own default directory (that of
-// session.DefaultPath) is created when missing. Other DSNs pass: Open
-// refuses the ones it cannot read with errors of its own.
+// sqlite.DefaultPath) is created when missing. Other DSNs pass:
+// config.SessionDriver and session.Open refuse the ones they cannot read
+// with errors of their own.
 func checkSessionDir(dsn string) error {
-	path, ok := strings.CutPrefix(session.Describe(dsn), "SQLite ")
-	if !ok {
+	d, err := config.SessionDriver(dsn)
+	file, ok := d.(sqlite.Driver)
+	if err != nil || !ok {
 		return nil
 	}
+	path := file.Path
 	dir := filepath.Dir(path)
-	def, err := session.DefaultPath()
+	def, err := sqlite.DefaultPath()
 	if err == nil && dir == filepath.Dir(def) {
 		return nil
 	}

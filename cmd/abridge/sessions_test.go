@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/abridge-go/abridge/session"
+	"github.com/abridge-go/abridge/session/sqlite"
 )
 
 // TestSessionsShowRollingCompactions runs a chat whose window compacts
@@ -127,7 +127,7 @@ func TestSessionDBDirectory(t *testing.T) {
 		})
 	}
 	t.Run("the default directory", func(t *testing.T) {
-		def, err := session.DefaultPath()
+		def, err := sqlite.DefaultPath()
 		if err != nil {
 			t.Fatal(err)
 		}

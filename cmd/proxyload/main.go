@@ -193,7 +193,11 @@ func run(args []string, stdout io.Writer) error {
 	var mu sync.Mutex
 	var store window.Store
 	if o.db != "" {
-		st, err := session.Open(ctx, o.db, nil)
+		d, err := config.SessionDriver(o.db)
+		if err != nil {
+			return err
+		}
+		st, err := session.Open(ctx, d, nil)
 		if err != nil {
 			return err
 		}
@@ -589,12 +593,16 @@ func fromFiles(files []string, n, messages int) ([][]json.RawMessage, error) {
 }
 
 // storeName says where the summaries are kept: in memory without a
-// database, else as session.Describe says.
+// database, else as the database's driver says (config.SessionDriver).
 func storeName(dsn string) string {
 	if dsn == "" {
 		return "memory"
 	}
-	return session.Describe(dsn)
+	d, err := config.SessionDriver(dsn)
+	if err != nil {
+		return ""
+	}
+	return d.String()
 }
 
 func percentile(d []time.Duration, p int) time.Duration {

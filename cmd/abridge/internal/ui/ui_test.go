@@ -16,6 +16,7 @@ import (
 
 	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/session"
+	"github.com/abridge-go/abridge/session/sqlite"
 )
 
 const (
@@ -30,7 +31,7 @@ const (
 func source(t *testing.T) *session.Receipts {
 	t.Helper()
 	ctx := context.Background()
-	st, err := session.Open(ctx, filepath.Join(t.TempDir(), "s.db"), nil)
+	st, err := session.Open(ctx, sqlite.Driver{Path: filepath.Join(t.TempDir(), "s.db")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
