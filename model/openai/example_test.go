@@ -160,3 +160,35 @@ func ExampleCompact() {
 	// Output:
 	// 4 -> 2 messages; 3 with the next prompt
 }
+
+// A Responses model calls the OpenAI Responses API, statelessly: store is
+// false and the whole history goes as input items each time.
+func ExampleNewResponses() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Store bool              `json:"store"`
+			Input []json.RawMessage `json:"input"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		fmt.Println(r.URL.Path, "store:", body.Store, "items:", len(body.Input))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-test",
+			"output":[{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Two files.","annotations":[]}]}],
+			"usage":{"input_tokens":12,"output_tokens":3,"total_tokens":15,"input_tokens_details":{"cached_tokens":0},"output_tokens_details":{"reasoning_tokens":0}}}`)
+	}))
+	defer srv.Close()
+
+	m := openai.NewResponses(openai.WithBaseURL(srv.URL), openai.WithAPIKey("test"), openai.WithMaxRetries(0))
+	resp, err := m.Request(context.Background(), []processor.Message{
+		processor.SystemMessage("You are terse."),
+		processor.UserMessage("How many files?"),
+	}, model.Settings{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(resp.Text(), resp.Info().FinishReason, resp.Usage().InputTokens)
+	// Output:
+	// /responses store: false items: 2
+	// Two files. completed 12
+}
