@@ -63,9 +63,12 @@ func listPackages(t *testing.T) (map[string]pkg, map[string]bool) {
 // and the transcript format on the message model (and, for the window, the
 // summary format) alone, nothing outside the standard library among their
 // dependencies (no model provider's client, no logging library) but the
-// shell parser the summary format reads commands with; and only package
-// model imports openai-go (besides the load command and the test kit, which
-// abridge does not ship); and a session store links only the database
+// shell parser the summary format reads commands with; package model on
+// the message model alone; and only the provider packages model/openai
+// and model/anthropic import a provider's SDK, each its own (besides the
+// load command and the test kits, which abridge does not ship), so that
+// the agent, the summarizer and on-demand compaction link none; and a
+// session store links only the database
 // driver it picks (checkDatabaseDrivers).
 func TestArrows(t *testing.T) {
 	pkgs, std := listPackages(t)
@@ -79,6 +82,8 @@ func TestArrows(t *testing.T) {
 		"compact":               {"processor", "summary"},
 		// Saved transcripts load without any provider SDK.
 		"transcript": {"processor"},
+		// The interface, settings and error every caller needs: no SDK.
+		"model": {"processor"},
 	}
 	// The summary format reads shell commands with mvdan.cc/sh's parser.
 	shellParser := []string{"mvdan.cc/sh/v3/fileutil", "mvdan.cc/sh/v3/syntax"}
@@ -107,22 +112,45 @@ func TestArrows(t *testing.T) {
 			t.Errorf("%s depends on packages outside the standard library: %v", name, outside)
 		}
 	}
-	var openai []string
+	sdks := map[string]string{"openai-go": "github.com/openai/openai-go", "anthropic-sdk-go": "github.com/anthropics/anthropic-sdk-go"}
+	importers := map[string][]string{}
 	for path, p := range pkgs {
 		if !strings.HasPrefix(path, module) {
 			continue
 		}
-		if slices.ContainsFunc(p.Imports, func(i string) bool { return strings.HasPrefix(i, "github.com/openai/openai-go") }) {
-			openai = append(openai, strings.TrimPrefix(path, module+"/"))
+		for sdk, prefix := range sdks {
+			if slices.ContainsFunc(p.Imports, func(i string) bool { return strings.HasPrefix(i, prefix) }) {
+				importers[sdk] = append(importers[sdk], strings.TrimPrefix(path, module+"/"))
+			}
 		}
 	}
-	slices.Sort(openai)
-	// model alone in the library; the load command decodes request bodies
-	// into openai-go's request type as the baseline it measures against,
-	// and the test kit sends the transcript tests' requests with openai-go
-	// as a client does (openaitest.Ask).
-	if diff := cmp.Diff([]string{"cmd/proxyload", "model", "testkit/openaitest"}, openai); diff != "" {
-		t.Errorf("packages importing openai-go (-want +got):\n%s", diff)
+	for _, list := range importers {
+		slices.Sort(list)
+	}
+	// Each SDK in its provider's package alone in the library; the load
+	// command decodes request bodies into openai-go's request type as the
+	// baseline it measures against, and the test kit sends the transcript
+	// tests' requests with openai-go as a client does (openaitest.Ask).
+	want := map[string][]string{
+		"openai-go":        {"cmd/proxyload", "model/openai", "testkit/openaitest"},
+		"anthropic-sdk-go": {"model/anthropic"},
+	}
+	if diff := cmp.Diff(want, importers); diff != "" {
+		t.Errorf("packages importing each SDK (-want +got):\n%s", diff)
+	}
+	// Nor do the callers of a model link one through another package.
+	for _, name := range []string{"model", "agent", "summarizer", "compact"} {
+		var linked []string
+		for _, d := range pkgs[module+"/"+name].Deps {
+			for _, prefix := range sdks {
+				if strings.HasPrefix(d, prefix) {
+					linked = append(linked, d)
+				}
+			}
+		}
+		if len(linked) > 0 {
+			t.Errorf("%s links %d SDK packages: %v", name, len(linked), linked)
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/abridge-go/abridge/agent"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/testkit/openaitest"
 )
@@ -154,12 +155,12 @@ var ignoreWire = metaIgnoring(func(m *processor.Meta) {
 
 func isOverflow(err error) bool { return errors.Is(err, model.ErrContextOverflow) }
 
-func newFakeOpenAI(t *testing.T) (*fakeOpenAI, *model.OpenAI) {
+func newFakeOpenAI(t *testing.T) (*fakeOpenAI, *openai.Chat) {
 	t.Helper()
 	f := &fakeOpenAI{}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	return f, model.NewOpenAI(model.WithBaseURL(srv.URL), model.WithAPIKey("test"), model.WithMaxRetries(0))
+	return f, openai.New(openai.WithBaseURL(srv.URL), openai.WithAPIKey("test"), openai.WithMaxRetries(0))
 }
 
 func TestOpenAIToolLoop(t *testing.T) {

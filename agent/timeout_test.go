@@ -16,6 +16,7 @@ import (
 
 	"github.com/abridge-go/abridge/agent"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -56,7 +57,7 @@ func TestRunRequestTimeout(t *testing.T) {
 		name   string
 		events []string // what the server sends before it stops
 		stream bool
-		opts   []model.Option
+		opts   []openai.Option
 		agent  []agent.Option
 		want   string
 		is     []error
@@ -66,18 +67,18 @@ func TestRunRequestTimeout(t *testing.T) {
 		{name: "no answer, streaming", stream: true, agent: []agent.Option{agent.WithRequestTimeout(200 * time.Millisecond)},
 			want: "model request 1: model provider: request timed out after 200ms", is: []error{context.DeadlineExceeded}},
 		{name: "stream stops sending", stream: true, events: []string{partialCall},
-			opts: []model.Option{model.WithStreamIdleTimeout(200 * time.Millisecond)},
+			opts: []openai.Option{openai.WithStreamIdleTimeout(200 * time.Millisecond)},
 			want: "model request 1: model provider status 200: response cut off: the stream sent nothing for 200ms (after 1 chunks)",
 			is:   []error{context.DeadlineExceeded, model.ErrIncompleteResponse}},
 		{name: "stream stops sending, request timeout first", stream: true, events: []string{partialCall},
-			opts:  []model.Option{model.WithStreamIdleTimeout(time.Minute)},
+			opts:  []openai.Option{openai.WithStreamIdleTimeout(time.Minute)},
 			agent: []agent.Option{agent.WithRequestTimeout(200 * time.Millisecond)},
 			want:  "model request 1: model provider status 200: request timed out after 200ms", is: []error{context.DeadlineExceeded}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := model.NewOpenAI(append([]model.Option{model.WithBaseURL(hangingServer(t, tt.events...)),
-				model.WithAPIKey("test"), model.WithMaxRetries(0)}, tt.opts...)...)
+			m := openai.New(append([]openai.Option{openai.WithBaseURL(hangingServer(t, tt.events...)),
+				openai.WithAPIKey("test"), openai.WithMaxRetries(0)}, tt.opts...)...)
 			opts := append([]agent.Option{agent.WithTools(echoTool)}, tt.agent...)
 			if tt.stream {
 				opts = append(opts, agent.WithOnText(func(string) {}))
@@ -119,7 +120,7 @@ func TestRunStreamCutOff(t *testing.T) {
 		fmt.Fprintf(w, "data: %s\n\n", partialCall)
 	}))
 	defer srv.Close()
-	m := model.NewOpenAI(model.WithBaseURL(srv.URL), model.WithAPIKey("test"), model.WithMaxRetries(1))
+	m := openai.New(openai.WithBaseURL(srv.URL), openai.WithAPIKey("test"), openai.WithMaxRetries(1))
 	ran := 0
 	tool := echoTool
 	tool.Func = func(context.Context, json.RawMessage) (string, error) { ran++; return "", nil }

@@ -4,7 +4,8 @@
 // the failing tests") and returns a minimal history made of the history's
 // leading system prompts, the summary marker and an acknowledging response,
 // with a [Report] of what it replaced. It works on abridge's message model;
-// model.CompactOpenAI does the same on openai-go message params.
+// openai.Compact (package model/openai) does the same on openai-go message
+// params.
 //
 // The summary request is a marker (summary.Marker), so a later compaction
 // on demand recognises it (summary.ParseMarker) and merges the old summary

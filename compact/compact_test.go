@@ -15,6 +15,7 @@ import (
 
 	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
+	openaimodel "github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
@@ -275,7 +276,7 @@ func TestCompactOpenAI(t *testing.T) {
 		openai.AssistantMessage("TestParse fails."),
 	}
 	f := &fake{summary: "first summary"}
-	out, rep, err := model.CompactOpenAI(context.Background(), f, history, "tests")
+	out, rep, err := openaimodel.Compact(context.Background(), f, history, "tests")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +313,7 @@ func TestCompactOpenAI(t *testing.T) {
 	}
 	reloaded = append(reloaded, openai.UserMessage("now the docs"), openai.AssistantMessage("Docs updated."))
 	f2 := &fake{summary: "second summary"}
-	out2, _, err := model.CompactOpenAI(context.Background(), f2, reloaded, "")
+	out2, _, err := openaimodel.Compact(context.Background(), f2, reloaded, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +324,7 @@ func TestCompactOpenAI(t *testing.T) {
 	if diff := cmp.Diff(wantSent2, f2.got); diff != "" {
 		t.Errorf("second compaction summarized (-want +got):\n%s", diff)
 	}
-	msgs, err := model.FromOpenAI(out2)
+	msgs, err := openaimodel.FromParams(out2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +336,7 @@ func TestCompactOpenAI(t *testing.T) {
 func TestCompactOpenAIInvalid(t *testing.T) {
 	bad := []openai.ChatCompletionMessageParamUnion{{}, openai.UserMessage("a"), openai.AssistantMessage("b")}
 	f := &fake{summary: "x"}
-	if _, _, err := model.CompactOpenAI(context.Background(), f, bad, ""); err == nil {
+	if _, _, err := openaimodel.Compact(context.Background(), f, bad, ""); err == nil {
 		t.Fatal("a message without a role was accepted")
 	}
 	if f.calls != 0 {
@@ -359,7 +360,7 @@ func TestCompactSharedTranscripts(t *testing.T) {
 				t.Fatal(err)
 			}
 			digest := summary.NewDigest(summary.DigestOptions{})
-			out, rep, err := model.CompactOpenAI(context.Background(), digest, tr.Messages, "tests")
+			out, rep, err := openaimodel.Compact(context.Background(), digest, tr.Messages, "tests")
 			if errors.Is(err, compact.ErrTooShort) {
 				t.Skipf("%d messages: too short", len(tr.Messages))
 			}

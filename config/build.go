@@ -14,6 +14,7 @@ import (
 	"github.com/abridge-go/abridge/agent"
 	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -29,12 +30,12 @@ type Components struct {
 	Logger *zap.Logger
 	// Model is the primary model: Model at OPENAI_BASE_URL (else the
 	// OpenAI API) with OPENAI_API_KEY and StreamIdleTimeout.
-	Model *model.OpenAI
+	Model *openai.Chat
 	// SummaryModel is the summarizer's model: SummaryModel (else Model) at
 	// SummaryBaseURL (else OPENAI_BASE_URL) with SummaryAPIKey (else
 	// OPENAI_API_KEY) and StreamIdleTimeout. The LLM summarizers call it;
 	// it is built whatever the summarizer's kind.
-	SummaryModel *model.OpenAI
+	SummaryModel *openai.Chat
 	// WindowSummarizer writes the summaries of the window's automatic
 	// compactions: BuildOptions.Summarizer when set, else the one
 	// SummarizerKind names (an LLM summarizer calling SummaryModel with
@@ -45,7 +46,7 @@ type Components struct {
 	SummarizerKind string
 	// CompactSummarizer writes the summaries of on-demand compaction, the
 	// one a user asks for with a focus (compact.Compact,
-	// model.CompactOpenAI, a chat's /compact): with an LLM summarizer, one
+	// openai.Compact, a chat's /compact): with an LLM summarizer, one
 	// calling the primary model, which the design gives on-demand
 	// compaction (or SummaryModel when only its endpoint,
 	// ABRIDGE_SUMMARY_BASE_URL, is configured); otherwise the offline
@@ -231,22 +232,22 @@ func (c *Config) varError(field string) *VarError {
 }
 
 // newOpenAI builds a model; empty settings leave the client's defaults.
-func (c *Config) newOpenAI(name, baseURL, key string, logger *zap.Logger) *model.OpenAI {
-	return model.NewOpenAI(c.openAIOptions(name, baseURL, key, logger)...)
+func (c *Config) newOpenAI(name, baseURL, key string, logger *zap.Logger) *openai.Chat {
+	return openai.New(c.openAIOptions(name, baseURL, key, logger)...)
 }
 
 // openAIOptions are the options of a model, StreamIdleTimeout among
 // them; empty settings leave the client's defaults.
-func (c *Config) openAIOptions(name, baseURL, key string, logger *zap.Logger) []model.Option {
-	opts := []model.Option{model.WithModel(name), model.WithStreamIdleTimeout(c.StreamIdleTimeout)}
+func (c *Config) openAIOptions(name, baseURL, key string, logger *zap.Logger) []openai.Option {
+	opts := []openai.Option{openai.WithModel(name), openai.WithStreamIdleTimeout(c.StreamIdleTimeout)}
 	if baseURL != "" {
-		opts = append(opts, model.WithBaseURL(baseURL))
+		opts = append(opts, openai.WithBaseURL(baseURL))
 	}
 	if key != "" {
-		opts = append(opts, model.WithAPIKey(key))
+		opts = append(opts, openai.WithAPIKey(key))
 	}
 	if logger != nil {
-		opts = append(opts, model.WithLogger(logger))
+		opts = append(opts, openai.WithLogger(logger))
 	}
 	return opts
 }

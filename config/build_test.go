@@ -23,6 +23,7 @@ import (
 
 	"github.com/abridge-go/abridge/agent"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -457,13 +458,13 @@ func bufferLogger(t *testing.T, level, format string) (*zap.Logger, *bytes.Buffe
 }
 
 // TestBuildSummarizersCompactOpenAI passes what Build returns to
-// model.CompactOpenAI with a focus, as a host that keeps openai-go
+// openai.Compact with a focus, as a host that keeps openai-go
 // histories does: the window's summarizer (the summary model) and the
 // on-demand one (the primary model) both compact, each calling its own
 // model; with no endpoint both are the offline digest, which records the
 // focus.
 func TestBuildSummarizersCompactOpenAI(t *testing.T) {
-	params, err := model.ToOpenAI(conversation(6))
+	params, err := openai.ToParams(conversation(6))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +479,7 @@ func TestBuildSummarizersCompactOpenAI(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range []Summarizer{comp.WindowSummarizer.(Summarizer), comp.CompactSummarizer} {
-			out, rep, err := model.CompactOpenAI(context.Background(), s, params, "the failing step")
+			out, rep, err := openai.Compact(context.Background(), s, params, "the failing step")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -499,11 +500,11 @@ func TestBuildSummarizersCompactOpenAI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, _, err := model.CompactOpenAI(context.Background(), comp.CompactSummarizer, params, "the failing step")
+		out, _, err := openai.Compact(context.Background(), comp.CompactSummarizer, params, "the failing step")
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := model.FromOpenAI(out)
+		back, err := openai.FromParams(out)
 		if err != nil {
 			t.Fatal(err)
 		}

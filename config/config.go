@@ -70,7 +70,7 @@ type Config struct {
 	SummaryModel string `env:"SUMMARY_MODEL"`
 	// SummaryAnthropicModel is the model abridge serve's summarizer calls
 	// on the Anthropic upstream for a Messages client, with that client's
-	// key. Default claude-haiku-4-5 (model.DefaultAnthropicModel).
+	// key. Default claude-haiku-4-5 (anthropic.DefaultModel, package model/anthropic).
 	SummaryAnthropicModel string `env:"SUMMARY_ANTHROPIC_MODEL" envDefault:"claude-haiku-4-5"`
 	// SummaryBaseURL is the summarizer's endpoint; "" means the primary
 	// one (OPENAI_BASE_URL, else the OpenAI API).

@@ -7,7 +7,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/anthropic"
+	"github.com/abridge-go/abridge/model/openai"
 )
 
 // Values of ABRIDGE_SERVE_SUMMARIZE_FOR (Config.ServeSummarizeFor), the
@@ -62,8 +63,8 @@ func (c *Config) SummaryKeySet() bool {
 // SummaryModelOptions returns the options Components.SummaryModel, the
 // summarizer's model, is built with (its name, endpoint, key, stream idle
 // timeout and logger), for a host that adds its own (an HTTP client, say)
-// before model.NewOpenAI.
-func (c *Config) SummaryModelOptions(logger *zap.Logger) []model.Option {
+// before openai.New.
+func (c *Config) SummaryModelOptions(logger *zap.Logger) []openai.Option {
 	return c.openAIOptions(c.summaryModel(), c.summaryBaseURL(), c.summaryKey(), logger)
 }
 
@@ -79,15 +80,15 @@ func (c *Config) SummaryEndpoint() string {
 
 // AnthropicSummaryModelOptions returns the options of the model abridge
 // serve summarizes an Anthropic Messages client's conversations with, for
-// model.NewAnthropic: ABRIDGE_SUMMARY_ANTHROPIC_MODEL on the Anthropic
+// anthropic.New: ABRIDGE_SUMMARY_ANTHROPIC_MODEL on the Anthropic
 // upstream ([Config.AnthropicUpstream]), with no key (the host adds the
 // client's), the stream idle timeout and logger.
-func (c *Config) AnthropicSummaryModelOptions(logger *zap.Logger) []model.Option {
-	opts := []model.Option{model.WithModel(c.SummaryAnthropicModel), model.WithStreamIdleTimeout(c.StreamIdleTimeout),
+func (c *Config) AnthropicSummaryModelOptions(logger *zap.Logger) []anthropic.Option {
+	opts := []anthropic.Option{anthropic.WithModel(c.SummaryAnthropicModel), anthropic.WithStreamIdleTimeout(c.StreamIdleTimeout),
 		// The SDK puts /v1 in each path.
-		model.WithBaseURL(strings.TrimSuffix(c.AnthropicUpstream(), "/v1"))}
+		anthropic.WithBaseURL(strings.TrimSuffix(c.AnthropicUpstream(), "/v1"))}
 	if logger != nil {
-		opts = append(opts, model.WithLogger(logger))
+		opts = append(opts, anthropic.WithLogger(logger))
 	}
 	return opts
 }

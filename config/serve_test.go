@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -41,7 +42,7 @@ func TestSummaryModelOptions(t *testing.T) {
 	srv := newFakeOpenAI(t)
 	c := mustLoad(t, map[string]string{"ABRIDGE_SUMMARY_BASE_URL": srv.URL, "ABRIDGE_SUMMARY_API_KEY": "sk-sum",
 		"ABRIDGE_SUMMARY_MODEL": "small"})
-	m := model.NewOpenAI(c.SummaryModelOptions(nil)...)
+	m := openai.New(c.SummaryModelOptions(nil)...)
 	if _, err := m.Request(context.Background(), []processor.Message{processor.UserMessage("hi")}, model.Settings{}); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/model"
+	openaimodel "github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -80,7 +81,7 @@ func TestTranscript(t *testing.T) {
 	defer srv.Close()
 
 	var summaryTokens atomic.Int64
-	sm := model.Observe(model.NewOpenAI(model.WithBaseURL(srv.URL), model.WithAPIKey(secret), model.WithMaxRetries(0)),
+	sm := model.Observe(openaimodel.New(openaimodel.WithBaseURL(srv.URL), openaimodel.WithAPIKey(secret), openaimodel.WithMaxRetries(0)),
 		func(_ context.Context, o model.Observation) { summaryTokens.Add(o.Usage.InputTokens) })
 	ev := &events{}
 	win := window.New(window.Options{Summarizer: summarizer.New(sm, summarizer.Options{}), OnEvent: ev.onWindow, Ahead: -1})

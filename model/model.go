@@ -1,13 +1,13 @@
-// Package model is abridge's boundary with language models: the [Model]
-// interface the agent and the summarizer call, its implementations for
-// OpenAI Chat Completions ([OpenAI]) and OpenAI Responses ([Responses]) on
-// openai-go v3 and for Anthropic Messages ([Anthropic]) on
-// anthropic-sdk-go, lossless conversions between
-// [processor.Message] histories and openai-go message params (and the raw
-// Chat Completions JSON those params marshal to), and [Recorder], a
-// scripted model for tests that records exactly what each request sent. It
-// is the only package that imports openai-go. Saved histories are loaded
-// and saved by package transcript, which imports no SDK.
+// Package model is abridge's boundary with language models, as its
+// callers (the agent, the summarizer, the window) see it: the [Model]
+// interface, the per-request [Settings] and [Tool]s, the [Error] a
+// provider reports and its sentinels ([ErrContextOverflow] and the
+// others), [Observe] to see what each request cost, and [Recorder], a
+// scripted model that records exactly what each request sent. It imports
+// no SDK: the models that call a provider live in a package of their own
+// each, with options of their own (package model/openai for OpenAI Chat
+// Completions and Responses on openai-go, package model/anthropic for
+// Anthropic Messages on anthropic-sdk-go).
 package model
 
 import (
@@ -79,7 +79,7 @@ var ErrContextOverflow = errors.New("context window exceeded")
 var ErrIncompleteResponse = errors.New("incomplete response")
 
 // ErrMalformedResponse is matched (with errors.Is) by errors that report an
-// answer that is not a Chat Completions response: an empty body, a body
+// answer that is not a response of the API called: an empty body, a body
 // that is not JSON or not an event stream, malformed JSON, no choices.
 var ErrMalformedResponse = errors.New("malformed response")
 
@@ -93,9 +93,10 @@ type Error struct {
 	Type string
 	// Message is the provider's message.
 	Message string
-	// Err is the underlying error, if any. The text of an Error from
-	// [OpenAI], Err's included, never holds its API key; the provider's
-	// own error values Err wraps hold what the server sent as it was.
+	// Err is the underlying error, if any. The text of an Error from a
+	// provider's model, Err's included, never holds its API key; the
+	// provider's own error values Err wraps hold what the server sent as
+	// it was.
 	Err error
 }
 

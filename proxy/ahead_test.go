@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/summarizer"
@@ -46,7 +46,7 @@ func TestAheadThroughProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, _ := url.Parse(upSrv.URL + "/v1")
-	sm := model.NewOpenAI(model.WithBaseURL(upSrv.URL), model.WithMaxRetries(0))
+	sm := openai.New(openai.WithBaseURL(upSrv.URL), openai.WithMaxRetries(0))
 	win := window.New(window.Options{MaxMessages: 20, Summarizer: summarizer.New(sm, summarizer.Options{}), OnEvent: metrics.WindowEvent})
 	srv := httptest.NewServer(proxy.New(proxy.Options{Upstream: base, Chain: win, Metrics: metrics}))
 	defer srv.Close()
@@ -150,7 +150,7 @@ func TestAheadDeferredOverflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, _ := url.Parse(upSrv.URL + "/v1")
-	sm := model.NewOpenAI(model.WithBaseURL(upSrv.URL), model.WithMaxRetries(0))
+	sm := openai.New(openai.WithBaseURL(upSrv.URL), openai.WithMaxRetries(0))
 	// The summaries written ahead never come: a runner that takes them
 	// and never runs them.
 	win := window.New(window.Options{MaxMessages: 20, HardMessages: -1, Summarizer: summarizer.New(sm, summarizer.Options{}),

@@ -26,6 +26,7 @@ import (
 
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/model"
+	openaimodel "github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -66,8 +67,8 @@ func newFixture(t *testing.T, up *openaitest.Upstream, change func(*proxy.Option
 	core, logs := observer.New(zapcore.DebugLevel)
 	f.logs = logs
 	logger := zap.New(core)
-	sm := model.NewOpenAI(model.WithBaseURL(f.upSrv.URL), model.WithMaxRetries(0),
-		model.WithHTTPClient(&http.Client{Transport: proxy.ForwardAuthorization(mustURL(t, f.upSrv.URL), nil)}))
+	sm := openaimodel.New(openaimodel.WithBaseURL(f.upSrv.URL), openaimodel.WithMaxRetries(0),
+		openaimodel.WithHTTPClient(&http.Client{Transport: proxy.ForwardAuthorization(mustURL(t, f.upSrv.URL), nil)}))
 	win := window.New(window.Options{
 		Summarizer: metrics.Summarizer(summarizer.New(model.Observe(sm, metrics.SummarizerRequest), summarizer.Options{})),
 		OnEvent: windowlog.Events(logger, func(ctx context.Context, e window.Event) {
@@ -836,7 +837,7 @@ func testOverflowRetry(t *testing.T, receipts bool) {
 
 	// The request's log line and the forwarded prompt's size describe
 	// the retry, what the client's answer came from.
-	retried, err := model.FromJSON(chats[1].Body)
+	retried, err := openaimodel.FromJSON(chats[1].Body)
 	if err != nil {
 		t.Fatal(err)
 	}

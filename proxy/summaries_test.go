@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/abridge-go/abridge/model"
+	anthropicmodel "github.com/abridge-go/abridge/model/anthropic"
+	openaimodel "github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
@@ -70,18 +72,18 @@ func newSummaryFixture(t *testing.T, apis ...string) *summaryFixture {
 	llm := func(m model.Model) window.Summarizer {
 		return summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{})
 	}
-	opts := func(base string, c *http.Client) []model.Option {
-		return []model.Option{model.WithBaseURL(base), model.WithoutEnvironment(), model.WithMaxRetries(0), model.WithHTTPClient(c)}
+	opts := func(base string, c *http.Client) []openaimodel.Option {
+		return []openaimodel.Option{openaimodel.WithBaseURL(base), openaimodel.WithoutEnvironment(), openaimodel.WithMaxRetries(0), openaimodel.WithHTTPClient(c)}
 	}
 	routes := []proxy.SummaryRoute{
 		{API: "chat", Upstream: openAIUp, Endpoint: endpoint("chat", openAIUp.String()), New: func(c *http.Client) window.Summarizer {
-			return llm(model.NewOpenAI(opts(openAIUp.String(), c)...))
+			return llm(openaimodel.New(opts(openAIUp.String(), c)...))
 		}},
 		{API: "responses", Upstream: openAIUp, Endpoint: endpoint("responses", openAIUp.String()), New: func(c *http.Client) window.Summarizer {
-			return llm(model.NewResponses(opts(openAIUp.String(), c)...))
+			return llm(openaimodel.NewResponses(opts(openAIUp.String(), c)...))
 		}},
 		{API: "messages", Upstream: anthropicUp, Endpoint: endpoint("messages", anthropicSrv.URL), New: func(c *http.Client) window.Summarizer {
-			return llm(model.NewAnthropic(opts(anthropicSrv.URL, c)...))
+			return llm(anthropicmodel.New(anthropicmodel.WithBaseURL(anthropicSrv.URL), anthropicmodel.WithoutEnvironment(), anthropicmodel.WithMaxRetries(0), anthropicmodel.WithHTTPClient(c)))
 		}},
 	}
 	sums, unpaid := proxy.ClientPaidSummarizers(routes, metrics.Digest(summary.NewDigest(summary.DigestOptions{})))

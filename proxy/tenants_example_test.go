@@ -81,7 +81,7 @@ func ExampleClientPaidSummarizers() {
 	openAI, _ := url.Parse("https://api.openai.com/v1")
 	anthropic, _ := url.Parse("https://api.anthropic.com/v1")
 	// In abridge serve: a summarizer.New on a model built with
-	// model.WithHTTPClient(client), whose transport adds the credential.
+	// openai.WithHTTPClient(client), whose transport adds the credential.
 	paidBy := func(client *http.Client) window.Summarizer { return &calls{} }
 	_, unpaid := proxy.ClientPaidSummarizers([]proxy.SummaryRoute{
 		{API: "chat", Upstream: openAI, Endpoint: "https://api.openai.com/v1", New: paidBy},

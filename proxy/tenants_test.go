@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 )
@@ -43,7 +44,7 @@ func TestForwardAuthorizationRedacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := &http.Client{Transport: ForwardAuthorization(origin, nil)}
-	m := model.NewOpenAI(model.WithBaseURL(up.URL+"/v1"), model.WithHTTPClient(client), model.WithModel("gpt-test"))
+	m := openai.New(openai.WithBaseURL(up.URL+"/v1"), openai.WithHTTPClient(client), openai.WithModel("gpt-test"))
 	for _, key := range keys {
 		t.Run(key, func(t *testing.T) {
 			ctx := context.WithValue(context.Background(), exchangeKey{}, &exchange{credential: http.Header{"Authorization": {"Bearer " + key}}, upstream: origin})

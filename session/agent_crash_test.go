@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/agent"
-	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -100,7 +100,7 @@ func agentCrashHelper(dsn, name, url, mode string, block int) error {
 			return fmt.Sprintf("echo %d", a.N), nil
 		},
 	}
-	m := model.NewOpenAI(model.WithBaseURL(url), model.WithAPIKey("test"), model.WithMaxRetries(0))
+	m := openai.New(openai.WithBaseURL(url), openai.WithAPIKey("test"), openai.WithMaxRetries(0))
 	res, err := agent.New(m, agent.WithStore(s), agent.WithTools(echo)).Run(ctx, w, prompt)
 	if err != nil {
 		return err
@@ -250,7 +250,7 @@ func runAgentHelper(t *testing.T, srv *agentCrashServer, dsn, name, mode string,
 // body, decoded as generic JSON.
 func openAIMessages(t *testing.T, msgs []processor.Message) []any {
 	t.Helper()
-	params, err := model.ToOpenAI(msgs)
+	params, err := openai.ToParams(msgs)
 	if err != nil {
 		t.Fatal(err)
 	}

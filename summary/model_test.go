@@ -1,6 +1,6 @@
 package summary_test
 
-// Tests that read histories through package model, which (through package
+// Tests that read histories through package model/openai, which (through package
 // compact) depends on this one: they live outside the package.
 
 import (
@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summary"
 	"github.com/abridge-go/abridge/testkit/transcripts"
@@ -23,11 +23,11 @@ import (
 func TestMarkerRoundTrip(t *testing.T) {
 	sum := "Goal: fix pkg/x.\n\nNext step: run go test ./pkg/x."
 	h := []processor.Message{processor.UserMessage("hi"), summary.Marker(sum), processor.UserMessage("go on")}
-	params, err := model.ToOpenAI(h)
+	params, err := openai.ToParams(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := model.FromOpenAI(params)
+	back, err := openai.FromParams(params)
 	if err != nil {
 		t.Fatal(err)
 	}

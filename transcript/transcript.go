@@ -2,7 +2,7 @@
 // Completions JSON: a saved conversation, the "messages" of a request
 // body. [Load] and [LoadFile] read one into abridge's message model,
 // [Save] and [SaveFile] write one, [Chat] returns the messages Save writes
-// (package model builds its openai-go params from them), and
+// (package model/openai builds its openai-go params from them), and
 // [FromRawMessages] converts the messages of a request body one raw JSON
 // object each. It imports no
 // provider SDK: a program that replays or processes saved transcripts

@@ -22,6 +22,8 @@ import (
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/anthropic"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/receipt"
@@ -312,7 +314,7 @@ func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, l
 	}
 	if cfg.SummaryKeySet() {
 		// The proxy always has an endpoint, the upstream: auto means llm.
-		return metrics.Summarizer(llm(model.NewOpenAI(cfg.SummaryModelOptions(logger)...))), config.SummarizerLLM, "the proxy's API key", nil
+		return metrics.Summarizer(llm(openai.New(cfg.SummaryModelOptions(logger)...))), config.SummarizerLLM, "the proxy's API key", nil
 	}
 	endpoint := cfg.SummaryEndpoint()
 	// A summary endpoint of its own is where every summary goes; it takes
@@ -322,22 +324,25 @@ func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, l
 	if cfg.SummaryBaseURL != "" {
 		anthropicEndpoint = cfg.SummaryBaseURL
 	}
-	openAIOpts := append(cfg.SummaryModelOptions(logger), model.WithBaseURL(endpoint))
+	openAIOpts := append(cfg.SummaryModelOptions(logger), openai.WithBaseURL(endpoint))
 	// The summary models read no key from the environment: the client's
 	// credential, added by the HTTP client they are given, pays.
-	paid := func(opts []model.Option, client *http.Client) []model.Option {
-		return append(slices.Clone(opts), model.WithoutEnvironment(), model.WithHTTPClient(client))
+	paid := func(opts []openai.Option, client *http.Client) []openai.Option {
+		return append(slices.Clone(opts), openai.WithoutEnvironment(), openai.WithHTTPClient(client))
 	}
 	anthropicOpts := cfg.AnthropicSummaryModelOptions(logger)
+	paidAnthropic := func(client *http.Client) []anthropic.Option {
+		return append(slices.Clone(anthropicOpts), anthropic.WithoutEnvironment(), anthropic.WithHTTPClient(client))
+	}
 	routes := []proxy.SummaryRoute{
 		{API: "chat", Upstream: upstream, Endpoint: endpoint, New: func(c *http.Client) window.Summarizer {
-			return llm(model.NewOpenAI(paid(openAIOpts, c)...))
+			return llm(openai.New(paid(openAIOpts, c)...))
 		}},
 		{API: "responses", Upstream: upstream, Endpoint: endpoint, New: func(c *http.Client) window.Summarizer {
-			return llm(model.NewResponses(paid(openAIOpts, c)...))
+			return llm(openai.NewResponses(paid(openAIOpts, c)...))
 		}},
 		{API: "messages", Upstream: anthropicUpstream, Endpoint: anthropicEndpoint, New: func(c *http.Client) window.Summarizer {
-			return llm(model.NewAnthropic(paid(anthropicOpts, c)...))
+			return llm(anthropic.New(paidAnthropic(c)...))
 		}},
 	}
 	sums, digests := proxy.ClientPaidSummarizers(routes, digest)

@@ -86,7 +86,7 @@ import (
 
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/middleware"
-	"github.com/abridge-go/abridge/model"
+	openaimodel "github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
@@ -461,7 +461,7 @@ func run(args []string, stdout io.Writer) error {
 // context when the request waited for a summary, and gives each event to
 // on.
 func newChain(cfg *config.Config, upURL string, store window.Store, on func(window.Event)) (processor.Processor, *window.Window, error) {
-	sm := model.NewOpenAI(model.WithBaseURL(upURL+"/v1"), model.WithAPIKey("sk-load"), model.WithMaxRetries(0))
+	sm := openaimodel.New(openaimodel.WithBaseURL(upURL+"/v1"), openaimodel.WithAPIKey("sk-load"), openaimodel.WithMaxRetries(0))
 	comp, err := cfg.Build(config.BuildOptions{Logger: zap.NewNop(), Summarizer: summarizer.New(sm, summarizer.Options{}), Store: store,
 		OnEvent: func(ctx context.Context, e window.Event) {
 			if info, ok := ctx.Value(reqKey{}).(*reqInfo); ok && e.Type == window.EventFinished && e.Waited > 0 {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/testkit/transcripts"
@@ -16,7 +16,7 @@ import (
 // BenchmarkParse reads the largest transcript as a request body (Parse;
 // With and Buffers writing it back with one message replaced, as after a
 // compaction), and with encoding/json through package model
-// (model.FromJSON of its messages), the decoding the replay's fresh mode
+// (openai.FromJSON of its messages), the decoding the replay's fresh mode
 // measures against.
 func BenchmarkParse(b *testing.B) {
 	data := requestBody(b, transcripts.Largest(b))
@@ -51,10 +51,10 @@ func BenchmarkParse(b *testing.B) {
 		}
 	})
 	msgs := data[body.start:body.end]
-	b.Run("model.FromJSON", func(b *testing.B) {
+	b.Run("openai.FromJSON", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := model.FromJSON(msgs); err != nil {
+			if _, err := openai.FromJSON(msgs); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/testkit/transcripts"
@@ -50,7 +50,7 @@ func checkChat(t *testing.T, data []byte) {
 	}
 	// A name encoding/json matches regardless of case is not the field to
 	// the API, nor to Parse: package model is no reference for it.
-	if want, err := model.FromRawMessages(msgs); err == nil && foldedName(top["messages"]) == "" {
+	if want, err := openai.FromRawMessages(msgs); err == nil && foldedName(top["messages"]) == "" {
 		if err := processortest.Diff(compactData(want), compactData(b.Messages)); err != nil {
 			t.Fatalf("Parse's messages differ from model's: %v\n%q", err, data)
 		}
@@ -163,7 +163,7 @@ func requestBody(tb testing.TB, path string) []byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	msgs, err := model.ToJSON(h)
+	msgs, err := openai.ToJSON(h)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -614,7 +614,7 @@ func resultValue(r processor.ToolReturn) []byte {
 		for i, c := range r.Contents {
 			texts[i], _ = appendJSON(nil, textPart{"text", c})
 		}
-		return model.JoinRawMessages(texts)
+		return openai.JoinRawMessages(texts)
 	}
 	return appendString(nil, r.ToolReturnContent())
 }
@@ -797,7 +797,7 @@ func (h *msgHistory) rewriteContent(raw []byte, orig, m processor.Message, ancho
 	for k, v := range vals {
 		elems[k] = v
 	}
-	return model.JoinRawMessages(elems), true
+	return openai.JoinRawMessages(elems), true
 }
 
 // patchBlock returns a block, read as the piece was, written for the

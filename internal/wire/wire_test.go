@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -32,7 +32,7 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := model.FromJSON([]byte(body[strings.Index(body, "[") : strings.Index(body, `], "tools"`)+1]))
+	want, err := openai.FromJSON([]byte(body[strings.Index(body, "[") : strings.Index(body, `], "tools"`)+1]))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
@@ -44,7 +45,7 @@ func newFakeOpenAI(t *testing.T, handle func(w http.ResponseWriter, r *http.Requ
 }
 
 func (f *fakeOpenAI) model() model.Model {
-	return model.NewOpenAI(model.WithBaseURL(f.srv.URL), model.WithAPIKey("test"), model.WithMaxRetries(0), model.WithModel("summary-model"))
+	return openai.New(openai.WithBaseURL(f.srv.URL), openai.WithAPIKey("test"), openai.WithMaxRetries(0), openai.WithModel("summary-model"))
 }
 
 func (f *fakeOpenAI) requests() []map[string]any {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/abridge-go/abridge/cmd/abridge/internal/replay/internal/fidelity"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -228,7 +229,7 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 	var raws []json.RawMessage
 	if r.mode == ModeFresh {
 		var err error
-		if raws, err = model.ToRawMessages(transcript); err != nil {
+		if raws, err = openai.ToRawMessages(transcript); err != nil {
 			return Result{}, fmt.Errorf("encode the transcript as requests: %w", err)
 		}
 	}
@@ -390,10 +391,10 @@ func writerOf(opts Options) string {
 // decode encodes raws as a request's JSON "messages" and decodes it into
 // new memory, as a proxy receives a request, timing the decoding.
 func (r *run) decode(res *Result, raws []json.RawMessage) ([]processor.Message, error) {
-	data := model.JoinRawMessages(raws)
+	data := openai.JoinRawMessages(raws)
 	c0, cpuOK := threadCPU()
 	t0 := time.Now()
-	h, err := model.FromJSON(data)
+	h, err := openai.FromJSON(data)
 	res.DecodeTime += time.Since(t0)
 	if c1, _ := threadCPU(); cpuOK {
 		res.DecodeCPU += max(c1-c0-r.cpuCost, 0)
@@ -585,7 +586,7 @@ func (r *run) requestJSON(res *Result, st *stepResult, out []processor.Message, 
 		if err != nil {
 			// A message that does not convert is named by its place in
 			// the request; one whose conversion marshals wrong is not.
-			if _, cerr := model.ToOpenAI(out); cerr != nil {
+			if _, cerr := openai.ToParams(out); cerr != nil {
 				invalid(fmt.Errorf("to openai: %w", cerr))
 			} else {
 				invalid(fmt.Errorf("marshal request: %w", err))
@@ -719,7 +720,7 @@ func (r *run) marshalForms(transcript []processor.Message) {
 }
 
 func marshalMessage(m processor.Message) ([]byte, error) {
-	params, err := model.ToOpenAI([]processor.Message{m})
+	params, err := openai.ToParams([]processor.Message{m})
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	abridge "github.com/abridge-go/abridge"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/strategy"
@@ -217,7 +218,7 @@ func TestCacheReuseGrowingHistory(t *testing.T) {
 		if m.Kind != processor.Response || i == 0 || history[i-1].Kind != processor.Request {
 			continue
 		}
-		params, err := model.ToOpenAI(history[:i])
+		params, err := openai.ToParams(history[:i])
 		if err != nil {
 			t.Fatal(err)
 		}

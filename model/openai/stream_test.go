@@ -1,4 +1,4 @@
-package model
+package openai
 
 import (
 	"context"
@@ -12,10 +12,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/testkit/providertest"
 )
 
 // TestOpenAIStreamCutOff has streams end, or stop sending, before the
-// response is complete: the request fails with ErrIncompleteResponse and
+// response is complete: the request fails with model.ErrIncompleteResponse and
 // nothing of the partial response is returned. A stream none of whose
 // text was shown is tried again; one whose text was shown is not.
 func TestOpenAIStreamCutOff(t *testing.T) {
@@ -67,19 +70,19 @@ func TestOpenAIStreamCutOff(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			n := 0
-			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+			f := providertest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 				mu.Lock()
 				events := tt.attempts[min(n, len(tt.attempts)-1)]
 				n++
 				mu.Unlock()
-				replySSE(events...)(w, r)
+				providertest.ReplySSE(events...)(w, r)
 				if tt.stall {
-					blockUntilDone(w, r)
+					providertest.BlockUntilDone(w, r)
 				}
 			})
 			var deltas []string
-			m := f.model(WithMaxRetries(tt.retries), WithStreamIdleTimeout(300*time.Millisecond))
-			got, err := m.Request(context.Background(), testHistory(), Settings{OnText: func(d string) { deltas = append(deltas, d) }})
+			m := chatModel(f, WithMaxRetries(tt.retries), WithStreamIdleTimeout(300*time.Millisecond))
+			got, err := m.Request(context.Background(), providertest.History(), model.Settings{OnText: func(d string) { deltas = append(deltas, d) }})
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -92,15 +95,15 @@ func TestOpenAIStreamCutOff(t *testing.T) {
 					t.Errorf("response text %q, arguments %q; want %q, %q", got.Text(), args, tt.text, tt.args)
 				}
 			} else {
-				want := Error{StatusCode: 200, Message: tt.want}
+				want := model.Error{StatusCode: 200, Message: tt.want}
 				if tt.status < 0 {
 					want.StatusCode = 0
 				}
-				is := []error{ErrIncompleteResponse}
+				is := []error{model.ErrIncompleteResponse}
 				if tt.stall {
 					is = append(is, context.DeadlineExceeded)
 				}
-				checkError(t, err, errorCase{want: want, is: is, contains: tt.want})
+				providertest.CheckError(t, err, providertest.ErrorCase{Want: want, Is: is, Contains: tt.want})
 				if got.Kind != 0 || got.Parts != nil {
 					t.Errorf("a cut-off stream returned a response: %+v", got)
 				}
@@ -123,7 +126,7 @@ func TestOpenAIStreamCutOff(t *testing.T) {
 // that keeps sending is not stalled.
 func TestOpenAIStreamKeepAlive(t *testing.T) {
 	const idle = 2 * time.Second
-	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+	f := providertest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		for end := time.Now().Add(idle + idle/2); time.Now().Before(end); {
@@ -133,7 +136,7 @@ func TestOpenAIStreamKeepAlive(t *testing.T) {
 		}
 		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", chunk(`{"role":"assistant","content":"hi"}`, "stop"))
 	})
-	got, err := f.model(WithStreamIdleTimeout(idle)).Request(context.Background(), testHistory(), Settings{OnText: func(string) {}})
+	got, err := chatModel(f, WithStreamIdleTimeout(idle)).Request(context.Background(), providertest.History(), model.Settings{OnText: func(string) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,21 +164,21 @@ func TestOpenAIStreamMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+			f := providertest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", tt.ctype)
 				io.WriteString(w, tt.body)
 			})
-			_, err := f.model().Request(context.Background(), testHistory(), Settings{OnText: func(string) {}})
-			var me *Error
+			_, err := chatModel(f).Request(context.Background(), providertest.History(), model.Settings{OnText: func(string) {}})
+			var me *model.Error
 			if !errors.As(err, &me) {
 				t.Fatalf("error %v (%T), want a *model.Error", err, err)
 			}
 			if !strings.HasPrefix(me.Message, tt.message) {
 				t.Errorf("message %q, want one starting %q", me.Message, tt.message)
 			}
-			if !errors.Is(err, ErrMalformedResponse) || errors.Is(err, ErrIncompleteResponse) {
-				t.Errorf("errors.Is(%q): ErrMalformedResponse %v, ErrIncompleteResponse %v; want true, false",
-					err, errors.Is(err, ErrMalformedResponse), errors.Is(err, ErrIncompleteResponse))
+			if !errors.Is(err, model.ErrMalformedResponse) || errors.Is(err, model.ErrIncompleteResponse) {
+				t.Errorf("errors.Is(%q): model.ErrMalformedResponse %v, model.ErrIncompleteResponse %v; want true, false",
+					err, errors.Is(err, model.ErrMalformedResponse), errors.Is(err, model.ErrIncompleteResponse))
 			}
 			if me.StatusCode != 200 {
 				t.Errorf("status %d, want 200", me.StatusCode)
@@ -196,7 +199,7 @@ func TestOpenAIStreamIdleDefault(t *testing.T) {
 		{[]Option{WithStreamIdleTimeout(-1)}, 0},
 	}
 	for _, tt := range tests {
-		if got := NewOpenAI(tt.opts...).idle; got != tt.want {
+		if got := New(tt.opts...).idle; got != tt.want {
 			t.Errorf("idle timeout %s, want %s", got, tt.want)
 		}
 	}

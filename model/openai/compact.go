@@ -1,4 +1,4 @@
-package model
+package openai
 
 import (
 	"context"
@@ -9,16 +9,16 @@ import (
 	"github.com/abridge-go/abridge/compact"
 )
 
-// CompactOpenAI is compact.Compact for a history of openai-go message
+// Compact is compact.Compact for a history of openai-go message
 // params, for a host that keeps its history in openai-go's types. It
-// converts them with [FromOpenAI], compacts with s (the LLM summarizer of
+// converts them with [FromParams], compacts with s (the LLM summarizer of
 // package summarizer, the offline digest of package summary, or what
 // config builds), following focus when it is not empty, and converts the
-// result back with [ToOpenAI]: the leading system (or developer) messages,
+// result back with [ToParams]: the leading system (or developer) messages,
 // a user message holding the summary marker, and an assistant message with
 // compact.Acknowledgement. The caller's slice is never modified.
-func CompactOpenAI(ctx context.Context, s compact.Summarizer, history []openai.ChatCompletionMessageParamUnion, focus string) ([]openai.ChatCompletionMessageParamUnion, compact.Report, error) {
-	msgs, err := FromOpenAI(history)
+func Compact(ctx context.Context, s compact.Summarizer, history []openai.ChatCompletionMessageParamUnion, focus string) ([]openai.ChatCompletionMessageParamUnion, compact.Report, error) {
+	msgs, err := FromParams(history)
 	if err != nil {
 		return nil, compact.Report{MessagesBefore: len(history)}, fmt.Errorf("convert history: %w", err)
 	}
@@ -26,7 +26,7 @@ func CompactOpenAI(ctx context.Context, s compact.Summarizer, history []openai.C
 	if err != nil {
 		return nil, rep, err
 	}
-	params, err := ToOpenAI(out)
+	params, err := ToParams(out)
 	if err != nil {
 		return nil, rep, fmt.Errorf("convert compacted history: %w", err)
 	}

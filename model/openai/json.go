@@ -1,4 +1,4 @@
-package model
+package openai
 
 import (
 	"bytes"
@@ -25,10 +25,10 @@ func FromRawMessages(raws []json.RawMessage) ([]processor.Message, error) {
 }
 
 // ToRawMessages converts a history to Chat Completions messages, one raw
-// JSON object each, as [ToOpenAI] converts it and a request body carries
+// JSON object each, as [ToParams] converts it and a request body carries
 // it.
 func ToRawMessages(history []processor.Message) ([]json.RawMessage, error) {
-	params, err := ToOpenAI(history)
+	params, err := ToParams(history)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package model
+package openai
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/testkit/providertest"
 )
 
 // TestOpenAIRedactsKey has providers echo the configured API key, whatever
@@ -28,10 +31,10 @@ func TestOpenAIRedactsKey(t *testing.T) {
 		quoted  bool // the error quotes what the server said
 	}{
 		{"error message", func(key string) http.HandlerFunc {
-			return replyJSON(401, `{"error":{"message":"Invalid API key: `+key+`","type":"invalid_request_error","code":"invalid_api_key"}}`)
+			return providertest.ReplyJSON(401, `{"error":{"message":"Invalid API key: `+key+`","type":"invalid_request_error","code":"invalid_api_key"}}`)
 		}, false, true},
 		{"detail", func(key string) http.HandlerFunc {
-			return replyJSON(403, `{"detail":"key `+key+` is not allowed"}`)
+			return providertest.ReplyJSON(403, `{"detail":"key `+key+` is not allowed"}`)
 		}, false, true},
 		{"non-JSON error body", func(key string) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
@@ -41,7 +44,7 @@ func TestOpenAIRedactsKey(t *testing.T) {
 			}
 		}, false, false},
 		{"stream error event", func(key string) http.HandlerFunc {
-			return replySSE(`{"error":{"message":"bad key ` + key + `","type":"auth"}}`)
+			return providertest.ReplySSE(`{"error":{"message":"bad key ` + key + `","type":"auth"}}`)
 		}, true, true},
 		{"stream that is no event stream", func(key string) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
@@ -53,19 +56,19 @@ func TestOpenAIRedactsKey(t *testing.T) {
 	for _, key := range keys {
 		for _, e := range echoes {
 			t.Run(e.name+"/"+key[:4], func(t *testing.T) {
-				f := newFake(t, e.handler(key))
-				var s Settings
+				f := providertest.NewServer(t, e.handler(key))
+				var s model.Settings
 				if e.stream {
 					s.OnText = func(string) {}
 				}
-				m := NewOpenAI(WithBaseURL(f.srv.URL), WithAPIKey(key), WithMaxRetries(0))
-				_, err := m.Request(context.Background(), testHistory(), s)
+				m := New(WithBaseURL(f.URL), WithAPIKey(key), WithMaxRetries(0))
+				_, err := m.Request(context.Background(), providertest.History(), s)
 				if err == nil {
 					t.Fatal("Request succeeded, want an error")
 				}
 				// The error and what it wraps, as far as the provider's
 				// own error values, which hold what the server said.
-				var me *Error
+				var me *model.Error
 				if !errors.As(err, &me) {
 					t.Fatalf("error %v (%T), want a *model.Error", err, err)
 				}
@@ -91,8 +94,8 @@ func TestOpenAIRedactsKey(t *testing.T) {
 func TestOpenAIRedactsEnvKey(t *testing.T) {
 	const key = "env-key-7777777777777777"
 	t.Setenv("OPENAI_API_KEY", key)
-	f := newFake(t, replyJSON(401, `{"error":{"message":"Invalid API key: `+key+`","type":"auth"}}`))
-	_, err := NewOpenAI(WithBaseURL(f.srv.URL), WithMaxRetries(0)).Request(context.Background(), testHistory(), Settings{})
+	f := providertest.NewServer(t, providertest.ReplyJSON(401, `{"error":{"message":"Invalid API key: `+key+`","type":"auth"}}`))
+	_, err := New(WithBaseURL(f.URL), WithMaxRetries(0)).Request(context.Background(), providertest.History(), model.Settings{})
 	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "Invalid API key: [redacted key]") {
 		t.Errorf("error %v; want the key from the environment redacted", err)
 	}
@@ -101,7 +104,7 @@ func TestOpenAIRedactsEnvKey(t *testing.T) {
 // TestRedactPatterns checks what is taken for a key without being the
 // configured one: the masked and prefixed forms providers quote.
 func TestRedactPatterns(t *testing.T) {
-	m := NewOpenAI(WithAPIKey("EMPTY")) // too short to be a secret
+	m := New(WithAPIKey("EMPTY")) // too short to be a secret
 	tests := []struct{ in, want string }{
 		{"Incorrect API key provided: sk-proj-****abcd.", "Incorrect API key provided: [redacted key]."},
 		{"key gsk_****wxyz rejected", "key [redacted key] rejected"},

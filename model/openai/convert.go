@@ -1,4 +1,4 @@
-package model
+package openai
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ func msgErr(i int, format string, args ...any) error {
 	return &transcript.MessageError{Index: i, Reason: fmt.Sprintf(format, args...)}
 }
 
-// ToOpenAI converts a history to openai-go message params, in order.
+// ToParams converts a history to openai-go message params, in order.
 //
 // A request becomes one OpenAI message per part: a [processor.SystemPrompt]
 // a "system" (or "developer") message, a [processor.UserPrompt] a "user"
@@ -28,21 +28,21 @@ func msgErr(i int, format string, args ...any) error {
 // text parts the content (a string for one part, an array of text parts for
 // several, no content for none), its tool calls the tool_calls, and its
 // Refusal and Name the fields of the same names. Thinking parts (the
-// reasoning a server returned, see [OpenAI]), Usage, ModelName,
+// reasoning a server returned, see [Chat]), Usage, ModelName,
 // FinishReason and Time are left out: these params carry no
-// reasoning_content ([OpenAI.Request] adds it where a server needs it).
+// reasoning_content ([Chat.Request] adds it where a server needs it).
 //
 // The history is not modified. A message of unknown kind, a part that does
 // not belong to its message's kind, a request without parts, a tool call or
 // tool return without an ID, and a user content part whose Data is not valid
 // JSON are errors of type [*transcript.MessageError] naming the message's index.
-func ToOpenAI(history []processor.Message) ([]openai.ChatCompletionMessageParamUnion, error) {
+func ToParams(history []processor.Message) ([]openai.ChatCompletionMessageParamUnion, error) {
 	return toOpenAI(history, false)
 }
 
-// toOpenAI is [ToOpenAI], except that with callReasoning the Thinking parts
+// toOpenAI is [ToParams], except that with callReasoning the Thinking parts
 // of the responses with tool calls (what a request sends, see
-// [OpenAI.Request]) are not dropped but put, joined by newlines, in the
+// [Chat.Request]) are not dropped but put, joined by newlines, in the
 // extra field reasoning_content of their assistant messages.
 func toOpenAI(history []processor.Message, callReasoning bool) ([]openai.ChatCompletionMessageParamUnion, error) {
 	chat, err := transcript.Chat(history)
@@ -180,7 +180,7 @@ func userPart(p transcript.ChatPart) (openai.ChatCompletionContentPartUnionParam
 	return param.Override[openai.ChatCompletionContentPartUnionParam](json.RawMessage(buf.Bytes())), nil
 }
 
-// FromOpenAI converts openai-go message params to a history, one message for
+// FromParams converts openai-go message params to a history, one message for
 // each param, in order.
 //
 // "system" and "developer" messages become requests with a
@@ -203,7 +203,7 @@ func userPart(p transcript.ChatPart) (openai.ChatCompletionContentPartUnionParam
 // message without tool_call_id, a user or tool message without content, and
 // a tool call without id or of a type other than function are errors of type
 // [*transcript.MessageError] naming the index.
-func FromOpenAI(msgs []openai.ChatCompletionMessageParamUnion) ([]processor.Message, error) {
+func FromParams(msgs []openai.ChatCompletionMessageParamUnion) ([]processor.Message, error) {
 	out := make([]processor.Message, 0, len(msgs))
 	callNames := map[string]string{}
 	for i, u := range msgs {

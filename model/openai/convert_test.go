@@ -1,4 +1,4 @@
-package model
+package openai
 
 import (
 	"bytes"
@@ -64,19 +64,19 @@ func checkRoundTrip(t *testing.T, path string) {
 	if len(history) != len(want) {
 		t.Fatalf("loaded %d messages, file has %d", len(history), len(want))
 	}
-	params, err := ToOpenAI(history)
+	params, err := ToParams(history)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, asJSON(t, params)); diff != "" {
-		t.Errorf("ToOpenAI(LoadFile) differs from the file (-file +converted):\n%s", diff)
+		t.Errorf("ToParams(LoadFile) differs from the file (-file +converted):\n%s", diff)
 	}
-	back, err := FromOpenAI(params)
+	back, err := FromParams(params)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(history, back); diff != "" {
-		t.Errorf("FromOpenAI(ToOpenAI(h)) differs from h (-h +back):\n%s", diff)
+		t.Errorf("FromParams(ToParams(h)) differs from h (-h +back):\n%s", diff)
 	}
 }
 
@@ -92,7 +92,7 @@ func TestRoundTripShared(t *testing.T) {
 	}
 }
 
-func TestToOpenAI(t *testing.T) {
+func TestToParams(t *testing.T) {
 	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	history := []processor.Message{
 		processor.NewRequest(
@@ -140,15 +140,15 @@ func TestToOpenAI(t *testing.T) {
 		}},
 	}
 	before := processor.Clone(history)
-	params, err := ToOpenAI(history)
+	params, err := ToParams(history)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, asJSON(t, params)); diff != "" {
-		t.Errorf("ToOpenAI (-want +got):\n%s", diff)
+		t.Errorf("ToParams (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(before, history); diff != "" {
-		t.Errorf("ToOpenAI modified its input (-before +after):\n%s", diff)
+		t.Errorf("ToParams modified its input (-before +after):\n%s", diff)
 	}
 	// Known part types come out typed, unknown keys verbatim.
 	parts := params[8].OfUser.Content.OfArrayOfContentParts
@@ -157,9 +157,9 @@ func TestToOpenAI(t *testing.T) {
 	}
 }
 
-// TestToOpenAIErrors checks that ToOpenAI refuses what transcript.Chat
+// TestToParamsErrors checks that ToParams refuses what transcript.Chat
 // refuses (its TestChatErrors has every case), with the same errors.
-func TestToOpenAIErrors(t *testing.T) {
+func TestToParamsErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		history []processor.Message
@@ -171,12 +171,12 @@ func TestToOpenAIErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ToOpenAI(tt.history)
+			_, err := ToParams(tt.history)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, processor.ErrMalformed) {
 				t.Fatalf("error = %v, want a processor.ErrMalformed containing %q", err, tt.want)
 			}
 			if _, cerr := transcript.Chat(tt.history); cerr == nil || cerr.Error() != err.Error() {
-				t.Errorf("transcript.Chat error = %v, want the same as ToOpenAI's", cerr)
+				t.Errorf("transcript.Chat error = %v, want the same as ToParams's", cerr)
 			}
 		})
 	}
@@ -257,7 +257,7 @@ func TestMatchesSave(t *testing.T) {
 	}
 }
 
-func TestFromOpenAI(t *testing.T) {
+func TestFromParams(t *testing.T) {
 	assistant := openai.ChatCompletionMessage{
 		Content: "Let me look.",
 		ToolCalls: []openai.ChatCompletionMessageToolCallUnion{{
@@ -283,16 +283,16 @@ func TestFromOpenAI(t *testing.T) {
 		processor.NewRequest(processor.ToolReturn{ToolCallID: "c-unknown", Content: "late answer"}),
 		processor.TextMessage("done"),
 	}
-	got, err := FromOpenAI(msgs)
+	got, err := FromParams(msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("FromOpenAI (-want +got):\n%s", diff)
+		t.Errorf("FromParams (-want +got):\n%s", diff)
 	}
 }
 
-func TestFromOpenAIErrors(t *testing.T) {
+func TestFromParamsErrors(t *testing.T) {
 	user := openai.UserMessage("hi")
 	tests := []struct {
 		name string
@@ -315,7 +315,7 @@ func TestFromOpenAIErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := FromOpenAI(tt.msgs)
+			_, err := FromParams(tt.msgs)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want one containing %q", err, tt.want)
 			}

@@ -1,4 +1,4 @@
-package model
+package openai
 
 import (
 	"encoding/json"
@@ -9,15 +9,15 @@ import (
 	"github.com/abridge-go/abridge/transcript"
 )
 
-// BenchmarkToOpenAI measures converting the largest available transcript
+// BenchmarkToParams measures converting the largest available transcript
 // to params and encoding them as a request body would be.
-func BenchmarkToOpenAI(b *testing.B) {
+func BenchmarkToParams(b *testing.B) {
 	h, err := transcript.LoadFile(transcripts.Largest(b))
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		params, err := ToOpenAI(h)
+		params, err := ToParams(h)
 		if err != nil {
 			b.Fatal(err)
 		}

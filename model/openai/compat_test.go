@@ -1,4 +1,4 @@
-package model
+package openai
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/testkit/providertest"
 )
 
 // Tests of what OpenAI-compatible servers do differently from OpenAI:
@@ -135,14 +137,14 @@ func TestOpenAIReasoning(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			handler := replyJSON(200, completion(tt.message, ""))
-			var settings Settings
+			handler := providertest.ReplyJSON(200, completion(tt.message, ""))
+			var settings model.Settings
 			var deltas []string
 			if tt.events != nil {
-				handler = replySSE(tt.events...)
+				handler = providertest.ReplySSE(tt.events...)
 				settings.OnText = func(d string) { deltas = append(deltas, d) }
 			}
-			got, err := newFake(t, handler).model().Request(context.Background(), testHistory(), settings)
+			got, err := chatModel(providertest.NewServer(t, handler)).Request(context.Background(), providertest.History(), settings)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,15 +215,15 @@ func TestOpenAIToolCallIDs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			handler := replyJSON(200, completion(tt.message, ""))
-			var settings Settings
+			handler := providertest.ReplyJSON(200, completion(tt.message, ""))
+			var settings model.Settings
 			if tt.events != nil {
-				handler = replySSE(tt.events...)
+				handler = providertest.ReplySSE(tt.events...)
 				settings.OnText = func(string) {}
 			}
 			core, logs := observer.New(zapcore.DebugLevel)
-			m := newFake(t, handler).model(WithLogger(zap.New(core)))
-			got, err := m.Request(context.Background(), testHistory(), settings)
+			m := chatModel(providertest.NewServer(t, handler), WithLogger(zap.New(core)))
+			got, err := m.Request(context.Background(), providertest.History(), settings)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -270,12 +272,12 @@ func TestOpenAIReasoningSentBack(t *testing.T) {
 	}{
 		{
 			name: "JSON",
-			first: replyJSON(200, completion(`{"role":"assistant","content":"Listing.","reasoning_content":"I should list.","reasoning":"I should list.",
+			first: providertest.ReplyJSON(200, completion(`{"role":"assistant","content":"Listing.","reasoning_content":"I should list.","reasoning":"I should list.",
 				"tool_calls":[{"type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]}`, "")),
 		},
 		{
 			name: "stream",
-			first: replySSE(
+			first: providertest.ReplySSE(
 				chunk(`{"role":"assistant","content":"Listing.","reasoning_content":"I should list."}`, ""),
 				chunk(`{"tool_calls":[{"index":0,"function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]}`, "tool_calls"),
 				"[DONE]",
@@ -286,15 +288,15 @@ func TestOpenAIReasoningSentBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var requests atomic.Int32
-			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+			f := providertest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 				if requests.Add(1) == 1 {
 					tt.first(w, r)
 					return
 				}
-				replyJSON(200, completion(`{"content":"a.go","reasoning_content":"One file."}`, ""))(w, r)
+				providertest.ReplyJSON(200, completion(`{"content":"a.go","reasoning_content":"One file."}`, ""))(w, r)
 			})
-			m := f.model()
-			var settings Settings
+			m := chatModel(f)
+			var settings model.Settings
 			if tt.stream {
 				settings.OnText = func(string) {}
 			}
@@ -315,19 +317,18 @@ func TestOpenAIReasoningSentBack(t *testing.T) {
 			if err := processor.Validate(history); err != nil {
 				t.Fatalf("history with the generated id: %v", err)
 			}
-			answer, err := m.Request(context.Background(), history, Settings{})
+			answer, err := m.Request(context.Background(), history, model.Settings{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			history = append(history, answer, processor.UserMessage("Thanks."))
-			if _, err := m.Request(context.Background(), history, Settings{}); err != nil {
+			if _, err := m.Request(context.Background(), history, model.Settings{}); err != nil {
 				t.Fatal(err)
 			}
 
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if len(f.requests) != 3 {
-				t.Fatalf("server received %d requests, want 3", len(f.requests))
+			reqs := f.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("server received %d requests, want 3", len(reqs))
 			}
 			want := []any{
 				map[string]any{"role": "user", "content": "List the files."},
@@ -336,13 +337,13 @@ func TestOpenAIReasoningSentBack(t *testing.T) {
 				}},
 				map[string]any{"role": "tool", "tool_call_id": id, "content": "a.go"},
 			}
-			if diff := cmp.Diff(want, f.requests[1].body["messages"]); diff != "" {
+			if diff := cmp.Diff(want, reqs[1].Body["messages"]); diff != "" {
 				t.Errorf("messages of the second request (-want +got):\n%s", diff)
 			}
 			want = append(want,
 				map[string]any{"role": "assistant", "content": "a.go"},
 				map[string]any{"role": "user", "content": "Thanks."})
-			if diff := cmp.Diff(want, f.requests[2].body["messages"]); diff != "" {
+			if diff := cmp.Diff(want, reqs[2].Body["messages"]); diff != "" {
 				t.Errorf("messages of the third request (-want +got):\n%s", diff)
 			}
 		})

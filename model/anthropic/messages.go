@@ -1,4 +1,4 @@
-package model
+package anthropic
 
 import (
 	"context"
@@ -10,55 +10,49 @@ import (
 	"strings"
 	"time"
 
-	"github.com/anthropics/anthropic-sdk-go"
-	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"go.uber.org/zap"
 
+	"github.com/abridge-go/abridge/internal/provider"
+	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
 
-// Defaults of an [Anthropic] model.
-const (
-	// DefaultAnthropicModel is the model an Anthropic uses unless
-	// [WithModel] names another.
-	DefaultAnthropicModel = "claude-haiku-4-5"
-	// DefaultAnthropicMaxTokens is the max_tokens an Anthropic sends
-	// when Settings.MaxTokens is 0: the Messages API requires one.
-	DefaultAnthropicMaxTokens = 8192
-	// DefaultAnthropicBaseURL is the base URL of an Anthropic when
-	// neither [WithBaseURL] nor ANTHROPIC_BASE_URL names one.
-	DefaultAnthropicBaseURL = "https://api.anthropic.com/"
-)
-
-// Anthropic is a [Model] that calls an Anthropic Messages endpoint
-// (<base URL>/v1/messages) through anthropic-sdk-go. It takes the options
-// of [NewOpenAI] (anthropic-sdk-go's own through
-// [WithAnthropicRequestOptions]) and reports usage and errors as the
-// [OpenAI] model does. It is safe for concurrent use.
+// Messages is a [model.Model] that calls an Anthropic Messages endpoint
+// (<base URL>/v1/messages) through anthropic-sdk-go. It reports usage and
+// errors as the models of package model/openai do. It is safe for
+// concurrent use.
 //
 // Without [WithoutEnvironment], it reads ANTHROPIC_BASE_URL, and
 // ANTHROPIC_API_KEY (sent as x-api-key) or else ANTHROPIC_AUTH_TOKEN (sent
 // as a bearer token) from the environment; the options given win. It
 // reads nothing else of the environment (no profile files).
-type Anthropic struct {
-	client  anthropic.Client
+type Messages struct {
+	client  sdk.Client
 	model   string
 	logger  *zap.Logger
 	idle    time.Duration
-	secrets []string
+	secrets provider.Secrets
 }
 
-var _ Model = (*Anthropic)(nil)
+var _ model.Model = (*Messages)(nil)
 
-// NewAnthropic returns an Anthropic configured by opts. [WithBaseURL]
-// names the server (requests go to <url>/v1/messages), [WithAPIKey] the
-// key sent as x-api-key.
-func NewAnthropic(opts ...Option) *Anthropic {
-	r := resolve(DefaultAnthropicModel, opts)
-	ropts := []aoption.RequestOption{aoption.WithoutEnvironmentDefaults()}
-	base, key, token := r.baseURL, r.apiKey, ""
-	if !r.noEnv {
+// New returns a Messages model configured by opts. [WithBaseURL] names the
+// server (requests go to <url>/v1/messages), [WithAPIKey] the key sent as
+// x-api-key.
+func New(opts ...Option) *Messages {
+	o := options{Options: provider.Options{Model: DefaultModel}}
+	for _, opt := range opts {
+		if opt != nil {
+			opt.apply(&o)
+		}
+	}
+	r := provider.Resolve(o.Options)
+	ropts := []option.RequestOption{option.WithoutEnvironmentDefaults()}
+	base, key, token := r.BaseURL, r.APIKey, ""
+	if !r.NoEnv {
 		if base == "" {
 			base = os.Getenv("ANTHROPIC_BASE_URL")
 		}
@@ -70,28 +64,28 @@ func NewAnthropic(opts ...Option) *Anthropic {
 		}
 	}
 	if base == "" {
-		base = DefaultAnthropicBaseURL
+		base = DefaultBaseURL
 	}
-	ropts = append(ropts, aoption.WithBaseURL(base))
+	ropts = append(ropts, option.WithBaseURL(base))
 	switch {
 	case key != "":
-		ropts = append(ropts, aoption.WithAPIKey(key))
+		ropts = append(ropts, option.WithAPIKey(key))
 	case token != "":
-		ropts = append(ropts, aoption.WithAuthToken(token))
+		ropts = append(ropts, option.WithAuthToken(token))
 	}
-	if r.httpClient != nil {
-		ropts = append(ropts, aoption.WithHTTPClient(r.httpClient))
+	if r.HTTPClient != nil {
+		ropts = append(ropts, option.WithHTTPClient(r.HTTPClient))
 	}
-	if r.maxRetries != nil {
-		ropts = append(ropts, aoption.WithMaxRetries(r.retries))
+	if r.MaxRetries != nil {
+		ropts = append(ropts, option.WithMaxRetries(r.Retries))
 	}
-	ropts = append(ropts, r.anthropicOptions...)
-	return &Anthropic{client: anthropic.NewClient(ropts...), model: r.model, logger: r.logger, idle: r.idle,
-		secrets: secretsOf(key, token)}
+	ropts = append(ropts, o.requestOptions...)
+	return &Messages{client: sdk.NewClient(ropts...), model: r.Model, logger: r.Logger, idle: r.Idle,
+		secrets: provider.SecretsOf(key, token)}
 }
 
 // Name returns the model name sent with every request.
-func (m *Anthropic) Name() string { return m.model }
+func (m *Messages) Name() string { return m.model }
 
 // messagesAPI names the Anthropic Messages API on the parts that keep its
 // raw blocks.
@@ -118,69 +112,62 @@ const messagesAPI = "messages"
 // request is sent as its raw block, a Thinking part from another API with
 // a signature as a thinking block, one without none (its reasoning belongs
 // to that API's model); an Opaque part from another API is an error.
-// max_tokens is Settings.MaxTokens, else [DefaultAnthropicMaxTokens]; a
+// max_tokens is Settings.MaxTokens, else [DefaultMaxTokens]; a
 // tool choice is sent only with tools (Anthropic refuses one without
 // them), and "required" with no tools is an error.
 //
 // With Settings.OnText set the request streams and OnText receives each
-// text delta. Errors are as the [OpenAI] model's: an [*Error] (its Type
-// Anthropic's error type, e.g. "rate_limit_error"), matching
-// [ErrContextOverflow] when Anthropic answers "prompt is too long",
-// [ErrIncompleteResponse], [ErrMalformedResponse] or the context's error
-// as the case is, with the key redacted.
-func (m *Anthropic) Request(ctx context.Context, messages []processor.Message, s Settings) (processor.Message, error) {
+// text delta. Errors are as those of package model/openai: an
+// [*model.Error] (its Type Anthropic's error type, e.g.
+// "rate_limit_error"), matching [model.ErrContextOverflow] when Anthropic
+// answers "prompt is too long", [model.ErrIncompleteResponse],
+// [model.ErrMalformedResponse] or the context's error as the case is,
+// with the key redacted.
+func (m *Messages) Request(ctx context.Context, messages []processor.Message, s model.Settings) (processor.Message, error) {
 	params, err := m.params(messages, s)
 	if err != nil {
 		return processor.Message{}, fmt.Errorf("anthropic request: %w", err)
 	}
-	c, cancel := newCall(ctx, s)
+	c, cancel := provider.NewCall(ctx, s)
 	defer cancel()
 	start := time.Now()
-	var resp *anthropic.Message
+	var resp *sdk.Message
 	if s.OnText != nil {
 		resp, err = m.stream(c, params, s.OnText)
 	} else {
-		resp, err = m.client.Messages.New(c.callCtx, params, aoption.WithResponseInto(&c.res))
+		resp, err = m.client.Messages.New(c.CallCtx, params, option.WithResponseInto(&c.Res))
 	}
 	if err != nil {
-		return processor.Message{}, m.redactError(anthropicError(c, err))
+		return processor.Message{}, m.secrets.RedactError(callError(c, err))
 	}
-	msg, err := anthropicMessage(resp, c.status())
+	msg, err := responseMessage(resp, c.Status())
 	if err != nil {
-		return processor.Message{}, m.redactError(err)
+		return processor.Message{}, m.secrets.RedactError(err)
 	}
-	meta := msg.Info()
-	meta.Usage.PromptMessages = len(messages)
-	msg = msg.WithMeta(meta)
-	logRequest(m.logger, messagesAPI, m.model, messages, s, meta, start)
-	return msg, nil
-}
-
-func (m *Anthropic) redactError(err error) error {
-	return redactErr(err, func(s string) string { return redactSecrets(m.secrets, s) })
+	return provider.Respond(m.logger, messagesAPI, m.model, messages, s, msg, start), nil
 }
 
 // params builds the request body.
-func (m *Anthropic) params(messages []processor.Message, s Settings) (anthropic.MessageNewParams, error) {
-	var p anthropic.MessageNewParams
-	if _, err := checkSettings(s); err != nil {
+func (m *Messages) params(messages []processor.Message, s model.Settings) (sdk.MessageNewParams, error) {
+	var p sdk.MessageNewParams
+	if _, err := provider.CheckSettings(s); err != nil {
 		return p, err
 	}
-	system, msgs, err := anthropicInput(messages)
+	system, msgs, err := input(messages)
 	if err != nil {
 		return p, err
 	}
-	p.Model = anthropic.Model(m.model)
+	p.Model = sdk.Model(m.model)
 	p.Messages = msgs
 	for _, text := range system {
-		p.System = append(p.System, anthropic.TextBlockParam{Text: text})
+		p.System = append(p.System, sdk.TextBlockParam{Text: text})
 	}
-	p.MaxTokens = DefaultAnthropicMaxTokens
+	p.MaxTokens = DefaultMaxTokens
 	if s.MaxTokens > 0 {
 		p.MaxTokens = int64(s.MaxTokens)
 	}
 	for _, t := range s.Tools {
-		schema, err := toolSchema(t)
+		schema, err := provider.ToolSchema(t)
 		if err != nil {
 			return p, err
 		}
@@ -191,35 +178,35 @@ func (m *Anthropic) params(messages []processor.Message, s Settings) (anthropic.
 		if t.Strict {
 			tool["strict"] = true
 		}
-		p.Tools = append(p.Tools, param.Override[anthropic.ToolUnionParam](tool))
+		p.Tools = append(p.Tools, param.Override[sdk.ToolUnionParam](tool))
 	}
 	switch {
 	case s.ToolChoice == "" || len(s.Tools) == 0:
 	case s.ToolChoice == "auto":
-		p.ToolChoice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{}}
+		p.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{}}
 	case s.ToolChoice == "none":
-		p.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
+		p.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
 	case s.ToolChoice == "required":
-		p.ToolChoice = anthropic.ToolChoiceUnionParam{OfAny: &anthropic.ToolChoiceAnyParam{}}
+		p.ToolChoice = sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{}}
 	default:
-		p.ToolChoice = anthropic.ToolChoiceParamOfTool(s.ToolChoice)
+		p.ToolChoice = sdk.ToolChoiceParamOfTool(s.ToolChoice)
 	}
 	if s.Temperature != nil {
-		p.Temperature = anthropic.Float(*s.Temperature)
+		p.Temperature = sdk.Float(*s.Temperature)
 	}
 	return p, nil
 }
 
-// anthropicInput converts a history to Anthropic's system prompt and
+// input converts a history to Anthropic's system prompt and
 // messages.
-func anthropicInput(messages []processor.Message) ([]string, []anthropic.MessageParam, error) {
+func input(messages []processor.Message) ([]string, []sdk.MessageParam, error) {
 	var system []string
-	var out []anthropic.MessageParam
+	var out []sdk.MessageParam
 	role := ""
 	var results, blocks []any // of the message being built: tool_result blocks, the others
 	flush := func() {
 		if role != "" && len(results)+len(blocks) > 0 {
-			out = append(out, param.Override[anthropic.MessageParam](map[string]any{"role": role, "content": append(results, blocks...)}))
+			out = append(out, param.Override[sdk.MessageParam](map[string]any{"role": role, "content": append(results, blocks...)}))
 		}
 		results, blocks = nil, nil
 	}
@@ -240,7 +227,7 @@ func anthropicInput(messages []processor.Message) ([]string, []anthropic.Message
 			}
 			switch p := part.(type) {
 			case processor.UserPrompt:
-				text, err := userText(p)
+				text, err := provider.UserText(p)
 				if err != nil {
 					return nil, nil, where(err)
 				}
@@ -248,7 +235,7 @@ func anthropicInput(messages []processor.Message) ([]string, []anthropic.Message
 					blocks = append(blocks, textBlock{Type: "text", Text: text})
 				}
 			case processor.ToolReturn:
-				results = append(results, toolResult{Type: "tool_result", ToolUseID: p.ToolCallID, Content: toolReturnText(p)})
+				results = append(results, toolResult{Type: "tool_result", ToolUseID: p.ToolCallID, Content: provider.ToolReturnText(p)})
 			case processor.RetryPrompt:
 				if p.ToolCallID != "" {
 					results = append(results, toolResult{Type: "tool_result", ToolUseID: p.ToolCallID, Content: p.Content, IsError: true})
@@ -317,10 +304,10 @@ type thinkingBlock struct {
 	Signature string `json:"signature"`
 }
 
-// anthropicMessage converts a response.
-func anthropicMessage(r *anthropic.Message, status int) (processor.Message, error) {
+// responseMessage converts a response.
+func responseMessage(r *sdk.Message, status int) (processor.Message, error) {
 	if r == nil || r.Type != "message" {
-		return processor.Message{}, &Error{StatusCode: status, Message: "malformed response: not a message", Err: ErrMalformedResponse}
+		return processor.Message{}, &model.Error{StatusCode: status, Message: "malformed response: not a message", Err: model.ErrMalformedResponse}
 	}
 	u := r.Usage
 	meta := processor.Meta{ModelName: string(r.Model), FinishReason: string(r.StopReason),
@@ -348,18 +335,18 @@ func anthropicMessage(r *anthropic.Message, status int) (processor.Message, erro
 
 // stream makes a streaming request: each text delta goes to onText, and
 // the message is the events accumulated up to message_stop.
-func (m *Anthropic) stream(c *call, params anthropic.MessageNewParams, onText func(string)) (*anthropic.Message, error) {
-	ctx, w, stop := watch(c.callCtx, m.idle)
+func (m *Messages) stream(c *provider.Call, params sdk.MessageNewParams, onText func(string)) (*sdk.Message, error) {
+	ctx, w, stop := provider.Watch(c.CallCtx, m.idle)
 	defer stop()
-	st := m.client.Messages.NewStreaming(ctx, params, aoption.WithResponseInto(&c.res), aoption.WithMiddleware(w.middleware))
+	st := m.client.Messages.NewStreaming(ctx, params, option.WithResponseInto(&c.Res), option.WithMiddleware(w.Middleware))
 	defer st.Close()
-	var msg anthropic.Message
+	var msg sdk.Message
 	events, stopped := 0, false
 	for st.Next() {
 		ev := st.Current()
 		events++
 		if err := msg.Accumulate(ev); err != nil {
-			return nil, &Error{StatusCode: c.status(), Message: "malformed stream: " + err.Error(), Err: fmt.Errorf("%w: %w", ErrMalformedResponse, err)}
+			return nil, &model.Error{StatusCode: c.Status(), Message: "malformed stream: " + err.Error(), Err: fmt.Errorf("%w: %w", model.ErrMalformedResponse, err)}
 		}
 		switch ev.Type {
 		case "content_block_delta":
@@ -371,28 +358,28 @@ func (m *Anthropic) stream(c *call, params anthropic.MessageNewParams, onText fu
 		}
 	}
 	if err := st.Err(); err != nil {
-		if c.callCtx.Err() == nil && errors.Is(context.Cause(ctx), errStalled) {
-			return nil, stalled(c.status(), m.idle, events)
+		if c.CallCtx.Err() == nil && errors.Is(context.Cause(ctx), provider.ErrStalled) {
+			return nil, provider.Stalled(c.Status(), m.idle, events)
 		}
 		return nil, err
 	}
 	if !stopped {
-		return nil, unfinished(c, w, events, "message_stop")
+		return nil, provider.Unfinished(c, w, events, "message_stop")
 	}
 	return &msg, nil
 }
 
-// anthropicError builds the Error for a failed call: Anthropic's error
+// callError builds the Error for a failed call: Anthropic's error
 // answer (its type, its message; "prompt is too long" an overflow), else
 // as for the OpenAI models.
-func anthropicError(c *call, err error) error {
-	var me *Error
+func callError(c *provider.Call, err error) error {
+	var me *model.Error
 	if errors.As(err, &me) {
 		return me
 	}
-	var ae *anthropic.Error
+	var ae *sdk.Error
 	if !errors.As(err, &ae) {
-		return providerError(c.ctx, c.callCtx, c.timeout, c.res, err)
+		return provider.CallError(c, err, nil)
 	}
 	var body struct {
 		Error struct {
@@ -401,7 +388,7 @@ func anthropicError(c *call, err error) error {
 		} `json:"error"`
 	}
 	_ = json.Unmarshal([]byte(ae.RawJSON()), &body)
-	e := &Error{StatusCode: ae.StatusCode, Type: body.Error.Type, Message: body.Error.Message, Err: err}
+	e := &model.Error{StatusCode: ae.StatusCode, Type: body.Error.Type, Message: body.Error.Message, Err: err}
 	if e.Type == "" {
 		e.Type = string(ae.Type())
 	}
@@ -409,7 +396,7 @@ func anthropicError(c *call, err error) error {
 		e.Message = http.StatusText(e.StatusCode) + " (no error message in the response)"
 	}
 	if e.Type == "invalid_request_error" && strings.Contains(strings.ToLower(e.Message), "prompt is too long") {
-		e.Err = fmt.Errorf("%w: %w", ErrContextOverflow, err)
+		e.Err = fmt.Errorf("%w: %w", model.ErrContextOverflow, err)
 	}
 	return e
 }

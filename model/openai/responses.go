@@ -1,46 +1,46 @@
-package model
+package openai
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/openai/openai-go/v3"
+	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 	"go.uber.org/zap"
 
+	"github.com/abridge-go/abridge/internal/provider"
+	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
 
 // Responses is a [Model] that calls an OpenAI Responses endpoint
 // (<base URL>/responses, or a compatible one) through openai-go v3's
-// client.Responses.New. It takes the same options as [NewOpenAI], reads the
+// client.Responses.New. It takes the same options as [New], reads the
 // same environment (OPENAI_API_KEY, OPENAI_BASE_URL) and reports usage and
 // errors the same way. Its requests are stateless: store is false, and the
 // whole history is sent each time. It is safe for concurrent use.
 type Responses struct {
-	client  openai.Client
+	client  sdk.Client
 	model   string
 	logger  *zap.Logger
 	idle    time.Duration
-	secrets []string
+	secrets provider.Secrets
 }
 
-var _ Model = (*Responses)(nil)
+var _ model.Model = (*Responses)(nil)
 
-// NewResponses returns a Responses model configured by opts (see
-// [NewOpenAI]: the same options mean the same here; [WithBaseURL] names the
-// base URL requests go to <url>/responses under).
+// NewResponses returns a Responses model configured by opts (see [New]:
+// the same options mean the same here; [WithBaseURL] names the base URL
+// requests go to <url>/responses under).
 func NewResponses(opts ...Option) *Responses {
-	r := resolve(DefaultModel, opts)
-	client, key := newOpenAIClient(r)
-	return &Responses{client: client, model: r.model, logger: r.logger, idle: r.idle, secrets: secretsOf(key)}
+	client, r, key := newClient(opts)
+	return &Responses{client: client, model: r.Model, logger: r.Logger, idle: r.Idle, secrets: provider.SecretsOf(key)}
 }
 
 // Name returns the model name sent with every request.
@@ -71,49 +71,41 @@ func (m *Responses) Name() string { return m.model }
 // With Settings.OnText set the request streams and OnText receives each
 // output text delta; a stream that goes silent for longer than the stream
 // idle timeout fails (see [WithStreamIdleTimeout]). Errors are as the
-// [OpenAI] model's: an [*Error], matching [ErrContextOverflow],
-// [ErrIncompleteResponse], [ErrMalformedResponse] or the context's error
+// [Chat] model's: an [*model.Error], matching [model.ErrContextOverflow],
+// [model.ErrIncompleteResponse], [model.ErrMalformedResponse] or the context's error
 // as the case is, with the API key redacted.
-func (m *Responses) Request(ctx context.Context, messages []processor.Message, s Settings) (processor.Message, error) {
+func (m *Responses) Request(ctx context.Context, messages []processor.Message, s model.Settings) (processor.Message, error) {
 	params, err := m.params(messages, s)
 	if err != nil {
 		return processor.Message{}, fmt.Errorf("responses request: %w", err)
 	}
-	c, cancel := newCall(ctx, s)
+	c, cancel := provider.NewCall(ctx, s)
 	defer cancel()
 	start := time.Now()
 	var resp *responses.Response
 	if s.OnText != nil {
 		resp, err = m.stream(c, params, s.OnText)
 	} else {
-		resp, err = m.client.Responses.New(c.callCtx, params, option.WithResponseInto(&c.res))
+		resp, err = m.client.Responses.New(c.CallCtx, params, option.WithResponseInto(&c.Res))
 	}
 	if err != nil {
-		var me *Error
+		var me *model.Error
 		if !errors.As(err, &me) {
-			me = providerError(c.ctx, c.callCtx, c.timeout, c.res, err)
+			me = callError(c, err)
 		}
-		return processor.Message{}, m.redactError(me)
+		return processor.Message{}, m.secrets.RedactError(me)
 	}
-	msg, err := responsesMessage(resp, c.status())
+	msg, err := responsesMessage(resp, c.Status())
 	if err != nil {
-		return processor.Message{}, m.redactError(err)
+		return processor.Message{}, m.secrets.RedactError(err)
 	}
-	meta := msg.Info()
-	meta.Usage.PromptMessages = len(messages)
-	msg = msg.WithMeta(meta)
-	logRequest(m.logger, responsesAPI, m.model, messages, s, meta, start)
-	return msg, nil
-}
-
-func (m *Responses) redactError(err error) error {
-	return redactErr(err, func(s string) string { return redactSecrets(m.secrets, s) })
+	return provider.Respond(m.logger, responsesAPI, m.model, messages, s, msg, start), nil
 }
 
 // params builds the request body.
-func (m *Responses) params(messages []processor.Message, s Settings) (responses.ResponseNewParams, error) {
+func (m *Responses) params(messages []processor.Message, s model.Settings) (responses.ResponseNewParams, error) {
 	var p responses.ResponseNewParams
-	if _, err := checkSettings(s); err != nil {
+	if _, err := provider.CheckSettings(s); err != nil {
 		return p, err
 	}
 	items, err := responsesInput(messages)
@@ -121,31 +113,31 @@ func (m *Responses) params(messages []processor.Message, s Settings) (responses.
 		return p, err
 	}
 	p.Model = m.model
-	p.Store = openai.Bool(false)
+	p.Store = sdk.Bool(false)
 	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
 	for _, t := range s.Tools {
-		schema, err := toolSchema(t)
+		schema, err := provider.ToolSchema(t)
 		if err != nil {
 			return p, err
 		}
-		fn := responses.FunctionToolParam{Name: t.Name, Parameters: schema, Strict: openai.Bool(t.Strict)}
+		fn := responses.FunctionToolParam{Name: t.Name, Parameters: schema, Strict: sdk.Bool(t.Strict)}
 		if t.Description != "" {
-			fn.Description = openai.String(t.Description)
+			fn.Description = sdk.String(t.Description)
 		}
 		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &fn})
 	}
 	switch {
 	case s.ToolChoice == "" || len(s.Tools) == 0:
 	case s.ToolChoice == "auto" || s.ToolChoice == "none" || s.ToolChoice == "required":
-		p.ToolChoice.OfToolChoiceMode = openai.Opt(responses.ToolChoiceOptions(s.ToolChoice))
+		p.ToolChoice.OfToolChoiceMode = sdk.Opt(responses.ToolChoiceOptions(s.ToolChoice))
 	default:
 		p.ToolChoice.OfFunctionTool = &responses.ToolChoiceFunctionParam{Name: s.ToolChoice}
 	}
 	if s.Temperature != nil {
-		p.Temperature = openai.Float(*s.Temperature)
+		p.Temperature = sdk.Float(*s.Temperature)
 	}
 	if s.MaxTokens > 0 {
-		p.MaxOutputTokens = openai.Int(int64(s.MaxTokens))
+		p.MaxOutputTokens = sdk.Int(int64(s.MaxTokens))
 	}
 	return p, nil
 }
@@ -169,13 +161,13 @@ func responsesInput(messages []processor.Message) (responses.ResponseInputParam,
 				}
 				add(inputMessage{Type: "message", Role: role, Content: p.Content})
 			case processor.UserPrompt:
-				text, err := userText(p)
+				text, err := provider.UserText(p)
 				if err != nil {
 					return nil, where(err)
 				}
 				add(inputMessage{Type: "message", Role: "user", Content: text})
 			case processor.ToolReturn:
-				add(callOutput{Type: "function_call_output", CallID: p.ToolCallID, Output: toolReturnText(p)})
+				add(callOutput{Type: "function_call_output", CallID: p.ToolCallID, Output: provider.ToolReturnText(p)})
 			case processor.RetryPrompt:
 				if p.ToolCallID != "" {
 					add(callOutput{Type: "function_call_output", CallID: p.ToolCallID, Output: p.Content})
@@ -233,10 +225,10 @@ type functionCall struct {
 // error; one without output is malformed.
 func responsesMessage(r *responses.Response, status int) (processor.Message, error) {
 	if r == nil {
-		return processor.Message{}, &Error{StatusCode: status, Message: "malformed response: no response", Err: ErrMalformedResponse}
+		return processor.Message{}, &model.Error{StatusCode: status, Message: "malformed response: no response", Err: model.ErrMalformedResponse}
 	}
 	if r.Status == responses.ResponseStatusFailed || r.Error.Message != "" {
-		e := &Error{StatusCode: status, Code: string(r.Error.Code), Message: r.Error.Message}
+		e := &model.Error{StatusCode: status, Code: string(r.Error.Code), Message: r.Error.Message}
 		if e.Message == "" {
 			e.Message = "the response failed"
 		}
@@ -283,10 +275,10 @@ func responsesMessage(r *responses.Response, status int) (processor.Message, err
 // stream makes a streaming request: each output text delta goes to onText,
 // and the response is the one the stream's last event (response.completed,
 // response.incomplete or response.failed) carries.
-func (m *Responses) stream(c *call, params responses.ResponseNewParams, onText func(string)) (*responses.Response, error) {
-	ctx, w, stop := watch(c.callCtx, m.idle)
+func (m *Responses) stream(c *provider.Call, params responses.ResponseNewParams, onText func(string)) (*responses.Response, error) {
+	ctx, w, stop := provider.Watch(c.CallCtx, m.idle)
 	defer stop()
-	st := m.client.Responses.NewStreaming(ctx, params, option.WithResponseInto(&c.res), option.WithMiddleware(w.middleware))
+	st := m.client.Responses.NewStreaming(ctx, params, option.WithResponseInto(&c.Res), option.WithMiddleware(w.Middleware))
 	defer st.Close()
 	var final *responses.Response
 	events := 0
@@ -302,56 +294,17 @@ func (m *Responses) stream(c *call, params responses.ResponseNewParams, onText f
 			r := ev.Response
 			final = &r
 		case "error":
-			return nil, &Error{StatusCode: c.status(), Code: ev.Code, Message: "stream error: " + ev.Message}
+			return nil, &model.Error{StatusCode: c.Status(), Code: ev.Code, Message: "stream error: " + ev.Message}
 		}
 	}
 	if err := st.Err(); err != nil {
-		if c.callCtx.Err() == nil && errors.Is(context.Cause(ctx), errStalled) {
-			return nil, stalled(c.status(), m.idle, events)
+		if c.CallCtx.Err() == nil && errors.Is(context.Cause(ctx), provider.ErrStalled) {
+			return nil, provider.Stalled(c.Status(), m.idle, events)
 		}
 		return nil, err
 	}
 	if final == nil {
-		return nil, unfinished(c, w, events, "response.completed")
+		return nil, provider.Unfinished(c, w, events, "response.completed")
 	}
 	return final, nil
-}
-
-// DefaultOpenAIBaseURL is the base URL of the OpenAI models when neither
-// [WithBaseURL] nor the environment names one.
-const DefaultOpenAIBaseURL = "https://api.openai.com/v1/"
-
-// newOpenAIClient builds an openai-go client from resolved options, and
-// returns the API key it sends.
-func newOpenAIClient(r resolved) (openai.Client, string) {
-	var ropts []option.RequestOption
-	if r.baseURL != "" {
-		ropts = append(ropts, option.WithBaseURL(r.baseURL))
-	}
-	if r.apiKey != "" {
-		ropts = append(ropts, option.WithAPIKey(r.apiKey))
-	}
-	if r.httpClient != nil {
-		ropts = append(ropts, option.WithHTTPClient(r.httpClient))
-	}
-	if r.maxRetries != nil {
-		ropts = append(ropts, option.WithMaxRetries(r.retries))
-	}
-	if r.noEnv {
-		// After the environment's defaults, which the client applies
-		// first: take them back.
-		if r.baseURL == "" {
-			ropts = append(ropts, option.WithBaseURL(DefaultOpenAIBaseURL))
-		}
-		if r.apiKey == "" {
-			ropts = append(ropts, option.WithHeaderDel("Authorization"))
-		}
-		ropts = append(ropts, option.WithHeaderDel("OpenAI-Organization"), option.WithHeaderDel("OpenAI-Project"))
-	}
-	ropts = append(ropts, r.requestOptions...)
-	key := r.apiKey
-	if key == "" && !r.noEnv {
-		key = os.Getenv("OPENAI_API_KEY") // what the client sends then
-	}
-	return openai.NewClient(ropts...), key
 }

@@ -1,11 +1,11 @@
-package model_test
+package openai_test
 
 import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
 
-	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/testkit/transcripts"
 	"github.com/abridge-go/abridge/transcript"
@@ -14,7 +14,7 @@ import (
 // TestJSONRoundTrip converts every transcript to raw JSON and back, whole
 // (ToJSON, FromJSON) and message by message (ToRawMessages,
 // FromRawMessages): the history comes back equal, and the JSON is what
-// ToOpenAI's params marshal to.
+// ToParams's params marshal to.
 func TestJSONRoundTrip(t *testing.T) {
 	for _, path := range transcripts.All(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -22,11 +22,11 @@ func TestJSONRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			data, err := model.ToJSON(h)
+			data, err := openai.ToJSON(h)
 			if err != nil {
 				t.Fatal(err)
 			}
-			params, err := model.ToOpenAI(h)
+			params, err := openai.ToParams(h)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,18 +37,18 @@ func TestJSONRoundTrip(t *testing.T) {
 			if string(data) != string(want) {
 				t.Errorf("ToJSON differs from the params' JSON")
 			}
-			back, err := model.FromJSON(data)
+			back, err := openai.FromJSON(data)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := processortest.Diff(h, back); err != nil {
 				t.Errorf("FromJSON(ToJSON(h)): %v", err)
 			}
-			raws, err := model.ToRawMessages(h)
+			raws, err := openai.ToRawMessages(h)
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err = model.FromRawMessages(raws)
+			back, err = openai.FromRawMessages(raws)
 			if err != nil {
 				t.Fatal(err)
 			}
