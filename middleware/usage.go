@@ -17,14 +17,14 @@ import (
 const maxUsageBody = 8 << 20
 
 // watchUsage makes resp's body report, once read to its end or closed,
-// the usage the provider put in it (EventUsage) for sent (nil: a request
-// sent unprocessed), and remember it to anchor the conversation's next
-// request: in a JSON answer, or in the events of a stream as they pass,
-// each read by codec. The body reaches the app as it comes, byte for byte
-// and with no delay.
-func (m *mw) watchUsage(ctx context.Context, codec wire.Codec, model string, sent *sentRequest, resp *http.Response) {
+// the usage the provider put in it (EventUsage, and rep's Usage) for sent
+// (nil: a request sent unprocessed), and remember it to anchor the
+// conversation's next request: in a JSON answer, or in the events of a
+// stream as they pass, each read by codec. The body reaches the app as it
+// comes, byte for byte and with no delay. report says rep is read.
+func (m *Rewriter) watchUsage(ctx context.Context, codec wire.Codec, rep *Report, sent *sentRequest, resp *http.Response, report bool) {
 	remember := m.anchors != nil && sent != nil && sent.remember && sent.conv.whole != 0
-	if (m.onEvent == nil && !remember) || resp.StatusCode != http.StatusOK || resp.Body == nil {
+	if (m.onEvent == nil && !remember && !report) || resp.StatusCode != http.StatusOK || resp.Body == nil {
 		return
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -32,13 +32,14 @@ func (m *mw) watchUsage(ctx context.Context, codec wire.Codec, model string, sen
 		return
 	}
 	w := &usageWatch{ReadCloser: resp.Body, stream: media == "text/event-stream", report: func(u processor.Usage) {
-		ev := Event{Type: EventUsage, API: codec.API(), Model: model, Usage: u}
+		ev := Event{Type: EventUsage, API: codec.API(), Model: rep.Model, Usage: u}
 		if sent != nil {
 			if remember {
 				m.anchors.put(sent.conv.whole, sent.messages, u)
 			}
 			ev.MessagesAfter, ev.TokensAfter, ev.Estimate, ev.Anchored = sent.messages, sent.tokens, sent.estimate, sent.anchored
 		}
+		rep.Usage, rep.UsageRead = u, true
 		m.emit(ctx, ev)
 	}, read: codec.Usage}
 	resp.Body = w

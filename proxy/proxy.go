@@ -35,8 +35,8 @@
 // summarizer, is the proxy's policy (Options.SummarizeFor,
 // Options.ClientsPay): the proxy tells its clients apart by the credential
 // each sends, and tells the window of each request the payer of its
-// summaries (window.WithPayer) and whether it may call its summarizer
-// (window.WithoutSummarizer). With [ForwardAuthorization] and
+// summaries and whether it may call its summarizer (a window.Request:
+// its Payer and Unpaid). With [ForwardAuthorization] and
 // [Summarizers], a client's summaries go through its own API to its own
 // upstream, paid with its own credential.
 //
@@ -67,6 +67,7 @@ import (
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
 )
 
 // Defaults of Options.
@@ -169,7 +170,7 @@ type Options struct {
 	// answers it forwards); any other value counts as SummarizeAccepted,
 	// the strictest. The window compacts the requests it leaves out with
 	// its offline digest and stores nothing for them
-	// (window.WithoutSummarizer). When clients pay (ClientsPay), a request
+	// (window.Request.Unpaid). When clients pay (ClientsPay), a request
 	// without a credential is a client like the others; when the proxy
 	// pays, it is summarized only under SummarizeAll. abridge serve sets
 	// it from ABRIDGE_SERVE_SUMMARIZE_FOR.
@@ -178,7 +179,7 @@ type Options struct {
 	// conversation's summaries (the summarizer has no key of its own, and
 	// its requests carry the client's: see [ForwardAuthorization]): the
 	// window then keeps a circuit breaker and a share of the background
-	// work per credential (window.WithPayer), so that a client whose key
+	// work per credential (window.Request.Payer), so that a client whose key
 	// the summarizer's upstream refuses stops only its own summaries.
 	// Unset, the proxy pays for every summary, and all requests share one
 	// breaker. abridge serve sets it when neither ABRIDGE_SUMMARY_API_KEY
@@ -201,6 +202,7 @@ type Proxy struct {
 	upstreamOf  func(family wire.Codec) *url.URL // where a request of an API's family goes (nil: of none)
 	receipts    *Receipts
 	tenants     *tenants
+	rw          *middleware.Rewriter
 }
 
 var _ http.Handler = (*Proxy)(nil)
@@ -249,11 +251,7 @@ func New(opts Options) *Proxy {
 		}
 		return upstream
 	}
-	chain := opts.Chain
-	if p.receipts != nil {
-		chain = p.receipts.chain(chain)
-	}
-	mw := middleware.New(chain, middleware.Options{
+	p.rw = middleware.NewRewriter(opts.Chain, middleware.Options{
 		Compactor: opts.Compactor,
 		Logger:    p.log,
 		OnEvent:   p.event,
@@ -264,14 +262,12 @@ func New(opts Options) *Proxy {
 			ex := exchangeOf(pr.In.Context())
 			pr.Out.URL = target(ex.upstream, pr.In.URL)
 			pr.Out.Host = ""
-			if ex.codec == nil {
+			if ex.api == (middleware.API{}) {
 				// The middleware takes it off the requests it processes.
 				pr.Out.Header.Del(middleware.ConversationHeader)
 			}
 		},
-		Transport: roundTripper(func(req *http.Request) (*http.Response, error) {
-			return mw(req, base.RoundTrip)
-		}),
+		Transport:      p.transport(base),
 		ModifyResponse: p.response,
 		ErrorHandler:   p.error,
 		ErrorLog:       zap.NewStdLog(p.log.Named("reverseproxy")),
@@ -301,16 +297,42 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// transport returns the proxy's transport: the middleware's per-request
+// call (middleware.Rewriter.Send), with the API decided as the request
+// arrived, in front of base. What the middleware did goes into the
+// request's exchange; with Receipts, the receipts of its compactions are
+// saved before each try goes to base, and once Send returns.
+func (p *Proxy) transport(base http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		ex := exchangeOf(req.Context())
+		next := base.RoundTrip
+		if p.receipts != nil {
+			next = func(r *http.Request) (*http.Response, error) {
+				p.receipts.settle(r.Context(), ex)
+				return base.RoundTrip(r)
+			}
+		}
+		resp, err := p.rw.Send(req, ex.api, &ex.report, next)
+		if ex.report.Rejected != "" {
+			ex.failure = ex.report.Rejected
+		}
+		if p.receipts != nil {
+			p.receipts.settle(req.Context(), ex)
+		}
+		return resp, err
+	})
+}
+
 // exchange is what the proxy knows of one request: what it decides as
 // the request arrives (ServeHTTP), then what it learns while serving it.
 // It is the one value the proxy puts in the request's context; exchangeOf
 // reads it.
 type exchange struct {
-	// codec is the codec of the request's wire API when the middleware
-	// processes it (a POST to …/chat/completions, …/responses or
-	// …/v1/messages: wire.ForPath), else nil. The middleware is given it
-	// (wire.WithCodec) rather than deciding again.
-	codec wire.Codec
+	// api is the request's wire API when the middleware processes it (a
+	// POST to …/chat/completions, …/responses or …/v1/messages:
+	// middleware.APIOf), else the zero API. The middleware is given it
+	// rather than deciding again.
+	api middleware.API
 	// family is the codec of the API the request's path belongs to
 	// (wire.Family: its endpoint or a path under it), else nil: it
 	// chooses the upstream and shapes the errors the proxy answers.
@@ -325,9 +347,9 @@ type exchange struct {
 	// nil when it has none.
 	credential http.Header
 
-	event    *middleware.Event
-	overflow *middleware.Event
-	failure  string
+	// report is what the middleware did with the request.
+	report  middleware.Report
+	failure string
 	// cut is set when the upstream's answer broke off: its reason
 	// (CodeUpstreamReset, CodeUpstreamTimeout, or clientGone). A cut
 	// found before the answer's status was sent on becomes the request's
@@ -335,9 +357,12 @@ type exchange struct {
 	cut string
 	// body is the processed request's body, behind the proxy's limits.
 	body *bodyReader
-	// trail is what the receipts learn of the request (nil without
-	// Options.Receipts).
-	trail *trail
+	// saved counts the receipts of report saved (with Options.Receipts);
+	// receipt is the id of the compaction the forwarded history carries,
+	// compacted set when it was made for this request.
+	saved     int
+	receipt   string
+	compacted bool
 }
 
 // clientGone is the failure, or the reason an answer was cut off, when
@@ -346,11 +371,11 @@ const clientGone = "client gone"
 
 // api names the request's wire API: "chat", "responses", "messages", or
 // "other" for a request the middleware does not process.
-func (ex *exchange) api() string {
-	if ex.codec == nil {
-		return "other"
+func (ex *exchange) apiName() string {
+	if name := ex.api.Name(); name != "" {
+		return name
 	}
-	return ex.codec.API()
+	return "other"
 }
 
 type exchangeKey struct{}
@@ -365,10 +390,7 @@ func exchangeOf(ctx context.Context) *exchange {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
-	ex := &exchange{family: wire.Family(r.URL.Path), client: r.Context()}
-	if r.Method == http.MethodPost {
-		ex.codec = wire.ForPath(r.URL.Path)
-	}
+	ex := &exchange{api: middleware.APIOf(r.Method, r.URL.Path), family: wire.Family(r.URL.Path), client: r.Context()}
 	ex.upstream = p.upstreamOf(ex.family)
 	defer func() { p.finish(r, rec, ex, start) }()
 
@@ -382,7 +404,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "abridge: " + err.Error()})
 		return
 	}
-	if ex.codec != nil {
+	if ex.api != (middleware.API{}) {
 		if r.ContentLength > p.maxBody {
 			p.refuse(rec, ex, tooLarge(p.maxBody))
 			return
@@ -396,12 +418,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if has {
 		ex.credential = clientCredential(r.Header)
 	}
-	ctx = p.tenants.context(ctx, id, has)
+	ctx = window.WithRequest(ctx, p.tenants.request(id, has))
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
-	ctx = wire.WithCodec(ctx, ex.codec)
-	if p.receipts != nil && ex.codec != nil {
-		ctx = p.receipts.begin(ctx, ex, r)
-	}
 	p.rp.ServeHTTP(rec, r.WithContext(ctx))
 }
 
@@ -480,27 +498,13 @@ func tooLarge(limit int64) apierror.Error {
 			size(limit), envMaxBody)}
 }
 
-// event records the middleware's events for the request's log line and
-// the metrics.
+// event counts the middleware's events, and passes them on to
+// Options.OnEvent. What the request's log line and headers say comes from
+// the middleware's Report.
 func (p *Proxy) event(ctx context.Context, e middleware.Event) {
 	p.metrics.middlewareEvent(e)
 	if p.onEvent != nil {
 		p.onEvent(ctx, e)
-	}
-	ex := exchangeOf(ctx)
-	if ex == nil {
-		return
-	}
-	if ex.trail != nil {
-		p.receipts.event(ctx, ex.trail, e)
-	}
-	switch e.Type {
-	case middleware.EventProcessed:
-		ex.event = &e
-	case middleware.EventOverflow:
-		ex.overflow = &e
-	case middleware.EventRejected:
-		ex.failure = e.Code
 	}
 }
 
@@ -520,7 +524,7 @@ func (p *Proxy) response(resp *http.Response) error {
 	}
 	setHeaders(resp.Header, ex)
 	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, ex: ex, p: p}
-	if ex.codec != nil && !isStream(resp) {
+	if ex.api != (middleware.API{}) && !isStream(resp) {
 		return readWhole(resp)
 	}
 	return nil
@@ -633,7 +637,7 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", "1")
 		e = apierror.Error{Status: http.StatusServiceUnavailable, Type: apierror.TypeServer, Code: CodeBusy,
 			Message: fmt.Sprintf("abridge: %s (%s, BodyMemory); try again", errBusy, envBodyMemory)}
-	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil && ex.codec != nil && ex.event == nil:
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil && ex.api != (middleware.API{}) && !ex.report.Processed:
 		// The time ran out in abridge's processing (a summary): nothing
 		// reached the upstream.
 		e = apierror.Error{Status: http.StatusGatewayTimeout, Type: apierror.TypeServer, Code: CodeProcessTimeout,
@@ -669,21 +673,13 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, start time.
 	if status == 0 {
 		status = http.StatusOK
 	}
-	p.metrics.request(ex.api(), status, d)
-	if ex.trail != nil {
-		p.receipts.finish(ex.trail, status)
+	p.metrics.request(ex.apiName(), status, d)
+	rep := &ex.report
+	if p.receipts != nil {
+		p.receipts.finish(ex, status)
 	}
-	// What was sent last: the compacted retry after a context overflow,
-	// else the processed request.
-	var sent *middleware.Event
-	switch {
-	case ex.overflow != nil && ex.overflow.Retried:
-		sent = ex.overflow
-	case ex.event != nil:
-		sent = ex.event
-	}
-	if sent != nil {
-		p.metrics.forwarded(sent.API, sent.TokensAfter)
+	if rep.Processed {
+		p.metrics.forwarded(rep.API, rep.Sent.Tokens)
 	}
 	level := zap.InfoLevel
 	if status >= 500 || (ex.cut != "" && ex.cut != clientGone) {
@@ -695,16 +691,16 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, start time.
 	}
 	fields := []zap.Field{zap.String("method", r.Method), zap.String("path", r.URL.Path),
 		zap.Int("status", status), zap.Duration("duration", d)}
-	if e := ex.event; e != nil {
-		fields = append(fields, zap.String("model", e.Model), zap.Bool("stream", e.Stream),
-			zap.Int("messages_before", e.MessagesBefore), zap.Int("messages_after", sent.MessagesAfter),
-			zap.Int("tokens_before", e.TokensBefore), zap.Int("tokens_after", sent.TokensAfter),
-			zap.Duration("abridge", e.Duration))
+	if rep.Processed {
+		fields = append(fields, zap.String("model", rep.Model), zap.Bool("stream", rep.Stream),
+			zap.Int("messages_before", rep.Client.Messages), zap.Int("messages_after", rep.Sent.Messages),
+			zap.Int("tokens_before", rep.Client.Tokens), zap.Int("tokens_after", rep.Sent.Tokens),
+			zap.Duration("abridge", rep.Duration))
 	}
-	if e := ex.overflow; e != nil {
-		fields = append(fields, zap.Bool("overflow_retried", e.Retried))
-		if e.Retried && ex.event != nil {
-			fields = append(fields, zap.Int("messages_first_try", ex.event.MessagesAfter), zap.Int("tokens_first_try", ex.event.TokensAfter))
+	if rep.Overflow {
+		fields = append(fields, zap.Bool("overflow_retried", rep.Retried))
+		if rep.Retried && rep.Processed {
+			fields = append(fields, zap.Int("messages_first_try", rep.FirstTry.Messages), zap.Int("tokens_first_try", rep.FirstTry.Tokens))
 		}
 	}
 	if ex.failure != "" {
@@ -713,8 +709,8 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, start time.
 	if ex.cut != "" {
 		fields = append(fields, zap.String("answer_cut_off", ex.cut))
 	}
-	if t := ex.trail; t != nil && t.receipt != "" {
-		fields = append(fields, zap.String("receipt", t.receipt), zap.Bool("compacted", t.compacted))
+	if ex.receipt != "" {
+		fields = append(fields, zap.String("receipt", ex.receipt), zap.Bool("compacted", ex.compacted))
 	}
 	ce.Write(fields...)
 }
@@ -844,7 +840,7 @@ func hasCredential(h http.Header) bool {
 // "responses", "messages", "other"), or "" when it comes from none.
 func apiOf(ctx context.Context) string {
 	if ex := exchangeOf(ctx); ex != nil {
-		return ex.api()
+		return ex.apiName()
 	}
 	return ""
 }

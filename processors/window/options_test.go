@@ -50,17 +50,17 @@ func repeat(s string, n int) string {
 	return out
 }
 
-// TestWithConversation checks that conversations named apart keep their
+// TestRequestConversation checks that conversations named apart keep their
 // summaries apart though their histories are the same, and that the same
 // name finds its summary again.
-func TestWithConversation(t *testing.T) {
+func TestRequestConversation(t *testing.T) {
 	sum := &sized{chars: 40}
 	w := New(Options{MaxMessages: 12, Summarizer: sum, Ahead: -1})
 	run := func(id string) {
 		t.Helper()
 		ctx := context.Background()
 		if id != "" {
-			ctx = WithConversation(ctx, id)
+			ctx = WithRequest(ctx, Request{Conversation: id})
 		}
 		if _, err := w.Process(ctx, conversation(10, 200)); err != nil {
 			t.Fatal(err)
