@@ -406,17 +406,22 @@ func checkEncoding(req *http.Request) error {
 const maxErrorBody = 1 << 20
 
 // isOverflow reports whether resp, a 400, reports a context overflow, as
-// codec reads it. It reads the body and puts it back.
+// codec reads it. It reads the body and puts it back (into the answer's
+// own wrapper, when the middleware wrapped it).
 func isOverflow(resp *http.Response, codec wire.Codec) (bool, error) {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil {
 		_ = resp.Body.Close()
 		return false, fmt.Errorf("abridge: read error response: %w", err)
 	}
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(data), resp.Body), resp.Body}
+	if w, ok := resp.Body.(*answer); ok {
+		w.head = data
+	} else {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(data), resp.Body), resp.Body}
+	}
 	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {

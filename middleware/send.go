@@ -105,6 +105,11 @@ type Report struct {
 	// or closed; UsageRead says it reported some.
 	Usage     processor.Usage
 	UsageRead bool
+	// AnswerErr is the error a read of the answer's body broke off with
+	// (the upstream reset the connection, a deadline passed), nil while
+	// none has: the answer of every request Send sends on is watched,
+	// one passed untouched included.
+	AnswerErr error
 }
 
 // Rewriter is the middleware as a value: its Middleware method goes into
@@ -180,6 +185,9 @@ func (m *Rewriter) send(req *http.Request, api API, rep *Report, next Next) (*ht
 	*rep = Report{}
 	if codec == nil {
 		resp, err := next(req)
+		if err == nil {
+			m.watch(req.Context(), nil, rep, nil, resp, report)
+		}
 		return resp, rep, err
 	}
 	rep.API = codec.API()
@@ -383,7 +391,7 @@ func newSentRequest(conv conversation, out, prefill []processor.Message, remembe
 func (m *Rewriter) forward(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, rep *Report, sent *sentRequest, next Next, report bool) (*http.Response, error) {
 	resp, err := next(withBody(ctx, req, header, rep.Body))
 	if err == nil {
-		m.watchUsage(ctx, codec, rep, sent, resp, report)
+		m.watch(ctx, codec, rep, sent, resp, report)
 	}
 	return resp, err
 }

@@ -351,10 +351,15 @@ type exchange struct {
 	report  middleware.Report
 	failure string
 	// cut is set when the upstream's answer broke off: its reason
-	// (CodeUpstreamReset, CodeUpstreamTimeout, or clientGone). A cut
-	// found before the answer's status was sent on becomes the request's
-	// failure (see Proxy.error); one found after stays here.
-	cut string
+	// (CodeUpstreamReset, CodeUpstreamTimeout, or clientGone; see
+	// Proxy.cutOff, which sets cutNoted). A cut found before the answer's
+	// status was sent on becomes the request's failure (see Proxy.error);
+	// one found after stays here.
+	cut      string
+	cutNoted bool
+	// ctx is the request's context, with the proxy's Timeout: it tells a
+	// cut by the Timeout.
+	ctx context.Context
 	// body is the processed request's body, behind the proxy's limits.
 	body *bodyReader
 	// saved counts the receipts of report saved (with Options.Receipts);
@@ -420,6 +425,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx = window.WithRequest(ctx, p.tenants.request(id, has))
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
+	ex.ctx = ctx
 	p.rp.ServeHTTP(rec, r.WithContext(ctx))
 }
 
@@ -517,15 +523,10 @@ func (p *Proxy) response(resp *http.Response) error {
 	if resp.StatusCode >= 500 {
 		p.metrics.upstreamError("status_5xx")
 	}
-	ctx := resp.Request.Context()
-	ex := exchangeOf(ctx)
-	if ex == nil {
-		return nil
-	}
+	ex := exchangeOf(resp.Request.Context())
 	setHeaders(resp.Header, ex)
-	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, ex: ex, p: p}
 	if ex.api != (middleware.API{}) && !isStream(resp) {
-		return readWhole(resp)
+		return p.readWhole(resp, ex)
 	}
 	return nil
 }
@@ -546,22 +547,29 @@ func isStream(resp *http.Response) bool {
 }
 
 // readWhole reads resp's body, up to wholeAnswerBytes, before its status
-// is sent on, and puts it back, followed by the rest: an answer that
-// breaks off within them returns errAnswerCut, answered with an error
-// status (the client has been sent nothing yet), where one cut after its
-// status was sent on leaves the client a 200 and a truncated body.
-func readWhole(resp *http.Response) error {
+// is sent on: an answer that breaks off within them returns errAnswerCut,
+// answered with an error status (the client has been sent nothing yet),
+// where one cut after its status was sent on leaves the client a 200 and a
+// truncated body. An answer read to its end is closed and given from what
+// was read; a longer one from that, then the rest.
+func (p *Proxy) readWhole(resp *http.Response, ex *exchange) error {
 	var buf bytes.Buffer
 	if n := resp.ContentLength; n > 0 && n <= wholeAnswerBytes {
 		buf.Grow(int(n))
 	}
 	_, err := buf.ReadFrom(io.LimitReader(resp.Body, wholeAnswerBytes))
 	if err != nil {
+		p.cutOff(resp.Request.Context(), ex, err)
 		announced := ""
 		if resp.ContentLength >= 0 {
 			announced = fmt.Sprintf(" of the %d announced", resp.ContentLength)
 		}
 		return fmt.Errorf("%w after %d bytes%s: %w", errAnswerCut, buf.Len(), announced, err)
+	}
+	if buf.Len() < wholeAnswerBytes {
+		_ = resp.Body.Close()
+		resp.Body = io.NopCloser(&buf)
+		return nil
 	}
 	resp.Body = struct {
 		io.Reader
@@ -570,33 +578,26 @@ func readWhole(resp *http.Response) error {
 	return nil
 }
 
-// watchedBody is an upstream answer's body that notes why it broke off,
-// when it does: the upstream reset the connection or sent less than it
-// announced, the proxy's Timeout cut it, or the client went away.
-type watchedBody struct {
-	io.ReadCloser
-	ctx context.Context // the request's, with the proxy's Timeout
-	ex  *exchange       // its client's context ends when the client goes away
-	p   *Proxy
-}
-
-func (b *watchedBody) Read(buf []byte) (int, error) {
-	n, err := b.ReadCloser.Read(buf)
-	if err == nil || err == io.EOF || b.ex.cut != "" {
-		return n, err
+// cutOff notes, once, why ex's answer broke off with err (a read's
+// error): the client went away, the proxy's Timeout cut it (ctx, the
+// request's, ended by it), or the upstream reset the connection or sent
+// less than it announced.
+func (p *Proxy) cutOff(ctx context.Context, ex *exchange, err error) {
+	if ex.cutNoted {
+		return
 	}
+	ex.cutNoted = true
 	switch {
-	case b.ex.client.Err() != nil:
-		b.ex.cut = clientGone
-	case errors.Is(b.ctx.Err(), context.DeadlineExceeded):
-		b.ex.cut = CodeUpstreamTimeout
-		b.p.metrics.upstreamError("timeout")
+	case ex.client.Err() != nil:
+		ex.cut = clientGone
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		ex.cut = CodeUpstreamTimeout
+		p.metrics.upstreamError("timeout")
 	default:
-		b.ex.cut = CodeUpstreamReset
-		b.p.metrics.upstreamError("reset")
+		ex.cut = CodeUpstreamReset
+		p.metrics.upstreamError("reset")
 	}
-	b.p.log.Warn("proxy: answer cut off", zap.String("reason", b.ex.cut), zap.Error(err))
-	return n, err
+	p.log.Warn("proxy: answer cut off", zap.String("reason", ex.cut), zap.Error(err))
 }
 
 // error answers a request that got no response from upstream.
@@ -668,6 +669,9 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 
 // finish logs the request and counts it.
 func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, start time.Time) {
+	if err := ex.report.AnswerErr; err != nil {
+		p.cutOff(ex.ctx, ex, err) // a stream, or a whole answer past what readWhole reads
+	}
 	d := time.Since(start)
 	status := rec.status
 	if status == 0 {
