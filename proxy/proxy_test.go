@@ -69,8 +69,8 @@ func newFixture(t *testing.T, up *openaitest.Upstream, change func(*proxy.Option
 		model.WithHTTPClient(&http.Client{Transport: proxy.ForwardAuthorization(mustURL(t, f.upSrv.URL), nil)}))
 	win := window.New(window.Options{
 		Summarizer: metrics.Summarizer(summarizer.New(model.Observe(sm, metrics.SummarizerRequest), summarizer.Options{})),
-		OnEvent: windowlog.Events(logger, metrics.WindowEvent),
-		Ahead: -1, // summaries written when due: TestAheadThroughProxy has them written ahead
+		OnEvent:    windowlog.Events(logger, metrics.WindowEvent),
+		Ahead:      -1, // summaries written when due: TestAheadThroughProxy has them written ahead
 	})
 	upstream, _ := url.Parse(f.upSrv.URL + "/v1")
 	opts := proxy.Options{
