@@ -3,10 +3,13 @@
 // and runs abridge's processors over the history of each request of the
 // three APIs it knows (POST /v1/chat/completions, /v1/responses and
 // /v1/messages) on the way, through the same middleware an openai-go or
-// anthropic-sdk-go app uses (package middleware). As a request arrives,
-// the proxy decides once, from its method and path, its API (the codec the
-// middleware is given), the upstream it goes to (Options.Upstreams) and
-// the shape of the errors it is answered with. Only the history is
+// anthropic-sdk-go app uses (package middleware): the proxy is a
+// httputil.ReverseProxy whose Transport is the middleware's per-request
+// call (middleware.Rewriter.Send), whose Report says what was sent, its
+// sizes and the receipts of its compactions. As a request arrives, the
+// proxy decides once, from its method and path, its API (the
+// middleware.API the middleware is given), the upstream it goes to
+// (Options.Upstreams) and the shape of the errors it is answered with. Only the history is
 // rewritten; every other byte of the body, the headers (Authorization
 // included) and the query go upstream as the client sent them, and the
 // answer comes back as the upstream sends it: a stream chunk by chunk as
@@ -325,7 +328,8 @@ func (p *Proxy) transport(base http.RoundTripper) http.RoundTripper {
 
 // exchange is what the proxy knows of one request: what it decides as
 // the request arrives (ServeHTTP), then what it learns while serving it.
-// It is the one value the proxy puts in the request's context; exchangeOf
+// It is the proxy's one value in the request's context (beside the
+// window.Request it tells the window of the request with); exchangeOf
 // reads it.
 type exchange struct {
 	// api is the request's wire API when the middleware processes it (a

@@ -76,3 +76,26 @@ func TestRequestConversation(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestOnEvent checks that the window's events for a request reach
+// the OnEvent of the Request its context carries, after Options.OnEvent
+// and with the same events, and not the events of another request.
+func TestRequestOnEvent(t *testing.T) {
+	var host, mine []EventType
+	w := New(Options{MaxMessages: 12, Summarizer: &sized{chars: 40}, Ahead: -1,
+		OnEvent: func(_ context.Context, e Event) { host = append(host, e.Type) }})
+	ctx := WithRequest(context.Background(), Request{OnEvent: func(e Event) { mine = append(mine, e.Type) }})
+	if _, err := w.Process(ctx, conversation(10, 200)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Process(context.Background(), conversation(10, 300)); err != nil {
+		t.Fatal(err)
+	}
+	want := []EventType{EventStarted, EventFinished}
+	if diff := cmp.Diff(want, mine); diff != "" {
+		t.Errorf("the request's events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(append(want, want...), host); diff != "" {
+		t.Errorf("Options.OnEvent's events (-want +got):\n%s", diff)
+	}
+}
