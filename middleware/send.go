@@ -159,8 +159,7 @@ func NewRewriter(chain processor.Processor, opts Options) *Rewriter {
 // Middleware processes req, a request of the API its method and path name
 // (APIOf), and sends it on with next: the [Middleware] of [New].
 func (m *Rewriter) Middleware(req *http.Request, next Next) (*http.Response, error) {
-	resp, _, err := m.send(req, APIOf(req.Method, req.URL.Path), nil, next)
-	return resp, err
+	return m.send(req, APIOf(req.Method, req.URL.Path), nil, next)
 }
 
 // Send processes req as a request of api (the zero API: it passes
@@ -170,13 +169,12 @@ func (m *Rewriter) Middleware(req *http.Request, next Next) (*http.Response, err
 // is in it each time it calls next (a host saves the receipts then, before
 // the request they name goes on).
 func (m *Rewriter) Send(req *http.Request, api API, rep *Report, next Next) (*http.Response, error) {
-	resp, _, err := m.send(req, api, rep, next)
-	return resp, err
+	return m.send(req, api, rep, next)
 }
 
 // send is Middleware (rep nil: nobody reads what it did) and Send. With a
 // rep, the receipts, the conversation and the usage are gathered for it.
-func (m *Rewriter) send(req *http.Request, api API, rep *Report, next Next) (*http.Response, *Report, error) {
+func (m *Rewriter) send(req *http.Request, api API, rep *Report, next Next) (*http.Response, error) {
 	codec := api.codec
 	report := rep != nil
 	if rep == nil {
@@ -188,7 +186,7 @@ func (m *Rewriter) send(req *http.Request, api API, rep *Report, next Next) (*ht
 		if err == nil {
 			m.watch(req.Context(), nil, rep, nil, resp, report)
 		}
-		return resp, rep, err
+		return resp, err
 	}
 	rep.API = codec.API()
 	start := time.Now()
@@ -221,11 +219,11 @@ func (m *Rewriter) send(req *http.Request, api API, rep *Report, next Next) (*ht
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
-		return m.reject(ctx, req, codec, nil, rep, err), rep, nil
+		return m.reject(ctx, req, codec, nil, rep, err), nil
 	}
 	data, err := readBody(req)
 	if err != nil {
-		return nil, rep, fmt.Errorf("abridge: read request body: %w", err)
+		return nil, fmt.Errorf("abridge: read request body: %w", err)
 	}
 	// The body is checked and its tokens counted, then the memory its
 	// processing takes is reserved, and only then is it decoded. What
@@ -254,26 +252,25 @@ func (m *Rewriter) send(req *http.Request, api API, rep *Report, next Next) (*ht
 	}
 	body, err := codec.Parse(data, reserve)
 	if reserved != nil {
-		return nil, rep, fmt.Errorf("abridge: %w", reserved)
+		return nil, fmt.Errorf("abridge: %w", reserved)
 	}
 	if err != nil {
-		return m.reject(ctx, req, codec, body, rep, err), rep, nil
+		return m.reject(ctx, req, codec, body, rep, err), nil
 	}
 	rep.Model, rep.Stream = body.Model, body.Stream
 	if body.Stored {
 		if m.required {
-			return m.reject(ctx, req, codec, body, rep, fmt.Errorf("%w: the history is held by the provider (previous_response_id), out of the processors' reach", ErrRequiredFailed)), rep, nil
+			return m.reject(ctx, req, codec, body, rep, fmt.Errorf("%w: the history is held by the provider (previous_response_id), out of the processors' reach", ErrRequiredFailed)), nil
 		}
 		// The history is on the provider's side: nothing to process.
 		m.emit(ctx, Event{Type: EventStored, API: codec.API(), Model: body.Model, Stream: body.Stream,
 			MessagesBefore: len(body.Messages), Duration: time.Since(start)})
 		rep.Stored, rep.Body = true, net.Buffers{data}
-		resp, err := m.forward(ctx, req, header, codec, rep, nil, next, report)
-		return resp, rep, err
+		return m.forward(ctx, req, header, codec, rep, nil, next, report)
 	}
 	in, prefill := splitPrefill(body.Messages)
 	if err := body.Check(in); err != nil {
-		return m.reject(ctx, req, codec, body, rep, err), rep, nil
+		return m.reject(ctx, req, codec, body, rep, err), nil
 	}
 	var conv conversation
 	if m.anchors != nil {
@@ -296,10 +293,10 @@ func (m *Rewriter) send(req *http.Request, api API, rep *Report, next Next) (*ht
 	}
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, rep, fmt.Errorf("abridge: process messages: %w", err)
+			return nil, fmt.Errorf("abridge: process messages: %w", err)
 		}
 		if m.required {
-			return m.reject(ctx, req, codec, body, rep, fmt.Errorf("%w: %w", ErrRequiredFailed, err)), rep, nil
+			return m.reject(ctx, req, codec, body, rep, fmt.Errorf("%w: %w", ErrRequiredFailed, err)), nil
 		}
 		// abridge's failure, not the app's: send the request as written.
 		m.failed(ctx, rep, ev, err, "middleware: processors failed; request sent unprocessed")
@@ -307,7 +304,7 @@ func (m *Rewriter) send(req *http.Request, api API, rep *Report, next Next) (*ht
 	}
 	sent, err := body.Buffers(withPrefill(out, prefill))
 	if err != nil && m.required {
-		return m.reject(ctx, req, codec, body, rep, fmt.Errorf("%w: write request body: %w", ErrRequiredFailed, err)), rep, nil
+		return m.reject(ctx, req, codec, body, rep, fmt.Errorf("%w: write request body: %w", ErrRequiredFailed, err)), nil
 	}
 	if err != nil {
 		// A history the codec cannot write (an item of another API):
@@ -334,14 +331,13 @@ func (m *Rewriter) send(req *http.Request, api API, rep *Report, next Next) (*ht
 
 	resp, err := m.forward(ctx, req, header, codec, rep, track, next, report)
 	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
-		return resp, rep, err
+		return resp, err
 	}
 	overflow, err := isOverflow(resp, codec)
 	if err != nil || !overflow {
-		return resp, rep, err
+		return resp, err
 	}
-	resp, err = m.retry(ctx, req, header, codec, body, out, prefill, track, extra, resp, rep, rec, next, report)
-	return resp, rep, err
+	return m.retry(ctx, req, header, codec, body, out, prefill, track, extra, resp, rep, rec, next, report)
 }
 
 // failed reports that the processors failed on ev's request, or gave a

@@ -304,7 +304,8 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // call (middleware.Rewriter.Send), with the API decided as the request
 // arrived, in front of base. What the middleware did goes into the
 // request's exchange; with Receipts, the receipts of its compactions are
-// saved before each try goes to base, and once Send returns.
+// saved before each try goes to base, and once Send has returned for a
+// request it processed.
 func (p *Proxy) transport(base http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
 		ex := exchangeOf(req.Context())
@@ -319,8 +320,8 @@ func (p *Proxy) transport(base http.RoundTripper) http.RoundTripper {
 		if ex.report.Rejected != "" {
 			ex.failure = ex.report.Rejected
 		}
-		if p.receipts != nil {
-			p.receipts.settle(req.Context(), ex)
+		if p.receipts != nil && ex.report.Processed {
+			p.receipts.settle(req.Context(), ex) // the compaction after an overflow, when not sent again
 		}
 		return resp, err
 	})
