@@ -542,7 +542,7 @@ func (p *Proxy) response(resp *http.Response) error {
 const wholeAnswerBytes = 8 << 20
 
 // errAnswerCut is why a whole answer is not sent on: it broke off before
-// its end (a watchedBody says why).
+// its end (Proxy.cutOff says why).
 var errAnswerCut = errors.New("the upstream's answer broke off")
 
 // isStream reports whether resp is a stream of server-sent events.
@@ -613,7 +613,7 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 	var tooMuch *memoryError
 	switch {
 	case errors.Is(err, errAnswerCut):
-		// Counted and logged as it broke off (watchedBody); the client
+		// Counted and logged as it broke off (Proxy.cutOff); the client
 		// has been sent nothing: it is answered an error, which the
 		// request's line and abridge_requests_total report.
 		switch cut := ex.cut; cut {
