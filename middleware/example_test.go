@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -95,4 +96,40 @@ func Example_required() {
 	// Output:
 	// 500 processing_failed
 	// requests the provider received: 0
+}
+
+// A host that decides each request's API itself, as a proxy does, calls
+// the middleware's per-request Send and learns from its Report what was
+// sent: the sizes before and after, and the receipts of the compactions
+// made for the request.
+func ExampleRewriter_Send() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":120,"completion_tokens":1}}`)
+	}))
+	defer srv.Close()
+
+	rw := middleware.NewRewriter(window.New(window.Options{MaxMessages: 6}), middleware.Options{})
+	msgs := []string{`{"role":"user","content":"Fix the parser."}`, `{"role":"assistant","content":"On it."}`}
+	for i := range 6 {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"Step %d: %s"}`, i, strings.Repeat("details ", 60)),
+			`{"role":"assistant","content":"Done."}`)
+	}
+	msgs = append(msgs, `{"role":"user","content":"And now?"}`)
+	body := `{"model":"gpt-4.1-mini","messages":[` + strings.Join(msgs, ",") + `]}`
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(body))
+
+	api := middleware.APIOf(req.Method, req.URL.Path) // decided once, from the path
+	var rep middleware.Report
+	resp, err := rw.Send(req, api, &rep, http.DefaultClient.Do)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	fmt.Printf("%s: messages %d → %d, receipts %d, provider's input tokens %d\n",
+		rep.API, rep.Client.Messages, rep.Sent.Messages, len(rep.Receipts), rep.Usage.InputTokens)
+	// Output:
+	// chat: messages 15 → 7, receipts 1, provider's input tokens 120
 }

@@ -55,10 +55,12 @@
 // same types as their option.Middleware and option.MiddlewareNext, so the
 // value New returns goes straight into either SDK's WithMiddleware. The proxy
 // (package proxy, abridge serve) is this middleware in front of an
-// upstream. The wire formats live in one codec each (internal/wire); this
-// package picks one by the request's method and path (the proxy, which
-// decides it once as a request arrives, gives it the codec in the
-// request's context) and holds no API of its own.
+// upstream, through [Rewriter.Send]: the per-request call that returns what
+// the middleware did ([Report]: the sizes, the body sent, the receipts of
+// its compactions). The wire formats live in one codec each
+// (internal/wire); this package picks one by the request's method and path
+// ([APIOf]; the proxy decides it once as a request arrives and gives it to
+// Send) and holds no API of its own.
 package middleware
 
 import (
@@ -68,7 +70,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -87,8 +88,9 @@ import (
 // request belongs to. It is optional: without it the window tells
 // conversations apart by their content, which is enough unless two
 // conversations begin with the same messages and must not share summaries.
-// The middleware removes it before the request is sent on; a context from
-// window.WithConversation does the same for a Go host.
+// The middleware removes it before the request is sent on; a context
+// carrying a window.Request with a Conversation does the same for a Go
+// host.
 const ConversationHeader = "Abridge-Conversation"
 
 // Next sends a request on and returns the response: the same type as
@@ -342,292 +344,6 @@ var ErrRequiredFailed = errors.New("request not processed, and the chain holds a
 // compresses them only when told to).
 var ErrContentEncoding = errors.New("request body is compressed")
 
-// New returns the middleware: chain runs over the history of every request
-// of a wire API it knows before it is sent on. A nil chain checks the
-// history and sends it unchanged.
-func New(chain processor.Processor, opts Options) Middleware {
-	if chain == nil {
-		chain = processor.Chain()
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = zap.NewNop()
-	}
-	m := &mw{chain: chain, compactor: opts.Compactor, required: processor.IsRequired(chain),
-		log: logger, onEvent: opts.OnEvent, reserve: opts.Reserve}
-	if m.compactor == nil {
-		m.compactor, _ = processor.Last[Compactor](chain)
-	}
-	switch {
-	case opts.Anchors == 0:
-		m.anchors = newAnchors(DefaultAnchors)
-	case opts.Anchors > 0:
-		m.anchors = newAnchors(opts.Anchors)
-	}
-	return m.handle
-}
-
-type mw struct {
-	chain     processor.Processor
-	compactor Compactor
-	required  bool // the chain holds a required processor: it fails closed
-	log       *zap.Logger
-	onEvent   func(context.Context, Event)
-	anchors   *anchors // nil: no anchoring
-	reserve   func(context.Context, int64) (func(), error)
-}
-
-// IsChatCompletions reports whether req is a POST to a path ending in
-// /chat/completions.
-func IsChatCompletions(req *http.Request) bool {
-	c := codecOf(req)
-	return c != nil && c.API() == "chat"
-}
-
-// codecOf returns the codec of a request the middleware processes, nil
-// for every other request, which passes untouched: the one its context
-// names when its server decided it (the proxy does: wire.WithCodec), else
-// the codec of its path (…/chat/completions, …/responses, …/v1/messages)
-// when it is a POST.
-func codecOf(req *http.Request) wire.Codec {
-	if c, decided := wire.CodecOf(req.Context()); decided {
-		return c
-	}
-	if req.Method != http.MethodPost {
-		return nil
-	}
-	return wire.ForPath(req.URL.Path)
-}
-
-func (m *mw) handle(req *http.Request, next Next) (*http.Response, error) {
-	codec := codecOf(req)
-	if codec == nil {
-		return next(req)
-	}
-	start := time.Now()
-	ctx := req.Context()
-	header := req.Header
-	id := req.Header.Get(ConversationHeader)
-	if id != "" {
-		ctx = window.WithConversation(ctx, id)
-		header = req.Header.Clone()
-		header.Del(ConversationHeader)
-	}
-	if err := checkEncoding(req); err != nil {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return m.reject(ctx, req, codec, nil, err), nil
-	}
-	data, err := readBody(req)
-	if err != nil {
-		return nil, fmt.Errorf("abridge: read request body: %w", err)
-	}
-	// The body is checked and its tokens counted, then the memory its
-	// processing takes is reserved, and only then is it decoded. What
-	// processing alone takes is given back once the body to send is
-	// written (processed), what the request holds until its answer
-	// comes at the end (release).
-	release, processed := func() {}, func() {}
-	defer func() { processed(); release() }()
-	var reserve func(int) error
-	var reserved error
-	var extra int64 // what processing takes beyond what the request holds
-	if m.reserve != nil {
-		reserve = func(tokens int) error {
-			held := WaitingMemory(len(data), tokens)
-			extra = ProcessingMemory(len(data), tokens) - held
-			free, err := m.reserve(ctx, held)
-			if err == nil {
-				release = free
-				processed, err = m.reserve(ctx, extra)
-			}
-			if err != nil {
-				processed, reserved = func() {}, err
-			}
-			return err
-		}
-	}
-	body, err := codec.Parse(data, reserve)
-	if reserved != nil {
-		return nil, fmt.Errorf("abridge: %w", reserved)
-	}
-	if err != nil {
-		return m.reject(ctx, req, codec, body, err), nil
-	}
-	if body.Stored {
-		if m.required {
-			return m.reject(ctx, req, codec, body, fmt.Errorf("%w: the history is held by the provider (previous_response_id), out of the processors' reach", ErrRequiredFailed)), nil
-		}
-		// The history is on the provider's side: nothing to process.
-		m.emit(ctx, Event{Type: EventStored, API: codec.API(), Model: body.Model, Stream: body.Stream,
-			MessagesBefore: len(body.Messages), Duration: time.Since(start)})
-		return m.send(ctx, req, header, codec, body.Model, net.Buffers{data}, nil, next)
-	}
-	in, prefill := splitPrefill(body.Messages)
-	if err := body.Check(in); err != nil {
-		return m.reject(ctx, req, codec, body, err), nil
-	}
-	var conv conversation
-	if m.anchors != nil {
-		// The history's last response takes the usage reported for the
-		// request it answers; the window's token trigger counts from it.
-		conv = m.anchors.keys(codec.API(), body.Model, id, in)
-		m.anchors.anchor(in, conv)
-	}
-	ev := Event{Type: EventProcessed, API: codec.API(), Model: body.Model, Stream: body.Stream,
-		MessagesBefore: len(body.Messages), TokensBefore: processor.ContentTokens(body.Messages)}
-	out, err := m.chain.Process(ctx, in)
-	if err == nil {
-		err = codec.Validate(in, out)
-	}
-	if err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, fmt.Errorf("abridge: process messages: %w", err)
-		}
-		if m.required {
-			return m.reject(ctx, req, codec, body, fmt.Errorf("%w: %w", ErrRequiredFailed, err)), nil
-		}
-		// abridge's failure, not the app's: send the request as written.
-		failed := ev
-		failed.Type, failed.Err = EventChainFailed, err
-		m.log.Warn("middleware: processors failed; request sent unprocessed", zap.Error(err), zap.String("model", body.Model))
-		m.emit(ctx, failed)
-		out = in
-	}
-	sent, err := body.Buffers(withPrefill(out, prefill))
-	if err != nil && m.required {
-		return m.reject(ctx, req, codec, body, fmt.Errorf("%w: write request body: %w", ErrRequiredFailed, err)), nil
-	}
-	if err != nil {
-		// A history the codec cannot write (an item of another API):
-		// abridge's failure, the request goes as the app wrote it.
-		failed := ev
-		failed.Type, failed.Err = EventChainFailed, fmt.Errorf("write request body: %w", err)
-		m.log.Warn("middleware: processed history not writable; request sent unprocessed", zap.Error(err), zap.String("model", body.Model))
-		m.emit(ctx, failed)
-		out, sent = in, net.Buffers{data}
-	}
-	processed()
-	processed = func() {}
-	track := newSentRequest(conv, out, prefill, len(prefill) == 0)
-	ev.MessagesAfter, ev.TokensAfter, ev.Estimate, ev.Anchored = track.messages, track.tokens, track.estimate, track.anchored
-	ev.Duration = time.Since(start)
-	if ce := m.log.Check(zap.DebugLevel, "middleware: processed"); ce != nil {
-		ce.Write(zap.String("model", body.Model), zap.Bool("stream", body.Stream),
-			zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
-			zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter),
-			zap.Duration("duration", ev.Duration))
-	}
-	m.emit(ctx, ev)
-
-	resp, err := m.send(ctx, req, header, codec, body.Model, sent, track, next)
-	if err != nil || m.compactor == nil || resp.StatusCode != http.StatusBadRequest {
-		return resp, err
-	}
-	overflow, err := isOverflow(resp, codec)
-	if err != nil || !overflow {
-		return resp, err
-	}
-	return m.retry(ctx, req, header, codec, body, out, prefill, track, extra, resp, next)
-}
-
-// sentRequest is what the middleware sent for a request: the history's
-// keys, the size of what it forwarded and the basis of its estimate.
-type sentRequest struct {
-	conv     conversation
-	messages int  // messages forwarded, prefill included
-	tokens   int  // their tokens, from characters (Event.TokensAfter)
-	estimate int  // their estimate (Event.Estimate)
-	anchored bool // its basis (Event.Anchored)
-	// remember is set when the provider's usage is to anchor the
-	// conversation's next request: the history forwarded had no prefill,
-	// so the answer follows it as a response of its own.
-	remember bool
-}
-
-// newSentRequest measures the history a request forwards, out then
-// prefill, for the conversation with keys conv.
-func newSentRequest(conv conversation, out, prefill []processor.Message, remember bool) *sentRequest {
-	return &sentRequest{conv: conv, messages: len(out) + len(prefill),
-		tokens:   processor.ContentTokens(out) + processor.ContentTokens(prefill),
-		estimate: processor.EstimateTokens(out) + processor.ContentTokens(prefill),
-		anchored: anchored(out), remember: remember}
-}
-
-// send sends the request with body on, and watches the answer for the
-// usage the provider reports for sent (nil for a request sent
-// unprocessed).
-func (m *mw) send(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, model string, body net.Buffers, sent *sentRequest, next Next) (*http.Response, error) {
-	resp, err := next(withBody(ctx, req, header, body))
-	if err == nil {
-		m.watchUsage(ctx, codec, model, sent, resp)
-	}
-	return resp, err
-}
-
-// retry compacts out after the provider answered resp, a context
-// overflow, and sends the request (out, then prefill) once more when that
-// made it smaller; otherwise it returns resp. The compaction takes extra
-// bytes of Options.Reserve once more, what processing took, given back
-// once the body to send again is written.
-func (m *mw) retry(ctx context.Context, req *http.Request, header http.Header, codec wire.Codec, body *wire.Body, out, prefill []processor.Message, first *sentRequest, extra int64, resp *http.Response, next Next) (*http.Response, error) {
-	ev := Event{Type: EventOverflow, API: codec.API(), Model: body.Model, Stream: body.Stream,
-		MessagesBefore: len(out), TokensBefore: processor.ContentTokens(out)}
-	start := time.Now()
-	free := func() {}
-	var err error
-	if m.reserve != nil {
-		if free, err = m.reserve(ctx, extra); err != nil {
-			free = func() {}
-		}
-	}
-	defer func() { free() }()
-	var smaller []processor.Message
-	if err == nil {
-		smaller, err = m.compactor.Compact(ctx, out)
-	}
-	if err == nil {
-		if verr := codec.Validate(out, smaller); verr != nil {
-			err = fmt.Errorf("the compacted history is not one the %s API accepts: %w", codec.API(), verr)
-		}
-	}
-	ev.Duration = time.Since(start)
-	if err != nil {
-		if ctx.Err() != nil {
-			_ = resp.Body.Close()
-			return nil, fmt.Errorf("abridge: compact after context overflow: %w", err)
-		}
-		ev.Err = err
-		m.log.Warn("middleware: compaction after context overflow failed", zap.Error(err))
-		m.emit(ctx, ev)
-		return resp, nil
-	}
-	ev.MessagesAfter, ev.TokensAfter = len(smaller), processor.ContentTokens(smaller)
-	if len(smaller) >= len(out) {
-		// Nothing left to compact: the provider's answer stands.
-		m.emit(ctx, ev)
-		return resp, nil
-	}
-	sent, err := body.Buffers(withPrefill(smaller, prefill))
-	if err != nil {
-		// Not writable in the request's API: the provider's answer stands.
-		ev.Err = fmt.Errorf("write request body: %w", err)
-		m.log.Warn("middleware: compacted history not writable; no retry", zap.Error(err))
-		m.emit(ctx, ev)
-		return resp, nil
-	}
-	free()
-	free = func() {}
-	_ = resp.Body.Close()
-	ev.Retried = true
-	m.log.Info("middleware: context overflow; compacted and retrying",
-		zap.String("model", body.Model), zap.Int("messages_before", ev.MessagesBefore), zap.Int("messages_after", ev.MessagesAfter),
-		zap.Int("tokens_before", ev.TokensBefore), zap.Int("tokens_after", ev.TokensAfter))
-	m.emit(ctx, ev)
-	return m.send(ctx, req, header, codec, body.Model, sent, newSentRequest(first.conv, smaller, prefill, first.remember), next)
-}
-
 // splitPrefill parts a history that ends with an assistant prefill (a
 // response with no tool call, which the model is to continue: Anthropic
 // and several OpenAI-compatible servers take one) into the history before
@@ -648,40 +364,6 @@ func withPrefill(out, prefill []processor.Message) []processor.Message {
 		return out
 	}
 	return slices.Concat(out, prefill)
-}
-
-func (m *mw) emit(ctx context.Context, e Event) {
-	if m.onEvent != nil {
-		m.onEvent(ctx, e)
-	}
-}
-
-// reject answers the request with a 400 (415 for a compressed body)
-// naming what is wrong with it.
-func (m *mw) reject(ctx context.Context, req *http.Request, codec wire.Codec, body *wire.Body, err error) *http.Response {
-	e := Rejection(err)
-	ev := Event{Type: EventRejected, API: codec.API(), Code: e.Code, Err: err}
-	if body != nil {
-		ev.Model, ev.Stream, ev.MessagesBefore = body.Model, body.Stream, len(body.Messages)
-	}
-	if e.Status >= http.StatusInternalServerError {
-		m.log.Warn("middleware: processing failed; request refused, not sent unprocessed", zap.String("code", e.Code), zap.Error(err))
-	} else {
-		m.log.Debug("middleware: request rejected", zap.String("code", e.Code), zap.Error(err))
-	}
-	m.emit(ctx, ev)
-	data := codec.Refuse(e.Status, e.Code, e.Message)
-	return &http.Response{
-		Status:        strconv.Itoa(e.Status) + " " + http.StatusText(e.Status),
-		StatusCode:    e.Status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        http.Header{"Content-Type": {"application/json"}, "Content-Length": {strconv.Itoa(len(data))}},
-		Body:          io.NopCloser(bytes.NewReader(data)),
-		ContentLength: int64(len(data)),
-		Request:       req,
-	}
 }
 
 // Rejection returns the error abridge answers a request with when it
@@ -724,17 +406,22 @@ func checkEncoding(req *http.Request) error {
 const maxErrorBody = 1 << 20
 
 // isOverflow reports whether resp, a 400, reports a context overflow, as
-// codec reads it. It reads the body and puts it back.
+// codec reads it. It reads the body and puts it back (into the answer's
+// own wrapper, when the middleware wrapped it).
 func isOverflow(resp *http.Response, codec wire.Codec) (bool, error) {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil {
 		_ = resp.Body.Close()
 		return false, fmt.Errorf("abridge: read error response: %w", err)
 	}
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(data), resp.Body), resp.Body}
+	if w, ok := resp.Body.(*answer); ok {
+		w.head = data
+	} else {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(data), resp.Body), resp.Body}
+	}
 	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {

@@ -21,7 +21,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/model"
 	openaimodel "github.com/abridge-go/abridge/model/openai"
@@ -328,10 +327,10 @@ func TestUntouched(t *testing.T) {
 }
 
 // TestCodecGiven checks that the middleware processes a request with the
-// codec its context names (wire.WithCodec: the proxy decides once, as the
-// request arrives), a nil one included, and decides from the path only
-// when given none: a body that is not JSON is refused where the request
-// is processed and sent on where it is not.
+// API it is given (Rewriter.Send: the proxy decides once, as the request
+// arrives), the zero one included, and decides from the path only when
+// given none (its Middleware): a body that is not JSON is refused where
+// the request is processed and sent on where it is not.
 func TestCodecGiven(t *testing.T) {
 	type outcome struct {
 		Refused   bool // abridge answered, naming what is wrong
@@ -341,29 +340,31 @@ func TestCodecGiven(t *testing.T) {
 	tests := []struct {
 		name, path string
 		given      bool
-		codec      wire.Codec
+		api        middleware.API
 		want       outcome
 	}{
-		{"chat path, none given", "/v1/chat/completions", false, nil, outcome{true, false, 0}},
-		{"chat path, given nil", "/v1/chat/completions", true, nil, outcome{false, false, 1}},
-		{"other path, none given", "/v1/embeddings", false, nil, outcome{false, false, 1}},
-		{"other path, given chat", "/v1/embeddings", true, wire.Chat, outcome{true, false, 0}},
-		{"chat path, given messages", "/v1/chat/completions", true, wire.Messages, outcome{true, true, 0}},
+		{"chat path, none given", "/v1/chat/completions", false, middleware.API{}, outcome{true, false, 0}},
+		{"chat path, given none", "/v1/chat/completions", true, middleware.API{}, outcome{false, false, 1}},
+		{"other path, none given", "/v1/embeddings", false, middleware.API{}, outcome{false, false, 1}},
+		{"other path, given chat", "/v1/embeddings", true, middleware.APIOf(http.MethodPost, "/v1/chat/completions"), outcome{true, false, 0}},
+		{"chat path, given messages", "/v1/chat/completions", true, middleware.APIOf(http.MethodPost, "/v1/messages"), outcome{true, true, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			up := &openaitest.Upstream{}
 			srv := httptest.NewServer(up)
 			defer srv.Close()
-			ctx := context.Background()
-			if tt.given {
-				ctx = wire.WithCodec(ctx, tt.codec)
-			}
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+tt.path, strings.NewReader(`{"model": "m", "messages": [`))
+			req, err := http.NewRequest(http.MethodPost, srv.URL+tt.path, strings.NewReader(`{"model": "m", "messages": [`))
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := middleware.New(nil, middleware.Options{})(req, http.DefaultClient.Do)
+			rw := middleware.NewRewriter(nil, middleware.Options{})
+			var resp *http.Response
+			if tt.given {
+				resp, err = rw.Send(req, tt.api, &middleware.Report{}, http.DefaultClient.Do)
+			} else {
+				resp, err = rw.Middleware(req, http.DefaultClient.Do)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

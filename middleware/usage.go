@@ -16,37 +16,55 @@ import (
 // its usage from; a larger answer passes with its usage unread.
 const maxUsageBody = 8 << 20
 
-// watchUsage makes resp's body report, once read to its end or closed,
-// the usage the provider put in it (EventUsage) for sent (nil: a request
-// sent unprocessed), and remember it to anchor the conversation's next
-// request: in a JSON answer, or in the events of a stream as they pass,
-// each read by codec. The body reaches the app as it comes, byte for byte
-// and with no delay.
-func (m *mw) watchUsage(ctx context.Context, codec wire.Codec, model string, sent *sentRequest, resp *http.Response) {
+// watch makes resp's body report, once read to its end or closed, the
+// usage the provider put in it (EventUsage, and rep's Usage) for sent
+// (nil: a request sent unprocessed), and remember it to anchor the
+// conversation's next request: in a JSON answer, or in the events of a
+// stream as they pass, each read by codec (nil: a request passed
+// untouched, whose usage is not read). With report (rep is read), every
+// answer's body notes the error a read of it broke off with
+// (Report.AnswerErr). The body reaches the app as it comes, byte for byte
+// and with no delay, wrapped once.
+func (m *Rewriter) watch(ctx context.Context, codec wire.Codec, rep *Report, sent *sentRequest, resp *http.Response, report bool) {
+	if resp.Body == nil {
+		return
+	}
 	remember := m.anchors != nil && sent != nil && sent.remember && sent.conv.whole != 0
-	if (m.onEvent == nil && !remember) || resp.StatusCode != http.StatusOK || resp.Body == nil {
-		return
-	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if resp.Header.Get("Content-Encoding") != "" || (media != "application/json" && media != "text/event-stream") {
+	usage := codec != nil && (m.onEvent != nil || remember || report) && resp.StatusCode == http.StatusOK &&
+		resp.Header.Get("Content-Encoding") == "" && (media == "application/json" || media == "text/event-stream")
+	if !usage && !report {
 		return
 	}
-	w := &usageWatch{ReadCloser: resp.Body, stream: media == "text/event-stream", report: func(u processor.Usage) {
-		ev := Event{Type: EventUsage, API: codec.API(), Model: model, Usage: u}
-		if sent != nil {
-			if remember {
-				m.anchors.put(sent.conv.whole, sent.messages, u)
+	w := &answer{ReadCloser: resp.Body}
+	if report {
+		w.cut = &rep.AnswerErr
+	}
+	if usage {
+		w.stream, w.read = media == "text/event-stream", codec.Usage
+		w.report = func(u processor.Usage) {
+			ev := Event{Type: EventUsage, API: codec.API(), Model: rep.Model, Usage: u}
+			if sent != nil {
+				if remember {
+					m.anchors.put(sent.conv.whole, sent.messages, u)
+				}
+				ev.MessagesAfter, ev.TokensAfter, ev.Estimate, ev.Anchored = sent.messages, sent.tokens, sent.estimate, sent.anchored
 			}
-			ev.MessagesAfter, ev.TokensAfter, ev.Estimate, ev.Anchored = sent.messages, sent.tokens, sent.estimate, sent.anchored
+			rep.Usage, rep.UsageRead = u, true
+			m.emit(ctx, ev)
 		}
-		m.emit(ctx, ev)
-	}, read: codec.Usage}
+	}
 	resp.Body = w
 }
 
-// usageWatch reads the usage of a body as it passes.
-type usageWatch struct {
+// answer is the body of an answer the middleware returns: it reads the
+// usage in it as it passes (when read is set) and notes the error a read
+// broke off with (when cut is set). head is what was read of it before
+// (to tell an overflow), given again first.
+type answer struct {
 	io.ReadCloser
+	head   []byte
+	cut    *error
 	stream bool
 	read   func([]byte) (processor.Usage, bool)
 	report func(processor.Usage)
@@ -58,22 +76,32 @@ type usageWatch struct {
 	once  sync.Once
 }
 
-func (w *usageWatch) Read(p []byte) (int, error) {
+func (w *answer) Read(p []byte) (int, error) {
+	if len(w.head) > 0 {
+		n := copy(p, w.head)
+		w.head = w.head[n:]
+		return n, nil
+	}
 	n, err := w.ReadCloser.Read(p)
-	w.take(p[:n])
-	if err == io.EOF {
+	if w.read != nil {
+		w.take(p[:n])
+	}
+	switch {
+	case err == io.EOF:
 		w.finish()
+	case err != nil && w.cut != nil && *w.cut == nil:
+		*w.cut = err
 	}
 	return n, err
 }
 
-func (w *usageWatch) Close() error {
+func (w *answer) Close() error {
 	w.finish()
 	return w.ReadCloser.Close()
 }
 
 // take notes the bytes that passed.
-func (w *usageWatch) take(b []byte) {
+func (w *answer) take(b []byte) {
 	if !w.stream {
 		if !w.over && len(w.buf)+len(b) > maxUsageBody {
 			w.over, w.buf = true, nil
@@ -102,7 +130,7 @@ func (w *usageWatch) take(b []byte) {
 }
 
 // line reads one line of a stream: a data line holding usage adds to it.
-func (w *usageWatch) line(line []byte) {
+func (w *answer) line(line []byte) {
 	data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:"))
 	if !ok || !bytes.Contains(data, []byte(`"usage"`)) {
 		return
@@ -114,7 +142,7 @@ func (w *usageWatch) line(line []byte) {
 
 // add merges a usage report: a stream may report its input first and its
 // output at the end, so each figure is the largest seen.
-func (w *usageWatch) add(u processor.Usage) {
+func (w *answer) add(u processor.Usage) {
 	w.found = true
 	w.usage.InputTokens = max(w.usage.InputTokens, u.InputTokens)
 	w.usage.CachedInputTokens = max(w.usage.CachedInputTokens, u.CachedInputTokens)
@@ -122,7 +150,10 @@ func (w *usageWatch) add(u processor.Usage) {
 	w.usage.OutputTokens = max(w.usage.OutputTokens, u.OutputTokens)
 }
 
-func (w *usageWatch) finish() {
+func (w *answer) finish() {
+	if w.read == nil {
+		return
+	}
 	w.once.Do(func() {
 		if !w.stream && !w.over {
 			if u, ok := w.read(w.buf); ok {

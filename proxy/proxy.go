@@ -3,10 +3,13 @@
 // and runs abridge's processors over the history of each request of the
 // three APIs it knows (POST /v1/chat/completions, /v1/responses and
 // /v1/messages) on the way, through the same middleware an openai-go or
-// anthropic-sdk-go app uses (package middleware). As a request arrives,
-// the proxy decides once, from its method and path, its API (the codec the
-// middleware is given), the upstream it goes to (Options.Upstreams) and
-// the shape of the errors it is answered with. Only the history is
+// anthropic-sdk-go app uses (package middleware): the proxy is a
+// httputil.ReverseProxy whose Transport is the middleware's per-request
+// call (middleware.Rewriter.Send), whose Report says what was sent, its
+// sizes and the receipts of its compactions. As a request arrives, the
+// proxy decides once, from its method and path, its API (the
+// middleware.API the middleware is given), the upstream it goes to
+// (Options.Upstreams) and the shape of the errors it is answered with. Only the history is
 // rewritten; every other byte of the body, the headers (Authorization
 // included) and the query go upstream as the client sent them, and the
 // answer comes back as the upstream sends it: a stream chunk by chunk as
@@ -35,8 +38,8 @@
 // summarizer, is the proxy's policy (Options.SummarizeFor,
 // Options.ClientsPay): the proxy tells its clients apart by the credential
 // each sends, and tells the window of each request the payer of its
-// summaries (window.WithPayer) and whether it may call its summarizer
-// (window.WithoutSummarizer). With [ForwardAuthorization] and
+// summaries and whether it may call its summarizer (a window.Request:
+// its Payer and Unpaid). With [ForwardAuthorization] and
 // [Summarizers], a client's summaries go through its own API to its own
 // upstream, paid with its own credential.
 //
@@ -67,6 +70,7 @@ import (
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/middleware"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processors/window"
 )
 
 // Defaults of Options.
@@ -169,7 +173,7 @@ type Options struct {
 	// answers it forwards); any other value counts as SummarizeAccepted,
 	// the strictest. The window compacts the requests it leaves out with
 	// its offline digest and stores nothing for them
-	// (window.WithoutSummarizer). When clients pay (ClientsPay), a request
+	// (window.Request.Unpaid). When clients pay (ClientsPay), a request
 	// without a credential is a client like the others; when the proxy
 	// pays, it is summarized only under SummarizeAll. abridge serve sets
 	// it from ABRIDGE_SERVE_SUMMARIZE_FOR.
@@ -178,7 +182,7 @@ type Options struct {
 	// conversation's summaries (the summarizer has no key of its own, and
 	// its requests carry the client's: see [ForwardAuthorization]): the
 	// window then keeps a circuit breaker and a share of the background
-	// work per credential (window.WithPayer), so that a client whose key
+	// work per credential (window.Request.Payer), so that a client whose key
 	// the summarizer's upstream refuses stops only its own summaries.
 	// Unset, the proxy pays for every summary, and all requests share one
 	// breaker. abridge serve sets it when neither ABRIDGE_SUMMARY_API_KEY
@@ -201,6 +205,7 @@ type Proxy struct {
 	upstreamOf  func(family wire.Codec) *url.URL // where a request of an API's family goes (nil: of none)
 	receipts    *Receipts
 	tenants     *tenants
+	rw          *middleware.Rewriter
 }
 
 var _ http.Handler = (*Proxy)(nil)
@@ -249,11 +254,7 @@ func New(opts Options) *Proxy {
 		}
 		return upstream
 	}
-	chain := opts.Chain
-	if p.receipts != nil {
-		chain = p.receipts.chain(chain)
-	}
-	mw := middleware.New(chain, middleware.Options{
+	p.rw = middleware.NewRewriter(opts.Chain, middleware.Options{
 		Compactor: opts.Compactor,
 		Logger:    p.log,
 		OnEvent:   p.event,
@@ -264,14 +265,12 @@ func New(opts Options) *Proxy {
 			ex := exchangeOf(pr.In.Context())
 			pr.Out.URL = target(ex.upstream, pr.In.URL)
 			pr.Out.Host = ""
-			if ex.codec == nil {
+			if ex.api == (middleware.API{}) {
 				// The middleware takes it off the requests it processes.
 				pr.Out.Header.Del(middleware.ConversationHeader)
 			}
 		},
-		Transport: roundTripper(func(req *http.Request) (*http.Response, error) {
-			return mw(req, base.RoundTrip)
-		}),
+		Transport:      p.transport(base),
 		ModifyResponse: p.response,
 		ErrorHandler:   p.error,
 		ErrorLog:       zap.NewStdLog(p.log.Named("reverseproxy")),
@@ -301,16 +300,44 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
+// transport returns the proxy's transport: the middleware's per-request
+// call (middleware.Rewriter.Send), with the API decided as the request
+// arrived, in front of base. What the middleware did goes into the
+// request's exchange; with Receipts, the receipts of its compactions are
+// saved before each try goes to base, and once Send has returned for a
+// request it processed.
+func (p *Proxy) transport(base http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		ex := exchangeOf(req.Context())
+		next := base.RoundTrip
+		if p.receipts != nil {
+			next = func(r *http.Request) (*http.Response, error) {
+				p.receipts.settle(r.Context(), ex)
+				return base.RoundTrip(r)
+			}
+		}
+		resp, err := p.rw.Send(req, ex.api, &ex.report, next)
+		if ex.report.Rejected != "" {
+			ex.failure = ex.report.Rejected
+		}
+		if p.receipts != nil && ex.report.Processed {
+			p.receipts.settle(req.Context(), ex) // the compaction after an overflow, when not sent again
+		}
+		return resp, err
+	})
+}
+
 // exchange is what the proxy knows of one request: what it decides as
 // the request arrives (ServeHTTP), then what it learns while serving it.
-// It is the one value the proxy puts in the request's context; exchangeOf
+// It is the proxy's one value in the request's context (beside the
+// window.Request it tells the window of the request with); exchangeOf
 // reads it.
 type exchange struct {
-	// codec is the codec of the request's wire API when the middleware
-	// processes it (a POST to …/chat/completions, …/responses or
-	// …/v1/messages: wire.ForPath), else nil. The middleware is given it
-	// (wire.WithCodec) rather than deciding again.
-	codec wire.Codec
+	// api is the request's wire API when the middleware processes it (a
+	// POST to …/chat/completions, …/responses or …/v1/messages:
+	// middleware.APIOf), else the zero API. The middleware is given it
+	// rather than deciding again.
+	api middleware.API
 	// family is the codec of the API the request's path belongs to
 	// (wire.Family: its endpoint or a path under it), else nil: it
 	// chooses the upstream and shapes the errors the proxy answers.
@@ -325,19 +352,27 @@ type exchange struct {
 	// nil when it has none.
 	credential http.Header
 
-	event    *middleware.Event
-	overflow *middleware.Event
-	failure  string
+	// report is what the middleware did with the request.
+	report  middleware.Report
+	failure string
 	// cut is set when the upstream's answer broke off: its reason
-	// (CodeUpstreamReset, CodeUpstreamTimeout, or clientGone). A cut
-	// found before the answer's status was sent on becomes the request's
-	// failure (see Proxy.error); one found after stays here.
-	cut string
+	// (CodeUpstreamReset, CodeUpstreamTimeout, or clientGone; see
+	// Proxy.cutOff, which sets cutNoted). A cut found before the answer's
+	// status was sent on becomes the request's failure (see Proxy.error);
+	// one found after stays here.
+	cut      string
+	cutNoted bool
+	// ctx is the request's context, with the proxy's Timeout: it tells a
+	// cut by the Timeout.
+	ctx context.Context
 	// body is the processed request's body, behind the proxy's limits.
 	body *bodyReader
-	// trail is what the receipts learn of the request (nil without
-	// Options.Receipts).
-	trail *trail
+	// saved counts the receipts of report saved (with Options.Receipts);
+	// receipt is the id of the compaction the forwarded history carries,
+	// compacted set when it was made for this request.
+	saved     int
+	receipt   string
+	compacted bool
 }
 
 // clientGone is the failure, or the reason an answer was cut off, when
@@ -346,11 +381,11 @@ const clientGone = "client gone"
 
 // api names the request's wire API: "chat", "responses", "messages", or
 // "other" for a request the middleware does not process.
-func (ex *exchange) api() string {
-	if ex.codec == nil {
-		return "other"
+func (ex *exchange) apiName() string {
+	if name := ex.api.Name(); name != "" {
+		return name
 	}
-	return ex.codec.API()
+	return "other"
 }
 
 type exchangeKey struct{}
@@ -365,10 +400,7 @@ func exchangeOf(ctx context.Context) *exchange {
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w}
-	ex := &exchange{family: wire.Family(r.URL.Path), client: r.Context()}
-	if r.Method == http.MethodPost {
-		ex.codec = wire.ForPath(r.URL.Path)
-	}
+	ex := &exchange{api: middleware.APIOf(r.Method, r.URL.Path), family: wire.Family(r.URL.Path), client: r.Context()}
 	ex.upstream = p.upstreamOf(ex.family)
 	defer func() { p.finish(r, rec, ex, start) }()
 
@@ -382,7 +414,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "abridge: " + err.Error()})
 		return
 	}
-	if ex.codec != nil {
+	if ex.api != (middleware.API{}) {
 		if r.ContentLength > p.maxBody {
 			p.refuse(rec, ex, tooLarge(p.maxBody))
 			return
@@ -396,12 +428,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if has {
 		ex.credential = clientCredential(r.Header)
 	}
-	ctx = p.tenants.context(ctx, id, has)
+	ctx = window.WithRequest(ctx, p.tenants.request(id, has))
 	ctx = context.WithValue(ctx, exchangeKey{}, ex)
-	ctx = wire.WithCodec(ctx, ex.codec)
-	if p.receipts != nil && ex.codec != nil {
-		ctx = p.receipts.begin(ctx, ex, r)
-	}
+	ex.ctx = ctx
 	p.rp.ServeHTTP(rec, r.WithContext(ctx))
 }
 
@@ -480,27 +509,13 @@ func tooLarge(limit int64) apierror.Error {
 			size(limit), envMaxBody)}
 }
 
-// event records the middleware's events for the request's log line and
-// the metrics.
+// event counts the middleware's events, and passes them on to
+// Options.OnEvent. What the request's log line and headers say comes from
+// the middleware's Report.
 func (p *Proxy) event(ctx context.Context, e middleware.Event) {
 	p.metrics.middlewareEvent(e)
 	if p.onEvent != nil {
 		p.onEvent(ctx, e)
-	}
-	ex := exchangeOf(ctx)
-	if ex == nil {
-		return
-	}
-	if ex.trail != nil {
-		p.receipts.event(ctx, ex.trail, e)
-	}
-	switch e.Type {
-	case middleware.EventProcessed:
-		ex.event = &e
-	case middleware.EventOverflow:
-		ex.overflow = &e
-	case middleware.EventRejected:
-		ex.failure = e.Code
 	}
 }
 
@@ -513,15 +528,10 @@ func (p *Proxy) response(resp *http.Response) error {
 	if resp.StatusCode >= 500 {
 		p.metrics.upstreamError("status_5xx")
 	}
-	ctx := resp.Request.Context()
-	ex := exchangeOf(ctx)
-	if ex == nil {
-		return nil
-	}
+	ex := exchangeOf(resp.Request.Context())
 	setHeaders(resp.Header, ex)
-	resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: ctx, ex: ex, p: p}
-	if ex.codec != nil && !isStream(resp) {
-		return readWhole(resp)
+	if ex.api != (middleware.API{}) && !isStream(resp) {
+		return p.readWhole(resp, ex)
 	}
 	return nil
 }
@@ -532,7 +542,7 @@ func (p *Proxy) response(resp *http.Response) error {
 const wholeAnswerBytes = 8 << 20
 
 // errAnswerCut is why a whole answer is not sent on: it broke off before
-// its end (a watchedBody says why).
+// its end (Proxy.cutOff says why).
 var errAnswerCut = errors.New("the upstream's answer broke off")
 
 // isStream reports whether resp is a stream of server-sent events.
@@ -542,22 +552,29 @@ func isStream(resp *http.Response) bool {
 }
 
 // readWhole reads resp's body, up to wholeAnswerBytes, before its status
-// is sent on, and puts it back, followed by the rest: an answer that
-// breaks off within them returns errAnswerCut, answered with an error
-// status (the client has been sent nothing yet), where one cut after its
-// status was sent on leaves the client a 200 and a truncated body.
-func readWhole(resp *http.Response) error {
+// is sent on: an answer that breaks off within them returns errAnswerCut,
+// answered with an error status (the client has been sent nothing yet),
+// where one cut after its status was sent on leaves the client a 200 and a
+// truncated body. An answer read to its end is closed and given from what
+// was read; a longer one from that, then the rest.
+func (p *Proxy) readWhole(resp *http.Response, ex *exchange) error {
 	var buf bytes.Buffer
 	if n := resp.ContentLength; n > 0 && n <= wholeAnswerBytes {
 		buf.Grow(int(n))
 	}
 	_, err := buf.ReadFrom(io.LimitReader(resp.Body, wholeAnswerBytes))
 	if err != nil {
+		p.cutOff(resp.Request.Context(), ex, err)
 		announced := ""
 		if resp.ContentLength >= 0 {
 			announced = fmt.Sprintf(" of the %d announced", resp.ContentLength)
 		}
 		return fmt.Errorf("%w after %d bytes%s: %w", errAnswerCut, buf.Len(), announced, err)
+	}
+	if buf.Len() < wholeAnswerBytes {
+		_ = resp.Body.Close()
+		resp.Body = io.NopCloser(&buf)
+		return nil
 	}
 	resp.Body = struct {
 		io.Reader
@@ -566,33 +583,26 @@ func readWhole(resp *http.Response) error {
 	return nil
 }
 
-// watchedBody is an upstream answer's body that notes why it broke off,
-// when it does: the upstream reset the connection or sent less than it
-// announced, the proxy's Timeout cut it, or the client went away.
-type watchedBody struct {
-	io.ReadCloser
-	ctx context.Context // the request's, with the proxy's Timeout
-	ex  *exchange       // its client's context ends when the client goes away
-	p   *Proxy
-}
-
-func (b *watchedBody) Read(buf []byte) (int, error) {
-	n, err := b.ReadCloser.Read(buf)
-	if err == nil || err == io.EOF || b.ex.cut != "" {
-		return n, err
+// cutOff notes, once, why ex's answer broke off with err (a read's
+// error): the client went away, the proxy's Timeout cut it (ctx, the
+// request's, ended by it), or the upstream reset the connection or sent
+// less than it announced.
+func (p *Proxy) cutOff(ctx context.Context, ex *exchange, err error) {
+	if ex.cutNoted {
+		return
 	}
+	ex.cutNoted = true
 	switch {
-	case b.ex.client.Err() != nil:
-		b.ex.cut = clientGone
-	case errors.Is(b.ctx.Err(), context.DeadlineExceeded):
-		b.ex.cut = CodeUpstreamTimeout
-		b.p.metrics.upstreamError("timeout")
+	case ex.client.Err() != nil:
+		ex.cut = clientGone
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		ex.cut = CodeUpstreamTimeout
+		p.metrics.upstreamError("timeout")
 	default:
-		b.ex.cut = CodeUpstreamReset
-		b.p.metrics.upstreamError("reset")
+		ex.cut = CodeUpstreamReset
+		p.metrics.upstreamError("reset")
 	}
-	b.p.log.Warn("proxy: answer cut off", zap.String("reason", b.ex.cut), zap.Error(err))
-	return n, err
+	p.log.Warn("proxy: answer cut off", zap.String("reason", ex.cut), zap.Error(err))
 }
 
 // error answers a request that got no response from upstream.
@@ -603,7 +613,7 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 	var tooMuch *memoryError
 	switch {
 	case errors.Is(err, errAnswerCut):
-		// Counted and logged as it broke off (watchedBody); the client
+		// Counted and logged as it broke off (Proxy.cutOff); the client
 		// has been sent nothing: it is answered an error, which the
 		// request's line and abridge_requests_total report.
 		switch cut := ex.cut; cut {
@@ -633,7 +643,7 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", "1")
 		e = apierror.Error{Status: http.StatusServiceUnavailable, Type: apierror.TypeServer, Code: CodeBusy,
 			Message: fmt.Sprintf("abridge: %s (%s, BodyMemory); try again", errBusy, envBodyMemory)}
-	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil && ex.codec != nil && ex.event == nil:
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil && ex.api != (middleware.API{}) && !ex.report.Processed:
 		// The time ran out in abridge's processing (a summary): nothing
 		// reached the upstream.
 		e = apierror.Error{Status: http.StatusGatewayTimeout, Type: apierror.TypeServer, Code: CodeProcessTimeout,
@@ -664,26 +674,21 @@ func (p *Proxy) error(w http.ResponseWriter, r *http.Request, err error) {
 
 // finish logs the request and counts it.
 func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, start time.Time) {
+	if err := ex.report.AnswerErr; err != nil {
+		p.cutOff(ex.ctx, ex, err) // a stream, or a whole answer past what readWhole reads
+	}
 	d := time.Since(start)
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	p.metrics.request(ex.api(), status, d)
-	if ex.trail != nil {
-		p.receipts.finish(ex.trail, status)
+	p.metrics.request(ex.apiName(), status, d)
+	rep := &ex.report
+	if p.receipts != nil {
+		p.receipts.finish(ex, status)
 	}
-	// What was sent last: the compacted retry after a context overflow,
-	// else the processed request.
-	var sent *middleware.Event
-	switch {
-	case ex.overflow != nil && ex.overflow.Retried:
-		sent = ex.overflow
-	case ex.event != nil:
-		sent = ex.event
-	}
-	if sent != nil {
-		p.metrics.forwarded(sent.API, sent.TokensAfter)
+	if rep.Processed {
+		p.metrics.forwarded(rep.API, rep.Sent.Tokens)
 	}
 	level := zap.InfoLevel
 	if status >= 500 || (ex.cut != "" && ex.cut != clientGone) {
@@ -695,16 +700,16 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, start time.
 	}
 	fields := []zap.Field{zap.String("method", r.Method), zap.String("path", r.URL.Path),
 		zap.Int("status", status), zap.Duration("duration", d)}
-	if e := ex.event; e != nil {
-		fields = append(fields, zap.String("model", e.Model), zap.Bool("stream", e.Stream),
-			zap.Int("messages_before", e.MessagesBefore), zap.Int("messages_after", sent.MessagesAfter),
-			zap.Int("tokens_before", e.TokensBefore), zap.Int("tokens_after", sent.TokensAfter),
-			zap.Duration("abridge", e.Duration))
+	if rep.Processed {
+		fields = append(fields, zap.String("model", rep.Model), zap.Bool("stream", rep.Stream),
+			zap.Int("messages_before", rep.Client.Messages), zap.Int("messages_after", rep.Sent.Messages),
+			zap.Int("tokens_before", rep.Client.Tokens), zap.Int("tokens_after", rep.Sent.Tokens),
+			zap.Duration("abridge", rep.Duration))
 	}
-	if e := ex.overflow; e != nil {
-		fields = append(fields, zap.Bool("overflow_retried", e.Retried))
-		if e.Retried && ex.event != nil {
-			fields = append(fields, zap.Int("messages_first_try", ex.event.MessagesAfter), zap.Int("tokens_first_try", ex.event.TokensAfter))
+	if rep.Overflow {
+		fields = append(fields, zap.Bool("overflow_retried", rep.Retried))
+		if rep.Retried && rep.Processed {
+			fields = append(fields, zap.Int("messages_first_try", rep.FirstTry.Messages), zap.Int("tokens_first_try", rep.FirstTry.Tokens))
 		}
 	}
 	if ex.failure != "" {
@@ -713,8 +718,8 @@ func (p *Proxy) finish(r *http.Request, rec *recorder, ex *exchange, start time.
 	if ex.cut != "" {
 		fields = append(fields, zap.String("answer_cut_off", ex.cut))
 	}
-	if t := ex.trail; t != nil && t.receipt != "" {
-		fields = append(fields, zap.String("receipt", t.receipt), zap.Bool("compacted", t.compacted))
+	if ex.receipt != "" {
+		fields = append(fields, zap.String("receipt", ex.receipt), zap.Bool("compacted", ex.compacted))
 	}
 	ce.Write(fields...)
 }
@@ -844,7 +849,7 @@ func hasCredential(h http.Header) bool {
 // "responses", "messages", "other"), or "" when it comes from none.
 func apiOf(ctx context.Context) string {
 	if ex := exchangeOf(ctx); ex != nil {
-		return ex.api()
+		return ex.apiName()
 	}
 	return ""
 }

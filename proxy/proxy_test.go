@@ -32,7 +32,6 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/processors/window/windowlog"
 	"github.com/abridge-go/abridge/proxy"
-	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/testkit/openaitest"
 )
@@ -71,11 +70,8 @@ func newFixture(t *testing.T, up *openaitest.Upstream, change func(*proxy.Option
 		openaimodel.WithHTTPClient(&http.Client{Transport: proxy.ForwardAuthorization(mustURL(t, f.upSrv.URL), nil)}))
 	win := window.New(window.Options{
 		Summarizer: metrics.Summarizer(summarizer.New(model.Observe(sm, metrics.SummarizerRequest), summarizer.Options{})),
-		OnEvent: windowlog.Events(logger, func(ctx context.Context, e window.Event) {
-			metrics.WindowEvent(ctx, e)
-			receipt.Observe(ctx, e)
-		}),
-		Ahead: -1, // summaries written when due: TestAheadThroughProxy has them written ahead
+		OnEvent:    windowlog.Events(logger, metrics.WindowEvent),
+		Ahead:      -1, // summaries written when due: TestAheadThroughProxy has them written ahead
 	})
 	upstream, _ := url.Parse(f.upSrv.URL + "/v1")
 	opts := proxy.Options{

@@ -9,8 +9,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/abridge-go/abridge/middleware"
-	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/receipt"
 )
 
@@ -69,8 +67,9 @@ type ReceiptOptions struct {
 // Receipts records, for a [Proxy], a receipt of every compaction made
 // while it processes a request and a record of every request it forwards,
 // in a [ReceiptStore], and names the receipt in each answer's
-// HeaderReceipt. The window of the proxy's chain must pass its events to
-// receipt.Observe (its Options.OnEvent, or a callback that calls it).
+// HeaderReceipt. The compactions are those the middleware reports for each
+// request (middleware.Report.Receipts): the window of the proxy's chain
+// needs no wiring for them.
 //
 // A receipt is saved before its request is sent on, so that its page
 // exists when the answer names it; the request records, and the
@@ -188,124 +187,61 @@ func (r *Receipts) enqueue(rec record) {
 	}
 }
 
-// trail is what the receipts learn of one request.
-type trail struct {
-	rec          *receipt.Recorder
-	scope        string // the conversation header's id
-	conversation string // receipt.ConversationID, once the chain ran
-	carried      string // the reference of the last marker the chain's output holds
-	chainFailed  bool
-	api, model   string
-	client, sent receipt.Size
-	usage        *receipt.Usage
-	receipt      string // the id of the compaction the forwarded history carries
-	compacted    bool   // made for this request
-}
-
-// begin starts the trail of a request the proxy processes, in ex, and
-// returns ctx with the recorder the window's events go to.
-func (r *Receipts) begin(ctx context.Context, ex *exchange, req *http.Request) context.Context {
-	ctx, rec := receipt.WithRecorder(ctx)
-	ex.trail = &trail{rec: rec, scope: req.Header.Get(middleware.ConversationHeader)}
-	return ctx
-}
-
-// chain puts next between two steps that change nothing: the first tells
-// the trail of each request its conversation, the last the marker it
-// forwards. Being steps of the chain, not a wrapper around it, they leave
-// next's processors in sight of the middleware, which finds the window and
-// the processors marked required among them.
-func (r *Receipts) chain(next processor.Processor) processor.Processor {
-	first := processor.Func(func(ctx context.Context, in []processor.Message) ([]processor.Message, error) {
-		if t := trailOf(ctx); t != nil {
-			t.conversation = receipt.ConversationID(t.scope, in)
-		}
-		return in, nil
-	})
-	last := processor.Func(func(ctx context.Context, out []processor.Message) ([]processor.Message, error) {
-		if t := trailOf(ctx); t != nil {
-			t.carried = receipt.LastMarkerRef(out)
-		}
-		return out, nil
-	})
-	return processor.Chain(first, next, last)
-}
-
-// trailOf returns the trail of the request ctx comes from, or nil.
-func trailOf(ctx context.Context) *trail {
-	ex := exchangeOf(ctx)
-	if ex == nil {
-		return nil
-	}
-	return ex.trail
-}
-
-// event follows the middleware's events of the request: its sizes, the
-// compactions made for it (saved at once), the one it carries, and the
-// provider's usage.
-func (r *Receipts) event(ctx context.Context, t *trail, e middleware.Event) {
-	switch e.Type {
-	case middleware.EventProcessed:
-		t.api, t.model = e.API, e.Model
-		t.client = receipt.Size{Messages: e.MessagesBefore, Tokens: e.TokensBefore}
-		t.sent = receipt.Size{Messages: e.MessagesAfter, Tokens: e.TokensAfter}
-		r.settle(ctx, t)
-	case middleware.EventOverflow:
-		if e.Retried {
-			t.sent = receipt.Size{Messages: e.MessagesAfter, Tokens: e.TokensAfter}
-		}
-		r.settle(ctx, t)
-	case middleware.EventChainFailed:
-		t.chainFailed = true
-	case middleware.EventUsage:
-		if u := receipt.UsageOf(e.Usage); !u.IsZero() {
-			t.usage = &u
-		}
-	}
-}
-
-// settle saves the receipts of the compactions made for the request so
-// far, and finds the receipt of the compaction it forwards.
-func (r *Receipts) settle(ctx context.Context, t *trail) {
+// settle saves the receipts of the compactions made for ex's request so
+// far (the middleware's Report holds them) that are not saved yet, and
+// finds the receipt of the compaction it forwards: the newest made for it,
+// unless the processors failed, else the one of the marker its history
+// carries.
+func (r *Receipts) settle(ctx context.Context, ex *exchange) {
+	rep := &ex.report
 	now := time.Now()
-	for _, rc := range t.rec.Take(r.writer(t.api)) {
-		rc.Conversation, rc.API, rc.Model, rc.Time, rc.Client = t.conversation, t.api, t.model, now, t.client
+	for _, rc := range rep.Receipts[ex.saved:] {
+		ex.saved++
+		if rc.Writer == receipt.WriterModel {
+			rc.Writer = r.writer(rep.API)
+		}
+		rc.Conversation, rc.API, rc.Model, rc.Time, rc.Client = rep.Conversation, rep.API, rep.Model, now, rep.Client
 		if err := r.store.SaveReceipt(ctx, rc); err != nil {
 			r.log.Warn("proxy: receipt not saved", zap.String("receipt", rc.ID), zap.Error(err))
 			continue
 		}
-		r.refs.put(t.conversation, rc.Ref, rc.ID)
-		if !t.chainFailed {
-			t.receipt, t.compacted = rc.ID, true
+		r.refs.put(rep.Conversation, rc.Ref, rc.ID)
+		if !rep.ChainFailed {
+			ex.receipt, ex.compacted = rc.ID, true
 		}
 	}
-	if t.receipt != "" || t.chainFailed || t.carried == "" {
+	if ex.receipt != "" || rep.ChainFailed || rep.Carried == "" {
 		return
 	}
-	if id, ok := r.refs.get(t.conversation, t.carried); ok {
-		t.receipt = id
+	if id, ok := r.refs.get(rep.Conversation, rep.Carried); ok {
+		ex.receipt = id
 		return
 	}
-	id, found, err := r.store.FindReceipt(ctx, t.conversation, t.carried)
+	id, found, err := r.store.FindReceipt(ctx, rep.Conversation, rep.Carried)
 	if err != nil {
-		r.log.Warn("proxy: receipt not found", zap.String("ref", t.carried), zap.Error(err))
+		r.log.Warn("proxy: receipt not found", zap.String("ref", rep.Carried), zap.Error(err))
 		return
 	}
 	if found {
-		r.refs.put(t.conversation, t.carried, id)
-		t.receipt = id
+		r.refs.put(rep.Conversation, rep.Carried, id)
+		ex.receipt = id
 	}
 }
 
-// finish queues the record of a request answered with status.
-func (r *Receipts) finish(t *trail, status int) {
-	if t.conversation == "" || t.api == "" {
+// finish queues the record of ex's request, answered with status.
+func (r *Receipts) finish(ex *exchange, status int) {
+	rep := &ex.report
+	if !rep.Processed {
 		return // never processed: refused, or its history is the provider's
 	}
-	rec := record{req: receipt.Request{Conversation: t.conversation, Time: time.Now(), API: t.api, Model: t.model, Status: status,
-		Client: t.client, Sent: t.sent, Usage: t.usage, Receipt: t.receipt, Compacted: t.compacted}}
-	if t.receipt != "" && t.usage != nil {
-		rec.usage = t.usage
+	var usage *receipt.Usage
+	if u := receipt.UsageOf(rep.Usage); rep.UsageRead && !u.IsZero() {
+		usage = &u
+	}
+	rec := record{req: receipt.Request{Conversation: rep.Conversation, Time: time.Now(), API: rep.API, Model: rep.Model, Status: status,
+		Client: rep.Client, Sent: rep.Sent, Usage: usage, Receipt: ex.receipt, Compacted: ex.compacted}}
+	if ex.receipt != "" && usage != nil {
+		rec.usage = usage
 	}
 	r.enqueue(rec)
 }
@@ -313,19 +249,15 @@ func (r *Receipts) finish(t *trail, status int) {
 // setHeaders adds the Abridge-* headers of a processed request to its
 // answer's header h.
 func setHeaders(h http.Header, ex *exchange) {
-	e := ex.event
-	if e == nil {
+	rep := &ex.report
+	if !rep.Processed {
 		return
 	}
-	sent := e
-	if ex.overflow != nil && ex.overflow.Retried {
-		sent = ex.overflow
-	}
-	h.Set(HeaderMessages, strconv.Itoa(e.MessagesBefore)+" "+strconv.Itoa(sent.MessagesAfter))
-	h.Set(HeaderTokens, strconv.Itoa(e.TokensBefore)+" "+strconv.Itoa(sent.TokensAfter))
-	if t := ex.trail; t != nil && t.receipt != "" {
-		h.Set(HeaderReceipt, ReceiptPath(t.receipt))
-		h.Set(HeaderCompaction, map[bool]string{true: "new", false: "carried"}[t.compacted])
+	h.Set(HeaderMessages, strconv.Itoa(rep.Client.Messages)+" "+strconv.Itoa(rep.Sent.Messages))
+	h.Set(HeaderTokens, strconv.Itoa(rep.Client.Tokens)+" "+strconv.Itoa(rep.Sent.Tokens))
+	if ex.receipt != "" {
+		h.Set(HeaderReceipt, ReceiptPath(ex.receipt))
+		h.Set(HeaderCompaction, map[bool]string{true: "new", false: "carried"}[ex.compacted])
 	}
 }
 

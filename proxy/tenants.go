@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -63,13 +62,14 @@ func newTenants(summarizeFor string, clientsPay bool) *tenants {
 	return &tenants{summarizeFor: summarizeFor, clientsPay: clientsPay, accepted: map[string]struct{}{}}
 }
 
-// context returns ctx with what the window needs to know of a request
-// whose credential has the identity id (has: it has one): who pays for its
+// request returns what the window needs to know of a request whose
+// credential has the identity id (has: it has one): who pays for its
 // summaries and, for a request the policy leaves out, that the window is
 // not to call its summarizer.
-func (t *tenants) context(ctx context.Context, id string, has bool) context.Context {
+func (t *tenants) request(id string, has bool) window.Request {
+	var r window.Request
 	if t.clientsPay {
-		ctx = window.WithPayer(ctx, id)
+		r.Payer = id
 	}
 	allowed := true
 	switch t.summarizeFor {
@@ -78,10 +78,8 @@ func (t *tenants) context(ctx context.Context, id string, has bool) context.Cont
 	case SummarizeAccepted:
 		allowed = (has || t.clientsPay) && t.isAccepted(id)
 	}
-	if !allowed {
-		ctx = window.WithoutSummarizer(ctx)
-	}
-	return ctx
+	r.Unpaid = !allowed
+	return r
 }
 
 // transport returns next, recording, under SummarizeAccepted, the

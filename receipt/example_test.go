@@ -11,17 +11,18 @@ import (
 	"github.com/abridge-go/abridge/summary"
 )
 
-// A host gives the window receipt.Observe as its OnEvent and each request
-// a Recorder: the compactions made while the request was processed come
-// back as receipts.
+// A host gives each request a Recorder, as the window's per-request
+// OnEvent: the compactions made while the request was processed come back
+// as receipts.
 func ExampleRecorder() {
-	w := window.New(window.Options{MaxMessages: 6, KeepMessages: 2, Summarizer: summary.NewDigest(summary.DigestOptions{}), OnEvent: receipt.Observe})
+	w := window.New(window.Options{MaxMessages: 6, KeepMessages: 2, Summarizer: summary.NewDigest(summary.DigestOptions{})})
 	long := strings.Repeat("I read parse.go line by line. ", 40)
 	history := []processor.Message{processor.SystemMessage("You fix bugs."), processor.UserMessage("Fix the failing test."),
 		processor.TextMessage("Looking."), processor.UserMessage("It is in parse.go."), processor.TextMessage(long),
 		processor.UserMessage("Go on."), processor.TextMessage(long), processor.UserMessage("Run the tests.")}
 
-	ctx, rec := receipt.WithRecorder(context.Background())
+	var rec receipt.Recorder
+	ctx := window.WithRequest(context.Background(), window.Request{OnEvent: rec.Observe})
 	if _, err := w.Process(ctx, history); err != nil {
 		fmt.Println(err)
 		return

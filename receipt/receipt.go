@@ -22,7 +22,6 @@
 package receipt
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -293,7 +292,9 @@ func (r *Reasons) Note(e window.Event) string {
 }
 
 // Recorder collects the receipts of the compactions made while one
-// request was processed. It is safe for concurrent use.
+// request was processed: give its Observe to the window as the request's
+// window.Request.OnEvent (the middleware does). It is safe for concurrent
+// use; the zero value is ready.
 type Recorder struct {
 	reasons Reasons
 	mu      sync.Mutex
@@ -301,21 +302,10 @@ type Recorder struct {
 	reason  []string
 }
 
-type recorderKey struct{}
-
-// WithRecorder returns a copy of ctx carrying a new Recorder, and the
-// Recorder: the window's events observed (see [Observe]) with that
-// context or one derived from it are recorded.
-func WithRecorder(ctx context.Context) (context.Context, *Recorder) {
-	r := &Recorder{}
-	return context.WithValue(ctx, recorderKey{}, r), r
-}
-
-// Observe records e in the Recorder ctx carries, if any: give it to the
-// window as its OnEvent, or call it from the OnEvent.
-func Observe(ctx context.Context, e window.Event) {
-	r, _ := ctx.Value(recorderKey{}).(*Recorder)
-	if r == nil || (e.Type != window.EventFailed && e.Type != window.EventFinished) {
+// Observe records e, one of the window's events: a compaction's end
+// (window.EventFinished), and the failure whose fallback it used.
+func (r *Recorder) Observe(e window.Event) {
+	if e.Type != window.EventFailed && e.Type != window.EventFinished {
 		return
 	}
 	reason := r.reasons.Note(e)

@@ -1,7 +1,6 @@
 package receipt
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -129,11 +128,11 @@ func TestLastMarkerRef(t *testing.T) {
 	}
 }
 
-// TestRecorder: the events observed with a recorder's context become its
-// receipts, a fallback's reason paired with its compaction; events with
-// another context are not recorded.
+// TestRecorder: the events a recorder observes become its receipts, a
+// fallback's reason paired with its compaction; events another recorder
+// observes are not recorded.
 func TestRecorder(t *testing.T) {
-	ctx, rec := WithRecorder(context.Background())
+	rec := &Recorder{}
 	failed := finished(3, "digest", true)
 	failed.Type, failed.Reason, failed.Err = window.EventFailed, "summarizer error", errors.New("boom")
 	events := []window.Event{
@@ -144,9 +143,10 @@ func TestRecorder(t *testing.T) {
 		{Type: window.EventStoreFailed, Reason: "save"},
 	}
 	for _, e := range events {
-		Observe(ctx, e)
+		rec.Observe(e)
 	}
-	Observe(context.Background(), finished(4, "elsewhere", false))
+	var other Recorder
+	other.Observe(finished(4, "elsewhere", false))
 	got := rec.Take("model")
 	type brief struct{ Summary, Writer, Reason string }
 	var briefs []brief

@@ -194,10 +194,7 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 	}})
 	defer receipts.Close()
 	comp, err := cfg.Build(config.BuildOptions{Logger: logger, Store: store.Summaries(), Summarizer: s,
-		OnEvent: func(ctx context.Context, e window.Event) {
-			metrics.WindowEvent(ctx, e)
-			receipt.Observe(ctx, e)
-		}})
+		OnEvent: metrics.WindowEvent})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

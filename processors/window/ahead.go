@@ -206,7 +206,7 @@ func (w *Window) aheadOn(ctx context.Context) bool {
 	if _, digest := w.opts.Summarizer.(*summary.Digest); digest {
 		return false
 	}
-	return w.opts.Ahead > 0 && !w.closed.Load() && !unpaid(ctx) && !w.breakerOpen(payerOf(ctx), false)
+	return w.opts.Ahead > 0 && !w.closed.Load() && !RequestOf(ctx).Unpaid && !w.breakerOpen(RequestOf(ctx).Payer, false)
 }
 
 // near reports whether h is within Ahead requests of a trigger, a request
@@ -334,7 +334,7 @@ func (w *Window) prepareAt(ctx context.Context, history []processor.Message, v v
 		Summarized: len(p.fresh), From: c.head, To: c.head + p.covered,
 		Key: v.key, Span: d,
 	})
-	if !w.runner().Go(payerOf(ctx), func(rctx context.Context) { w.runJob(rctx, j) }) && j.take() {
+	if !w.runner().Go(RequestOf(ctx).Payer, func(rctx context.Context) { w.runJob(rctx, j) }) && j.take() {
 		// No room: the compaction writes it when it comes.
 		w.giveUp(j, "queue full", Event{})
 	}

@@ -444,7 +444,7 @@ func TestAheadConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx := WithConversation(context.Background(), string(rune('a'+c)))
+			ctx := WithRequest(context.Background(), Request{Conversation: string(rune('a' + c))})
 			var stored []processor.Message
 			next := 0
 			for _, k := range processortest.RequestPoints(h) {

@@ -99,7 +99,7 @@ func (r *refusingSummarizer) Summarize(context.Context, []processor.Message, str
 // payer's key open that payer's circuit breaker only. A request nobody
 // pays for is compacted with the offline digest, the summarizer not
 // called.
-func ExampleWithPayer() {
+func ExampleWithRequest() {
 	sum := &refusingSummarizer{}
 	w := window.New(window.Options{MaxMessages: 10, Summarizer: sum, Store: window.NewMemoryStore(0), Ahead: -1})
 	history := func(who string) []processor.Message {
@@ -113,13 +113,13 @@ func ExampleWithPayer() {
 		return h
 	}
 	for i := range 5 {
-		ctx := window.WithPayer(context.Background(), "refused-key-hash")
+		ctx := window.WithRequest(context.Background(), window.Request{Payer: "refused-key-hash"})
 		_, _ = w.Process(ctx, history(fmt.Sprint("mallory ", i)))
 	}
 	fmt.Println("calls for the refused payer:", sum.calls)
-	_, _ = w.Process(window.WithPayer(context.Background(), "tenant-a-hash"), history("alice"))
+	_, _ = w.Process(window.WithRequest(context.Background(), window.Request{Payer: "tenant-a-hash"}), history("alice"))
 	fmt.Println("calls after tenant A's request:", sum.calls)
-	_, _ = w.Process(window.WithoutSummarizer(context.Background()), history("a stranger"))
+	_, _ = w.Process(window.WithRequest(context.Background(), window.Request{Unpaid: true}), history("a stranger"))
 	fmt.Println("calls after an unpaid request:", sum.calls)
 	// Output:
 	// calls for the refused payer: 3

@@ -50,17 +50,17 @@ func repeat(s string, n int) string {
 	return out
 }
 
-// TestWithConversation checks that conversations named apart keep their
+// TestRequestConversation checks that conversations named apart keep their
 // summaries apart though their histories are the same, and that the same
 // name finds its summary again.
-func TestWithConversation(t *testing.T) {
+func TestRequestConversation(t *testing.T) {
 	sum := &sized{chars: 40}
 	w := New(Options{MaxMessages: 12, Summarizer: sum, Ahead: -1})
 	run := func(id string) {
 		t.Helper()
 		ctx := context.Background()
 		if id != "" {
-			ctx = WithConversation(ctx, id)
+			ctx = WithRequest(ctx, Request{Conversation: id})
 		}
 		if _, err := w.Process(ctx, conversation(10, 200)); err != nil {
 			t.Fatal(err)
@@ -74,5 +74,28 @@ func TestWithConversation(t *testing.T) {
 		if sum.count() != tc.calls {
 			t.Fatalf("after conversation %q: %d summarizer calls, want %d", tc.id, sum.count(), tc.calls)
 		}
+	}
+}
+
+// TestRequestOnEvent checks that the window's events for a request reach
+// the OnEvent of the Request its context carries, after Options.OnEvent
+// and with the same events, and not the events of another request.
+func TestRequestOnEvent(t *testing.T) {
+	var host, mine []EventType
+	w := New(Options{MaxMessages: 12, Summarizer: &sized{chars: 40}, Ahead: -1,
+		OnEvent: func(_ context.Context, e Event) { host = append(host, e.Type) }})
+	ctx := WithRequest(context.Background(), Request{OnEvent: func(e Event) { mine = append(mine, e.Type) }})
+	if _, err := w.Process(ctx, conversation(10, 200)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Process(context.Background(), conversation(10, 300)); err != nil {
+		t.Fatal(err)
+	}
+	want := []EventType{EventStarted, EventFinished}
+	if diff := cmp.Diff(want, mine); diff != "" {
+		t.Errorf("the request's events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(append(want, want...), host); diff != "" {
+		t.Errorf("Options.OnEvent's events (-want +got):\n%s", diff)
 	}
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Runner runs a window's background work (see Options.Ahead). Go is given
-// each job with its payer (see [WithPayer]); it calls run exactly once,
+// each job with its payer (see [Request.Payer]); it calls run exactly once,
 // from any goroutine, or reports false without calling it. A job gives up
 // when the context run receives ends. [Pool] is the default.
 type Runner interface {

@@ -12,42 +12,6 @@ import (
 	"github.com/abridge-go/abridge/summary"
 )
 
-type payerKey struct{}
-
-// WithPayer returns a copy of ctx that names who pays for a request's
-// summaries: an identity (a hash, never the credential itself) of the
-// credential the summarizer's calls will carry, for a host that serves
-// several. Each payer has its own circuit breaker, so failures on one
-// credential never stop another's summaries, and its own share of the
-// background work (see [Pool]); requests naming none share one.
-func WithPayer(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, payerKey{}, id)
-}
-
-// payerOf returns the payer ctx names, or "".
-func payerOf(ctx context.Context) string {
-	id, _ := ctx.Value(payerKey{}).(string)
-	return id
-}
-
-type unpaidKey struct{}
-
-// WithoutSummarizer returns a copy of ctx under which the window calls
-// neither its summarizer nor its fallback and saves nothing: it applies
-// the summaries its store has, and a compaction due uses the offline
-// digest (a fallback with Reason "unpaid"). A host uses it for requests
-// it will not pay summaries for, such as those whose credential the
-// upstream has not yet accepted.
-func WithoutSummarizer(ctx context.Context) context.Context {
-	return context.WithValue(ctx, unpaidKey{}, true)
-}
-
-// unpaid reports whether ctx comes from WithoutSummarizer.
-func unpaid(ctx context.Context) bool {
-	u, _ := ctx.Value(unpaidKey{}).(bool)
-	return u
-}
-
 // plan is what a compaction of a view at a cut replaces and summarizes.
 type plan struct {
 	cut
@@ -174,9 +138,9 @@ func (w *Window) ask(ctx context.Context, b brief) (string, *failure) {
 	began := w.opts.Now()
 	var reason string
 	var err error
-	payer := payerOf(ctx)
+	payer := RequestOf(ctx).Payer
 	switch {
-	case unpaid(ctx):
+	case RequestOf(ctx).Unpaid:
 		reason, err = "unpaid", ErrUnpaid
 	case w.breakerOpen(payer, true):
 		reason, err = "circuit open", ErrCircuitOpen
@@ -222,7 +186,7 @@ func (w *Window) complete(ctx context.Context, b brief, prose string, f *failure
 		f = &failure{err: ErrSummaryTooLarge, reason: "summary too large"}
 	}
 	fallback := w.opts.Fallback
-	if unpaid(ctx) {
+	if RequestOf(ctx).Unpaid {
 		fallback = w.digest
 	}
 	budget := b.budget()
@@ -300,7 +264,7 @@ func (w *Window) trusted(ctx context.Context, ref string) bool {
 // and the payer's breaker is closed.
 func (w *Window) retry(ctx context.Context, history []processor.Message, head int, k Key, s *Span) *Span {
 	now := w.opts.Now()
-	if !s.Fallback || s.Count < 1 || unpaid(ctx) || w.breakerOpen(payerOf(ctx), false) ||
+	if !s.Fallback || s.Count < 1 || RequestOf(ctx).Unpaid || w.breakerOpen(RequestOf(ctx).Payer, false) ||
 		!w.retried.put(s.Digest, now, func(last time.Time) bool { return now.Sub(last) < w.opts.BreakerCooldown }) {
 		return s
 	}
@@ -328,7 +292,7 @@ func (w *Window) retry(ctx context.Context, history []processor.Message, head in
 		return s
 	}
 	values := context.WithoutCancel(ctx)
-	w.runner().Go(payerOf(ctx), func(rctx context.Context) {
+	w.runner().Go(RequestOf(ctx).Payer, func(rctx context.Context) {
 		if rctx.Err() != nil {
 			return
 		}

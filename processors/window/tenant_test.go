@@ -16,7 +16,7 @@ import (
 )
 
 // payingSummarizer answers with a summary naming the payer of each call
-// (see WithPayer), or fails for the payers in failing; it counts calls by
+// (see Request.Payer), or fails for the payers in failing; it counts calls by
 // payer.
 type payingSummarizer struct {
 	mu      sync.Mutex
@@ -27,7 +27,7 @@ type payingSummarizer struct {
 func (p *payingSummarizer) Summarize(ctx context.Context, ms []processor.Message, prev string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	payer := payerOf(ctx)
+	payer := RequestOf(ctx).Payer
 	if p.calls == nil {
 		p.calls = map[string]int{}
 	}
@@ -61,7 +61,7 @@ func TestBreakerPerPayer(t *testing.T) {
 	sum.set("bogus", true)
 	var ev events
 	w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, OnEvent: ev.on, Store: nopStore{}})
-	bogus := WithPayer(context.Background(), "bogus")
+	bogus := WithRequest(context.Background(), Request{Payer: "bogus"})
 	for i := range 5 {
 		if _, err := w.Process(bogus, conversation(10+i, 100)); err != nil {
 			t.Fatal(err)
@@ -74,7 +74,7 @@ func TestBreakerPerPayer(t *testing.T) {
 		t.Errorf("the refused payer's last compaction: reason %q, want circuit open", e.Reason)
 	}
 	for _, payer := range []string{"tenant-a", ""} {
-		out, err := w.Process(WithPayer(context.Background(), payer), conversation(12, 100))
+		out, err := w.Process(WithRequest(context.Background(), Request{Payer: payer}), conversation(12, 100))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,15 +164,15 @@ func TestFallbackSpanRetried(t *testing.T) {
 	}
 }
 
-// TestWithoutSummarizer checks a request nobody pays for: compacted with
+// TestUnpaid checks a request nobody pays for: compacted with
 // the digest, the summarizer not called, nothing saved; summaries the
 // store has are still applied.
-func TestWithoutSummarizer(t *testing.T) {
+func TestUnpaid(t *testing.T) {
 	sum := &payingSummarizer{}
 	store := NewMemoryStore(0)
 	var ev events
 	w := New(Options{Ahead: -1, MaxMessages: 10, Summarizer: sum, Store: store, OnEvent: ev.on})
-	unpaidCtx := WithoutSummarizer(context.Background())
+	unpaidCtx := WithRequest(context.Background(), Request{Unpaid: true})
 	out, err := w.Process(unpaidCtx, conversation(10, 100))
 	if err != nil {
 		t.Fatal(err)

@@ -77,7 +77,7 @@ var (
 	// ErrCircuitOpen: the summarizer failed too often in a row and is not
 	// called until the cool-down has passed.
 	ErrCircuitOpen = errors.New("summarizer circuit open")
-	// ErrUnpaid: the request's context came from WithoutSummarizer; the
+	// ErrUnpaid: the request is Unpaid (see Request); the
 	// offline digest wrote its summary.
 	ErrUnpaid = errors.New("summarizer not called: nobody pays for this request's summary")
 )
@@ -136,7 +136,7 @@ type Options struct {
 	// DefaultTimeout (90s).
 	Timeout time.Duration
 	// BreakerFailures is how many summarizer failures in a row, per payer
-	// (see WithPayer), make the window use Fallback for BreakerCooldown;
+	// (see Request.Payer), make the window use Fallback for BreakerCooldown;
 	// 0 means DefaultBreakerFailures (3).
 	BreakerFailures int
 	// BreakerCooldown is how long the breaker stays open before one
@@ -338,7 +338,7 @@ type Window struct {
 	framing      int               // characters of a marker without its summary
 	blank        processor.Message // a marker without a summary, to hold the marker's place
 
-	breakers breakers                // a circuit breaker per payer (see WithPayer)
+	breakers breakers                // a circuit breaker per payer (see Request.Payer)
 	refs     memo[string, bool]      // references of markers a window wrote
 	waits    memo[Key, int]          // the size a conversation's middle must reach to be compacted again
 	retried  memo[Digest, time.Time] // fallback spans the summarizer was asked again for, and when
@@ -499,22 +499,6 @@ func (w *Window) Compact(ctx context.Context, history []processor.Message) ([]pr
 	return w.compact(ctx, history, w.view(ctx, history), true)
 }
 
-type conversationKey struct{}
-
-// WithConversation returns a copy of ctx that names the conversation a
-// request belongs to (an empty id is none): the window keeps its
-// summaries apart from other conversations' even when their histories
-// begin alike. Without it, conversations are told apart by content.
-func WithConversation(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, conversationKey{}, id)
-}
-
-// conversationOf returns the conversation ctx names, or "".
-func conversationOf(ctx context.Context) string {
-	id, _ := ctx.Value(conversationKey{}).(string)
-	return id
-}
-
 // view is a history with a saved span applied.
 type view struct {
 	msgs     []processor.Message
@@ -532,7 +516,7 @@ type view struct {
 func (w *Window) view(ctx context.Context, history []processor.Message) view {
 	head := w.split(history, false).head
 	v := view{msgs: history, head: head}
-	scope := conversationOf(ctx)
+	scope := RequestOf(ctx).Conversation
 	var s *Span
 	if head < len(history)-1 {
 		v.key = keyOf(scope, history[:head+1])
@@ -624,7 +608,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	// The wait is keyed by the head as every host mode sees it.
 	waitKey := v.key
 	if v.span != nil {
-		waitKey = keyOf(conversationOf(ctx), h[:c.head+1])
+		waitKey = keyOf(RequestOf(ctx).Conversation, h[:c.head+1])
 	}
 	if !force && (p.replaced <= w.framing || p.replaced < w.waits.get(waitKey)) {
 		// No marker could be smaller than this middle, or none was lately:
@@ -644,7 +628,7 @@ func (w *Window) compact(ctx context.Context, history []processor.Message, v vie
 	}
 	var res result
 	var err error
-	if unpaid(ctx) {
+	if RequestOf(ctx).Unpaid {
 		// A digest costs nothing: no flight to share.
 		res = write()
 	} else {
@@ -718,7 +702,7 @@ func (w *Window) finish(ctx context.Context, history []processor.Message, v view
 // save saves span under k unless the request is unpaid; a store's failure
 // is reported.
 func (w *Window) save(ctx context.Context, k Key, span Span) {
-	if unpaid(ctx) {
+	if RequestOf(ctx).Unpaid {
 		return
 	}
 	if err := w.opts.Store.Save(ctx, k, span); err != nil {
@@ -791,11 +775,17 @@ func (m *memo[K, V]) put(k K, v V, keep func(old V) bool) bool {
 }
 
 func (w *Window) emit(ctx context.Context, t EventType, ev Event) {
-	if w.opts.OnEvent == nil {
+	on := RequestOf(ctx).OnEvent
+	if w.opts.OnEvent == nil && on == nil {
 		return
 	}
 	ev.Type = t
-	w.opts.OnEvent(ctx, ev)
+	if w.opts.OnEvent != nil {
+		w.opts.OnEvent(ctx, ev)
+	}
+	if on != nil {
+		on(ev)
+	}
 }
 
 // storeFailed reports a failure of the store's method named op.
