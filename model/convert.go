@@ -19,7 +19,8 @@ func msgErr(i int, format string, args ...any) error {
 	return &transcript.MessageError{Index: i, Reason: fmt.Sprintf(format, args...)}
 }
 
-// ToOpenAI converts a history to openai-go message params, in order.
+// ToOpenAI converts a history to openai-go message params, in order: the
+// messages transcript.ToRawMessages writes, read into the params.
 //
 // A request becomes one OpenAI message per part: a [processor.SystemPrompt]
 // a "system" (or "developer") message, a [processor.UserPrompt] a "user"
