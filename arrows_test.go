@@ -63,13 +63,15 @@ func listPackages(t *testing.T) (map[string]pkg, map[string]bool) {
 // and the transcript format on the message model (and, for the window, the
 // summary format) alone, nothing outside the standard library among their
 // dependencies (no model provider's client, no logging library) but the
-// shell parser the summary format reads commands with; package model on
-// the message model alone; and only the provider packages model/openai
-// and model/anthropic import a provider's SDK, each its own (besides the
-// load command and the test kits, which abridge does not ship), so that
-// the agent, the summarizer and on-demand compaction link none; and a
-// session store links only the database
-// driver it picks (checkDatabaseDrivers).
+// shell parser the summary format reads commands with and the JSON library
+// the Chat Completions codec reads with; the wire codecs on the message
+// model, that codec and the API error shape alone (no SDK, not package
+// model); package model on the message model alone; and only the provider
+// packages model/openai and model/anthropic import a provider's SDK, each
+// its own (besides the load command and the test kits, which abridge does
+// not ship), so that the agent, the summarizer and on-demand compaction
+// link none; and a session store links only the database driver it picks
+// (checkDatabaseDrivers).
 func TestArrows(t *testing.T) {
 	pkgs, std := listPackages(t)
 	checkDatabaseDrivers(t, pkgs)
@@ -80,13 +82,23 @@ func TestArrows(t *testing.T) {
 		"processors/cleartools": {"processor", "summary"},
 		"processors/window":     {"processor", "summary"},
 		"compact":               {"processor", "summary"},
-		// Saved transcripts load without any provider SDK.
+		// Saved transcripts load without any provider SDK; the Chat
+		// Completions reader and writer there are the codec's too.
 		"transcript": {"processor"},
 		// The interface, settings and error every caller needs: no SDK.
 		"model": {"processor"},
+		// The codecs link no SDK and not package model: the proxy and
+		// the middleware read bodies without them.
+		"internal/wire":     {"internal/apierror", "processor", "transcript"},
+		"internal/apierror": nil,
 	}
 	// The summary format reads shell commands with mvdan.cc/sh's parser.
 	shellParser := []string{"mvdan.cc/sh/v3/fileutil", "mvdan.cc/sh/v3/syntax"}
+	// The Chat Completions codec (transcript) and the wire codecs read
+	// JSON with go-json-experiment (encoding/json/v2).
+	jsonLib := func(d string) bool {
+		return d == "github.com/go-json-experiment/json" || strings.HasPrefix(d, "github.com/go-json-experiment/json/")
+	}
 	for name, want := range allowed {
 		p, ok := pkgs[module+"/"+name]
 		if !ok {
@@ -100,6 +112,7 @@ func TestArrows(t *testing.T) {
 			case strings.HasPrefix(d, module+"/"):
 				got = append(got, strings.TrimPrefix(d, module+"/"))
 			case slices.Contains(shellParser, d) && (name == "summary" || slices.Contains(want, "summary")):
+			case jsonLib(d) && (name == "transcript" || slices.Contains(want, "transcript")):
 			default:
 				outside = append(outside, d)
 			}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -131,5 +132,5 @@ func (e *Error) Is(target error) bool {
 // wrapped ErrContextOverflow in Err for (Anthropic's "prompt is too
 // long").
 func (e *Error) IsContextOverflow() bool {
-	return errors.Is(e.Err, ErrContextOverflow) || e.Code == "context_length_exceeded" || e.Code == "string_above_max_length"
+	return errors.Is(e.Err, ErrContextOverflow) || apierror.ContextOverflow(e.Code)
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/testkit/openaitest"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 const secret = "sk-client-secret-0123456789"
@@ -833,7 +834,7 @@ func testOverflowRetry(t *testing.T, receipts bool) {
 
 	// The request's log line and the forwarded prompt's size describe
 	// the retry, what the client's answer came from.
-	retried, err := openaimodel.FromJSON(chats[1].Body)
+	retried, err := transcript.Load(bytes.NewReader(chats[1].Body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package transcript_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -81,4 +82,32 @@ func Example_process() {
 	// response 20 → 20
 	// request 7 → 7
 	// response 16 → 16
+}
+
+// FromRawMessages reads a request body's messages, one raw JSON object
+// each, and ToRawMessages writes a history back in that form. Members are
+// matched by their exact names, as the API does: "Name" is an unknown
+// member, not the user's name.
+func ExampleFromRawMessages() {
+	raws := []json.RawMessage{
+		json.RawMessage(`{"role":"user","content":"List the files.","Name":"ann"}`),
+		json.RawMessage(`{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]}`),
+		json.RawMessage(`{"role":"tool","tool_call_id":"c1","content":"a.go"}`),
+	}
+	history, err := transcript.FromRawMessages(raws)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%q by %q; %s answers %s\n", history[0].Text(), history[0].Parts[0].(processor.UserPrompt).Name,
+		history[2].Parts[0].(processor.ToolReturn).ToolCallID, history[1].ToolCalls()[0].ToolName)
+	back, err := transcript.ToRawMessages(history)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s\n", transcript.JoinRawMessages(back))
+	// Output:
+	// "List the files." by ""; c1 answers ls
+	// [{"role":"user","content":"List the files."},{"role":"assistant","tool_calls":[{"function":{"arguments":"{}","name":"ls"},"id":"c1","type":"function"}]},{"role":"tool","content":"a.go","tool_call_id":"c1"}]
 }

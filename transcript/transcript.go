@@ -1,12 +1,14 @@
-// Package transcript reads and writes histories stored as OpenAI Chat
+// Package transcript reads and writes histories as OpenAI Chat
 // Completions JSON: a saved conversation, the "messages" of a request
 // body. [Load] and [LoadFile] read one into abridge's message model,
-// [Save] and [SaveFile] write one, [Chat] returns the messages Save writes
-// (package model/openai builds its openai-go params from them), and
-// [FromRawMessages] converts the messages of a request body one raw JSON
-// object each. It imports no
-// provider SDK: a program that replays or processes saved transcripts
-// needs only this package, package processor and the processors.
+// [Save] and [SaveFile] write one. [FromRawMessages] and [ToRawMessages]
+// are the reader and the writer under them, one raw JSON object per
+// message; the proxy's Chat Completions codec and package model's
+// openai-go conversion use them too, so a message reads the same
+// wherever it comes from. Members are matched by their exact names, as
+// the API matches them. It imports no provider SDK: a program that
+// replays or processes saved transcripts needs only this package, package
+// processor and the processors.
 //
 // One Chat Completions message is one [processor.Message]: "system" and
 // "developer" messages become requests with a [processor.SystemPrompt],

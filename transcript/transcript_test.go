@@ -60,21 +60,26 @@ func TestLoadBadInput(t *testing.T) {
 		{"assistant content a number", `[{"role":"assistant","content":1}]`, "message 0: assistant content is not a string, an array or null", 0},
 		{"assistant content part of unknown type", `[{"role":"assistant","content":[{"type":"image_url"}]}]`, "message 0: assistant content 0 is not a text or refusal part", 0},
 		{"name a number", `[{"role":"user","content":"x","name":1}]`, "message 0: name is a JSON number, want a string", 0},
-		// Keys match without regard to case, so two keys differing in
-		// case only name one field: which one counts is up to the reader.
-		{"user part type twice in two cases", `[{"role":"user","Content":[{"type":"0000","tYpE":"0"}]}]`,
-			`message 0: user content 0: keys "type" and "tYpE" both name "type"`, 0},
-		{"content twice in two cases", `[{"role":"user","content":"a","Content":"b"}]`,
-			`message 0: ambiguous keys: keys "content" and "Content" both name "content"`, 0},
-		{"role twice", `[{"role":"user","role":"system","content":"a"}]`, `message 0: ambiguous keys: keys "role" and "role"`, 0},
-		{"system part text twice", `[{"role":"system","content":[{"type":"text","text":"a","TEXT":"b"}]}]`,
-			`message 0: system content 0: keys "text" and "TEXT" both name "text"`, 0},
-		{"assistant part type twice", `[{"role":"assistant","content":[{"type":"text","Type":"refusal","text":"a"}]}]`,
-			`message 0: assistant content 0: keys "type" and "Type"`, 0},
-		{"tool call id twice", `[{"role":"assistant","tool_calls":[{"id":"a","ID":"b","type":"function","function":{"name":"f"}}]}]`,
-			`message 0: assistant tool call 0: keys "id" and "ID"`, 0},
-		{"function name twice", `[{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","Name":"g"}}]}]`,
-			`message 0: assistant tool call 0: function: keys "name" and "Name"`, 0},
+		// Names match exactly, as the API matches them: a member named in
+		// another case is an unknown one, and the one it is not stays
+		// missing.
+		{"user content in another case", `[{"role":"user","Content":[{"type":"0000","tYpE":"0"}]}]`,
+			"message 0: user message without content", 0},
+		{"role in another case", `[{"ROLE":"user","content":"hi"}]`, "message 0: message without role", 0},
+		{"part type in another case", `[{"role":"user","content":[{"Type":"text","text":"a"}]}]`, "message 0: user content 0 without type", 0},
+		// A member named twice is ambiguous: which one counts is up to
+		// the reader.
+		{"role twice", `[{"role":"user","role":"system","content":"a"}]`, `message 0: ambiguous keys (a member named twice): jsontext: duplicate object member name "role"`, 0},
+		{"user part type twice", `[{"role":"user","content":[{"type":"0000","type":"0"}]}]`,
+			`message 0: ambiguous keys (a member named twice): jsontext: duplicate object member name "type" within "/content/0"`, 0},
+		{"system part text twice", `[{"role":"system","content":[{"type":"text","text":"a","text":"b"}]}]`,
+			`duplicate object member name "text" within "/content/0"`, 0},
+		{"assistant part type twice", `[{"role":"assistant","content":[{"type":"text","type":"refusal","text":"a"}]}]`,
+			`duplicate object member name "type" within "/content/0"`, 0},
+		{"tool call id twice", `[{"role":"assistant","tool_calls":[{"id":"a","id":"b","type":"function","function":{"name":"f"}}]}]`,
+			`duplicate object member name "id" within "/tool_calls/0"`, 0},
+		{"function name twice", `[{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","name":"g"}}]}]`,
+			`duplicate object member name "name" within "/tool_calls/0/function"`, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -328,7 +333,8 @@ func FuzzLoad(f *testing.F) {
 		`[{"role":"assistant","reasoning_content":"r","content":null},{"role":"assistant","reasoning_content":7,"content":"a"}]`,
 		`{"source":1,"messages":[{"role":"system","content":[{"type":"text","text":"s"}]}]}`,
 		`[{"role":"tool","tool_call_id":"x","content":[{"type":"text","text":"a"}]}]`,
-		// Keys differing in case only: found by the fuzzer, refused.
+		// Names differing in case only: found by the fuzzer; unknown
+		// members.
 		`[{"role":"user","Content":[{"type":"0000","tYpE":"0"}]}]`,
 		`[{"ROLE":"user","Content":[{"Type":"text","TEXT":"a"},{"TYPE":"image_url","image_url":{"url":"u"}}]}]`,
 	} {
@@ -361,21 +367,23 @@ func FuzzLoad(f *testing.F) {
 	})
 }
 
-// TestLoadKeyCase loads messages whose keys differ in case from the
-// standard ones: each key names its field, as encoding/json matches them,
-// and the history saves and loads back the same.
+// TestLoadKeyCase loads messages whose member names differ in case from
+// the API's: each is an unknown member, not the one it resembles, as the
+// API reads it, and the history saves and loads back the same.
 func TestLoadKeyCase(t *testing.T) {
 	tests := []struct {
 		name  string
 		input string
 		want  []processor.Message
 	}{
-		{"message keys", `[{"ROLE":"user","Content":"hi","Name":"ann"}]`,
-			[]processor.Message{processor.NewRequest(processor.UserPrompt{Content: "hi", Name: "ann"})}},
-		{"part keys", `[{"role":"user","content":[{"Type":"text","TEXT":"a"}]}]`,
+		{"message keys", `[{"role":"user","content":"hi","Name":"ann","CONTENT":"no"}]`,
+			[]processor.Message{processor.NewRequest(processor.UserPrompt{Content: "hi"})}},
+		{"part keys", `[{"role":"user","content":[{"type":"text","text":"a","TEXT":"b","Type":"image_url"}]}]`,
 			[]processor.Message{processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "text", Text: "a"}}})}},
 		{"tool call keys", `[{"role":"assistant","Tool_Calls":[{"Id":"c1","TYPE":"function","Function":{"NAME":"ls","Arguments":"{}"}}]}]`,
-			[]processor.Message{processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "ls", Args: "{}"})}},
+			[]processor.Message{processor.NewResponse()}},
+		{"two cases of one name", `[{"role":"user","content":"a","Content":"b"},{"role":"assistant","tool_calls":[{"id":"a","ID":"b","type":"function","function":{"name":"f","Name":"g"}}]}]`,
+			[]processor.Message{processor.UserMessage("a"), processor.NewResponse(processor.ToolCall{ToolCallID: "a", ToolName: "f"})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -575,9 +583,10 @@ func TestFromRawMessages(t *testing.T) {
 	}
 }
 
-// TestChatErrors checks that a history Chat cannot write is an error naming
-// the message, and that Save refuses it the same way, writing nothing.
-func TestChatErrors(t *testing.T) {
+// TestWriteErrors checks that a history ToRawMessages cannot write is an
+// error naming the message, and that Save refuses it the same way,
+// writing nothing.
+func TestWriteErrors(t *testing.T) {
 	data := func(d string) []processor.Message {
 		return []processor.Message{processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "image_url", Data: json.RawMessage(d)}}})}
 	}
@@ -603,9 +612,9 @@ func TestChatErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Chat(tt.history)
+			_, err := ToRawMessages(tt.history)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Chat error = %v, want one containing %q", err, tt.want)
+				t.Fatalf("ToRawMessages error = %v, want one containing %q", err, tt.want)
 			}
 			if !errors.Is(err, processor.ErrMalformed) {
 				t.Errorf("error %q does not match processor.ErrMalformed", err)
@@ -616,6 +625,38 @@ func TestChatErrors(t *testing.T) {
 			}
 			if buf.Len() != 0 {
 				t.Errorf("Save wrote %q before failing", buf.String())
+			}
+		})
+	}
+}
+
+// TestRawRoundTrip converts every transcript to raw JSON and back, message
+// by message (ToRawMessages, FromRawMessages) and as a request's
+// "messages" (JoinRawMessages, Load): the history comes back equal.
+func TestRawRoundTrip(t *testing.T) {
+	for _, path := range transcripts.All(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			h, err := LoadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raws, err := ToRawMessages(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := FromRawMessages(raws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(h, back); diff != "" {
+				t.Errorf("FromRawMessages(ToRawMessages(h)) (-h +back):\n%s", diff)
+			}
+			back, err = Load(bytes.NewReader(JoinRawMessages(raws)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(h, back); diff != "" {
+				t.Errorf("Load(JoinRawMessages(ToRawMessages(h))) (-h +back):\n%s", diff)
 			}
 		})
 	}

@@ -1,7 +1,9 @@
 // Package apierror writes errors in the shape the OpenAI API answers them
 // with, {"error": {"message", "type", "param", "code"}}, so that a client
 // library reports an error of abridge's (a request refused before it left,
-// an upstream that could not be reached) as it reports the provider's own.
+// an upstream that could not be reached) as it reports the provider's own,
+// and tells the error codes of that shape that mean a context overflow
+// ([ContextOverflow]), for the codecs and package model alike.
 package apierror
 
 import (
@@ -56,4 +58,11 @@ func (e Error) Write(w http.ResponseWriter) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(body)
+}
+
+// ContextOverflow reports whether code, the code of an OpenAI API error,
+// says that the prompt is too long for the model: "context_length_exceeded"
+// (the whole prompt) or "string_above_max_length" (one of its strings).
+func ContextOverflow(code string) bool {
+	return code == "context_length_exceeded" || code == "string_above_max_length"
 }

@@ -1,23 +1,23 @@
 package wire
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/testkit/transcripts"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // BenchmarkParse reads the largest transcript as a request body (Parse;
 // With and Buffers writing it back with one message replaced, as after a
-// compaction), and with encoding/json through package model
-// (openai.FromJSON of its messages), the decoding the replay's fresh mode
-// measures against.
+// compaction), and with package transcript's loader (transcript.Load of
+// its messages), the decoding the replay's fresh mode measures.
 func BenchmarkParse(b *testing.B) {
 	data := requestBody(b, transcripts.Largest(b))
 	b.Run("wire.Parse", func(b *testing.B) {
@@ -51,10 +51,10 @@ func BenchmarkParse(b *testing.B) {
 		}
 	})
 	msgs := data[body.start:body.end]
-	b.Run("openai.FromJSON", func(b *testing.B) {
+	b.Run("transcript.Load", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := openai.FromJSON(msgs); err != nil {
+			if _, err := transcript.Load(bytes.NewReader(msgs)); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/testkit/transcripts"
@@ -17,12 +14,12 @@ import (
 )
 
 // checkChat holds Chat.Parse, for one body, to what encoding/json and
-// package model make of it: it refuses every body encoding/json refuses,
-// every body whose strings are not valid UTF-8 and every one naming a
-// member twice; a body it takes has the "messages" encoding/json finds
-// there, message for message, and they read as package model reads them
-// wherever model takes them too; written back unchanged it is the body
-// itself, and each message written anew reads back the same.
+// package transcript's reader make of it: it refuses every body
+// encoding/json refuses, every body whose strings are not valid UTF-8 and
+// every one naming a member twice; a body it takes has the "messages"
+// encoding/json finds there, message for message, and they read as
+// transcript.FromRawMessages reads them; written back unchanged it is the
+// body itself, and each message written anew reads back the same.
 func checkChat(t *testing.T, data []byte) {
 	t.Helper()
 	b, err := Chat.Parse(data, nil)
@@ -48,29 +45,30 @@ func checkChat(t *testing.T, data []byte) {
 			t.Fatalf("message %d: %q, encoding/json finds %q", i, b.raws[i], msgs[i])
 		}
 	}
-	// A name encoding/json matches regardless of case is not the field to
-	// the API, nor to Parse: package model is no reference for it.
-	if want, err := openai.FromRawMessages(msgs); err == nil && foldedName(top["messages"]) == "" {
-		if err := processortest.Diff(compactData(want), compactData(b.Messages)); err != nil {
-			t.Fatalf("Parse's messages differ from model's: %v\n%q", err, data)
-		}
+	want, err := transcript.FromRawMessages(msgs)
+	if err != nil {
+		t.Fatalf("Parse took messages transcript.FromRawMessages refuses (%v): %q", err, data)
+	}
+	if err := processortest.Diff(want, b.Messages); err != nil {
+		t.Fatalf("Parse's messages differ from transcript's: %v\n%q", err, data)
 	}
 	same, err := with(b, b.Messages)
 	if err != nil || !bytes.Equal(same, data) {
 		t.Fatalf("With(unchanged messages) = %q, %v", same, err)
 	}
-	calls := map[string]string{}
+	enc := make([]json.RawMessage, len(b.Messages))
 	for i, m := range b.Messages {
-		enc, err := writeChat(m)
-		if err != nil {
+		if enc[i], err = transcript.AppendMessage(nil, m); err != nil {
 			t.Fatalf("message %d written anew: %v", i, err)
 		}
-		back, err := readChat(enc, calls)
-		if err != nil {
-			t.Fatalf("message %d written anew as %s, which reads back with %v", i, enc, err)
-		}
-		if !processor.Equal(m, back) {
-			t.Fatalf("message %d written anew as %s reads back as another message", i, enc)
+	}
+	back, err := transcript.FromRawMessages(enc)
+	if err != nil {
+		t.Fatalf("messages written anew as %s read back with %v", enc, err)
+	}
+	for i, m := range b.Messages {
+		if !processor.Equal(m, back[i]) {
+			t.Fatalf("message %d written anew as %s reads back as another message", i, enc[i])
 		}
 	}
 }
@@ -79,21 +77,6 @@ func checkChat(t *testing.T, data []byte) {
 // twice, or "", as encoding/json reads the text.
 func duplicateNames(data []byte) string {
 	return findName(data, func(object map[string]bool, name string) bool { return object[name] })
-}
-
-// chatNames are the member names package model reads in a Chat message.
-var chatNames = []string{"role", "content", "name", "refusal", "tool_call_id", "tool_calls",
-	"reasoning_content", "id", "type", "function", "arguments", "text"}
-
-// foldedName returns a name of data that encoding/json matches to one of
-// chatNames without being it ("nAme", "Role"), or "". The APIs match names
-// exactly, as Parse does; encoding/json, and so package model, ignores case.
-func foldedName(data []byte) string {
-	return findName(data, func(_ map[string]bool, name string) bool {
-		return slices.ContainsFunc(chatNames, func(known string) bool {
-			return name != known && strings.EqualFold(name, known)
-		})
-	})
 }
 
 // findName returns the first member name of the JSON text data, as
@@ -132,30 +115,6 @@ func findName(data []byte, found func(object map[string]bool, name string) bool)
 	}
 }
 
-// compactData returns msgs with the Data of each user content compacted:
-// package model rewrites a part it keeps whole, the codec keeps its bytes.
-func compactData(msgs []processor.Message) []processor.Message {
-	out := processor.Clone(msgs)
-	for i, m := range out {
-		for j, p := range m.Parts {
-			u, ok := p.(processor.UserPrompt)
-			if !ok || u.Contents == nil {
-				continue
-			}
-			for k, c := range u.Contents {
-				if c.Data == nil {
-					continue
-				}
-				var v any
-				_ = json.Unmarshal(c.Data, &v)
-				u.Contents[k].Data, _ = json.Marshal(v)
-			}
-			out[i].Parts[j] = u
-		}
-	}
-	return out
-}
-
 // requestBody returns the transcript at path as a request body.
 func requestBody(tb testing.TB, path string) []byte {
 	tb.Helper()
@@ -163,10 +122,11 @@ func requestBody(tb testing.TB, path string) []byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	msgs, err := openai.ToJSON(h)
+	raws, err := transcript.ToRawMessages(h)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	msgs := transcript.JoinRawMessages(raws)
 	return append(append([]byte(`{"model":"gpt-x","stream":true,"messages":`), msgs...), `,"temperature":0}`...)
 }
 
@@ -180,7 +140,7 @@ func allTranscripts(tb testing.TB) []string {
 	return transcripts.Shipped(tb)
 }
 
-// FuzzParse holds Chat.Parse to encoding/json and package model (see
+// FuzzParse holds Chat.Parse to encoding/json and package transcript (see
 // checkChat), seeded with every small transcript as a request body and
 // with bodies at the edges of what JSON and the API allow.
 func FuzzParse(f *testing.F) {
@@ -218,7 +178,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // TestParseTranscripts parses every transcript as a request body: each
-// reads as package model reads it (see checkChat).
+// reads as package transcript reads it (see checkChat).
 func TestParseTranscripts(t *testing.T) {
 	for _, path := range allTranscripts(t) {
 		data := requestBody(t, path)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // Messages is the codec of the Anthropic Messages API (POST …/messages).
@@ -614,7 +614,7 @@ func resultValue(r processor.ToolReturn) []byte {
 		for i, c := range r.Contents {
 			texts[i], _ = appendJSON(nil, textPart{"text", c})
 		}
-		return openai.JoinRawMessages(texts)
+		return transcript.JoinRawMessages(texts)
 	}
 	return appendString(nil, r.ToolReturnContent())
 }
@@ -797,7 +797,7 @@ func (h *msgHistory) rewriteContent(raw []byte, orig, m processor.Message, ancho
 	for k, v := range vals {
 		elems[k] = v
 	}
-	return openai.JoinRawMessages(elems), true
+	return transcript.JoinRawMessages(elems), true
 }
 
 // patchBlock returns a block, read as the piece was, written for the

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 const body = `{"model":"gpt-x", "temperature":0.2,"messages" : [
@@ -32,7 +32,7 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := openai.FromJSON([]byte(body[strings.Index(body, "[") : strings.Index(body, `], "tools"`)+1]))
+	want, err := transcript.Load(strings.NewReader(body[strings.Index(body, "[") : strings.Index(body, `], "tools"`)+1]))
 	if err != nil {
 		t.Fatal(err)
 	}

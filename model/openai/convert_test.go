@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/openai/openai-go/v3"
 
+	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/testkit/transcripts"
 	"github.com/abridge-go/abridge/transcript"
@@ -157,8 +158,9 @@ func TestToParams(t *testing.T) {
 	}
 }
 
-// TestToParamsErrors checks that ToParams refuses what transcript.Chat
-// refuses (its TestChatErrors has every case), with the same errors.
+// TestToParamsErrors checks that ToParams refuses what
+// transcript.ToRawMessages refuses (its TestWriteErrors has every case),
+// with the same errors.
 func TestToParamsErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -175,8 +177,8 @@ func TestToParamsErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, processor.ErrMalformed) {
 				t.Fatalf("error = %v, want a processor.ErrMalformed containing %q", err, tt.want)
 			}
-			if _, cerr := transcript.Chat(tt.history); cerr == nil || cerr.Error() != err.Error() {
-				t.Errorf("transcript.Chat error = %v, want the same as ToParams's", cerr)
+			if _, cerr := transcript.ToRawMessages(tt.history); cerr == nil || cerr.Error() != err.Error() {
+				t.Errorf("transcript.ToRawMessages error = %v, want the same as ToParams's", cerr)
 			}
 		})
 	}
@@ -311,7 +313,7 @@ func TestFromParamsErrors(t *testing.T) {
 		}}}, "message 1: assistant tool call 0 without id"},
 		{"custom tool call", []openai.ChatCompletionMessageParamUnion{{OfAssistant: &openai.ChatCompletionAssistantMessageParam{
 			ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{{OfCustom: &openai.ChatCompletionMessageCustomToolCallParam{ID: "x"}}},
-		}}}, "message 0: assistant tool call 0 is not a function call"},
+		}}}, `message 0: assistant tool call 0 has unsupported type "custom"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -324,5 +326,79 @@ func TestFromParamsErrors(t *testing.T) {
 				t.Errorf("error %q is not a *MessageError", err)
 			}
 		})
+	}
+}
+
+// TestOneNameRule reads the same bodies, whose members are named in other
+// cases than the API's, with the transcript loader, the proxy's Chat
+// codec and the openai-go conversion (openai-go's params decoded from the
+// body, then FromParams): all three read a member by its exact name only,
+// a name in another case being an unknown member, so they read the same
+// history or all refuse the body.
+func TestOneNameRule(t *testing.T) {
+	call := func(id, name string) processor.ToolCall {
+		return processor.ToolCall{ToolCallID: id, ToolName: name, Args: "{}"}
+	}
+	tests := []struct {
+		name     string
+		messages string
+		want     []processor.Message // nil: refused
+	}{
+		{"name in another case", `[{"role":"user","content":"hi","Name":"ann"}]`,
+			[]processor.Message{processor.UserMessage("hi")}},
+		{"content in two cases", `[{"role":"user","content":"a","Content":"b"}]`,
+			[]processor.Message{processor.UserMessage("a")}},
+		{"text of a part in two cases", `[{"role":"user","content":[{"type":"text","text":"a","TEXT":"b"}]}]`,
+			[]processor.Message{processor.NewRequest(processor.UserPrompt{Contents: []processor.UserContent{{Type: "text", Text: "a"}}})}},
+		{"tool calls in another case", `[{"role":"user","content":"go"},{"role":"assistant","content":"ok","Tool_Calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]}]`,
+			[]processor.Message{processor.UserMessage("go"), processor.TextMessage("ok")}},
+		{"id and function name in two cases", `[{"role":"user","content":"go"},{"role":"assistant","tool_calls":[{"id":"c1","ID":"c2","type":"function","function":{"name":"ls","Name":"rm","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"a.go"}]`,
+			[]processor.Message{processor.UserMessage("go"), processor.NewResponse(call("c1", "ls")),
+				processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "ls", Content: "a.go"})}},
+		{"refusal in another case", `[{"role":"user","content":"go"},{"role":"assistant","content":null,"Refusal":"no"}]`,
+			[]processor.Message{processor.UserMessage("go"), processor.NewResponse()}},
+		{"reasoning_content in another case", `[{"role":"user","content":"go"},{"role":"assistant","content":"ok","Reasoning_Content":"hmm"}]`,
+			[]processor.Message{processor.UserMessage("go"), processor.TextMessage("ok")}},
+		{"role in another case", `[{"Role":"user","content":"hi"}]`, nil},
+		{"tool_call_id in another case", `[{"role":"user","content":"go"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]},{"role":"tool","Tool_Call_Id":"c1","content":"a.go"}]`, nil},
+		{"type of a part in another case", `[{"role":"user","content":[{"Type":"text","text":"a"}]}]`, nil},
+	}
+	readers := []struct {
+		name string
+		read func(body []byte) ([]processor.Message, error)
+	}{
+		{"transcript.Load", func(body []byte) ([]processor.Message, error) { return transcript.Load(bytes.NewReader(body)) }},
+		{"wire.Chat.Parse", func(body []byte) ([]processor.Message, error) {
+			b, err := wire.Chat.Parse(body, nil)
+			if err != nil {
+				return nil, err
+			}
+			return b.Messages, nil
+		}},
+		{"FromParams", func(body []byte) ([]processor.Message, error) {
+			var req struct {
+				Messages []openai.ChatCompletionMessageParamUnion `json:"messages"`
+			}
+			if err := json.Unmarshal(body, &req); err != nil {
+				return nil, err
+			}
+			return FromParams(req.Messages)
+		}},
+	}
+	for _, tt := range tests {
+		for _, r := range readers {
+			t.Run(tt.name+"/"+r.name, func(t *testing.T) {
+				got, err := r.read([]byte(`{"model":"m","messages":` + tt.messages + `}`))
+				switch {
+				case tt.want == nil && err == nil:
+					t.Fatalf("read %v, want the body refused", got)
+				case tt.want != nil && err != nil:
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tt.want, got, cmp.Comparer(processor.Equal)); tt.want != nil && diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }

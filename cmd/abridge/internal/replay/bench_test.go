@@ -24,7 +24,7 @@ import (
 // allow, and needed-kept and needed-kept-far the shares of needed tokens
 // kept (see Result.NeededKept; counted outside the processors' timed
 // section). In the fresh mode, decode-cpu-µs/req is the CPU time of
-// decoding each request's JSON with encoding/json, and proc/decode the
+// decoding each request's JSON with transcript.Load, and proc/decode the
 // processors' CPU time over it.
 func BenchmarkReplay(b *testing.B) {
 	files := benchFiles(b)

@@ -20,6 +20,7 @@ import (
 	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/transcript"
 )
 
 // run is the state of one transcript's replay.
@@ -228,9 +229,16 @@ func (r *run) replay(ctx context.Context, transcript []processor.Message) (Resul
 
 	var raws []json.RawMessage
 	if r.mode == ModeFresh {
-		var err error
-		if raws, err = openai.ToRawMessages(transcript); err != nil {
+		// Each message as the agent's request carries it (openai.ToParams).
+		params, err := openai.ToParams(transcript)
+		if err != nil {
 			return Result{}, fmt.Errorf("encode the transcript as requests: %w", err)
+		}
+		raws = make([]json.RawMessage, len(params))
+		for k, p := range params {
+			if raws[k], err = json.Marshal(p); err != nil {
+				return Result{}, fmt.Errorf("encode the transcript as requests: %w", err)
+			}
 		}
 	}
 	ident := make([]int, n)
@@ -391,10 +399,10 @@ func writerOf(opts Options) string {
 // decode encodes raws as a request's JSON "messages" and decodes it into
 // new memory, as a proxy receives a request, timing the decoding.
 func (r *run) decode(res *Result, raws []json.RawMessage) ([]processor.Message, error) {
-	data := openai.JoinRawMessages(raws)
+	data := transcript.JoinRawMessages(raws)
 	c0, cpuOK := threadCPU()
 	t0 := time.Now()
-	h, err := openai.FromJSON(data)
+	h, err := transcript.Load(bytes.NewReader(data))
 	res.DecodeTime += time.Since(t0)
 	if c1, _ := threadCPU(); cpuOK {
 		res.DecodeCPU += max(c1-c0-r.cpuCost, 0)

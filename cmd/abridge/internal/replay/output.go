@@ -242,7 +242,7 @@ func (r *Report) writeTotals(b *strings.Builder) {
 			count(t.AheadSummaries), groupDigits(t.WastedInputChars), 100*t.WastedShare()),
 	}
 	if t.DecodeTime > 0 {
-		lines = append(lines, fmt.Sprintf("decoding the requests' JSON (encoding/json): %.1f µs CPU a request; the processors take %.3f of that",
+		lines = append(lines, fmt.Sprintf("decoding the requests' JSON (transcript.Load): %.1f µs CPU a request; the processors take %.3f of that",
 			micros(t.PerRequestDecodeCPU), t.DecodeRatio()))
 	}
 	if len(t.Failures) > 0 {

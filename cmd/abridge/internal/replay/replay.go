@@ -51,7 +51,7 @@ const (
 	// ModeFresh keeps the full history as a proxy or an HTTP middleware
 	// sees it: at every request the transcript prefix is encoded as a
 	// request's JSON "messages" and decoded into new memory
-	// (openai.FromJSON), then processed. The decoding is timed apart
+	// (transcript.Load), then processed. The decoding is timed apart
 	// ([Result.DecodeTime]).
 	ModeFresh
 )
@@ -123,7 +123,7 @@ func (r Result) WastedShare() float64 {
 }
 
 // DecodeRatio returns, for a ModeFresh replay, the processors' CPU time
-// over the CPU time of decoding the same requests with encoding/json
+// over the CPU time of decoding the same requests with transcript.Load
 // (wall times where CPU time is not measured); 0 in the other modes.
 func (r Result) DecodeRatio() float64 {
 	switch {
@@ -385,7 +385,7 @@ type Result struct {
 	// PerRequestCPU is ProcessorCPU divided by Requests.
 	PerRequestCPU time.Duration `json:"per_request_cpu_ns"`
 	// DecodeTime is, in ModeFresh, the time spent decoding the requests'
-	// JSON into new memory with encoding/json (openai.FromJSON), apart from
+	// JSON into new memory with transcript.Load, apart from
 	// ProcessorTime; zero in the other modes.
 	DecodeTime time.Duration `json:"decode_time_ns,omitempty"`
 	// DecodeCPU is DecodeTime measured as CPU time of the replaying
