@@ -86,7 +86,7 @@ func TestArrows(t *testing.T) {
 		// Completions reader and writer there are the codec's too.
 		"transcript": {"processor"},
 		// The interface, settings and error every caller needs: no SDK.
-		"model": {"processor"},
+		"model": {"internal/apierror", "processor"},
 		// The codecs link no SDK and not package model: the proxy and
 		// the middleware read bodies without them.
 		"internal/wire":     {"internal/apierror", "processor", "transcript"},
@@ -152,7 +152,7 @@ func TestArrows(t *testing.T) {
 		t.Errorf("packages importing each SDK (-want +got):\n%s", diff)
 	}
 	// Nor do the callers of a model link one through another package.
-	for _, name := range []string{"model", "agent", "summarizer", "compact"} {
+	for _, name := range []string{"model", "agent", "summarizer", "compact", "middleware", "proxy", "internal/wire", "transcript", "receipt", "session"} {
 		var linked []string
 		for _, d := range pkgs[module+"/"+name].Deps {
 			for _, prefix := range sdks {
