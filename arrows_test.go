@@ -58,14 +58,18 @@ func listPackages(t *testing.T) (map[string]pkg, map[string]bool) {
 }
 
 // TestArrows checks that the package dependencies point one way, as the
-// package map of docs/design.md says: the message model depends on the standard
-// library alone; the processors, the summary format, on-demand compaction
-// and the transcript format on the message model (and, for the window, the
+// package map of docs/design.md says: the message model depends on the
+// standard library alone; the trimmer, the clearer, the summary format and
+// the transcript format on the message model (and, for the clearer, the
 // summary format) alone, nothing outside the standard library among their
 // dependencies (no model provider's client, no logging library) but the
-// shell parser the summary format reads commands with; and only package
-// model imports openai-go (besides the load command and the test kit, which
-// abridge does not ship).
+// shell parser the summary format reads commands with; the summarizers
+// (the one Summarizer interface, the LLM summarizer and the offline
+// digest) on the message model, the summary format and model's interface;
+// the window and on-demand compaction on those and the summarizers, with
+// no provider SDK among their dependencies, zap (the LLM summarizer's
+// logger) aside; and only package model imports openai-go (besides the
+// load command and the test kit, which abridge does not ship).
 func TestArrows(t *testing.T) {
 	pkgs, std := listPackages(t)
 	allowed := map[string][]string{
@@ -73,12 +77,14 @@ func TestArrows(t *testing.T) {
 		"summary":               {"processor"},
 		"processors/trimtools":  {"processor"},
 		"processors/cleartools": {"processor", "summary"},
-		"processors/window":     {"processor", "summary"},
-		"compact":               {"processor", "summary"},
+		"summarizer":            {"model", "processor", "summary"},
+		"processors/window":     {"model", "processor", "summarizer", "summary"},
+		"compact":               {"model", "processor", "summarizer", "summary"},
 		// Saved transcripts load without any provider SDK.
 		"transcript": {"processor"},
 	}
-	// The summary format reads shell commands with mvdan.cc/sh's parser.
+	// The summary format reads shell commands with mvdan.cc/sh's parser;
+	// the LLM summarizer logs with zap.
 	shellParser := []string{"mvdan.cc/sh/v3/fileutil", "mvdan.cc/sh/v3/syntax"}
 	for name, want := range allowed {
 		p, ok := pkgs[module+"/"+name]
@@ -93,6 +99,7 @@ func TestArrows(t *testing.T) {
 			case strings.HasPrefix(d, module+"/"):
 				got = append(got, strings.TrimPrefix(d, module+"/"))
 			case slices.Contains(shellParser, d) && (name == "summary" || slices.Contains(want, "summary")):
+			case strings.HasPrefix(d, "go.uber.org/") && (name == "summarizer" || slices.Contains(want, "summarizer")):
 			default:
 				outside = append(outside, d)
 			}
@@ -115,11 +122,11 @@ func TestArrows(t *testing.T) {
 		}
 	}
 	slices.Sort(openai)
-	// model alone in the library; the load command decodes request bodies
+	// model and model/openai alone in the library; the load command decodes request bodies
 	// into openai-go's request type as the baseline it measures against,
 	// and the test kit sends the transcript tests' requests with openai-go
 	// as a client does (openaitest.Ask).
-	if diff := cmp.Diff([]string{"internal/cmd/proxyload", "internal/testkit/openaitest", "model"}, openai); diff != "" {
+	if diff := cmp.Diff([]string{"internal/cmd/proxyload", "internal/testkit/openaitest", "model", "model/openai"}, openai); diff != "" {
 		t.Errorf("packages importing openai-go (-want +got):\n%s", diff)
 	}
 }

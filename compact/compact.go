@@ -4,7 +4,8 @@
 // the failing tests") and returns a minimal history made of the history's
 // leading system prompts, the summary marker and an acknowledging response,
 // with a [Report] of what it replaced. It works on abridge's message model;
-// model.CompactOpenAI does the same on openai-go message params.
+// openai.Compact (package model/openai) does the same on openai-go message
+// params.
 //
 // The summary request is a marker (summary.Marker), so a later compaction
 // on demand recognises it (summary.ParseMarker) and merges the old summary
@@ -19,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -42,15 +44,6 @@ const MinMessages = 3
 // Acknowledgement is the text of the response that follows the summary in
 // a compacted history.
 const Acknowledgement = "Understood. I have the summary of our conversation so far and will continue from there."
-
-// Summarizer writes the summary. messages are read-only; previous is the
-// summary of the earlier compactions found in the history ("" when none)
-// and must be merged into the new one; focus is the user's instruction on what
-// to keep above all ("" when none). The LLM summarizer of package
-// summarizer satisfies it.
-type Summarizer interface {
-	SummarizeFocus(ctx context.Context, messages []processor.Message, previous, focus string) (string, error)
-}
 
 // Report describes a compaction: the history's size before and after, in
 // messages and in prompt tokens estimated from the messages alone
@@ -82,7 +75,7 @@ type Report struct {
 // in estimated tokens fails with [ErrNoGain]. On any error the Report
 // holds the sizes before (and, for ErrNoGain, the summary's length). The
 // history is not modified.
-func Compact(ctx context.Context, s Summarizer, history []processor.Message, focus string) ([]processor.Message, Report, error) {
+func Compact(ctx context.Context, s summarizer.Summarizer, history []processor.Message, focus string) ([]processor.Message, Report, error) {
 	rep := Report{MessagesBefore: len(history), TokensBefore: processor.ContentTokens(history)}
 	if s == nil {
 		return nil, rep, errors.New("compact: no summarizer")
@@ -92,7 +85,7 @@ func Compact(ctx context.Context, s Summarizer, history []processor.Message, foc
 	if len(history) < MinMessages || len(body) < 2 {
 		return nil, rep, fmt.Errorf("%d messages, %d to summarize: %w", len(history), len(body), ErrTooShort)
 	}
-	sum, err := s.SummarizeFocus(ctx, body, previous, strings.TrimSpace(focus))
+	sum, err := s.Summarize(ctx, body, previous, strings.TrimSpace(focus))
 	if err != nil {
 		return nil, rep, fmt.Errorf("summarize %d messages: %w", len(body), err)
 	}

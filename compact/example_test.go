@@ -46,7 +46,7 @@ func Example() {
 // fixed is a summarizer that always returns the same summary.
 type fixed string
 
-func (f fixed) SummarizeFocus(context.Context, []processor.Message, string, string) (string, error) {
+func (f fixed) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	return string(f), nil
 }
 

@@ -12,14 +12,12 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/abridge-go/abridge/agent"
-	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/processors/window/windowlog"
 	"github.com/abridge-go/abridge/summarizer"
-	"github.com/abridge-go/abridge/summary"
 )
 
 // Components are what [Config.Build] builds from a Config: everything a
@@ -39,18 +37,18 @@ type Components struct {
 	// compactions: BuildOptions.Summarizer when set, else the one
 	// SummarizerKind names (an LLM summarizer calling SummaryModel with
 	// SummaryTimeout, or the offline digest).
-	WindowSummarizer window.Summarizer
+	WindowSummarizer summarizer.Summarizer
 	// SummarizerKind is "llm" or "digest" ([Config.SummarizerKind]), the
 	// kind of the summarizers the configuration names.
 	SummarizerKind string
 	// CompactSummarizer writes the summaries of on-demand compaction, the
 	// one a user asks for with a focus (compact.Compact,
-	// model.CompactOpenAI, a chat's /compact): with an LLM summarizer, one
+	// openai.Compact, a chat's /compact): with an LLM summarizer, one
 	// calling the primary model, which the design gives on-demand
 	// compaction (or SummaryModel when only its endpoint,
 	// ABRIDGE_SUMMARY_BASE_URL, is configured); otherwise the offline
 	// digest, which records the focus it cannot follow.
-	CompactSummarizer Summarizer
+	CompactSummarizer summarizer.Summarizer
 	// Window is the sliding window of [Config.WindowOptions], summarizing
 	// with WindowSummarizer and falling back to the offline digest, its
 	// events written to Logger (package windowlog; not with
@@ -66,15 +64,6 @@ type Components struct {
 	// reports a context overflow), MaxSteps, RequestTimeout and Logger.
 	// Add tools and a system prompt, then call agent.New(Model, opts...).
 	AgentOptions []agent.Option
-}
-
-// Summarizer is a summarizer the window takes (window.Summarizer) that
-// on-demand compaction takes too, with a focus (compact.Summarizer), as
-// [Components.CompactSummarizer] is. The LLM summarizer of package
-// summarizer and the offline digest of package summary are both.
-type Summarizer interface {
-	window.Summarizer
-	compact.Summarizer
 }
 
 // BuildOptions are the options of [Config.Build]. The zero value means:
@@ -106,7 +95,7 @@ type BuildOptions struct {
 	// Summarizer, when non-nil, writes the window's summaries instead of
 	// the summarizer the configuration names: a host's own (abridge
 	// serve's, through each client's API), or a wrapper of one.
-	Summarizer window.Summarizer
+	Summarizer summarizer.Summarizer
 }
 
 // Build builds the logger, the models, the summarizers, the window, the
@@ -134,8 +123,8 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 		SummarizerKind: c.SummarizerKind(),
 	}
 	if comp.SummarizerKind == SummarizerDigest {
-		comp.WindowSummarizer = summary.NewDigest(summary.DigestOptions{})
-		comp.CompactSummarizer = summary.NewDigest(summary.DigestOptions{})
+		comp.WindowSummarizer = summarizer.NewDigest(summarizer.DigestOptions{})
+		comp.CompactSummarizer = summarizer.NewDigest(summarizer.DigestOptions{})
 	} else {
 		comp.WindowSummarizer = c.llmSummarizer(comp.SummaryModel, logger, opts.OnSummaryRequest)
 		// On-demand compaction calls the primary model, unless only the
@@ -176,7 +165,7 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 
 // llmSummarizer is an LLM summarizer calling m with SummaryTimeout, its
 // model's requests reported to observe (nil: not reported).
-func (c *Config) llmSummarizer(m model.Model, logger *zap.Logger, observe func(context.Context, model.Observation)) Summarizer {
+func (c *Config) llmSummarizer(m model.Model, logger *zap.Logger, observe func(context.Context, model.Observation)) summarizer.Summarizer {
 	return summarizer.New(model.Observe(m, observe), summarizer.Options{Timeout: c.SummaryTimeout, Logger: logger})
 }
 

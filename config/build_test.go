@@ -23,6 +23,7 @@ import (
 
 	"github.com/abridge-go/abridge/agent"
 	"github.com/abridge-go/abridge/model"
+	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
@@ -150,8 +151,8 @@ func TestBuildDigest(t *testing.T) {
 	if comp.SummarizerKind != "digest" {
 		t.Errorf("SummarizerKind = %q, want digest", comp.SummarizerKind)
 	}
-	if _, ok := comp.WindowSummarizer.(*summary.Digest); !ok {
-		t.Errorf("Summarizer is %T, want *summary.Digest", comp.WindowSummarizer)
+	if _, ok := comp.WindowSummarizer.(*summarizer.Digest); !ok {
+		t.Errorf("Summarizer is %T, want *summarizer.Digest", comp.WindowSummarizer)
 	}
 	if comp.Logger == nil || comp.Model == nil || comp.Window == nil || comp.Chain == nil || len(comp.AgentOptions) != 4 {
 		t.Fatalf("Build left a component out: %+v", comp)
@@ -251,7 +252,7 @@ func TestSummarizerFallsBackToPrimaryEndpoint(t *testing.T) {
 	if comp.SummarizerKind != "llm" {
 		t.Fatalf("kind = %q, want llm", comp.SummarizerKind)
 	}
-	if _, err := comp.WindowSummarizer.Summarize(context.Background(), conversation(8)[:7], ""); err != nil {
+	if _, err := comp.WindowSummarizer.Summarize(context.Background(), conversation(8)[:7], "", ""); err != nil {
 		t.Fatal(err)
 	}
 	want := []seen{{Model: "m", Authorization: "Bearer main-key"}}
@@ -457,7 +458,7 @@ func bufferLogger(t *testing.T, level, format string) (*zap.Logger, *bytes.Buffe
 }
 
 // TestBuildSummarizersCompactOpenAI passes what Build returns to
-// model.CompactOpenAI with a focus, as a host that keeps openai-go
+// openai.Compact with a focus, as a host that keeps openai-go
 // histories does: the window's summarizer (the summary model) and the
 // on-demand one (the primary model) both compact, each calling its own
 // model; with no endpoint both are the offline digest, which records the
@@ -477,8 +478,8 @@ func TestBuildSummarizersCompactOpenAI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range []Summarizer{comp.WindowSummarizer.(Summarizer), comp.CompactSummarizer} {
-			out, rep, err := model.CompactOpenAI(context.Background(), s, params, "the failing step")
+		for _, s := range []summarizer.Summarizer{comp.WindowSummarizer, comp.CompactSummarizer} {
+			out, rep, err := openai.Compact(context.Background(), s, params, "the failing step")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -499,7 +500,7 @@ func TestBuildSummarizersCompactOpenAI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, _, err := model.CompactOpenAI(context.Background(), comp.CompactSummarizer, params, "the failing step")
+		out, _, err := openai.Compact(context.Background(), comp.CompactSummarizer, params, "the failing step")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -591,7 +592,7 @@ func TestRequestFault(t *testing.T) {
 // countingSummarizer is a window summarizer that counts its calls.
 type countingSummarizer struct{ calls atomic.Int64 }
 
-func (s *countingSummarizer) Summarize(context.Context, []processor.Message, string) (string, error) {
+func (s *countingSummarizer) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	s.calls.Add(1)
 	return "The user asked for fixes; they are done.", nil
 }
@@ -606,7 +607,7 @@ func TestBuildSummarizer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer comp.Window.Close(context.Background())
-	if comp.WindowSummarizer != window.Summarizer(s) {
+	if comp.WindowSummarizer != summarizer.Summarizer(s) {
 		t.Errorf("WindowSummarizer is %T, want the one given", comp.WindowSummarizer)
 	}
 	h := conversation(12)

@@ -8,13 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-
-	"github.com/openai/openai-go/v3"
 
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/summary"
 )
 
 // A history converts to openai-go message params (one OpenAI message per
@@ -167,28 +163,6 @@ func ExampleOpenAI_reasoning() {
 	// thinking: Two and two make four.
 	// text: 4
 	// sent back: {"content":"4","role":"assistant"}
-}
-
-// Compacting an openai-go history directly, then continuing the
-// conversation by appending the next user message. The offline digest
-// stands in for the LLM summarizer.
-func ExampleCompactOpenAI() {
-	history := []openai.ChatCompletionMessageParamUnion{
-		openai.UserMessage("Rename Foo to Bar everywhere."),
-		openai.AssistantMessage("Renamed in 12 files: " + strings.Repeat("pkg/x/file.go, ", 120) + "and their tests."),
-		openai.UserMessage("Now update the docs."),
-		openai.AssistantMessage("Docs updated: " + strings.Repeat("docs/guide.md section 3, ", 100) + "done."),
-	}
-	digest := summary.NewDigest(summary.DigestOptions{})
-	out, rep, err := model.CompactOpenAI(context.Background(), digest, history, "the docs")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	out = append(out, openai.UserMessage("What is left?"))
-	fmt.Println(rep.MessagesBefore, "->", rep.MessagesAfter, "messages;", len(out), "with the next prompt")
-	// Output:
-	// 4 -> 2 messages; 3 with the next prompt
 }
 
 // An Anthropic model calls the Messages API: the system prompt goes to

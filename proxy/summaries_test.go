@@ -24,7 +24,6 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/summarizer"
-	"github.com/abridge-go/abridge/summary"
 )
 
 const (
@@ -67,24 +66,24 @@ func newSummaryFixture(t *testing.T, apis ...string) *summaryFixture {
 		}
 		return "http://summaries.invalid/v1"
 	}
-	llm := func(m model.Model) window.Summarizer {
+	llm := func(m model.Model) summarizer.Summarizer {
 		return summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{})
 	}
 	opts := func(base string, c *http.Client) []model.Option {
 		return []model.Option{model.WithBaseURL(base), model.WithoutEnvironment(), model.WithMaxRetries(0), model.WithHTTPClient(c)}
 	}
 	routes := []proxy.SummaryRoute{
-		{API: "chat", Upstream: openAIUp, Endpoint: endpoint("chat", openAIUp.String()), New: func(c *http.Client) window.Summarizer {
+		{API: "chat", Upstream: openAIUp, Endpoint: endpoint("chat", openAIUp.String()), New: func(c *http.Client) summarizer.Summarizer {
 			return llm(model.NewOpenAI(opts(openAIUp.String(), c)...))
 		}},
-		{API: "responses", Upstream: openAIUp, Endpoint: endpoint("responses", openAIUp.String()), New: func(c *http.Client) window.Summarizer {
+		{API: "responses", Upstream: openAIUp, Endpoint: endpoint("responses", openAIUp.String()), New: func(c *http.Client) summarizer.Summarizer {
 			return llm(model.NewResponses(opts(openAIUp.String(), c)...))
 		}},
-		{API: "messages", Upstream: anthropicUp, Endpoint: endpoint("messages", anthropicSrv.URL), New: func(c *http.Client) window.Summarizer {
+		{API: "messages", Upstream: anthropicUp, Endpoint: endpoint("messages", anthropicSrv.URL), New: func(c *http.Client) summarizer.Summarizer {
 			return llm(model.NewAnthropic(opts(anthropicSrv.URL, c)...))
 		}},
 	}
-	sums, unpaid := proxy.ClientPaidSummarizers(routes, metrics.Digest(summary.NewDigest(summary.DigestOptions{})))
+	sums, unpaid := proxy.ClientPaidSummarizers(routes, metrics.Digest(summarizer.NewDigest(summarizer.DigestOptions{})))
 	var want []string
 	for _, r := range routes {
 		if !slices.Contains(apis, r.API) {
@@ -246,10 +245,10 @@ func TestSummariesDigestWithoutModel(t *testing.T) {
 	}
 }
 
-// namedSummarizer is a window.Summarizer that writes its name.
+// namedSummarizer is a summarizer.Summarizer that writes its name.
 type namedSummarizer string
 
-func (n namedSummarizer) Summarize(context.Context, []processor.Message, string) (string, error) {
+func (n namedSummarizer) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	return string(n), nil
 }
 
@@ -276,7 +275,7 @@ func TestClientPaidSummarizers(t *testing.T) {
 			var clients int
 			s, unpaidAPIs := proxy.ClientPaidSummarizers([]proxy.SummaryRoute{{
 				API: "chat", Upstream: tt.upstream, Endpoint: tt.endpoint,
-				New: func(c *http.Client) window.Summarizer {
+				New: func(c *http.Client) summarizer.Summarizer {
 					if c == nil || c.Transport == nil {
 						t.Error("the paid summarizer got no HTTP client that adds the credential")
 					}
@@ -284,8 +283,8 @@ func TestClientPaidSummarizers(t *testing.T) {
 					return namedSummarizer("paid")
 				},
 			}}, namedSummarizer("unpaid"))
-			got, _ := s.ByAPI["chat"].Summarize(context.Background(), nil, "")
-			other, _ := s.Summarize(context.Background(), nil, "") // no API: Default
+			got, _ := s.ByAPI["chat"].Summarize(context.Background(), nil, "", "")
+			other, _ := s.Summarize(context.Background(), nil, "", "") // no API: Default
 			type result struct {
 				Writer, Default string
 				Unpaid          []string

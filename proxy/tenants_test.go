@@ -64,7 +64,7 @@ type callCounter struct {
 	n  int
 }
 
-func (c *callCounter) Summarize(context.Context, []processor.Message, string) (string, error) {
+func (c *callCounter) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n++

@@ -8,14 +8,14 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/receipt"
-	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // A host gives the window receipt.Observe as its OnEvent and each request
 // a Recorder: the compactions made while the request was processed come
 // back as receipts.
 func ExampleRecorder() {
-	w := window.New(window.Options{MaxMessages: 6, KeepMessages: 2, Summarizer: summary.NewDigest(summary.DigestOptions{}), OnEvent: receipt.Observe})
+	w := window.New(window.Options{MaxMessages: 6, KeepMessages: 2, Summarizer: summarizer.NewDigest(summarizer.DigestOptions{}), OnEvent: receipt.Observe})
 	long := strings.Repeat("I read parse.go line by line. ", 40)
 	history := []processor.Message{processor.SystemMessage("You fix bugs."), processor.UserMessage("Fix the failing test."),
 		processor.TextMessage("Looking."), processor.UserMessage("It is in parse.go."), processor.TextMessage(long),

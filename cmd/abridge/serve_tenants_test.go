@@ -18,7 +18,7 @@ import (
 	_ "modernc.org/sqlite" // the driver summaryRows reads the store with
 
 	"github.com/abridge-go/abridge/internal/testkit/openaitest"
-	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // tenant is one client of a shared abridge serve.
@@ -152,7 +152,7 @@ func testServeTenants(t *testing.T, mode string) {
 		if strings.Contains(body, "[abridge: summary") {
 			compacted++
 		}
-		if strings.Contains(body, summary.DigestHeader) {
+		if strings.Contains(body, summarizer.DigestHeader) {
 			t.Errorf("a tenant's request went with a digest in place of a summary")
 			break
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -26,14 +27,14 @@ func (inline) Go(_ string, run func(context.Context)) bool {
 
 // slow is a summarizer that takes d on the test's clock.
 type slow struct {
-	s   Summarizer
+	s   summarizer.Summarizer
 	clk *clock
 	d   time.Duration
 }
 
-func (s slow) Summarize(ctx context.Context, ms []processor.Message, prev string) (string, error) {
+func (s slow) Summarize(ctx context.Context, ms []processor.Message, prev, focus string) (string, error) {
 	s.clk.add(s.d)
-	return s.s.Summarize(ctx, ms, prev)
+	return s.s.Summarize(ctx, ms, prev, focus)
 }
 
 // manual is a Runner whose jobs run when the test says: the test's clock
@@ -340,7 +341,7 @@ func TestAheadFailure(t *testing.T) {
 		}
 	})
 	fin := ev.all[slices.IndexFunc(ev.all, func(e Event) bool { return e.Type == EventFinished })]
-	if !fin.Fallback || !fin.Prepared || fin.Waited != 0 || !strings.HasPrefix(fin.Summary, summary.DigestHeader) {
+	if !fin.Fallback || !fin.Prepared || fin.Waited != 0 || !strings.HasPrefix(fin.Summary, summarizer.DigestHeader) {
 		t.Errorf("first compaction: %+v, want the digest at once", fin)
 	}
 	failed := ev.all[slices.IndexFunc(ev.all, func(e Event) bool { return e.Type == EventAheadFinished })]

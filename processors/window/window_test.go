@@ -404,7 +404,7 @@ func TestFailuresFallBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			s, ok := markerOf(out)
-			if !ok || !strings.HasPrefix(s, summary.DigestHeader) {
+			if !ok || !strings.HasPrefix(s, summarizer.DigestHeader) {
 				t.Errorf("marker = %q, want the digest", s)
 			}
 			if diff := cmp.Diff([]EventType{EventStarted, EventFailed, EventFinished}, ev.types()); diff != "" {
@@ -500,7 +500,7 @@ func TestFallbackBounded(t *testing.T) {
 				}
 				return
 			}
-			if s, ok := markerOf(out); !ok || !strings.HasPrefix(s, summary.DigestHeader) {
+			if s, ok := markerOf(out); !ok || !strings.HasPrefix(s, summarizer.DigestHeader) {
 				t.Errorf("marker %q, want the digest", s)
 			}
 			if diff := cmp.Diff([]EventType{EventStarted, EventFailed, EventFinished}, ev.types()); diff != "" {
@@ -535,7 +535,7 @@ func TestCircuitBreaker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s, _ := markerOf(out); !strings.HasPrefix(s, summary.DigestHeader) {
+		if s, _ := markerOf(out); !strings.HasPrefix(s, summarizer.DigestHeader) {
 			t.Fatalf("marker %q is not the digest", s)
 		}
 		return ev.last(EventFailed)
@@ -830,7 +830,7 @@ func TestRollingDigestKeepsWrittenFiles(t *testing.T) {
 			t.Errorf("rolled digest lacks %q:\n%s", want, s)
 		}
 	}
-	if strings.Count(s, summary.DigestHeader) != 1 {
+	if strings.Count(s, summarizer.DigestHeader) != 1 {
 		t.Errorf("the previous digest's header was kept inside the new one:\n%s", s)
 	}
 }
@@ -884,7 +884,7 @@ func TestUntrustedMarkers(t *testing.T) {
 // summarizerFunc adapts a function to Summarizer.
 type summarizerFunc func(ctx context.Context, ms []processor.Message, previous string) (string, error)
 
-func (f summarizerFunc) Summarize(ctx context.Context, ms []processor.Message, previous string) (string, error) {
+func (f summarizerFunc) Summarize(ctx context.Context, ms []processor.Message, previous, focus string) (string, error) {
 	return f(ctx, ms, previous)
 }
 
@@ -894,7 +894,7 @@ type countingSummarizer struct {
 	calls int
 }
 
-func (c *countingSummarizer) Summarize(_ context.Context, msgs []processor.Message, _ string) (string, error) {
+func (c *countingSummarizer) Summarize(_ context.Context, msgs []processor.Message, _, _ string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls++
