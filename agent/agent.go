@@ -21,6 +21,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
@@ -60,24 +61,6 @@ type Tool struct {
 	Name, Description string
 	Parameters        json.RawMessage
 	Func              func(ctx context.Context, args json.RawMessage) (string, error)
-}
-
-// Compactor shrinks a history the provider refused as too long for its
-// context window. It receives the history the agent was sending (ending
-// with the request about to be sent) and returns a shorter valid history
-// ending with that same request. A window processor's Compact method, or
-// any processor wrapped in [CompactorFunc], fits.
-type Compactor interface {
-	Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error)
-}
-
-// CompactorFunc adapts a function, such as a processor's Process method, to
-// the [Compactor] interface.
-type CompactorFunc func(ctx context.Context, history []processor.Message) ([]processor.Message, error)
-
-// Compact calls f(ctx, history).
-func (f CompactorFunc) Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error) {
-	return f(ctx, history)
 }
 
 // Store persists one conversation as the agent works on it. The agent calls
@@ -146,7 +129,7 @@ func New(m model.Model, opts ...Option) *Agent {
 	}
 	a.chain = processor.Chain(a.opts.processors...)
 	if !a.opts.compactorSet {
-		a.opts.compactor, _ = processor.Last[Compactor](a.chain)
+		a.opts.compactor, _ = processor.Last[compact.Compactor](a.chain)
 	}
 	a.settings = a.opts.settings
 	if a.opts.timeout > 0 {

@@ -10,6 +10,10 @@
 // The summary request is a marker (summary.Marker), so a later compaction
 // on demand recognises it (summary.ParseMarker) and merges the old summary
 // into the new one instead of summarizing a summary.
+//
+// [Compactor] is the other compaction on demand: the one the agent and the
+// middleware force after the provider refused a request as too long, a
+// window's Compact method or any function wrapped in [Func].
 package compact
 
 import (

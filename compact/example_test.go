@@ -58,3 +58,18 @@ func ExampleCompact_tooShort() {
 	// Output:
 	// 2 messages, 2 to summarize: history too short to compact
 }
+
+// A Compactor is what the agent and the middleware call after the provider
+// refused a request as too long: a window's Compact method, or a function,
+// here one that keeps the last request only.
+func ExampleFunc() {
+	var c compact.Compactor = compact.Func(func(_ context.Context, h []processor.Message) ([]processor.Message, error) {
+		return h[len(h)-1:], nil
+	})
+	out, _ := c.Compact(context.Background(), []processor.Message{
+		processor.UserMessage("Fix the test."), processor.TextMessage("Fixed."), processor.UserMessage("Now the docs."),
+	})
+	fmt.Println(len(out), out[0].Text())
+	// Output:
+	// 1 Now the docs.
+}

@@ -77,6 +77,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/processor"
@@ -99,14 +100,7 @@ type Next = func(*http.Request) (*http.Response, error)
 // openai-go's option.Middleware.
 type Middleware = func(*http.Request, Next) (*http.Response, error)
 
-// Compactor compacts a history now, whatever its triggers say: the
-// window's Compact method. The middleware calls it once after the provider
-// reports a context overflow.
-type Compactor interface {
-	Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error)
-}
-
-var _ Compactor = (*window.Window)(nil)
+var _ compact.Compactor = (*window.Window)(nil)
 
 // Options configures the middleware. The zero value means: after a
 // context overflow, one retry compacted by the chain's window, if it has
@@ -118,7 +112,7 @@ type Options struct {
 	// with none, the overflow goes back to the app as the provider sent
 	// it. To keep the chain's window from compacting after an overflow,
 	// give the chain processor.Func(win.Process) in its place.
-	Compactor Compactor
+	Compactor compact.Compactor
 	// Logger receives a debug line for each processed request, a warning
 	// when the processors fail and the request is sent unprocessed, and an
 	// info line for each retry after a context overflow. Nil means no
@@ -356,7 +350,7 @@ func New(chain processor.Processor, opts Options) Middleware {
 	m := &mw{chain: chain, compactor: opts.Compactor, required: processor.IsRequired(chain),
 		log: logger, onEvent: opts.OnEvent, reserve: opts.Reserve}
 	if m.compactor == nil {
-		m.compactor, _ = processor.Last[Compactor](chain)
+		m.compactor, _ = processor.Last[compact.Compactor](chain)
 	}
 	switch {
 	case opts.Anchors == 0:
@@ -369,7 +363,7 @@ func New(chain processor.Processor, opts Options) Middleware {
 
 type mw struct {
 	chain     processor.Processor
-	compactor Compactor
+	compactor compact.Compactor
 	required  bool // the chain holds a required processor: it fails closed
 	log       *zap.Logger
 	onEvent   func(context.Context, Event)
