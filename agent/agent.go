@@ -286,7 +286,8 @@ func (t *turn) replace(ctx context.Context, h []processor.Message) error {
 func (t *turn) process(ctx context.Context) error {
 	out, err := t.chain.Process(ctx, t.history)
 	if err == nil {
-		err = checkProcessed(out, t.history[len(t.history)-1])
+		// A chain of one is that processor, unchecked: check it here.
+		err = processor.CheckOutput(out, t.history[len(t.history)-1])
 	}
 	if ce := (*processor.ChainError)(nil); errors.As(err, &ce) && ce.Position < 0 {
 		return fmt.Errorf("history given to the agent is invalid (processor.Repair fixes broken tool call/return pairs): %w", err)
@@ -355,7 +356,7 @@ func (t *turn) forceCompaction(ctx context.Context, cause error) error {
 		MessagesBefore: len(t.history), TokensBefore: processor.ContentTokens(t.history)}
 	out, err := t.opts.compactor.Compact(ctx, t.history)
 	if err == nil {
-		err = checkProcessed(out, t.history[len(t.history)-1])
+		err = processor.CheckOutput(out, t.history[len(t.history)-1])
 	}
 	if err != nil {
 		e.Err = err
@@ -492,20 +493,6 @@ func (t *turn) emit(ctx context.Context, e Event) {
 	if t.opts.events != nil {
 		t.opts.events(ctx, e)
 	}
-}
-
-// checkProcessed checks a processed history against the processor
-// contract: valid, and ending with the request that was about to be sent.
-// The chain checks this only between processors, so a chain of one is
-// checked here.
-func checkProcessed(out []processor.Message, last processor.Message) error {
-	if err := processor.Validate(out); err != nil {
-		return err
-	}
-	if !processor.Equal(out[len(out)-1], last) {
-		return processor.ErrLastRequestAltered
-	}
-	return nil
 }
 
 // sameHistory reports whether two histories hold equal messages.
