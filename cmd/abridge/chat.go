@@ -659,7 +659,7 @@ func describeMessage(m processor.Message) []string {
 const clipWidth = 160
 
 // clip shortens s to one line of at most clipWidth characters.
-func clip(s string) string { return processor.Clip(s, clipWidth) }
+func clip(s string) string { return processor.Preview(s, clipWidth) }
 
 // describeFixes says what a session's repair did, in a few words.
 func describeFixes(fixes []processor.Fix) string {
