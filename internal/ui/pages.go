@@ -204,4 +204,3 @@ func ago(now, t time.Time) string {
 	}
 	return strconv.Itoa(int(d/(24*time.Hour))) + " days ago"
 }
-
