@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/abridge-go/abridge/internal/redact"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -48,16 +49,11 @@ func resolve(name string, opts []Option) resolved {
 	return r
 }
 
-// secretsOf returns the keys an error must never show: those of keys long
-// enough to be secrets.
+// secretsOf returns what an error must never show of keys: each key long
+// enough to be a secret, in the forms a message may quote it (see
+// redact.Forms).
 func secretsOf(keys ...string) []string {
-	var out []string
-	for _, k := range keys {
-		if len(k) >= minSecretLen {
-			out = append(out, k)
-		}
-	}
-	return out
+	return redact.Forms(keys...)
 }
 
 // checkSettings refuses the settings no API takes, and returns the set of

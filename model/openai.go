@@ -11,7 +11,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"go.uber.org/zap"
 
+	"github.com/abridge-go/abridge/internal/redact"
 	"github.com/abridge-go/abridge/processor"
 )
 
@@ -615,20 +615,6 @@ type redacted struct {
 func (r *redacted) Error() string { return r.redact(r.err.Error()) }
 func (r *redacted) Unwrap() error { return r.err }
 
-// minSecretLen is the length below which an API key is not taken for a
-// secret: local servers want any value ("EMPTY", "ollama"), and hiding a
-// short word everywhere in a message would garble it.
-const minSecretLen = 8
-
-// redactedKey replaces a key in messages.
-const redactedKey = "[redacted key]"
-
-// keyPattern matches API keys and the masked fragments of them that
-// providers quote in their messages ("Incorrect API key provided:
-// sk-proj-****abcd", "gsk_…", "hf_…", "sk_test_…", "AIza…"), and any word
-// with a run of asterisks in it, the mark of a masked key.
-var keyPattern = regexp.MustCompile(`\b(?:(?:sk|rk|pk|gsk|xai|hf|nvapi|pplx|fw)[-_](?:(?:test|live|proj|ant)[-_])?[A-Za-z0-9_*\-]{3,}|AIza[A-Za-z0-9_\-]{20,})|[A-Za-z0-9_\-]*\*{3,}[A-Za-z0-9_\-.]*`)
-
 // redact replaces the model's API key wherever it appears in s, and what
 // looks like an API key, whole or masked, so that an error never repeats
 // any part of a key.
@@ -639,10 +625,7 @@ func (m *OpenAI) redact(s string) string {
 // redactSecrets replaces each of secrets wherever it appears in s, and what
 // looks like an API key, whole or masked.
 func redactSecrets(secrets []string, s string) string {
-	for _, k := range secrets {
-		s = strings.ReplaceAll(s, k, redactedKey)
-	}
-	return keyPattern.ReplaceAllString(s, redactedKey)
+	return redact.Keys(redact.Replace(s, redact.Mark, secrets...))
 }
 
 // providerError builds the Error for a failed call.

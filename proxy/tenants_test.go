@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/abridge-go/abridge/internal/redact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
@@ -51,7 +52,7 @@ func TestForwardAuthorizationRedacts(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error from a refused key")
 			}
-			if strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), redactedCredential) {
+			if strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), redact.Mark) {
 				t.Errorf("error %q: want the key redacted", err)
 			}
 		})
