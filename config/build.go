@@ -257,7 +257,7 @@ func (c *Config) WindowOptions() window.Options {
 		ContextWindow:  c.ContextWindow,
 		TriggerPercent: c.ThresholdPercent,
 		TriggerTokens:  c.TriggerTokens,
-		Facts:          c.FactsChars,
+		FactsChars:     c.FactsChars,
 		SummaryClip:    c.SummaryClip,
 		KeepUserTurns:  c.KeepUserTurns,
 		Timeout:        c.SummaryTimeout,

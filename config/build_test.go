@@ -66,17 +66,17 @@ func TestWindowOptions(t *testing.T) {
 		environ map[string]string
 		want    window.Options
 	}{
-		{"defaults", nil, window.Options{MaxMessages: 40, TriggerPercent: 70, Timeout: 90 * time.Second, Facts: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
+		{"defaults", nil, window.Options{MaxMessages: 40, TriggerPercent: 70, Timeout: 90 * time.Second, FactsChars: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
 		{"count trigger off", map[string]string{"ABRIDGE_MAX_MESSAGES": "-1"},
-			window.Options{MaxMessages: -1, TriggerPercent: 70, Timeout: 90 * time.Second, Facts: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
+			window.Options{MaxMessages: -1, TriggerPercent: 70, Timeout: 90 * time.Second, FactsChars: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
 		{"count trigger at its default", map[string]string{"ABRIDGE_MAX_MESSAGES": "0"},
-			window.Options{MaxMessages: 0, TriggerPercent: 70, Timeout: 90 * time.Second, Facts: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
+			window.Options{MaxMessages: 0, TriggerPercent: 70, Timeout: 90 * time.Second, FactsChars: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
 		{"all set", map[string]string{
 			"ABRIDGE_MAX_MESSAGES": "30", "ABRIDGE_CONTEXT_WINDOW": "128000", "ABRIDGE_THRESHOLD_PERCENT": "80",
 			"ABRIDGE_KEEP_USER_TURNS": "2", "ABRIDGE_SUMMARY_TIMEOUT": "30s", "ABRIDGE_KEEP_MESSAGES": "12",
 			"ABRIDGE_TRIGGER_TOKENS": "50000", "ABRIDGE_FACTS_CHARS": "-1", "ABRIDGE_SUMMARY_CLIP": "500",
 			"ABRIDGE_AHEAD": "-1", "ABRIDGE_HARD_MESSAGES": "90", "ABRIDGE_HARD_TOKENS": "100000", "ABRIDGE_SUMMARY_CLAIM_TTL": "5s",
-		}, window.Options{MaxMessages: 30, KeepMessages: 12, ContextWindow: 128000, TriggerPercent: 80, TriggerTokens: 50000, Facts: -1, SummaryClip: 500,
+		}, window.Options{MaxMessages: 30, KeepMessages: 12, ContextWindow: 128000, TriggerPercent: 80, TriggerTokens: 50000, FactsChars: -1, SummaryClip: 500,
 			KeepUserTurns: 2, Timeout: 30 * time.Second, Ahead: -1, HardMessages: 90, HardTokens: 100000, ClaimTTL: 5 * time.Second,
 			Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
 	}

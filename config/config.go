@@ -106,7 +106,7 @@ type Config struct {
 	// the window compacts. Default 70.
 	ThresholdPercent int `env:"THRESHOLD_PERCENT" envDefault:"70"`
 	// FactsChars bounds the facts section each summary carries beside its
-	// prose (window.Options.Facts): 0 means the default 2000 and -1 leaves
+	// prose (window.Options.FactsChars): 0 means the default 2000 and -1 leaves
 	// the facts out. Default 2000.
 	FactsChars int `env:"FACTS_CHARS" envDefault:"2000"`
 	// SummaryClip clips each text the summarizer is given to this many
@@ -253,7 +253,7 @@ func LoadFrom(environ map[string]string) (*Config, error) {
 			"KEEP_MESSAGES":  st.Window.KeepMessages,
 			"TAIL_OUTPUTS":   st.Window.TailOutputs,
 			"TRIGGER_TOKENS": st.Window.TriggerTokens,
-			"FACTS_CHARS":    st.Window.Facts,
+			"FACTS_CHARS":    st.Window.FactsChars,
 			"SUMMARY_CLIP":   st.Window.SummaryClip,
 		} {
 			if m[Prefix+name] == "" {

@@ -112,10 +112,10 @@ type Options struct {
 	// outputs of the tail but those of its last TailOutputs rounds: they
 	// become placeholders (summary.Placeholder) and go to the summarizer.
 	TailOutputs int
-	// Facts bounds, in characters, the facts section each summary carries
+	// FactsChars bounds, in characters, the facts section each summary carries
 	// (see summary.Facts); 0 means summary.DefaultFactsChars (2000), a
 	// negative value none.
-	Facts int
+	FactsChars int
 	// SummaryClip clips each text the summarizer is given to this many
 	// characters (see summary.Clip); 0 means DefaultSummaryClip (300), a
 	// negative value none.
@@ -365,8 +365,8 @@ func New(opts Options) *Window {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Facts >= 0 {
-		w.facts = summary.NewFacts(summary.FactsOptions{MaxChars: opts.Facts})
+	if opts.FactsChars >= 0 {
+		w.facts = summary.NewFacts(summary.FactsOptions{MaxChars: opts.FactsChars})
 	}
 	opts.SummaryClip = cmp.Or(opts.SummaryClip, DefaultSummaryClip)
 	opts.Ahead = cmp.Or(opts.Ahead, DefaultAhead)

@@ -182,9 +182,11 @@ func TestConformance(t *testing.T) {
 		{"user-turns", func() Options { return Options{MaxMessages: 6, KeepUserTurns: 1} }},
 		{"tail-outputs", func() Options { return Options{MaxMessages: 8, KeepMessages: 6, TailOutputs: 1} }},
 		{"tiers", func() Options { return Options{MaxMessages: -1, TriggerTokens: 300, KeepMessages: 6, TailOutputs: 1} }},
-		{"facts-small", func() Options { return Options{MaxMessages: 6, Facts: 300, SummaryClip: 20} }},
-		{"facts-off", func() Options { return Options{MaxMessages: 6, Facts: -1, SummaryClip: -1} }},
-		{"budget", func() Options { return Options{MaxMessages: -1, TriggerTokens: 400, Facts: 2000, SummaryClip: 300} }},
+		{"facts-small", func() Options { return Options{MaxMessages: 6, FactsChars: 300, SummaryClip: 20} }},
+		{"facts-off", func() Options { return Options{MaxMessages: 6, FactsChars: -1, SummaryClip: -1} }},
+		{"budget", func() Options {
+			return Options{MaxMessages: -1, TriggerTokens: 400, FactsChars: 2000, SummaryClip: 300}
+		}},
 		// Summaries written ahead: by a runner that writes each at once, and
 		// by one that never does, so requests defer their compactions up
 		// to the hard limit and then write the summary themselves. (A Pool
@@ -989,7 +991,7 @@ func TestFinishedDescribesCompaction(t *testing.T) {
 	})
 	sum, _ := recorder(model.Respond(reply))
 	var ev events
-	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: sum, OnEvent: ev.on, Facts: -1})
+	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: sum, OnEvent: ev.on, FactsChars: -1})
 	h := conversation(10, 200) // S U A U (C R)x10
 	out, err := w.Process(context.Background(), h)
 	if err != nil {
