@@ -241,7 +241,7 @@ func (c *Config) openAIOptions(name, baseURL, key string, logger *zap.Logger) []
 }
 
 // WindowOptions returns the window's settings from the configuration:
-// MaxMessages, KeepMessages, TailOutputs, ContextWindow, ThresholdPercent,
+// MaxMessages, KeepMessages, TailOutputs, ContextWindow, TriggerPercent,
 // TriggerTokens, FactsChars, SummaryClip, KeepUserTurns, SummaryTimeout,
 // Ahead, HardMessages, HardTokens, SummaryClaimTTL, and a Pool of
 // SummaryWorkers workers with SummaryQueue summaries waiting, an eighth of
@@ -255,7 +255,7 @@ func (c *Config) WindowOptions() window.Options {
 		KeepMessages:   c.KeepMessages,
 		TailOutputs:    c.TailOutputs,
 		ContextWindow:  c.ContextWindow,
-		TriggerPercent: c.ThresholdPercent,
+		TriggerPercent: c.TriggerPercent,
 		TriggerTokens:  c.TriggerTokens,
 		FactsChars:     c.FactsChars,
 		SummaryClip:    c.SummaryClip,

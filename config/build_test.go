@@ -72,7 +72,7 @@ func TestWindowOptions(t *testing.T) {
 		{"count trigger at its default", map[string]string{"ABRIDGE_MAX_MESSAGES": "0"},
 			window.Options{MaxMessages: 0, TriggerPercent: 70, Timeout: 90 * time.Second, FactsChars: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
 		{"all set", map[string]string{
-			"ABRIDGE_MAX_MESSAGES": "30", "ABRIDGE_CONTEXT_WINDOW": "128000", "ABRIDGE_THRESHOLD_PERCENT": "80",
+			"ABRIDGE_MAX_MESSAGES": "30", "ABRIDGE_CONTEXT_WINDOW": "128000", "ABRIDGE_TRIGGER_PERCENT": "80",
 			"ABRIDGE_KEEP_USER_TURNS": "2", "ABRIDGE_SUMMARY_TIMEOUT": "30s", "ABRIDGE_KEEP_MESSAGES": "12",
 			"ABRIDGE_TRIGGER_TOKENS": "50000", "ABRIDGE_FACTS_CHARS": "-1", "ABRIDGE_SUMMARY_CLIP": "500",
 			"ABRIDGE_AHEAD": "-1", "ABRIDGE_HARD_MESSAGES": "90", "ABRIDGE_HARD_TOKENS": "100000", "ABRIDGE_SUMMARY_CLAIM_TTL": "5s",
@@ -406,8 +406,8 @@ func TestLoggerInvalid(t *testing.T) {
 		t.Errorf("Build accepted a bad level and format")
 	}
 	c = Default()
-	c.ThresholdPercent = 0
-	if _, err := c.Build(BuildOptions{Logger: zap.NewNop()}); err == nil || !strings.HasPrefix(err.Error(), "ABRIDGE_THRESHOLD_PERCENT=") {
+	c.TriggerPercent = 0
+	if _, err := c.Build(BuildOptions{Logger: zap.NewNop()}); err == nil || !strings.HasPrefix(err.Error(), "ABRIDGE_TRIGGER_PERCENT=") {
 		t.Errorf("Build with a bad threshold: %v", err)
 	}
 }
