@@ -22,7 +22,7 @@ func defaults() Config {
 		TrimChars:             2000,
 		MaxMessages:           40,
 		ContextWindow:         0,
-		TriggerPercent:      70,
+		TriggerPercent:        70,
 		FactsChars:            2000,
 		SummaryClip:           300,
 		KeepUserTurns:         0,
@@ -322,14 +322,14 @@ func TestInvalid(t *testing.T) {
 
 func TestInvalidAllReported(t *testing.T) {
 	_, err := LoadFrom(map[string]string{
-		"ABRIDGE_TRIM_CHARS":        "abc",
-		"ABRIDGE_MAX_MESSAGES":      "-2",
+		"ABRIDGE_TRIM_CHARS":      "abc",
+		"ABRIDGE_MAX_MESSAGES":    "-2",
 		"ABRIDGE_TRIGGER_PERCENT": "250",
-		"ABRIDGE_SUMMARY_TIMEOUT":   "ten",
-		"ABRIDGE_LOG_LEVEL":         "loud",
-		"ABRIDGE_LOG_FORMAT":        "xml",
-		"ABRIDGE_MAX_STEPS":         "x",
-		"ABRIDGE_MODEL":             "fine",
+		"ABRIDGE_SUMMARY_TIMEOUT": "ten",
+		"ABRIDGE_LOG_LEVEL":       "loud",
+		"ABRIDGE_LOG_FORMAT":      "xml",
+		"ABRIDGE_MAX_STEPS":       "x",
+		"ABRIDGE_MODEL":           "fine",
 	})
 	if err == nil {
 		t.Fatal("LoadFrom accepted bad values")

@@ -41,7 +41,7 @@ func ExampleLoadFrom() {
 func ExampleLoadFrom_invalid() {
 	_, err := config.LoadFrom(map[string]string{
 		"ABRIDGE_TRIGGER_PERCENT": "150",
-		"ABRIDGE_LOG_FORMAT":        "xml",
+		"ABRIDGE_LOG_FORMAT":      "xml",
 	})
 	fmt.Println(errors.Is(err, config.ErrInvalid))
 	fmt.Println(err)

@@ -62,7 +62,7 @@ func TestRedacted(t *testing.T) {
 		"ABRIDGE_TRIGGER_TOKENS":          "0",
 		"ABRIDGE_FACTS_CHARS":             "2000",
 		"ABRIDGE_SUMMARY_CLIP":            "300",
-		"ABRIDGE_TRIGGER_PERCENT":       "70",
+		"ABRIDGE_TRIGGER_PERCENT":         "70",
 		"ABRIDGE_KEEP_USER_TURNS":         "0",
 		"ABRIDGE_AHEAD":                   "5",
 		"ABRIDGE_HARD_MESSAGES":           "0",
