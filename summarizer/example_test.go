@@ -69,3 +69,15 @@ func ExampleDigest() {
 	// Last assistant text:
 	// Added the flag.
 }
+
+// Any function is a Summarizer (the window, compact and config take one);
+// here one that only counts.
+func ExampleFunc() {
+	var s summarizer.Summarizer = summarizer.Func(func(_ context.Context, ms []processor.Message, previous, focus string) (string, error) {
+		return fmt.Sprintf("%d messages; focus %q", len(ms), focus), nil
+	})
+	out, _ := s.Summarize(context.Background(), history(), "", "the flag")
+	fmt.Println(out)
+	// Output:
+	// 4 messages; focus "the flag"
+}
