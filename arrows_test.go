@@ -58,20 +58,22 @@ func listPackages(t *testing.T) (map[string]pkg, map[string]bool) {
 }
 
 // TestArrows checks that the package dependencies point one way, as the
-// package map of docs/design.md says: the message model depends on the standard
-// library alone; the processors, the summary format, on-demand compaction
-// and the transcript format on the message model (and, for the window, the
+// package map of docs/design.md says: the message model depends on the
+// standard library alone; the trimmer, the clearer, the summary format and
+// the transcript format on the message model (and, for the clearer, the
 // summary format) alone, nothing outside the standard library among their
 // dependencies (no model provider's client, no logging library) but the
 // shell parser the summary format reads commands with and the JSON library
-// the Chat Completions codec reads with; the wire codecs on the message
-// model, that codec and the API error shape alone (no SDK, not package
-// model); package model on the message model alone; and only the provider
-// packages model/openai and model/anthropic import a provider's SDK, each
-// its own (besides the load command and the test kits, which abridge does
-// not ship), so that the agent, the summarizer and on-demand compaction
-// link none; and a session store links only the database driver it picks
-// (checkDatabaseDrivers).
+// the Chat Completions codec reads with; the summarizers' contract and the
+// offline digest on the message model and the summary format alone, and
+// the window and on-demand compaction on those; the wire codecs on the
+// message model, that codec and the API error shape alone (no SDK, not
+// package model); package model on the message model alone; and only the
+// provider packages model/openai and model/anthropic import a provider's
+// SDK, each its own (besides the load command and the test kits, which
+// abridge does not ship), so that the agent, the summarizer, the
+// middleware and the proxy link none; and a session store links only the
+// database driver it picks (checkDatabaseDrivers).
 func TestArrows(t *testing.T) {
 	pkgs, std := listPackages(t)
 	checkDatabaseDrivers(t, pkgs)
@@ -80,8 +82,9 @@ func TestArrows(t *testing.T) {
 		"summary":               {"processor"},
 		"processors/trimtools":  {"processor"},
 		"processors/cleartools": {"processor", "summary"},
-		"processors/window":     {"processor", "summary"},
-		"compact":               {"processor", "summary"},
+		"summarizer":            {"processor", "summary"},
+		"processors/window":     {"processor", "summarizer", "summary"},
+		"compact":               {"processor", "summarizer", "summary"},
 		// Saved transcripts load without any provider SDK; the Chat
 		// Completions reader and writer there are the codec's too.
 		"transcript": {"processor"},
@@ -92,7 +95,8 @@ func TestArrows(t *testing.T) {
 		"internal/wire":     {"internal/apierror", "processor", "transcript"},
 		"internal/apierror": nil,
 	}
-	// The summary format reads shell commands with mvdan.cc/sh's parser.
+	// The summary format reads shell commands with mvdan.cc/sh's parser;
+	// the LLM summarizer logs with zap.
 	shellParser := []string{"mvdan.cc/sh/v3/fileutil", "mvdan.cc/sh/v3/syntax"}
 	// The Chat Completions codec (transcript) and the wire codecs read
 	// JSON with go-json-experiment (encoding/json/v2).

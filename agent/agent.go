@@ -21,6 +21,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
@@ -60,24 +61,6 @@ type Tool struct {
 	Name, Description string
 	Parameters        json.RawMessage
 	Func              func(ctx context.Context, args json.RawMessage) (string, error)
-}
-
-// Compactor shrinks a history the provider refused as too long for its
-// context window. It receives the history the agent was sending (ending
-// with the request about to be sent) and returns a shorter valid history
-// ending with that same request. A window processor's Compact method, or
-// any processor wrapped in [CompactorFunc], fits.
-type Compactor interface {
-	Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error)
-}
-
-// CompactorFunc adapts a function, such as a processor's Process method, to
-// the [Compactor] interface.
-type CompactorFunc func(ctx context.Context, history []processor.Message) ([]processor.Message, error)
-
-// Compact calls f(ctx, history).
-func (f CompactorFunc) Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error) {
-	return f(ctx, history)
 }
 
 // Store persists one conversation as the agent works on it. The agent calls
@@ -146,7 +129,7 @@ func New(m model.Model, opts ...Option) *Agent {
 	}
 	a.chain = processor.Chain(a.opts.processors...)
 	if !a.opts.compactorSet {
-		a.opts.compactor, _ = processor.Last[Compactor](a.chain)
+		a.opts.compactor, _ = processor.Last[compact.Compactor](a.chain)
 	}
 	a.settings = a.opts.settings
 	if a.opts.timeout > 0 {
@@ -303,7 +286,8 @@ func (t *turn) replace(ctx context.Context, h []processor.Message) error {
 func (t *turn) process(ctx context.Context) error {
 	out, err := t.chain.Process(ctx, t.history)
 	if err == nil {
-		err = checkProcessed(out, t.history[len(t.history)-1])
+		// A chain of one is that processor, unchecked: check it here.
+		err = processor.CheckOutput(out, t.history[len(t.history)-1])
 	}
 	if ce := (*processor.ChainError)(nil); errors.As(err, &ce) && ce.Position < 0 {
 		return fmt.Errorf("history given to the agent is invalid (processor.Repair fixes broken tool call/return pairs): %w", err)
@@ -372,7 +356,7 @@ func (t *turn) forceCompaction(ctx context.Context, cause error) error {
 		MessagesBefore: len(t.history), TokensBefore: processor.ContentTokens(t.history)}
 	out, err := t.opts.compactor.Compact(ctx, t.history)
 	if err == nil {
-		err = checkProcessed(out, t.history[len(t.history)-1])
+		err = processor.CheckOutput(out, t.history[len(t.history)-1])
 	}
 	if err != nil {
 		e.Err = err
@@ -509,20 +493,6 @@ func (t *turn) emit(ctx context.Context, e Event) {
 	if t.opts.events != nil {
 		t.opts.events(ctx, e)
 	}
-}
-
-// checkProcessed checks a processed history against the processor
-// contract: valid, and ending with the request that was about to be sent.
-// The chain checks this only between processors, so a chain of one is
-// checked here.
-func checkProcessed(out []processor.Message, last processor.Message) error {
-	if err := processor.Validate(out); err != nil {
-		return err
-	}
-	if !processor.Equal(out[len(out)-1], last) {
-		return processor.ErrLastRequestAltered
-	}
-	return nil
 }
 
 // sameHistory reports whether two histories hold equal messages.

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/abridge-go/abridge/agent"
+	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
@@ -314,7 +315,7 @@ func TestRunOverflow(t *testing.T) {
 func TestRunOverflowCompactionFails(t *testing.T) {
 	rec := model.NewRecorder(model.Fail(overflow))
 	boom := errors.New("summarizer down")
-	c := agent.CompactorFunc(func(context.Context, []processor.Message) ([]processor.Message, error) { return nil, boom })
+	c := compact.Func(func(context.Context, []processor.Message) ([]processor.Message, error) { return nil, boom })
 	_, err := agent.New(rec, agent.WithCompactor(c)).Run(context.Background(), nil, "hi")
 	if !errors.Is(err, boom) || !errors.Is(err, model.ErrContextOverflow) {
 		t.Fatalf("error %v, want both the compaction's and the overflow", err)

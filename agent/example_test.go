@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/abridge-go/abridge/agent"
+	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
@@ -110,7 +111,7 @@ func ExampleWithCompactor() {
 		model.Fail(&model.Error{StatusCode: 400, Code: "context_length_exceeded"}),
 		model.RespondText("ok"),
 	)
-	lastOnly := agent.CompactorFunc(func(_ context.Context, h []processor.Message) ([]processor.Message, error) {
+	lastOnly := compact.Func(func(_ context.Context, h []processor.Message) ([]processor.Message, error) {
 		return h[len(h)-1:], nil
 	})
 	a := agent.New(m, agent.WithCompactor(lastOnly), agent.WithEvents(func(_ context.Context, e agent.Event) {

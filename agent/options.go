@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 )
@@ -24,7 +25,7 @@ type options struct {
 	events     func(ctx context.Context, e Event)
 	onText     func(delta string)
 	settings   model.Settings
-	compactor  Compactor
+	compactor  compact.Compactor
 	// compactorSet records a WithCompactor, which wins over a compactor
 	// found in the processors.
 	compactorSet bool
@@ -45,9 +46,9 @@ const DefaultMaxSteps = 25
 // WithProcessors appends history processors to the agent's chain. The chain
 // runs before every model request, the first one first.
 //
-// A processor that is also a [Compactor], such as a window, is the one the
-// agent forces when the provider answers that the prompt is too long (see
-// [WithCompactor]); with several, the last one in the chain, the
+// A processor that is also a [compact.Compactor], such as a window, is the
+// one the agent forces when the provider answers that the prompt is too
+// long (see [WithCompactor]); with several, the last one in the chain, the
 // processors of a [processor.Chain] and one marked [processor.Required]
 // included (see [processor.Last]).
 func WithProcessors(ps ...processor.Processor) Option {
@@ -137,7 +138,7 @@ func WithRequestTimeout(d time.Duration) Option {
 // It is needed only to choose another compactor than the one the agent
 // finds among its processors (see [WithProcessors]), or none: a nil c
 // turns the forced compaction off.
-func WithCompactor(c Compactor) Option {
+func WithCompactor(c compact.Compactor) Option {
 	return optionFunc(func(o *options) { o.compactor, o.compactorSet = c, true })
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/abridge-go/abridge/agent"
+	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
@@ -15,7 +16,7 @@ import (
 )
 
 // The window processor fits as the forced compactor as it is.
-var _ agent.Compactor = (*window.Window)(nil)
+var _ compact.Compactor = (*window.Window)(nil)
 
 func TestRunWindowAsCompactor(t *testing.T) {
 	var history []processor.Message

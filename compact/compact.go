@@ -10,6 +10,10 @@
 // The summary request is a marker (summary.Marker), so a later compaction
 // on demand recognises it (summary.ParseMarker) and merges the old summary
 // into the new one instead of summarizing a summary.
+//
+// [Compactor] is the other compaction on demand: the one the agent and the
+// middleware force after the provider refused a request as too long, a
+// window's Compact method or any function wrapped in [Func].
 package compact
 
 import (
@@ -20,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -43,15 +48,6 @@ const MinMessages = 3
 // Acknowledgement is the text of the response that follows the summary in
 // a compacted history.
 const Acknowledgement = "Understood. I have the summary of our conversation so far and will continue from there."
-
-// Summarizer writes the summary. messages are read-only; previous is the
-// summary of the earlier compactions found in the history ("" when none)
-// and must be merged into the new one; focus is the user's instruction on what
-// to keep above all ("" when none). The LLM summarizer of package
-// summarizer satisfies it.
-type Summarizer interface {
-	SummarizeFocus(ctx context.Context, messages []processor.Message, previous, focus string) (string, error)
-}
 
 // Report describes a compaction: the history's size before and after, in
 // messages and in prompt tokens estimated from the messages alone
@@ -83,7 +79,7 @@ type Report struct {
 // in estimated tokens fails with [ErrNoGain]. On any error the Report
 // holds the sizes before (and, for ErrNoGain, the summary's length). The
 // history is not modified.
-func Compact(ctx context.Context, s Summarizer, history []processor.Message, focus string) ([]processor.Message, Report, error) {
+func Compact(ctx context.Context, s summarizer.Summarizer, history []processor.Message, focus string) ([]processor.Message, Report, error) {
 	rep := Report{MessagesBefore: len(history), TokensBefore: processor.ContentTokens(history)}
 	if s == nil {
 		return nil, rep, errors.New("compact: no summarizer")
@@ -93,7 +89,7 @@ func Compact(ctx context.Context, s Summarizer, history []processor.Message, foc
 	if len(history) < MinMessages || len(body) < 2 {
 		return nil, rep, fmt.Errorf("%d messages, %d to summarize: %w", len(history), len(body), ErrTooShort)
 	}
-	sum, err := s.SummarizeFocus(ctx, body, previous, strings.TrimSpace(focus))
+	sum, err := s.Summarize(ctx, body, previous, strings.TrimSpace(focus))
 	if err != nil {
 		return nil, rep, fmt.Errorf("summarize %d messages: %w", len(body), err)
 	}

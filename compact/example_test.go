@@ -46,7 +46,7 @@ func Example() {
 // fixed is a summarizer that always returns the same summary.
 type fixed string
 
-func (f fixed) SummarizeFocus(context.Context, []processor.Message, string, string) (string, error) {
+func (f fixed) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	return string(f), nil
 }
 
@@ -57,4 +57,19 @@ func ExampleCompact_tooShort() {
 	fmt.Println(err)
 	// Output:
 	// 2 messages, 2 to summarize: history too short to compact
+}
+
+// A Compactor is what the agent and the middleware call after the provider
+// refused a request as too long: a window's Compact method, or a function,
+// here one that keeps the last request only.
+func ExampleFunc() {
+	var c compact.Compactor = compact.Func(func(_ context.Context, h []processor.Message) ([]processor.Message, error) {
+		return h[len(h)-1:], nil
+	})
+	out, _ := c.Compact(context.Background(), []processor.Message{
+		processor.UserMessage("Fix the test."), processor.TextMessage("Fixed."), processor.UserMessage("Now the docs."),
+	})
+	fmt.Println(len(out), out[0].Text())
+	// Output:
+	// 1 Now the docs.
 }

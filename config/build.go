@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/abridge-go/abridge/agent"
-	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
@@ -20,7 +19,6 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/processors/window/windowlog"
 	"github.com/abridge-go/abridge/summarizer"
-	"github.com/abridge-go/abridge/summary"
 )
 
 // Components are what [Config.Build] builds from a Config: everything a
@@ -40,7 +38,7 @@ type Components struct {
 	// compactions: BuildOptions.Summarizer when set, else the one
 	// SummarizerKind names (an LLM summarizer calling SummaryModel with
 	// SummaryTimeout, or the offline digest).
-	WindowSummarizer window.Summarizer
+	WindowSummarizer summarizer.Summarizer
 	// SummarizerKind is "llm" or "digest" ([Config.SummarizerKind]), the
 	// kind of the summarizers the configuration names.
 	SummarizerKind string
@@ -51,7 +49,7 @@ type Components struct {
 	// compaction (or SummaryModel when only its endpoint,
 	// ABRIDGE_SUMMARY_BASE_URL, is configured); otherwise the offline
 	// digest, which records the focus it cannot follow.
-	CompactSummarizer Summarizer
+	CompactSummarizer summarizer.Summarizer
 	// Window is the sliding window of [Config.WindowOptions], summarizing
 	// with WindowSummarizer and falling back to the offline digest, its
 	// events written to Logger (package windowlog; not with
@@ -67,15 +65,6 @@ type Components struct {
 	// reports a context overflow), MaxSteps, RequestTimeout and Logger.
 	// Add tools and a system prompt, then call agent.New(Model, opts...).
 	AgentOptions []agent.Option
-}
-
-// Summarizer is a summarizer the window takes (window.Summarizer) that
-// on-demand compaction takes too, with a focus (compact.Summarizer), as
-// [Components.CompactSummarizer] is. The LLM summarizer of package
-// summarizer and the offline digest of package summary are both.
-type Summarizer interface {
-	window.Summarizer
-	compact.Summarizer
 }
 
 // BuildOptions are the options of [Config.Build]. The zero value means:
@@ -107,7 +96,7 @@ type BuildOptions struct {
 	// Summarizer, when non-nil, writes the window's summaries instead of
 	// the summarizer the configuration names: a host's own (abridge
 	// serve's, through each client's API), or a wrapper of one.
-	Summarizer window.Summarizer
+	Summarizer summarizer.Summarizer
 }
 
 // Build builds the logger, the models, the summarizers, the window, the
@@ -135,8 +124,8 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 		SummarizerKind: c.SummarizerKind(),
 	}
 	if comp.SummarizerKind == SummarizerDigest {
-		comp.WindowSummarizer = summary.NewDigest(summary.DigestOptions{})
-		comp.CompactSummarizer = summary.NewDigest(summary.DigestOptions{})
+		comp.WindowSummarizer = summarizer.NewDigest(summarizer.DigestOptions{})
+		comp.CompactSummarizer = summarizer.NewDigest(summarizer.DigestOptions{})
 	} else {
 		comp.WindowSummarizer = c.llmSummarizer(comp.SummaryModel, logger, opts.OnSummaryRequest)
 		// On-demand compaction calls the primary model, unless only the
@@ -177,7 +166,7 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 
 // llmSummarizer is an LLM summarizer calling m with SummaryTimeout, its
 // model's requests reported to observe (nil: not reported).
-func (c *Config) llmSummarizer(m model.Model, logger *zap.Logger, observe func(context.Context, model.Observation)) Summarizer {
+func (c *Config) llmSummarizer(m model.Model, logger *zap.Logger, observe func(context.Context, model.Observation)) summarizer.Summarizer {
 	return summarizer.New(model.Observe(m, observe), summarizer.Options{Timeout: c.SummaryTimeout, Logger: logger})
 }
 
@@ -253,7 +242,7 @@ func (c *Config) openAIOptions(name, baseURL, key string, logger *zap.Logger) []
 }
 
 // WindowOptions returns the window's settings from the configuration:
-// MaxMessages, KeepMessages, TailOutputs, ContextWindow, ThresholdPercent,
+// MaxMessages, KeepMessages, TailOutputs, ContextWindow, TriggerPercent,
 // TriggerTokens, FactsChars, SummaryClip, KeepUserTurns, SummaryTimeout,
 // Ahead, HardMessages, HardTokens, SummaryClaimTTL, and a Pool of
 // SummaryWorkers workers with SummaryQueue summaries waiting, an eighth of
@@ -267,9 +256,9 @@ func (c *Config) WindowOptions() window.Options {
 		KeepMessages:   c.KeepMessages,
 		TailOutputs:    c.TailOutputs,
 		ContextWindow:  c.ContextWindow,
-		TriggerPercent: c.ThresholdPercent,
+		TriggerPercent: c.TriggerPercent,
 		TriggerTokens:  c.TriggerTokens,
-		Facts:          c.FactsChars,
+		FactsChars:     c.FactsChars,
 		SummaryClip:    c.SummaryClip,
 		KeepUserTurns:  c.KeepUserTurns,
 		Timeout:        c.SummaryTimeout,

@@ -66,17 +66,17 @@ func TestWindowOptions(t *testing.T) {
 		environ map[string]string
 		want    window.Options
 	}{
-		{"defaults", nil, window.Options{MaxMessages: 40, TriggerPercent: 70, Timeout: 90 * time.Second, Facts: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
+		{"defaults", nil, window.Options{MaxMessages: 40, TriggerPercent: 70, Timeout: 90 * time.Second, FactsChars: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
 		{"count trigger off", map[string]string{"ABRIDGE_MAX_MESSAGES": "-1"},
-			window.Options{MaxMessages: -1, TriggerPercent: 70, Timeout: 90 * time.Second, Facts: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
+			window.Options{MaxMessages: -1, TriggerPercent: 70, Timeout: 90 * time.Second, FactsChars: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
 		{"count trigger at its default", map[string]string{"ABRIDGE_MAX_MESSAGES": "0"},
-			window.Options{MaxMessages: 0, TriggerPercent: 70, Timeout: 90 * time.Second, Facts: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
+			window.Options{MaxMessages: 0, TriggerPercent: 70, Timeout: 90 * time.Second, FactsChars: 2000, SummaryClip: 300, Ahead: 5, ClaimTTL: 30 * time.Second, Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
 		{"all set", map[string]string{
-			"ABRIDGE_MAX_MESSAGES": "30", "ABRIDGE_CONTEXT_WINDOW": "128000", "ABRIDGE_THRESHOLD_PERCENT": "80",
+			"ABRIDGE_MAX_MESSAGES": "30", "ABRIDGE_CONTEXT_WINDOW": "128000", "ABRIDGE_TRIGGER_PERCENT": "80",
 			"ABRIDGE_KEEP_USER_TURNS": "2", "ABRIDGE_SUMMARY_TIMEOUT": "30s", "ABRIDGE_KEEP_MESSAGES": "12",
 			"ABRIDGE_TRIGGER_TOKENS": "50000", "ABRIDGE_FACTS_CHARS": "-1", "ABRIDGE_SUMMARY_CLIP": "500",
 			"ABRIDGE_AHEAD": "-1", "ABRIDGE_HARD_MESSAGES": "90", "ABRIDGE_HARD_TOKENS": "100000", "ABRIDGE_SUMMARY_CLAIM_TTL": "5s",
-		}, window.Options{MaxMessages: 30, KeepMessages: 12, ContextWindow: 128000, TriggerPercent: 80, TriggerTokens: 50000, Facts: -1, SummaryClip: 500,
+		}, window.Options{MaxMessages: 30, KeepMessages: 12, ContextWindow: 128000, TriggerPercent: 80, TriggerTokens: 50000, FactsChars: -1, SummaryClip: 500,
 			KeepUserTurns: 2, Timeout: 30 * time.Second, Ahead: -1, HardMessages: 90, HardTokens: 100000, ClaimTTL: 5 * time.Second,
 			Pool: window.PoolOptions{Workers: 64, Queue: 1024, QueuePerPayer: 128}}},
 	}
@@ -151,8 +151,8 @@ func TestBuildDigest(t *testing.T) {
 	if comp.SummarizerKind != "digest" {
 		t.Errorf("SummarizerKind = %q, want digest", comp.SummarizerKind)
 	}
-	if _, ok := comp.WindowSummarizer.(*summary.Digest); !ok {
-		t.Errorf("Summarizer is %T, want *summary.Digest", comp.WindowSummarizer)
+	if _, ok := comp.WindowSummarizer.(*summarizer.Digest); !ok {
+		t.Errorf("Summarizer is %T, want *summarizer.Digest", comp.WindowSummarizer)
 	}
 	if comp.Logger == nil || comp.Model == nil || comp.Window == nil || comp.Chain == nil || len(comp.AgentOptions) != 4 {
 		t.Fatalf("Build left a component out: %+v", comp)
@@ -252,7 +252,7 @@ func TestSummarizerFallsBackToPrimaryEndpoint(t *testing.T) {
 	if comp.SummarizerKind != "llm" {
 		t.Fatalf("kind = %q, want llm", comp.SummarizerKind)
 	}
-	if _, err := comp.WindowSummarizer.Summarize(context.Background(), conversation(8)[:7], ""); err != nil {
+	if _, err := comp.WindowSummarizer.Summarize(context.Background(), conversation(8)[:7], "", ""); err != nil {
 		t.Fatal(err)
 	}
 	want := []seen{{Model: "m", Authorization: "Bearer main-key"}}
@@ -406,8 +406,8 @@ func TestLoggerInvalid(t *testing.T) {
 		t.Errorf("Build accepted a bad level and format")
 	}
 	c = Default()
-	c.ThresholdPercent = 0
-	if _, err := c.Build(BuildOptions{Logger: zap.NewNop()}); err == nil || !strings.HasPrefix(err.Error(), "ABRIDGE_THRESHOLD_PERCENT=") {
+	c.TriggerPercent = 0
+	if _, err := c.Build(BuildOptions{Logger: zap.NewNop()}); err == nil || !strings.HasPrefix(err.Error(), "ABRIDGE_TRIGGER_PERCENT=") {
 		t.Errorf("Build with a bad threshold: %v", err)
 	}
 }
@@ -478,7 +478,7 @@ func TestBuildSummarizersCompactOpenAI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range []Summarizer{comp.WindowSummarizer.(Summarizer), comp.CompactSummarizer} {
+		for _, s := range []summarizer.Summarizer{comp.WindowSummarizer, comp.CompactSummarizer} {
 			out, rep, err := openai.Compact(context.Background(), s, params, "the failing step")
 			if err != nil {
 				t.Fatal(err)
@@ -592,7 +592,7 @@ func TestRequestFault(t *testing.T) {
 // countingSummarizer is a window summarizer that counts its calls.
 type countingSummarizer struct{ calls atomic.Int64 }
 
-func (s *countingSummarizer) Summarize(context.Context, []processor.Message, string) (string, error) {
+func (s *countingSummarizer) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	s.calls.Add(1)
 	return "The user asked for fixes; they are done.", nil
 }
@@ -607,7 +607,7 @@ func TestBuildSummarizer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer comp.Window.Close(context.Background())
-	if comp.WindowSummarizer != window.Summarizer(s) {
+	if comp.WindowSummarizer != summarizer.Summarizer(s) {
 		t.Errorf("WindowSummarizer is %T, want the one given", comp.WindowSummarizer)
 	}
 	h := conversation(12)

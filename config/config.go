@@ -102,11 +102,13 @@ type Config struct {
 	// estimated above this many tokens, whatever ContextWindow says. 0
 	// (the default) disables this trigger.
 	TriggerTokens int `env:"TRIGGER_TOKENS" envDefault:"0"`
-	// ThresholdPercent is the share of ContextWindow, 1 to 100, at which
-	// the window compacts. Default 70.
-	ThresholdPercent int `env:"THRESHOLD_PERCENT" envDefault:"70"`
+	// TriggerPercent is the share of ContextWindow, 1 to 100, at which
+	// the window compacts (window.Options.TriggerPercent). Default 70.
+	// ABRIDGE_THRESHOLD_PERCENT, its variable's former name, is still
+	// read when ABRIDGE_TRIGGER_PERCENT is unset.
+	TriggerPercent int `env:"TRIGGER_PERCENT" envDefault:"70"`
 	// FactsChars bounds the facts section each summary carries beside its
-	// prose (window.Options.Facts): 0 means the default 2000 and -1 leaves
+	// prose (window.Options.FactsChars): 0 means the default 2000 and -1 leaves
 	// the facts out. Default 2000.
 	FactsChars int `env:"FACTS_CHARS" envDefault:"2000"`
 	// SummaryClip clips each text the summarizer is given to this many
@@ -245,6 +247,13 @@ func LoadFrom(environ map[string]string) (*Config, error) {
 		}
 		m[k] = v
 	}
+	for _, v := range variables {
+		for _, old := range v.Deprecated {
+			if m[v.Name] == "" {
+				m[v.Name] = m[old]
+			}
+		}
+	}
 	if st, err := strategy.ByName(m[Prefix+"STRATEGY"]); err == nil && st.Name != strategy.NameDefault {
 		// The strategy's settings are the defaults of their variables.
 		for name, v := range map[string]int{
@@ -253,7 +262,7 @@ func LoadFrom(environ map[string]string) (*Config, error) {
 			"KEEP_MESSAGES":  st.Window.KeepMessages,
 			"TAIL_OUTPUTS":   st.Window.TailOutputs,
 			"TRIGGER_TOKENS": st.Window.TriggerTokens,
-			"FACTS_CHARS":    st.Window.Facts,
+			"FACTS_CHARS":    st.Window.FactsChars,
 			"SUMMARY_CLIP":   st.Window.SummaryClip,
 		} {
 			if m[Prefix+name] == "" {

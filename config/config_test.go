@@ -22,7 +22,7 @@ func defaults() Config {
 		TrimChars:             2000,
 		MaxMessages:           40,
 		ContextWindow:         0,
-		ThresholdPercent:      70,
+		TriggerPercent:        70,
 		FactsChars:            2000,
 		SummaryClip:           300,
 		KeepUserTurns:         0,
@@ -110,8 +110,8 @@ func TestEachVariable(t *testing.T) {
 		{"ABRIDGE_SUMMARY_CLIP", "-1", func(c *Config) { c.SummaryClip = -1 }},
 		{"ABRIDGE_STRATEGY", "DEFAULT", func(c *Config) {}},
 		{"ABRIDGE_CONTEXT_WINDOW", "128000", func(c *Config) { c.ContextWindow = 128000 }},
-		{"ABRIDGE_THRESHOLD_PERCENT", "1", func(c *Config) { c.ThresholdPercent = 1 }},
-		{"ABRIDGE_THRESHOLD_PERCENT", "100", func(c *Config) { c.ThresholdPercent = 100 }},
+		{"ABRIDGE_TRIGGER_PERCENT", "1", func(c *Config) { c.TriggerPercent = 1 }},
+		{"ABRIDGE_TRIGGER_PERCENT", "100", func(c *Config) { c.TriggerPercent = 100 }},
 		{"ABRIDGE_KEEP_USER_TURNS", "3", func(c *Config) { c.KeepUserTurns = 3 }},
 		{"ABRIDGE_AHEAD", "3", func(c *Config) { c.Ahead = 3 }},
 		{"ABRIDGE_AHEAD", "-1", func(c *Config) { c.Ahead = -1 }},
@@ -160,6 +160,40 @@ func TestEachVariable(t *testing.T) {
 
 // TestTable checks that the variables table documents every field of
 // Config with its env tag and default, so docs/configuration.md cannot drift.
+// TestDeprecatedNames checks that a variable's former name is still read
+// when the variable is unset, that the variable wins when both are set, and
+// that a bad value given under the former name is refused.
+func TestDeprecatedNames(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		environ map[string]string
+		want    int
+		err     string
+	}{
+		{"former name", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": "80"}, 80, ""},
+		{"both: the new name wins", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": "80", "ABRIDGE_TRIGGER_PERCENT": "60"}, 60, ""},
+		{"former name empty", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": " "}, 70, ""},
+		{"former name, bad value", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": "150"}, 0,
+			`ABRIDGE_TRIGGER_PERCENT="150": out of range; accepted: an integer from 1 to 100`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadFrom(tc.environ)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("error %v, want %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, c.TriggerPercent); diff != "" {
+				t.Errorf("TriggerPercent (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestTable(t *testing.T) {
 	typ := reflect.TypeFor[Config]()
 	seen := map[string]bool{}
@@ -243,9 +277,9 @@ func TestInvalid(t *testing.T) {
 		{"ABRIDGE_CONTEXT_WINDOW", "3000000000", `ABRIDGE_CONTEXT_WINDOW="3000000000": out of range: larger than 2147483647; accepted: an integer ≥ 0; 0 disables this trigger`},
 		{"ABRIDGE_MAX_STEPS", "+9999999999", `ABRIDGE_MAX_STEPS="+9999999999": out of range: larger than 2147483647; accepted: an integer ≥ 1`},
 		{"ABRIDGE_CONTEXT_WINDOW", "128k", `ABRIDGE_CONTEXT_WINDOW="128k": not an integer; accepted: an integer ≥ 0; 0 disables this trigger`},
-		{"ABRIDGE_THRESHOLD_PERCENT", "0", `ABRIDGE_THRESHOLD_PERCENT="0": out of range; accepted: an integer from 1 to 100`},
-		{"ABRIDGE_THRESHOLD_PERCENT", "101", `ABRIDGE_THRESHOLD_PERCENT="101": out of range; accepted: an integer from 1 to 100`},
-		{"ABRIDGE_THRESHOLD_PERCENT", "70%", `ABRIDGE_THRESHOLD_PERCENT="70%": not an integer; accepted: an integer from 1 to 100`},
+		{"ABRIDGE_TRIGGER_PERCENT", "0", `ABRIDGE_TRIGGER_PERCENT="0": out of range; accepted: an integer from 1 to 100`},
+		{"ABRIDGE_TRIGGER_PERCENT", "101", `ABRIDGE_TRIGGER_PERCENT="101": out of range; accepted: an integer from 1 to 100`},
+		{"ABRIDGE_TRIGGER_PERCENT", "70%", `ABRIDGE_TRIGGER_PERCENT="70%": not an integer; accepted: an integer from 1 to 100`},
 		{"ABRIDGE_KEEP_USER_TURNS", "-2", `ABRIDGE_KEEP_USER_TURNS="-2": out of range; accepted: an integer ≥ 0`},
 		{"ABRIDGE_SUMMARIZER", "gpt", `ABRIDGE_SUMMARIZER="gpt": unknown value; accepted: auto, llm or digest`},
 		{"ABRIDGE_MAX_STEPS", "0", `ABRIDGE_MAX_STEPS="0": out of range; accepted: an integer ≥ 1`},
@@ -288,14 +322,14 @@ func TestInvalid(t *testing.T) {
 
 func TestInvalidAllReported(t *testing.T) {
 	_, err := LoadFrom(map[string]string{
-		"ABRIDGE_TRIM_CHARS":        "abc",
-		"ABRIDGE_MAX_MESSAGES":      "-2",
-		"ABRIDGE_THRESHOLD_PERCENT": "250",
-		"ABRIDGE_SUMMARY_TIMEOUT":   "ten",
-		"ABRIDGE_LOG_LEVEL":         "loud",
-		"ABRIDGE_LOG_FORMAT":        "xml",
-		"ABRIDGE_MAX_STEPS":         "x",
-		"ABRIDGE_MODEL":             "fine",
+		"ABRIDGE_TRIM_CHARS":      "abc",
+		"ABRIDGE_MAX_MESSAGES":    "-2",
+		"ABRIDGE_TRIGGER_PERCENT": "250",
+		"ABRIDGE_SUMMARY_TIMEOUT": "ten",
+		"ABRIDGE_LOG_LEVEL":       "loud",
+		"ABRIDGE_LOG_FORMAT":      "xml",
+		"ABRIDGE_MAX_STEPS":       "x",
+		"ABRIDGE_MODEL":           "fine",
 	})
 	if err == nil {
 		t.Fatal("LoadFrom accepted bad values")
@@ -308,7 +342,7 @@ func TestInvalidAllReported(t *testing.T) {
 	// In the table's order, each bad variable once, one per line.
 	want := []string{
 		"ABRIDGE_SUMMARY_TIMEOUT", "ABRIDGE_TRIM_CHARS", "ABRIDGE_MAX_MESSAGES",
-		"ABRIDGE_THRESHOLD_PERCENT", "ABRIDGE_MAX_STEPS", "ABRIDGE_LOG_LEVEL", "ABRIDGE_LOG_FORMAT",
+		"ABRIDGE_TRIGGER_PERCENT", "ABRIDGE_MAX_STEPS", "ABRIDGE_LOG_LEVEL", "ABRIDGE_LOG_FORMAT",
 	}
 	sortByTable(got)
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -332,10 +366,10 @@ func sortByTable(names []string) {
 func TestValidate(t *testing.T) {
 	c := Default()
 	c.TrimChars = -5
-	c.ThresholdPercent = 0
+	c.TriggerPercent = 0
 	err := c.Validate()
 	want := "ABRIDGE_TRIM_CHARS=\"-5\": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming\n" +
-		"ABRIDGE_THRESHOLD_PERCENT=\"0\": out of range; accepted: an integer from 1 to 100"
+		"ABRIDGE_TRIGGER_PERCENT=\"0\": out of range; accepted: an integer from 1 to 100"
 	if err == nil {
 		t.Fatal("Validate accepted bad values")
 	}

@@ -40,14 +40,14 @@ func ExampleLoadFrom() {
 
 func ExampleLoadFrom_invalid() {
 	_, err := config.LoadFrom(map[string]string{
-		"ABRIDGE_THRESHOLD_PERCENT": "150",
-		"ABRIDGE_LOG_FORMAT":        "xml",
+		"ABRIDGE_TRIGGER_PERCENT": "150",
+		"ABRIDGE_LOG_FORMAT":      "xml",
 	})
 	fmt.Println(errors.Is(err, config.ErrInvalid))
 	fmt.Println(err)
 	// Output:
 	// true
-	// ABRIDGE_THRESHOLD_PERCENT="150": out of range; accepted: an integer from 1 to 100
+	// ABRIDGE_TRIGGER_PERCENT="150": out of range; accepted: an integer from 1 to 100
 	// ABRIDGE_LOG_FORMAT="xml": unknown value; accepted: console or json
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/abridge-go/abridge/internal/redact"
 )
 
 // Redaction is what a secret is replaced with wherever a Config prints it.
@@ -97,12 +99,7 @@ func (c *Config) hide(v *variable, s string) string {
 
 // scrub replaces any API key appearing in s.
 func (c *Config) scrub(s string) string {
-	for _, k := range []string{c.openAIKey, c.SummaryAPIKey} {
-		if k != "" {
-			s = strings.ReplaceAll(s, k, Redaction)
-		}
-	}
-	return s
+	return redact.Replace(s, Redaction, c.openAIKey, c.SummaryAPIKey)
 }
 
 // passwordParam matches a credential given as key=value, in a URL's query

@@ -104,7 +104,7 @@ func TestNoSecretAnywhere(t *testing.T) {
 	} else {
 		fmt.Fprintf(&out, "%v %+v\n", err, err)
 	}
-	if _, err := comp.WindowSummarizer.Summarize(ctx, h[:7], ""); err == nil {
+	if _, err := comp.WindowSummarizer.Summarize(ctx, h[:7], "", ""); err == nil {
 		t.Error("the summary succeeded against a refusing server")
 	} else {
 		fmt.Fprintf(&out, "%v %+v\n", err, err)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,9 @@ type Variable struct {
 	// Group names the part of abridge the variable configures; a command
 	// that uses that part reads every variable of the group.
 	Group Group
+	// Deprecated lists the variable's former names: each is still read,
+	// when the variable itself is unset or empty, and will be removed.
+	Deprecated []string
 }
 
 // Group names the part of abridge a [Variable] configures.
@@ -49,12 +53,9 @@ const (
 // [Variables].
 func VariablesIn(groups ...Group) []Variable {
 	var out []Variable
-	for _, v := range variables {
-		for _, g := range groups {
-			if v.Group == g {
-				out = append(out, v.Variable)
-				break
-			}
+	for _, v := range Variables() {
+		if slices.Contains(groups, v.Group) {
+			out = append(out, v)
 		}
 	}
 	return out
@@ -65,6 +66,7 @@ func Variables() []Variable {
 	out := make([]Variable, len(variables))
 	for i, v := range variables {
 		out[i] = v.Variable
+		out[i].Deprecated = slices.Clone(v.Deprecated)
 	}
 	return out
 }
@@ -219,12 +221,13 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Group: GroupProcessors, Name: Prefix + "THRESHOLD_PERCENT", Default: "70", Accepted: "an integer from 1 to 100",
-			Description: "The window compacts once the estimated prompt passes this percentage of ABRIDGE_CONTEXT_WINDOW.",
+			Group: GroupProcessors, Name: Prefix + "TRIGGER_PERCENT", Default: "70", Accepted: "an integer from 1 to 100",
+			Description: "The window compacts once the estimated prompt passes this percentage of ABRIDGE_CONTEXT_WINDOW. Its former name, ABRIDGE_THRESHOLD_PERCENT, is still read when it is unset (deprecated).",
+			Deprecated:  []string{Prefix + "THRESHOLD_PERCENT"},
 		},
-		field: "ThresholdPercent", kind: "an integer", problem: outOfRange,
-		valid: func(c *Config) bool { return c.ThresholdPercent >= 1 && c.ThresholdPercent <= 100 },
-		show:  itoa(func(c *Config) int { return c.ThresholdPercent }),
+		field: "TriggerPercent", kind: "an integer", problem: outOfRange,
+		valid: func(c *Config) bool { return c.TriggerPercent >= 1 && c.TriggerPercent <= 100 },
+		show:  itoa(func(c *Config) int { return c.TriggerPercent }),
 	},
 	{
 		Variable: Variable{

@@ -78,6 +78,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/processor"
@@ -101,14 +102,7 @@ type Next = func(*http.Request) (*http.Response, error)
 // openai-go's option.Middleware.
 type Middleware = func(*http.Request, Next) (*http.Response, error)
 
-// Compactor compacts a history now, whatever its triggers say: the
-// window's Compact method. The middleware calls it once after the provider
-// reports a context overflow.
-type Compactor interface {
-	Compact(ctx context.Context, history []processor.Message) ([]processor.Message, error)
-}
-
-var _ Compactor = (*window.Window)(nil)
+var _ compact.Compactor = (*window.Window)(nil)
 
 // Options configures the middleware. The zero value means: after a
 // context overflow, one retry compacted by the chain's window, if it has
@@ -120,7 +114,7 @@ type Options struct {
 	// with none, the overflow goes back to the app as the provider sent
 	// it. To keep the chain's window from compacting after an overflow,
 	// give the chain processor.Func(win.Process) in its place.
-	Compactor Compactor
+	Compactor compact.Compactor
 	// Logger receives a debug line for each processed request, a warning
 	// when the processors fail and the request is sent unprocessed, and an
 	// info line for each retry after a context overflow. Nil means no

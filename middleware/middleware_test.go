@@ -474,7 +474,7 @@ func TestOverflow(t *testing.T) {
 // countingSummarizer counts its calls.
 type countingSummarizer struct{ calls atomic.Int64 }
 
-func (c *countingSummarizer) Summarize(_ context.Context, msgs []processor.Message, previous string) (string, error) {
+func (c *countingSummarizer) Summarize(_ context.Context, msgs []processor.Message, previous, focus string) (string, error) {
 	c.calls.Add(1)
 	return "summary of " + string(rune('0'+len(msgs)%10)), nil
 }

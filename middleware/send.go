@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
@@ -118,7 +119,7 @@ type Report struct {
 // itself and wants to know what the middleware did (the proxy).
 type Rewriter struct {
 	chain     processor.Processor
-	compactor Compactor
+	compactor compact.Compactor
 	required  bool // the chain holds a required processor: it fails closed
 	log       *zap.Logger
 	onEvent   func(context.Context, Event)
@@ -145,7 +146,7 @@ func NewRewriter(chain processor.Processor, opts Options) *Rewriter {
 	m := &Rewriter{chain: chain, compactor: opts.Compactor, required: processor.IsRequired(chain),
 		log: logger, onEvent: opts.OnEvent, reserve: opts.Reserve}
 	if m.compactor == nil {
-		m.compactor, _ = processor.Last[Compactor](chain)
+		m.compactor, _ = processor.Last[compact.Compactor](chain)
 	}
 	switch {
 	case opts.Anchors == 0:

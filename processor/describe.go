@@ -13,7 +13,7 @@ import (
 // "assistant calls NAME(ARGS)" and "thinking:"; an [Opaque] part is
 // "API TYPE (N bytes)", its content never shown.
 func Describe(p Part, width int) string {
-	clip := func(s string) string { return Clip(s, width) }
+	clip := func(s string) string { return Preview(s, width) }
 	switch p := p.(type) {
 	case SystemPrompt:
 		return "system: " + clip(p.Content)
@@ -35,10 +35,11 @@ func Describe(p Part, width int) string {
 	return partKind(p)
 }
 
-// Clip returns s on one line (runs of white space folded to one space), cut
-// to width characters followed by "…" when longer; width <= 0 means no cut.
-// It never splits a rune.
-func Clip(s string, width int) string {
+// Preview returns s as a one-line preview for people: runs of white space
+// folded to one space, cut to width characters followed by "…" when
+// longer; width <= 0 means no cut. It never splits a rune. To shorten a
+// text for a model, keeping its head and its tail, see summary.Clip.
+func Preview(s string, width int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if width <= 0 || utf8.RuneCountInString(s) <= width {
 		return s

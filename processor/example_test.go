@@ -168,3 +168,15 @@ func ExampleProcessTranscript() {
 	// request 7
 	// response 16
 }
+
+// CheckOutput holds a processor's output to the contract, as the chain
+// does after each processor: here a processor that dropped the last
+// request.
+func ExampleCheckOutput() {
+	history := []processor.Message{processor.UserMessage("hi"), processor.TextMessage("hello"), processor.UserMessage("go on")}
+	fmt.Println(processor.CheckOutput(history, history[2]))
+	fmt.Println(processor.CheckOutput(history[:2], history[2]))
+	// Output:
+	// <nil>
+	// message 1: history does not end with a request
+}

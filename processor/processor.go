@@ -166,7 +166,7 @@ func (c chain) Process(ctx context.Context, history []Message) ([]Message, error
 		}
 		out, err := p.Process(ctx, cur)
 		if err == nil {
-			err = checkOutput(out, last)
+			err = CheckOutput(out, last)
 		}
 		if err != nil && i == 0 && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			if verr := Validate(history); verr != nil {
@@ -189,8 +189,12 @@ func (c chain) Process(ctx context.Context, history []Message) ([]Message, error
 	return cur, nil
 }
 
-// checkOutput validates out and checks that it ends with last, unchanged.
-func checkOutput(out []Message, last Message) error {
+// CheckOutput checks a processor's output out against the contract: a
+// valid history (see [Validate]) that ends with last, the request that was
+// about to be sent, unchanged ([ErrLastRequestAltered] otherwise). The
+// chain checks each processor's output with it; a caller running a single
+// processor itself (a chain of one is that processor) checks with it too.
+func CheckOutput(out []Message, last Message) error {
 	if err := Validate(out); err != nil {
 		return err
 	}

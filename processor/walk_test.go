@@ -3,7 +3,10 @@ package processor_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/processor"
 )
@@ -71,6 +74,25 @@ func TestDescribe(t *testing.T) {
 		t.Run(tt.want, func(t *testing.T) {
 			if got := processor.Describe(tt.part, tt.width); got != tt.want {
 				t.Errorf("Describe = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPreview(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		width    int
+		want     string
+	}{
+		{"short", "a  b\n c", 10, "a b c"},
+		{"cut", "héllo wörld", 5, "héllo…"},
+		{"exact", "héllo", 5, "héllo"},
+		{"no cut", "a\tb " + strings.Repeat("x", 300), 0, "a b " + strings.Repeat("x", 300)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, processor.Preview(tc.in, tc.width)); diff != "" {
+				t.Errorf("Preview(%q, %d) (-want +got):\n%s", tc.in, tc.width, diff)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // Metrics counts what a proxy, its window and its summarizer do, as
@@ -349,7 +350,7 @@ func (m *Metrics) WindowEvent(_ context.Context, e window.Event) {
 
 // Summarizer returns s counting its calls and their durations. A nil
 // Metrics returns s itself.
-func (m *Metrics) Summarizer(s window.Summarizer) window.Summarizer {
+func (m *Metrics) Summarizer(s summarizer.Summarizer) summarizer.Summarizer {
 	if m == nil {
 		return s
 	}
@@ -370,13 +371,13 @@ func (m *Metrics) SummarizerRequest(ctx context.Context, o model.Observation) {
 }
 
 type countingSummarizer struct {
-	s window.Summarizer
+	s summarizer.Summarizer
 	m *Metrics
 }
 
-func (c *countingSummarizer) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
+func (c *countingSummarizer) Summarize(ctx context.Context, messages []processor.Message, previous, focus string) (string, error) {
 	start := time.Now()
-	out, err := c.s.Summarize(ctx, messages, previous)
+	out, err := c.s.Summarize(ctx, messages, previous, focus)
 	c.m.summarizerSeconds.Observe(time.Since(start).Seconds())
 	result := "ok"
 	switch {
@@ -469,7 +470,7 @@ func summaryAPI(ctx context.Context) string {
 // model, counting each summary it writes in
 // abridge_digest_compactions_total by the wire API of the request it is
 // written for. A nil Metrics returns s itself.
-func (m *Metrics) Digest(s window.Summarizer) window.Summarizer {
+func (m *Metrics) Digest(s summarizer.Summarizer) summarizer.Summarizer {
 	if m == nil {
 		return s
 	}
@@ -477,12 +478,12 @@ func (m *Metrics) Digest(s window.Summarizer) window.Summarizer {
 }
 
 type digestSummarizer struct {
-	s window.Summarizer
+	s summarizer.Summarizer
 	m *Metrics
 }
 
-func (d *digestSummarizer) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
-	out, err := d.s.Summarize(ctx, messages, previous)
+func (d *digestSummarizer) Summarize(ctx context.Context, messages []processor.Message, previous, focus string) (string, error) {
+	out, err := d.s.Summarize(ctx, messages, previous, focus)
 	if err == nil {
 		d.m.digestCompactions.WithLabelValues(summaryAPI(ctx)).Inc()
 	}

@@ -66,6 +66,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/internal/apierror"
 	"github.com/abridge-go/abridge/internal/wire"
 	"github.com/abridge-go/abridge/middleware"
@@ -113,7 +114,7 @@ type Options struct {
 	// Compactor compacts a history the upstream reported too long, before
 	// the one retry. Nil means the chain's window, if it has one (see
 	// middleware.Options.Compactor); with none, no retry.
-	Compactor middleware.Compactor
+	Compactor compact.Compactor
 	// Transport sends requests upstream. Nil means http.DefaultTransport.
 	Transport http.RoundTripper
 	// MaxBodyBytes is the largest body accepted for a wire API abridge

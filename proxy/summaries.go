@@ -7,10 +7,10 @@ import (
 	"net/url"
 
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
-// Summarizers is a window.Summarizer that gives each summary to the
+// Summarizers is a summarizer.Summarizer that gives each summary to the
 // summarizer of the wire API of the client request the proxy is serving,
 // so that a conversation is summarized through its client's own API (and,
 // with [ForwardAuthorization], paid with its client's credential for that
@@ -19,26 +19,26 @@ import (
 // the proxy serves, goes to Default; a nil Default for it is an error.
 //
 // An API whose summaries cannot be paid for is given the offline digest
-// (summary.NewDigest), counted by [Metrics.Digest].
+// (summarizer.NewDigest), counted by [Metrics.Digest].
 type Summarizers struct {
 	// ByAPI are the summarizers by the name of the API they serve.
-	ByAPI map[string]window.Summarizer
+	ByAPI map[string]summarizer.Summarizer
 	// Default serves the others.
-	Default window.Summarizer
+	Default summarizer.Summarizer
 }
 
-var _ window.Summarizer = Summarizers{}
+var _ summarizer.Summarizer = Summarizers{}
 
 // Summarize summarizes with the summarizer of the API of the request ctx
 // comes from.
-func (s Summarizers) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
+func (s Summarizers) Summarize(ctx context.Context, messages []processor.Message, previous, focus string) (string, error) {
 	if sum := s.ByAPI[apiOf(ctx)]; sum != nil {
-		return sum.Summarize(ctx, messages, previous)
+		return sum.Summarize(ctx, messages, previous, focus)
 	}
 	if s.Default == nil {
 		return "", errNoSummarizer
 	}
-	return s.Default.Summarize(ctx, messages, previous)
+	return s.Default.Summarize(ctx, messages, previous, focus)
 }
 
 // errNoSummarizer answers a summary Summarizers has no summarizer for.
@@ -56,7 +56,7 @@ type SummaryRoute struct {
 	// New returns the summarizer that writes the API's summaries with
 	// client, whose transport adds the credential of the client request
 	// being served.
-	New func(client *http.Client) window.Summarizer
+	New func(client *http.Client) summarizer.Summarizer
 }
 
 // ClientPaidSummarizers returns the Summarizers of a proxy with no API
@@ -67,8 +67,8 @@ type SummaryRoute struct {
 // Endpoint is not on its Upstream (another scheme, host or port), or is
 // no URL, gets unpaid and is listed in unpaidAPIs. An API without a route
 // gets unpaid too (Default).
-func ClientPaidSummarizers(routes []SummaryRoute, unpaid window.Summarizer) (s Summarizers, unpaidAPIs []string) {
-	s = Summarizers{ByAPI: map[string]window.Summarizer{}, Default: unpaid}
+func ClientPaidSummarizers(routes []SummaryRoute, unpaid summarizer.Summarizer) (s Summarizers, unpaidAPIs []string) {
+	s = Summarizers{ByAPI: map[string]summarizer.Summarizer{}, Default: unpaid}
 	for _, r := range routes {
 		endpoint, err := url.Parse(r.Endpoint)
 		if err != nil || r.Upstream == nil || !sameOrigin(endpoint, r.Upstream) {

@@ -25,7 +25,6 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/summarizer"
-	"github.com/abridge-go/abridge/summary"
 	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
@@ -69,24 +68,24 @@ func newSummaryFixture(t *testing.T, apis ...string) *summaryFixture {
 		}
 		return "http://summaries.invalid/v1"
 	}
-	llm := func(m model.Model) window.Summarizer {
+	llm := func(m model.Model) summarizer.Summarizer {
 		return summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{})
 	}
 	opts := func(base string, c *http.Client) []openaimodel.Option {
 		return []openaimodel.Option{openaimodel.WithBaseURL(base), openaimodel.WithoutEnvironment(), openaimodel.WithMaxRetries(0), openaimodel.WithHTTPClient(c)}
 	}
 	routes := []proxy.SummaryRoute{
-		{API: "chat", Upstream: openAIUp, Endpoint: endpoint("chat", openAIUp.String()), New: func(c *http.Client) window.Summarizer {
+		{API: "chat", Upstream: openAIUp, Endpoint: endpoint("chat", openAIUp.String()), New: func(c *http.Client) summarizer.Summarizer {
 			return llm(openaimodel.New(opts(openAIUp.String(), c)...))
 		}},
-		{API: "responses", Upstream: openAIUp, Endpoint: endpoint("responses", openAIUp.String()), New: func(c *http.Client) window.Summarizer {
+		{API: "responses", Upstream: openAIUp, Endpoint: endpoint("responses", openAIUp.String()), New: func(c *http.Client) summarizer.Summarizer {
 			return llm(openaimodel.NewResponses(opts(openAIUp.String(), c)...))
 		}},
-		{API: "messages", Upstream: anthropicUp, Endpoint: endpoint("messages", anthropicSrv.URL), New: func(c *http.Client) window.Summarizer {
+		{API: "messages", Upstream: anthropicUp, Endpoint: endpoint("messages", anthropicSrv.URL), New: func(c *http.Client) summarizer.Summarizer {
 			return llm(anthropicmodel.New(anthropicmodel.WithBaseURL(anthropicSrv.URL), anthropicmodel.WithoutEnvironment(), anthropicmodel.WithMaxRetries(0), anthropicmodel.WithHTTPClient(c)))
 		}},
 	}
-	sums, unpaid := proxy.ClientPaidSummarizers(routes, metrics.Digest(summary.NewDigest(summary.DigestOptions{})))
+	sums, unpaid := proxy.ClientPaidSummarizers(routes, metrics.Digest(summarizer.NewDigest(summarizer.DigestOptions{})))
 	var want []string
 	for _, r := range routes {
 		if !slices.Contains(apis, r.API) {
@@ -248,10 +247,10 @@ func TestSummariesDigestWithoutModel(t *testing.T) {
 	}
 }
 
-// namedSummarizer is a window.Summarizer that writes its name.
+// namedSummarizer is a summarizer.Summarizer that writes its name.
 type namedSummarizer string
 
-func (n namedSummarizer) Summarize(context.Context, []processor.Message, string) (string, error) {
+func (n namedSummarizer) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	return string(n), nil
 }
 
@@ -278,7 +277,7 @@ func TestClientPaidSummarizers(t *testing.T) {
 			var clients int
 			s, unpaidAPIs := proxy.ClientPaidSummarizers([]proxy.SummaryRoute{{
 				API: "chat", Upstream: tt.upstream, Endpoint: tt.endpoint,
-				New: func(c *http.Client) window.Summarizer {
+				New: func(c *http.Client) summarizer.Summarizer {
 					if c == nil || c.Transport == nil {
 						t.Error("the paid summarizer got no HTTP client that adds the credential")
 					}
@@ -286,8 +285,8 @@ func TestClientPaidSummarizers(t *testing.T) {
 					return namedSummarizer("paid")
 				},
 			}}, namedSummarizer("unpaid"))
-			got, _ := s.ByAPI["chat"].Summarize(context.Background(), nil, "")
-			other, _ := s.Summarize(context.Background(), nil, "") // no API: Default
+			got, _ := s.ByAPI["chat"].Summarize(context.Background(), nil, "", "")
+			other, _ := s.Summarize(context.Background(), nil, "", "") // no API: Default
 			type result struct {
 				Writer, Default string
 				Unpaid          []string

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 
+	"github.com/abridge-go/abridge/internal/redact"
 	"github.com/abridge-go/abridge/processors/window"
 )
 
@@ -137,15 +135,6 @@ func credentialID(h http.Header) (string, bool) {
 	return hex.EncodeToString(sum.Sum(nil)[:16]), true
 }
 
-// redactedCredential replaces a forwarded credential in what an upstream
-// answered.
-const redactedCredential = "[redacted key]"
-
-// minCredentialLen is the length below which a credential is not looked
-// for in answers: a local server's placeholder ("EMPTY", "ollama") is no
-// secret, and replacing a short word everywhere would garble the text.
-const minCredentialLen = 8
-
 // maxErrorBody bounds the error answer read to redact a credential from.
 const maxErrorBody = 1 << 20
 
@@ -157,46 +146,15 @@ func redactBody(resp *http.Response, auths ...string) error {
 	if resp.StatusCode < 400 || resp.Body == nil {
 		return nil
 	}
-	var secrets []string
-	for _, a := range auths {
-		secrets = append(secrets, credentialForms(a)...)
-	}
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	secrets := redact.Forms(auths...)
 	if len(secrets) == 0 {
 		return nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	_ = resp.Body.Close()
-	for _, s := range secrets {
-		body = bytes.ReplaceAll(body, []byte(s), []byte(redactedCredential))
-	}
+	body = []byte(redact.Replace(string(body), redact.Mark, secrets...))
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	resp.Header.Del("Content-Length")
 	return err
-}
-
-// credentialForms returns the strings an answer may quote auth as: the
-// header's value, its token (after a scheme such as "Bearer"), and both as
-// a JSON string escapes them; the longest first, none shorter than
-// minCredentialLen.
-func credentialForms(auth string) []string {
-	auth = strings.TrimSpace(auth)
-	forms := []string{auth}
-	if _, token, ok := strings.Cut(auth, " "); ok {
-		forms = append(forms, strings.TrimSpace(token))
-	}
-	var out []string
-	for _, f := range forms {
-		if len(f) < minCredentialLen {
-			continue
-		}
-		out = append(out, f)
-		if b, err := json.Marshal(f); err == nil {
-			if esc := string(b[1 : len(b)-1]); esc != f {
-				out = append(out, esc)
-			}
-		}
-	}
-	return out
 }

@@ -11,13 +11,13 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
-	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // calls counts the summaries written.
 type calls struct{ n int }
 
-func (c *calls) Summarize(context.Context, []processor.Message, string) (string, error) {
+func (c *calls) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	c.n++
 	return "What was done so far.", nil
 }
@@ -82,11 +82,11 @@ func ExampleClientPaidSummarizers() {
 	anthropic, _ := url.Parse("https://api.anthropic.com/v1")
 	// In abridge serve: a summarizer.New on a model built with
 	// openai.WithHTTPClient(client), whose transport adds the credential.
-	paidBy := func(client *http.Client) window.Summarizer { return &calls{} }
+	paidBy := func(client *http.Client) summarizer.Summarizer { return &calls{} }
 	_, unpaid := proxy.ClientPaidSummarizers([]proxy.SummaryRoute{
 		{API: "chat", Upstream: openAI, Endpoint: "https://api.openai.com/v1", New: paidBy},
 		{API: "messages", Upstream: anthropic, Endpoint: "https://api.openai.com/v1", New: paidBy},
-	}, summary.NewDigest(summary.DigestOptions{}))
+	}, summarizer.NewDigest(summarizer.DigestOptions{}))
 	fmt.Println("written by the digest:", unpaid)
 	// Output: written by the digest: [messages]
 }

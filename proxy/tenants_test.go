@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/abridge-go/abridge/internal/redact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
@@ -52,7 +53,7 @@ func TestForwardAuthorizationRedacts(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error from a refused key")
 			}
-			if strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), redactedCredential) {
+			if strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), redact.Mark) {
 				t.Errorf("error %q: want the key redacted", err)
 			}
 		})
@@ -65,7 +66,7 @@ type callCounter struct {
 	n  int
 }
 
-func (c *callCounter) Summarize(context.Context, []processor.Message, string) (string, error) {
+func (c *callCounter) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n++

@@ -8,14 +8,14 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/receipt"
-	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // A host gives each request a Recorder, as the window's per-request
 // OnEvent: the compactions made while the request was processed come back
 // as receipts.
 func ExampleRecorder() {
-	w := window.New(window.Options{MaxMessages: 6, KeepMessages: 2, Summarizer: summary.NewDigest(summary.DigestOptions{})})
+	w := window.New(window.Options{MaxMessages: 6, KeepMessages: 2, Summarizer: summarizer.NewDigest(summarizer.DigestOptions{})})
 	long := strings.Repeat("I read parse.go line by line. ", 40)
 	history := []processor.Message{processor.SystemMessage("You fix bugs."), processor.UserMessage("Fix the failing test."),
 		processor.TextMessage("Looking."), processor.UserMessage("It is in parse.go."), processor.TextMessage(long),

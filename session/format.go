@@ -194,4 +194,4 @@ func describe(m processor.Message) string {
 }
 
 // clip returns s on one line, cut to formatWidth runes.
-func clip(s string) string { return processor.Clip(s, formatWidth) }
+func clip(s string) string { return processor.Preview(s, formatWidth) }

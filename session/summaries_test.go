@@ -17,6 +17,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -27,7 +28,7 @@ type countingSummarizer struct {
 	prev  []string
 }
 
-func (c *countingSummarizer) Summarize(_ context.Context, ms []processor.Message, previous string) (string, error) {
+func (c *countingSummarizer) Summarize(_ context.Context, ms []processor.Message, previous, focus string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls++
@@ -113,8 +114,8 @@ func TestSummariesShared(t *testing.T) {
 // message holding one may.
 type nulSummarizer struct{ countingSummarizer }
 
-func (n *nulSummarizer) Summarize(ctx context.Context, ms []processor.Message, previous string) (string, error) {
-	s, err := n.countingSummarizer.Summarize(ctx, ms, previous)
+func (n *nulSummarizer) Summarize(ctx context.Context, ms []processor.Message, previous, focus string) (string, error) {
+	s, err := n.countingSummarizer.Summarize(ctx, ms, previous, focus)
 	return s + " The file began with \x00 and \xff.", err
 }
 
@@ -522,14 +523,14 @@ type flakySummarizer struct {
 	down bool
 }
 
-func (f *flakySummarizer) Summarize(ctx context.Context, ms []processor.Message, previous string) (string, error) {
+func (f *flakySummarizer) Summarize(ctx context.Context, ms []processor.Message, previous, focus string) (string, error) {
 	if f.down {
 		f.mu.Lock()
 		f.calls++
 		f.mu.Unlock()
 		return "", errors.New("503 Service Unavailable")
 	}
-	return f.countingSummarizer.Summarize(ctx, ms, previous)
+	return f.countingSummarizer.Summarize(ctx, ms, previous, focus)
 }
 
 // TestSummariesFallbackRetried checks that a fallback's summary saved in
@@ -548,7 +549,7 @@ func TestSummariesFallbackRetried(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := markerText(out); !strings.Contains(s, summary.DigestHeader) {
+		if s := markerText(out); !strings.Contains(s, summarizer.DigestHeader) {
 			t.Fatalf("marker %q, want the fallback's digest", s)
 		}
 		sum.down = false

@@ -78,7 +78,7 @@ func Economy() Settings {
 			MaxMessages:  24,
 			KeepMessages: 6,
 			TailOutputs:  1,
-			Facts:        2000,
+			FactsChars:   2000,
 			SummaryClip:  300,
 		},
 	}
@@ -103,7 +103,7 @@ func Budget(tokens int) Settings {
 			MaxMessages:   -1,
 			TriggerTokens: tokens,
 			SummaryClip:   300,
-			Facts:         2000,
+			FactsChars:    2000,
 		},
 	}
 }

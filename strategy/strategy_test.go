@@ -27,15 +27,15 @@ func TestByName(t *testing.T) {
 		{"", strategy.Default(), false},
 		{"default", strategy.Settings{Name: "default"}, false},
 		{" Economy ", strategy.Settings{Name: "economy", Trim: trimtools.Options{MaxChars: 1000},
-			Window: window.Options{MaxMessages: 24, KeepMessages: 6, TailOutputs: 1, Facts: 2000, SummaryClip: 300}}, false},
+			Window: window.Options{MaxMessages: 24, KeepMessages: 6, TailOutputs: 1, FactsChars: 2000, SummaryClip: 300}}, false},
 		{"budget", strategy.Settings{Name: "budget", Trim: trimtools.Options{MaxChars: 2000},
-			Window: window.Options{MaxMessages: -1, TriggerTokens: 30000, Facts: 2000, SummaryClip: 300}}, false},
+			Window: window.Options{MaxMessages: -1, TriggerTokens: 30000, FactsChars: 2000, SummaryClip: 300}}, false},
 		{"Budget-12k", strategy.Settings{Name: "budget-12k", Trim: trimtools.Options{MaxChars: 2000},
-			Window: window.Options{MaxMessages: -1, TriggerTokens: 12000, Facts: 2000, SummaryClip: 300}}, false},
+			Window: window.Options{MaxMessages: -1, TriggerTokens: 12000, FactsChars: 2000, SummaryClip: 300}}, false},
 		{"budget-100000", strategy.Settings{Name: "budget-100k", Trim: trimtools.Options{MaxChars: 4000},
-			Window: window.Options{MaxMessages: -1, TriggerTokens: 100000, Facts: 2000, SummaryClip: 300}}, false},
+			Window: window.Options{MaxMessages: -1, TriggerTokens: 100000, FactsChars: 2000, SummaryClip: 300}}, false},
 		{"budget-12500", strategy.Settings{Name: "budget-12500", Trim: trimtools.Options{MaxChars: 2000},
-			Window: window.Options{MaxMessages: -1, TriggerTokens: 12500, Facts: 2000, SummaryClip: 300}}, false},
+			Window: window.Options{MaxMessages: -1, TriggerTokens: 12500, FactsChars: 2000, SummaryClip: 300}}, false},
 		{"budget-1", strategy.Budget(strategy.MinBudget), false},
 		{"budget-", strategy.Settings{}, true},
 		{"budget-0k", strategy.Settings{}, true},
@@ -49,7 +49,7 @@ func TestByName(t *testing.T) {
 		}
 		if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b window.Options) bool {
 			return a.MaxMessages == b.MaxMessages && a.KeepMessages == b.KeepMessages && a.TailOutputs == b.TailOutputs &&
-				a.TriggerTokens == b.TriggerTokens && a.Facts == b.Facts && a.SummaryClip == b.SummaryClip
+				a.TriggerTokens == b.TriggerTokens && a.FactsChars == b.FactsChars && a.SummaryClip == b.SummaryClip
 		})); diff != "" {
 			t.Errorf("ByName(%q) (-want +got):\n%s", tc.name, diff)
 		}

@@ -39,7 +39,7 @@ func ExampleRender() {
 func ExampleLLM_Summarize() {
 	rec := model.NewRecorder(model.RespondText("Goal: a --verbose flag. Status: added. Next step: test it."))
 	s := summarizer.New(rec, summarizer.Options{})
-	summary, err := s.Summarize(context.Background(), history(), "")
+	summary, err := s.Summarize(context.Background(), history(), "", "")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -50,4 +50,34 @@ func ExampleLLM_Summarize() {
 	// Output:
 	// Goal: a --verbose flag. Status: added. Next step: test it.
 	// 2 none 0
+}
+
+// The offline digest needs no model.
+func ExampleDigest() {
+	d := summarizer.NewDigest(summarizer.DigestOptions{})
+	s, _ := d.Summarize(context.Background(), history(), "", "")
+	fmt.Println(s)
+	// Output:
+	// Digest of earlier messages (written offline, without a model).
+	// Messages covered: 4.
+	// Files written: cmd/tool/main.go
+	// User requests:
+	// - Add a --verbose flag to cmd/tool/main.go.
+	// Tool calls:
+	// 1 call: Edit x1
+	// - Edit: cmd/tool/main.go
+	// Last assistant text:
+	// Added the flag.
+}
+
+// Any function is a Summarizer (the window, compact and config take one);
+// here one that only counts.
+func ExampleFunc() {
+	var s summarizer.Summarizer = summarizer.Func(func(_ context.Context, ms []processor.Message, previous, focus string) (string, error) {
+		return fmt.Sprintf("%d messages; focus %q", len(ms), focus), nil
+	})
+	out, _ := s.Summarize(context.Background(), history(), "", "the flag")
+	fmt.Println(out)
+	// Output:
+	// 4 messages; focus "the flag"
 }

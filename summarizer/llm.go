@@ -1,11 +1,3 @@
-// Package summarizer writes the summaries that replace compacted history
-// with a language model: [LLM] asks the model for a dense hand-off note (the
-// user's goal, decisions, the exact file paths, commands, identifiers and
-// error messages copied verbatim, other details, problems, status and the
-// next action) and merges a previous summary into the new one, so a conversation
-// compacted many times carries one rolling summary. [Render] is the
-// transcript text the model is shown. The offline digest, which needs no
-// model, is in package summary.
 package summarizer
 
 import (
@@ -83,15 +75,10 @@ func New(m model.Model, opts Options) *LLM {
 }
 
 // Summarize returns a hand-off summary of messages merged with previous
-// (which may be empty).
-func (s *LLM) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
-	return s.SummarizeFocus(ctx, messages, previous, "")
-}
-
-// SummarizeFocus is Summarize with the user's focus instructions (what the
+// (which may be empty), following the user's focus instructions (what the
 // summary should keep above all, as given to a /compact command); an empty
 // focus means none. With no messages it returns previous unchanged.
-func (s *LLM) SummarizeFocus(ctx context.Context, messages []processor.Message, previous, focus string) (string, error) {
+func (s *LLM) Summarize(ctx context.Context, messages []processor.Message, previous, focus string) (string, error) {
 	if len(messages) == 0 {
 		if strings.TrimSpace(previous) == "" {
 			return "", ErrNothingToSummarize

@@ -33,7 +33,7 @@ func TestRender(t *testing.T) {
 func TestLLMRequest(t *testing.T) {
 	rec := model.NewRecorder(model.RespondText("  Goal: add --verbose.  "))
 	s := New(rec, Options{})
-	got, err := s.SummarizeFocus(context.Background(), processortest.CodingSession(), "Earlier: the repo uses Go 1.26.", "keep the flag names")
+	got, err := s.Summarize(context.Background(), processortest.CodingSession(), "Earlier: the repo uses Go 1.26.", "keep the flag names")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestLLMPiecesAndClip(t *testing.T) {
 	}
 	rec := model.NewRecorder(reply)
 	s := New(rec, Options{MaxInputChars: 3000, ClipChars: 1000})
-	got, err := s.Summarize(context.Background(), h, "prior")
+	got, err := s.Summarize(context.Background(), h, "prior", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,17 +129,17 @@ func TestLLMErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(model.NewRecorder(tc.reply), Options{})
-			_, err := s.Summarize(context.Background(), processortest.CodingSession(), "")
+			_, err := s.Summarize(context.Background(), processortest.CodingSession(), "", "")
 			if !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}
 		})
 	}
 	s := New(model.NewRecorder(model.RespondText("x")), Options{})
-	if _, err := s.Summarize(context.Background(), nil, ""); !errors.Is(err, ErrNothingToSummarize) {
+	if _, err := s.Summarize(context.Background(), nil, "", ""); !errors.Is(err, ErrNothingToSummarize) {
 		t.Errorf("no messages: err = %v", err)
 	}
-	if got, err := s.Summarize(context.Background(), nil, "kept"); got != "kept" || err != nil {
+	if got, err := s.Summarize(context.Background(), nil, "kept", ""); got != "kept" || err != nil {
 		t.Errorf("no messages with previous = %q, %v", got, err)
 	}
 }

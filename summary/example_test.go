@@ -1,7 +1,6 @@
 package summary_test
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/abridge-go/abridge/processor"
@@ -15,24 +14,6 @@ func history() []processor.Message {
 		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "Edit", Content: "ok"}),
 		processor.TextMessage("Added the flag."),
 	}
-}
-
-// The offline digest needs no model.
-func ExampleDigest() {
-	d := summary.NewDigest(summary.DigestOptions{})
-	s, _ := d.Summarize(context.Background(), history(), "")
-	fmt.Println(s)
-	// Output:
-	// Digest of earlier messages (written offline, without a model).
-	// Messages covered: 4.
-	// Files written: cmd/tool/main.go
-	// User requests:
-	// - Add a --verbose flag to cmd/tool/main.go.
-	// Tool calls:
-	// 1 call: Edit x1
-	// - Edit: cmd/tool/main.go
-	// Last assistant text:
-	// Added the flag.
 }
 
 // Paths lists the files a history wrote and the others it mentioned.

@@ -328,7 +328,7 @@ func extractFacts(messages []processor.Message, previousEdited []string) factSet
 					addTokens(t, true)
 				}
 			case processor.ToolReturn:
-				if line := errorLine(p.ToolReturnContent()); line != "" {
+				if line := ErrorLine(p.ToolReturnContent()); line != "" {
 					if p.ToolName != "" {
 						line = p.ToolName + ": " + line
 					}

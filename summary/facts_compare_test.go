@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 	"github.com/abridge-go/abridge/testkit/transcripts"
 )
@@ -94,7 +95,7 @@ func factsOf(t *testing.T, file string) transcriptFacts {
 	}
 	tf.Whole = summary.NewFacts(summary.FactsOptions{MaxChars: 1 << 30}).Section(h, "", 0)
 	tf.Written, tf.Mentioned = summary.Paths(h)
-	tf.Digest, err = summary.NewDigest(summary.DigestOptions{}).Summarize(context.Background(), h, "")
+	tf.Digest, err = summarizer.NewDigest(summarizer.DigestOptions{}).Summarize(context.Background(), h, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

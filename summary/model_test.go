@@ -5,8 +5,6 @@ package summary_test
 
 import (
 	"bytes"
-	"context"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,7 +12,6 @@ import (
 	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summary"
-	"github.com/abridge-go/abridge/testkit/transcripts"
 	"github.com/abridge-go/abridge/transcript"
 )
 
@@ -52,26 +49,6 @@ func TestMarkerRoundTrip(t *testing.T) {
 	for _, m := range []processor.Message{processor.UserMessage("hi"), processor.UserMessage(summary.Prefix + " but not on its own line"), processor.TextMessage(summary.Prefix + "\nx")} {
 		if _, _, ok := summary.ParseMarker(m); ok {
 			t.Errorf("ParseMarker(%q) = true, want false", m.Text())
-		}
-	}
-}
-
-func TestDigestTranscripts(t *testing.T) {
-	d := summary.NewDigest(summary.DigestOptions{})
-	for _, file := range transcripts.Shipped(t) {
-		h, err := transcript.LoadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _ := d.Summarize(context.Background(), h, "")
-		written, _ := summary.Paths(h)
-		if len(got) > summary.DefaultDigestChars+len(strings.Join(written, ", "))+len("Files written: ")+1 {
-			t.Errorf("%s: digest of %d chars", file, len(got))
-		}
-		for _, p := range written {
-			if !strings.Contains(got, p) {
-				t.Errorf("%s: written path %s missing", file, p)
-			}
 		}
 	}
 }

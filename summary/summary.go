@@ -1,14 +1,14 @@
-// Package summary holds what abridge's summaries are made of, apart from
-// any model: the marker that carries a summary in a history ([Marker],
-// [ParseMarker]), the offline digest that summarizes without a model
-// ([Digest]), the facts section kept verbatim beside a summary's prose
-// ([Facts]), the file paths a history wrote and mentioned ([Paths]), the
-// placeholder of a cleared tool output ([Placeholder]), and the one error
-// every summarizer reports for an empty summary ([ErrEmpty]). Tool-call
-// arguments are read with encoding/json and shell commands with a Bash
-// parser (mvdan.cc/sh/v3/syntax). It depends on package processor only,
-// so the window, the on-demand compaction and the LLM summarizer share it
-// without depending on each other.
+// Package summary holds what abridge's summaries are made of, their format
+// apart from whoever writes them: the marker that carries a summary in a
+// history ([Marker], [ParseMarker]), the facts section kept verbatim beside
+// a summary's prose ([Facts]), the file paths a history wrote and mentioned
+// ([Paths]), the placeholder of a cleared tool output ([Placeholder]), the
+// text helpers summaries are written with ([Clip], [ClipTexts],
+// [ErrorLine], [KeyArg]), and the one error every summarizer reports for an
+// empty summary ([ErrEmpty]). The summarizers themselves, the LLM one and
+// the offline digest, are in package summarizer. Tool-call arguments are
+// read with encoding/json and shell commands with a Bash parser
+// (mvdan.cc/sh/v3/syntax). It depends on package processor only.
 package summary
 
 import "errors"

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,4 +127,27 @@ func ClipTexts(m processor.Message, n int) (processor.Message, bool) {
 	}
 	m.Parts = parts
 	return m, true
+}
+
+// collapse replaces runs of white space with one space, and trims it.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// argKeys are the argument names shown for a tool call, best first.
+var argKeys = []string{"command", "cmd", "file_path", "path", "pattern", "query", "url", "description", "prompt"}
+
+// KeyArg returns the most telling argument of a tool call's JSON
+// arguments (a command, a path, a pattern, a query...; the whole arguments
+// when none is found or they are no JSON object), white space collapsed,
+// clipped to 120 bytes (see [Clip]).
+func KeyArg(args string) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(args), &m); err != nil {
+		return Clip(collapse(args), 120)
+	}
+	for _, k := range argKeys {
+		if s, ok := m[k].(string); ok && s != "" {
+			return Clip(collapse(s), 120)
+		}
+	}
+	return Clip(collapse(args), 120)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/session"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -157,7 +158,7 @@ func chatFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []string
 type chat struct {
 	*cli
 	agent   *agent.Agent
-	compact compact.Summarizer
+	compact summarizer.Summarizer
 	sess    *session.Session // nil without --session
 	history []processor.Message
 	usage   processor.Usage
@@ -658,7 +659,7 @@ func describeMessage(m processor.Message) []string {
 const clipWidth = 160
 
 // clip shortens s to one line of at most clipWidth characters.
-func clip(s string) string { return processor.Clip(s, clipWidth) }
+func clip(s string) string { return processor.Preview(s, clipWidth) }
 
 // describeFixes says what a session's repair did, in a few words.
 func describeFixes(fixes []processor.Fix) string {

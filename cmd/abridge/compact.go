@@ -8,6 +8,7 @@ import (
 	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/transcript"
 )
 
@@ -75,7 +76,7 @@ func describeCompaction(r compact.Report, before, after []processor.Message) str
 // focusSummarizer returns the summarizer compact uses
 // (config.Components.CompactSummarizer), saying when it is the offline
 // digest, which records the focus without following it.
-func focusSummarizer(env *runEnv, c *cli, comp *config.Components, focus string) compact.Summarizer {
+func focusSummarizer(env *runEnv, c *cli, comp *config.Components, focus string) summarizer.Summarizer {
 	s := comp.CompactSummarizer
 	if comp.SummarizerKind == config.SummarizerDigest {
 		extra := ""

@@ -370,7 +370,7 @@ func TestErrors(t *testing.T) {
 		{"process broken stdin", nil, []string{"process", "-"}, 1, "abridge: load stdin"},
 		{"compact missing file", nil, []string{"compact", "--focus", "x", "testdata/missing.json"}, 1, "missing.json"},
 		{"bad env value", map[string]string{"ABRIDGE_MAX_MESSAGES": "-3"}, []string{"process", "testdata/history.json"}, 1, "ABRIDGE_MAX_MESSAGES"},
-		{"two bad env values", map[string]string{"ABRIDGE_MAX_MESSAGES": "x", "ABRIDGE_THRESHOLD_PERCENT": "200"}, []string{"replay"}, 1, "ABRIDGE_THRESHOLD_PERCENT"},
+		{"two bad env values", map[string]string{"ABRIDGE_MAX_MESSAGES": "x", "ABRIDGE_TRIGGER_PERCENT": "200"}, []string{"replay"}, 1, "ABRIDGE_TRIGGER_PERCENT"},
 		{"chat without endpoint", nil, []string{"chat"}, 1, "abridge: chat: no model endpoint configured"},
 		{"chat with only the summarizer's endpoint", map[string]string{"ABRIDGE_SUMMARY_BASE_URL": "http://127.0.0.1:1/v1"}, []string{"chat"}, 1,
 			"abridge: chat: no model endpoint configured"},

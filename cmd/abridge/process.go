@@ -14,7 +14,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
-	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/transcript"
 )
 
@@ -55,7 +55,7 @@ func processFlags(fs *flag.FlagSet) func(ctx context.Context, c *cli, args []str
 		bopts := config.BuildOptions{Logger: env.logger, OnEvent: events.add}
 		kind := env.cfg.SummarizerKind()
 		if kind != config.SummarizerLLM {
-			bopts.Summarizer = c.digestNoted(env, summary.NewDigest(summary.DigestOptions{}), "")
+			bopts.Summarizer = c.digestNoted(env, summarizer.NewDigest(summarizer.DigestOptions{}), "")
 		}
 		// One request: its summary is written now, not ahead of a
 		// request that never comes.

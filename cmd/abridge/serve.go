@@ -24,11 +24,9 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/model/anthropic"
 	"github.com/abridge-go/abridge/model/openai"
-	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
-	"github.com/abridge-go/abridge/summary"
 )
 
 var serveCommand = &command{
@@ -300,13 +298,13 @@ func serve(ctx context.Context, c *cli, cfg *config.Config, logger *zap.Logger) 
 // OPENAI_BASE_URL) gets the offline digest, and no request is made: a
 // client's credential goes nowhere but its upstream
 // (proxy.ClientPaidSummarizers).
-func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, logger *zap.Logger, metrics *proxy.Metrics) (window.Summarizer, string, string, []string) {
-	digest := metrics.Digest(summary.NewDigest(summary.DigestOptions{}))
+func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, logger *zap.Logger, metrics *proxy.Metrics) (summarizer.Summarizer, string, string, []string) {
+	digest := metrics.Digest(summarizer.NewDigest(summarizer.DigestOptions{}))
 	every := []string{"chat", "responses", "messages"}
 	if cfg.Summarizer == config.SummarizerDigest {
 		return metrics.Summarizer(digest), config.SummarizerDigest, "nobody (no model calls)", every
 	}
-	llm := func(m model.Model) window.Summarizer {
+	llm := func(m model.Model) summarizer.Summarizer {
 		return summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{Timeout: cfg.SummaryTimeout, Logger: logger})
 	}
 	if cfg.SummaryKeySet() {
@@ -332,13 +330,13 @@ func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, l
 		return append(slices.Clone(anthropicOpts), anthropic.WithoutEnvironment(), anthropic.WithHTTPClient(client))
 	}
 	routes := []proxy.SummaryRoute{
-		{API: "chat", Upstream: upstream, Endpoint: endpoint, New: func(c *http.Client) window.Summarizer {
+		{API: "chat", Upstream: upstream, Endpoint: endpoint, New: func(c *http.Client) summarizer.Summarizer {
 			return llm(openai.New(paid(openAIOpts, c)...))
 		}},
-		{API: "responses", Upstream: upstream, Endpoint: endpoint, New: func(c *http.Client) window.Summarizer {
+		{API: "responses", Upstream: upstream, Endpoint: endpoint, New: func(c *http.Client) summarizer.Summarizer {
 			return llm(openai.NewResponses(paid(openAIOpts, c)...))
 		}},
-		{API: "messages", Upstream: anthropicUpstream, Endpoint: anthropicEndpoint, New: func(c *http.Client) window.Summarizer {
+		{API: "messages", Upstream: anthropicUpstream, Endpoint: anthropicEndpoint, New: func(c *http.Client) summarizer.Summarizer {
 			return llm(anthropic.New(paidAnthropic(c)...))
 		}},
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	_ "modernc.org/sqlite" // the driver summaryRows reads the store with
 
-	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
@@ -152,7 +152,7 @@ func testServeTenants(t *testing.T, mode string) {
 		if strings.Contains(body, "[abridge: summary") {
 			compacted++
 		}
-		if strings.Contains(body, summary.DigestHeader) {
+		if strings.Contains(body, summarizer.DigestHeader) {
 			t.Errorf("a tenant's request went with a digest in place of a summary")
 			break
 		}

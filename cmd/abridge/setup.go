@@ -14,6 +14,7 @@ import (
 
 	"github.com/abridge-go/abridge/config"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // runEnv is what a command builds from the environment.
@@ -61,25 +62,20 @@ func (c *cli) noteDigest(env *runEnv, extra string) {
 // digestNoted returns s, the offline digest, saying so (noteDigest) before
 // the first summary it writes: a command that fails first, or never
 // summarizes, does not say it.
-func (c *cli) digestNoted(env *runEnv, s config.Summarizer, extra string) config.Summarizer {
+func (c *cli) digestNoted(env *runEnv, s summarizer.Summarizer, extra string) summarizer.Summarizer {
 	return &notedSummarizer{Summarizer: s, say: func() { c.noteDigest(env, extra) }}
 }
 
 // notedSummarizer calls say once, before the first summary it writes.
 type notedSummarizer struct {
-	config.Summarizer
+	summarizer.Summarizer
 	once sync.Once
 	say  func()
 }
 
-func (n *notedSummarizer) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
+func (n *notedSummarizer) Summarize(ctx context.Context, messages []processor.Message, previous, focus string) (string, error) {
 	n.once.Do(n.say)
-	return n.Summarizer.Summarize(ctx, messages, previous)
-}
-
-func (n *notedSummarizer) SummarizeFocus(ctx context.Context, messages []processor.Message, previous, focus string) (string, error) {
-	n.once.Do(n.say)
-	return n.Summarizer.SummarizeFocus(ctx, messages, previous, focus)
+	return n.Summarizer.Summarize(ctx, messages, previous, focus)
 }
 
 // primaryEndpoint reports whether the primary model's endpoint is

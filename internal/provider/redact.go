@@ -2,49 +2,26 @@ package provider
 
 import (
 	"errors"
-	"regexp"
-	"strings"
 
+	"github.com/abridge-go/abridge/internal/redact"
 	"github.com/abridge-go/abridge/model"
 )
 
 // Secrets are the values a model's errors never show: its API keys.
 type Secrets []string
 
-// minSecretLen is the length below which an API key is not taken for a
-// secret: local servers want any value ("EMPTY", "ollama"), and hiding a
-// short word everywhere in a message would garble it.
-const minSecretLen = 8
-
-// SecretsOf returns the keys an error must never show: those of keys long
-// enough to be secrets.
+// SecretsOf returns what an error must never show of keys: each key long
+// enough to be a secret, in the forms a message may quote it (see
+// [redact.Forms]).
 func SecretsOf(keys ...string) Secrets {
-	var out Secrets
-	for _, k := range keys {
-		if len(k) >= minSecretLen {
-			out = append(out, k)
-		}
-	}
-	return out
+	return Secrets(redact.Forms(keys...))
 }
-
-// redactedKey replaces a key in messages.
-const redactedKey = "[redacted key]"
-
-// keyPattern matches API keys and the masked fragments of them that
-// providers quote in their messages ("Incorrect API key provided:
-// sk-proj-****abcd", "gsk_…", "hf_…", "sk_test_…", "AIza…"), and any word
-// with a run of asterisks in it, the mark of a masked key.
-var keyPattern = regexp.MustCompile(`\b(?:(?:sk|rk|pk|gsk|xai|hf|nvapi|pplx|fw)[-_](?:(?:test|live|proj|ant)[-_])?[A-Za-z0-9_*\-]{3,}|AIza[A-Za-z0-9_\-]{20,})|[A-Za-z0-9_\-]*\*{3,}[A-Za-z0-9_\-.]*`)
 
 // Redact replaces each of the secrets wherever it appears in text, and
 // what looks like an API key, whole or masked, so that an error never
 // repeats any part of a key.
 func (s Secrets) Redact(text string) string {
-	for _, k := range s {
-		text = strings.ReplaceAll(text, k, redactedKey)
-	}
-	return keyPattern.ReplaceAllString(text, redactedKey)
+	return redact.Keys(redact.Replace(text, redact.Mark, s...))
 }
 
 // RedactError returns err with its text passed through [Secrets.Redact]:

@@ -7,17 +7,18 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/abridge-go/abridge/compact"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // Compact is compact.Compact for a history of openai-go message
 // params, for a host that keeps its history in openai-go's types. It
 // converts them with [FromParams], compacts with s (the LLM summarizer of
-// package summarizer, the offline digest of package summary, or what
+// package summarizer or its offline digest, or what
 // config builds), following focus when it is not empty, and converts the
 // result back with [ToParams]: the leading system (or developer) messages,
 // a user message holding the summary marker, and an assistant message with
 // compact.Acknowledgement. The caller's slice is never modified.
-func Compact(ctx context.Context, s compact.Summarizer, history []openai.ChatCompletionMessageParamUnion, focus string) ([]openai.ChatCompletionMessageParamUnion, compact.Report, error) {
+func Compact(ctx context.Context, s summarizer.Summarizer, history []openai.ChatCompletionMessageParamUnion, focus string) ([]openai.ChatCompletionMessageParamUnion, compact.Report, error) {
 	msgs, err := FromParams(history)
 	if err != nil {
 		return nil, compact.Report{MessagesBefore: len(history)}, fmt.Errorf("convert history: %w", err)

@@ -15,7 +15,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // A history converts to openai-go message params (one OpenAI message per
@@ -149,7 +149,7 @@ func ExampleCompact() {
 		sdk.UserMessage("Now update the docs."),
 		sdk.AssistantMessage("Docs updated: " + strings.Repeat("docs/guide.md section 3, ", 100) + "done."),
 	}
-	digest := summary.NewDigest(summary.DigestOptions{})
+	digest := summarizer.NewDigest(summarizer.DigestOptions{})
 	out, rep, err := openai.Compact(context.Background(), digest, history, "the docs")
 	if err != nil {
 		fmt.Println(err)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // Defaults of writing ahead.
@@ -203,7 +203,7 @@ func (js *jobs) take(k *Key) []*job {
 // summarizer not the offline digest (it takes microseconds) and the
 // payer's breaker not resting.
 func (w *Window) aheadOn(ctx context.Context) bool {
-	if _, digest := w.opts.Summarizer.(*summary.Digest); digest {
+	if _, digest := w.opts.Summarizer.(*summarizer.Digest); digest {
 		return false
 	}
 	return w.opts.Ahead > 0 && !w.closed.Load() && !RequestOf(ctx).Unpaid && !w.breakerOpen(RequestOf(ctx).Payer, false)

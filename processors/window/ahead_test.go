@@ -12,6 +12,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -26,14 +27,14 @@ func (inline) Go(_ string, run func(context.Context)) bool {
 
 // slow is a summarizer that takes d on the test's clock.
 type slow struct {
-	s   Summarizer
+	s   summarizer.Summarizer
 	clk *clock
 	d   time.Duration
 }
 
-func (s slow) Summarize(ctx context.Context, ms []processor.Message, prev string) (string, error) {
+func (s slow) Summarize(ctx context.Context, ms []processor.Message, prev, focus string) (string, error) {
 	s.clk.add(s.d)
-	return s.s.Summarize(ctx, ms, prev)
+	return s.s.Summarize(ctx, ms, prev, focus)
 }
 
 // manual is a Runner whose jobs run when the test says: the test's clock
@@ -90,14 +91,14 @@ func TestAheadNoWait(t *testing.T) {
 	h := conversation(30, 120) // 64 messages
 	fg, fgRec := recorder(model.RespondText("Summary one."), model.RespondText("Summary two."))
 	var want [][]processor.Message
-	grow(t, New(Options{MaxMessages: 20, Summarizer: fg, Ahead: -1, Facts: -1}), h, func(out []processor.Message) {
+	grow(t, New(Options{MaxMessages: 20, Summarizer: fg, Ahead: -1, FactsChars: -1}), h, func(out []processor.Message) {
 		want = append(want, out)
 	})
 
 	bg, bgRec := recorder(model.RespondText("Summary one."), model.RespondText("Summary two."))
 	var run manual
 	var ev events
-	w := New(Options{MaxMessages: 20, Summarizer: bg, Background: &run, OnEvent: ev.on, Facts: -1})
+	w := New(Options{MaxMessages: 20, Summarizer: bg, Background: &run, OnEvent: ev.on, FactsChars: -1})
 	i, calls := 0, 0
 	grow(t, w, h, func(out []processor.Message) {
 		if len(bgRec.Calls()) != calls {
@@ -159,7 +160,7 @@ func TestAheadDeferred(t *testing.T) {
 			sum := slow{llm, clk, 2 * time.Second}
 			var run manual
 			var ev events
-			w := New(Options{MaxMessages: 20, HardMessages: tc.hard, Summarizer: sum, Background: &run, OnEvent: ev.on, Facts: -1, Now: clk.now})
+			w := New(Options{MaxMessages: 20, HardMessages: tc.hard, Summarizer: sum, Background: &run, OnEvent: ev.on, FactsChars: -1, Now: clk.now})
 			// The trigger fires at 22 messages; the conversation ends with
 			// its first compaction.
 			h := conversation(11, 120)
@@ -242,7 +243,7 @@ func TestAheadReplicas(t *testing.T) {
 	t.Run("round robin", func(t *testing.T) {
 		one, oneRec := recorder(model.RespondText("S."))
 		var oneRun manual
-		grow(t, New(Options{MaxMessages: 20, Summarizer: one, Background: &oneRun, Facts: -1}), h, func([]processor.Message) { oneRun.runAll() })
+		grow(t, New(Options{MaxMessages: 20, Summarizer: one, Background: &oneRun, FactsChars: -1}), h, func([]processor.Message) { oneRun.runAll() })
 
 		clk := &clock{t: time.Unix(1e9, 0)}
 		store := newClaims(clk)
@@ -250,7 +251,7 @@ func TestAheadReplicas(t *testing.T) {
 		var runs [3]manual
 		var ws [3]*Window
 		for i := range ws {
-			ws[i] = New(Options{MaxMessages: 20, Summarizer: sum, Background: &runs[i], Store: store, Facts: -1, Now: clk.now})
+			ws[i] = New(Options{MaxMessages: 20, Summarizer: sum, Background: &runs[i], Store: store, FactsChars: -1, Now: clk.now})
 		}
 		for i, k := range processortest.RequestPoints(h) {
 			out, err := ws[i%3].Process(context.Background(), processortest.Clone(h[:k]))
@@ -277,8 +278,8 @@ func TestAheadReplicas(t *testing.T) {
 		sum, rec := recorder(model.RespondText("S."))
 		var dead, live manual
 		var ev events
-		a := New(Options{MaxMessages: 20, HardMessages: hard, Summarizer: sum, Background: &dead, Store: store, Facts: -1, Now: clk.now, ClaimTTL: 30 * time.Second})
-		b := New(Options{MaxMessages: 20, HardMessages: hard, Summarizer: sum, Background: &live, Store: store, Facts: -1, Now: clk.now, ClaimTTL: 30 * time.Second, OnEvent: ev.on})
+		a := New(Options{MaxMessages: 20, HardMessages: hard, Summarizer: sum, Background: &dead, Store: store, FactsChars: -1, Now: clk.now, ClaimTTL: 30 * time.Second})
+		b := New(Options{MaxMessages: 20, HardMessages: hard, Summarizer: sum, Background: &live, Store: store, FactsChars: -1, Now: clk.now, ClaimTTL: 30 * time.Second, OnEvent: ev.on})
 		for _, k := range processortest.RequestPoints(h) {
 			w := b
 			if k <= 14 {
@@ -330,7 +331,7 @@ func TestAheadFailure(t *testing.T) {
 	sum, rec := recorder(model.Fail(errors.New("upstream down")), model.RespondText("Written again."))
 	var run manual
 	var ev events
-	w := New(Options{MaxMessages: 20, Summarizer: sum, Background: &run, OnEvent: ev.on, Facts: -1})
+	w := New(Options{MaxMessages: 20, Summarizer: sum, Background: &run, OnEvent: ev.on, FactsChars: -1})
 	h := conversation(20, 120)
 	grow(t, w, h, func([]processor.Message) {
 		calls := len(rec.Calls())
@@ -340,7 +341,7 @@ func TestAheadFailure(t *testing.T) {
 		}
 	})
 	fin := ev.all[slices.IndexFunc(ev.all, func(e Event) bool { return e.Type == EventFinished })]
-	if !fin.Fallback || !fin.Prepared || fin.Waited != 0 || !strings.HasPrefix(fin.Summary, summary.DigestHeader) {
+	if !fin.Fallback || !fin.Prepared || fin.Waited != 0 || !strings.HasPrefix(fin.Summary, summarizer.DigestHeader) {
 		t.Errorf("first compaction: %+v, want the digest at once", fin)
 	}
 	failed := ev.all[slices.IndexFunc(ev.all, func(e Event) bool { return e.Type == EventAheadFinished })]
@@ -349,7 +350,7 @@ func TestAheadFailure(t *testing.T) {
 	}
 	// The fallback's span was written again by the summarizer, and the
 	// history sent again gets it.
-	out, err := New(Options{MaxMessages: 20, Summarizer: sum, Store: w.opts.Store, Ahead: -1, Facts: -1}).Process(context.Background(), processortest.Clone(h[:26]))
+	out, err := New(Options{MaxMessages: 20, Summarizer: sum, Store: w.opts.Store, Ahead: -1, FactsChars: -1}).Process(context.Background(), processortest.Clone(h[:26]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestAheadSuperseded(t *testing.T) {
 	sum, _ := recorder(model.RespondText("S."))
 	var run manual
 	var ev events
-	w := New(Options{MaxMessages: 20, Summarizer: sum, Background: &run, OnEvent: ev.on, Facts: -1})
+	w := New(Options{MaxMessages: 20, Summarizer: sum, Background: &run, OnEvent: ev.on, FactsChars: -1})
 	h := conversation(20, 120)
 	// A request at 16 messages starts the summary of the span a trigger
 	// at 22 messages would replace; the conversation then comes back
@@ -397,7 +398,7 @@ func TestAheadQueueFull(t *testing.T) {
 	sum, rec := recorder(model.RespondText("S."))
 	run := manual{full: true}
 	var ev events
-	w := New(Options{MaxMessages: 20, HardMessages: 22, Summarizer: sum, Background: &run, OnEvent: ev.on, Facts: -1})
+	w := New(Options{MaxMessages: 20, HardMessages: 22, Summarizer: sum, Background: &run, OnEvent: ev.on, FactsChars: -1})
 	grow(t, w, conversation(12, 120), nil)
 	fin := ev.last(EventFinished)
 	if fin.MessagesBefore != 24 || fin.Prepared || len(rec.Calls()) != 1 {
@@ -414,7 +415,7 @@ func TestAheadTokens(t *testing.T) {
 	sum, rec := recorder(model.RespondText("S."))
 	var run manual
 	var ev events
-	w := New(Options{MaxMessages: -1, TriggerTokens: 1500, Summarizer: sum, Background: &run, OnEvent: ev.on, Facts: -1})
+	w := New(Options{MaxMessages: -1, TriggerTokens: 1500, Summarizer: sum, Background: &run, OnEvent: ev.on, FactsChars: -1})
 	grow(t, w, conversation(40, 150), func([]processor.Message) { run.runAll() })
 	n := ev.count(EventFinished)
 	if n < 2 || ev.count(EventDeferred) != 0 {

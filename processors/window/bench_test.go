@@ -51,7 +51,7 @@ func BenchmarkProcessBelowTrigger(b *testing.B) {
 // measures the window alone.
 type constSummary struct{}
 
-func (constSummary) Summarize(context.Context, []processor.Message, string) (string, error) {
+func (constSummary) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	return "Summary of the work so far.", nil
 }
 

@@ -54,7 +54,7 @@ func Example() {
 // countingSummarizer counts its calls.
 type countingSummarizer struct{ calls int }
 
-func (c *countingSummarizer) Summarize(_ context.Context, ms []processor.Message, previous string) (string, error) {
+func (c *countingSummarizer) Summarize(_ context.Context, ms []processor.Message, previous, focus string) (string, error) {
 	c.calls++
 	return fmt.Sprintf("%d messages summarized.", len(ms)), nil
 }
@@ -90,7 +90,7 @@ func ExampleNewMemoryStore() {
 // for a client whose key is wrong.
 type refusingSummarizer struct{ calls int }
 
-func (r *refusingSummarizer) Summarize(context.Context, []processor.Message, string) (string, error) {
+func (r *refusingSummarizer) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	r.calls++
 	return "", errors.New("401 Unauthorized")
 }

@@ -108,7 +108,7 @@ func TestFactsBound(t *testing.T) {
 		{"small bound", 2000, 300, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := New(Options{Ahead: -1, MaxMessages: 12, Facts: tc.facts})
+			w := New(Options{Ahead: -1, MaxMessages: 12, FactsChars: tc.facts})
 			out, err := w.Process(context.Background(), conversation(10, tc.size))
 			if err != nil {
 				t.Fatal(err)

@@ -36,7 +36,7 @@ func FuzzWindow(f *testing.F) {
 		// The facts' bound and the summarizer's clip vary with the seed
 		// (the corpus keeps its shape).
 		opts := Options{MaxMessages: int(maxMessages), KeepUserTurns: int(turns % 3), Summarizer: sum,
-			Facts: []int{0, -1, 250, 5000}[seed2%4], SummaryClip: []int{0, -1, 40}[seed2/4%3]}
+			FactsChars: []int{0, -1, 250, 5000}[seed2%4], SummaryClip: []int{0, -1, 40}[seed2/4%3]}
 		if maxMessages == 0 {
 			opts.ContextWindow = 200 + int(size)*10
 		}

@@ -180,7 +180,7 @@ func TestOpenAIFaultsFallBack(t *testing.T) {
 				t.Error("last request altered")
 			}
 			s, ok := markerOf(out)
-			if !ok || !strings.HasPrefix(s, summary.DigestHeader) {
+			if !ok || !strings.HasPrefix(s, summarizer.DigestHeader) {
 				t.Errorf("marker %q, want the digest fallback", s)
 			}
 			fail := ev.last(EventFailed)

@@ -20,14 +20,14 @@ import (
 // counting wraps a Summarizer and counts the messages sent to it, and how
 // many distinct ones.
 type counting struct {
-	inner Summarizer
+	inner summarizer.Summarizer
 	mu    sync.Mutex
 	sent  int
 	seen  map[string]bool
 	calls int
 }
 
-func (c *counting) Summarize(ctx context.Context, ms []processor.Message, previous string) (string, error) {
+func (c *counting) Summarize(ctx context.Context, ms []processor.Message, previous, focus string) (string, error) {
 	c.mu.Lock()
 	if c.seen == nil {
 		c.seen = map[string]bool{}
@@ -41,7 +41,7 @@ func (c *counting) Summarize(ctx context.Context, ms []processor.Message, previo
 		c.seen[summarizer.Render([]processor.Message{m}, 0)] = true
 	}
 	c.mu.Unlock()
-	return c.inner.Summarize(ctx, ms, previous)
+	return c.inner.Summarize(ctx, ms, previous, focus)
 }
 
 // requestPoints returns the indexes of the requests a model was sent: the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -22,7 +23,7 @@ type sized struct {
 	calls int
 }
 
-func (s *sized) Summarize(context.Context, []processor.Message, string) (string, error) {
+func (s *sized) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
@@ -149,7 +150,7 @@ func TestSizedDigestFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, ok := markerOf(out)
-	if !ok || !strings.HasPrefix(s, summary.DigestHeader) {
+	if !ok || !strings.HasPrefix(s, summarizer.DigestHeader) {
 		t.Fatalf("marker %q, want a digest", s)
 	}
 	if chars(out) >= chars(h) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -205,7 +206,7 @@ func (w *Window) complete(ctx context.Context, b brief, prose string, f *failure
 	}
 	best := ""
 	if room > 0 {
-		s, _ = summary.NewDigest(summary.DigestOptions{MaxChars: room}).Summarize(ctx, b.fresh, b.prev)
+		s, _ = summarizer.NewDigest(summarizer.DigestOptions{MaxChars: room}).Summarize(ctx, b.fresh, b.prev, "")
 		if w.fits(s, budget) {
 			return summary.WithFacts(s, b.facts), f
 		}
@@ -233,10 +234,10 @@ func (w *Window) fits(s string, budget int) bool {
 
 // call asks s for the summary of fresh merged with prev, within the
 // timeout.
-func (w *Window) call(ctx context.Context, s Summarizer, fresh []processor.Message, prev string) (string, error) {
+func (w *Window) call(ctx context.Context, s summarizer.Summarizer, fresh []processor.Message, prev string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
 	defer cancel()
-	return s.Summarize(ctx, fresh, prev)
+	return s.Summarize(ctx, fresh, prev, "")
 }
 
 // trusted reports whether the marker with reference ref was written by a

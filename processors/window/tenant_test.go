@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/summary"
+	"github.com/abridge-go/abridge/summarizer"
 )
 
 // payingSummarizer answers with a summary naming the payer of each call
@@ -24,7 +24,7 @@ type payingSummarizer struct {
 	calls   map[string]int
 }
 
-func (p *payingSummarizer) Summarize(ctx context.Context, ms []processor.Message, prev string) (string, error) {
+func (p *payingSummarizer) Summarize(ctx context.Context, ms []processor.Message, prev, focus string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	payer := RequestOf(ctx).Payer
@@ -121,7 +121,7 @@ func TestFallbackSpanRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	digest, _ := markerOf(first)
-	if !strings.HasPrefix(digest, summary.DigestHeader) {
+	if !strings.HasPrefix(digest, summarizer.DigestHeader) {
 		t.Fatalf("marker %q, want the fallback's digest", digest)
 	}
 	spans, _ := store.Spans(ctx, keyOf("", h[:4]), func() []Key { return lasts(h, 3) })
@@ -177,7 +177,7 @@ func TestUnpaid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := markerOf(out); !strings.HasPrefix(s, summary.DigestHeader) {
+	if s, _ := markerOf(out); !strings.HasPrefix(s, summarizer.DigestHeader) {
 		t.Errorf("marker %q, want the digest", s)
 	}
 	if e := ev.last(EventFailed); e.Reason != "unpaid" || !errors.Is(e.Err, ErrUnpaid) {
@@ -265,7 +265,7 @@ var errContent = errors.New("400: the request was refused by the content filter"
 // summary for the others.
 type contentSummarizer struct{ calls int }
 
-func (c *contentSummarizer) Summarize(_ context.Context, ms []processor.Message, _ string) (string, error) {
+func (c *contentSummarizer) Summarize(_ context.Context, ms []processor.Message, _, _ string) (string, error) {
 	c.calls++
 	for _, m := range ms {
 		if strings.Contains(m.Text(), "forbidden") {

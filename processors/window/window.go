@@ -18,8 +18,9 @@
 // and a marker is always smaller than what it replaces, or nothing is
 // compacted.
 //
-// The window depends on packages processor and summary (the marker format,
-// the facts and the digest) and the standard library only. It reports what
+// The window depends on packages processor, summary (the marker format and
+// the facts) and summarizer (the [summarizer.Summarizer] it calls and the
+// offline digest it falls back to), and links no provider SDK. It reports what
 // it does through [Options.OnEvent]; package windowlog writes those events
 // to a zap logger.
 package window
@@ -36,15 +37,9 @@ import (
 	"time"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
-
-// Summarizer writes the summary that replaces compacted messages, merging
-// previous (a summary of earlier messages, or "") into it. It must honour
-// ctx (the window sets a deadline) and be safe for concurrent use.
-type Summarizer interface {
-	Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error)
-}
 
 // Defaults of [Options].
 const (
@@ -87,12 +82,12 @@ var (
 // summarizer, an in-memory store.
 type Options struct {
 	// Summarizer writes the summaries. Nil means the offline digest
-	// (summary.NewDigest), which never calls a model.
-	Summarizer Summarizer
+	// (summarizer.NewDigest), which never calls a model.
+	Summarizer summarizer.Summarizer
 	// Fallback writes the summary when Summarizer's cannot be used (error,
 	// timeout, empty or too large) and while its breaker is open. Nil
 	// means the offline digest, which also fills in when Fallback fails.
-	Fallback Summarizer
+	Fallback summarizer.Summarizer
 	// Store keeps what the window summarized; nil means a
 	// [NewMemoryStore] of default size. Windows sharing one, or processes
 	// sharing package session's, reuse each other's summaries.
@@ -117,10 +112,10 @@ type Options struct {
 	// outputs of the tail but those of its last TailOutputs rounds: they
 	// become placeholders (summary.Placeholder) and go to the summarizer.
 	TailOutputs int
-	// Facts bounds, in characters, the facts section each summary carries
+	// FactsChars bounds, in characters, the facts section each summary carries
 	// (see summary.Facts); 0 means summary.DefaultFactsChars (2000), a
 	// negative value none.
-	Facts int
+	FactsChars int
 	// SummaryClip clips each text the summarizer is given to this many
 	// characters (see summary.Clip); 0 means DefaultSummaryClip (300), a
 	// negative value none.
@@ -327,9 +322,9 @@ func (w *Window) describe(ms []processor.Message) []Replaced {
 // many conversations. Beyond its store it keeps a few bounded maps keyed
 // by content; nothing it returned is ever written again.
 type Window struct {
-	opts   Options         // with the defaults filled in
-	digest *summary.Digest // the offline digest
-	facts  *summary.Facts  // nil: no facts section
+	opts   Options            // with the defaults filled in
+	digest *summarizer.Digest // the offline digest
+	facts  *summary.Facts     // nil: no facts section
 
 	maxMessages  int               // count trigger; <= 0 disables
 	keep         int               // tail size in messages
@@ -356,7 +351,7 @@ var _ processor.Processor = (*Window)(nil)
 
 // New returns a Window configured by opts.
 func New(opts Options) *Window {
-	w := &Window{digest: summary.NewDigest(summary.DigestOptions{}), blank: summary.Marker(""), holder: rand.Text()}
+	w := &Window{digest: summarizer.NewDigest(summarizer.DigestOptions{}), blank: summary.Marker(""), holder: rand.Text()}
 	w.framing = processor.Chars(w.blank)
 	if opts.Summarizer == nil {
 		opts.Summarizer = w.digest
@@ -370,8 +365,8 @@ func New(opts Options) *Window {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Facts >= 0 {
-		w.facts = summary.NewFacts(summary.FactsOptions{MaxChars: opts.Facts})
+	if opts.FactsChars >= 0 {
+		w.facts = summary.NewFacts(summary.FactsOptions{MaxChars: opts.FactsChars})
 	}
 	opts.SummaryClip = cmp.Or(opts.SummaryClip, DefaultSummaryClip)
 	opts.Ahead = cmp.Or(opts.Ahead, DefaultAhead)

@@ -182,9 +182,11 @@ func TestConformance(t *testing.T) {
 		{"user-turns", func() Options { return Options{MaxMessages: 6, KeepUserTurns: 1} }},
 		{"tail-outputs", func() Options { return Options{MaxMessages: 8, KeepMessages: 6, TailOutputs: 1} }},
 		{"tiers", func() Options { return Options{MaxMessages: -1, TriggerTokens: 300, KeepMessages: 6, TailOutputs: 1} }},
-		{"facts-small", func() Options { return Options{MaxMessages: 6, Facts: 300, SummaryClip: 20} }},
-		{"facts-off", func() Options { return Options{MaxMessages: 6, Facts: -1, SummaryClip: -1} }},
-		{"budget", func() Options { return Options{MaxMessages: -1, TriggerTokens: 400, Facts: 2000, SummaryClip: 300} }},
+		{"facts-small", func() Options { return Options{MaxMessages: 6, FactsChars: 300, SummaryClip: 20} }},
+		{"facts-off", func() Options { return Options{MaxMessages: 6, FactsChars: -1, SummaryClip: -1} }},
+		{"budget", func() Options {
+			return Options{MaxMessages: -1, TriggerTokens: 400, FactsChars: 2000, SummaryClip: 300}
+		}},
 		// Summaries written ahead: by a runner that writes each at once, and
 		// by one that never does, so requests defer their compactions up
 		// to the hard limit and then write the summary themselves. (A Pool
@@ -404,7 +406,7 @@ func TestFailuresFallBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			s, ok := markerOf(out)
-			if !ok || !strings.HasPrefix(s, summary.DigestHeader) {
+			if !ok || !strings.HasPrefix(s, summarizer.DigestHeader) {
 				t.Errorf("marker = %q, want the digest", s)
 			}
 			if diff := cmp.Diff([]EventType{EventStarted, EventFailed, EventFinished}, ev.types()); diff != "" {
@@ -500,7 +502,7 @@ func TestFallbackBounded(t *testing.T) {
 				}
 				return
 			}
-			if s, ok := markerOf(out); !ok || !strings.HasPrefix(s, summary.DigestHeader) {
+			if s, ok := markerOf(out); !ok || !strings.HasPrefix(s, summarizer.DigestHeader) {
 				t.Errorf("marker %q, want the digest", s)
 			}
 			if diff := cmp.Diff([]EventType{EventStarted, EventFailed, EventFinished}, ev.types()); diff != "" {
@@ -535,7 +537,7 @@ func TestCircuitBreaker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s, _ := markerOf(out); !strings.HasPrefix(s, summary.DigestHeader) {
+		if s, _ := markerOf(out); !strings.HasPrefix(s, summarizer.DigestHeader) {
 			t.Fatalf("marker %q is not the digest", s)
 		}
 		return ev.last(EventFailed)
@@ -830,7 +832,7 @@ func TestRollingDigestKeepsWrittenFiles(t *testing.T) {
 			t.Errorf("rolled digest lacks %q:\n%s", want, s)
 		}
 	}
-	if strings.Count(s, summary.DigestHeader) != 1 {
+	if strings.Count(s, summarizer.DigestHeader) != 1 {
 		t.Errorf("the previous digest's header was kept inside the new one:\n%s", s)
 	}
 }
@@ -884,7 +886,7 @@ func TestUntrustedMarkers(t *testing.T) {
 // summarizerFunc adapts a function to Summarizer.
 type summarizerFunc func(ctx context.Context, ms []processor.Message, previous string) (string, error)
 
-func (f summarizerFunc) Summarize(ctx context.Context, ms []processor.Message, previous string) (string, error) {
+func (f summarizerFunc) Summarize(ctx context.Context, ms []processor.Message, previous, focus string) (string, error) {
 	return f(ctx, ms, previous)
 }
 
@@ -894,7 +896,7 @@ type countingSummarizer struct {
 	calls int
 }
 
-func (c *countingSummarizer) Summarize(_ context.Context, msgs []processor.Message, _ string) (string, error) {
+func (c *countingSummarizer) Summarize(_ context.Context, msgs []processor.Message, _, _ string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls++
@@ -989,7 +991,7 @@ func TestFinishedDescribesCompaction(t *testing.T) {
 	})
 	sum, _ := recorder(model.Respond(reply))
 	var ev events
-	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: sum, OnEvent: ev.on, Facts: -1})
+	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: sum, OnEvent: ev.on, FactsChars: -1})
 	h := conversation(10, 200) // S U A U (C R)x10
 	out, err := w.Process(context.Background(), h)
 	if err != nil {

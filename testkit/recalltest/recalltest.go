@@ -119,10 +119,10 @@ func (s *Script) Check(output, span string) error {
 	}
 	var errs []error
 	if output != Output(n) {
-		errs = append(errs, fmt.Errorf("recall of cleared call %s returned %q, want its whole output", s.CallID, processor.Clip(output, 200)))
+		errs = append(errs, fmt.Errorf("recall of cleared call %s returned %q, want its whole output", s.CallID, processor.Preview(output, 200)))
 	}
 	if !strings.Contains(span, "contents of file1.go") || !strings.Contains(span, "assistant calls cat") {
-		errs = append(errs, fmt.Errorf("recall of summary %s returned %q, want the messages it replaced", s.SummaryRef, processor.Clip(span, 200)))
+		errs = append(errs, fmt.Errorf("recall of summary %s returned %q, want the messages it replaced", s.SummaryRef, processor.Preview(span, 200)))
 	}
 	return errors.Join(errs...)
 }

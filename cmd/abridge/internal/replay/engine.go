@@ -106,7 +106,7 @@ func newRun(opts Options) (*run, error) {
 	if primary == nil {
 		switch opts.Summarizer {
 		case "", SummarizerDigest:
-			primary = summary.NewDigest(summary.DigestOptions{})
+			primary = summarizer.NewDigest(summarizer.DigestOptions{})
 		case SummarizerRecorder:
 			r.rec = model.NewRecorder(recordedSummary)
 			primary = summarizer.New(r.rec, opts.LLM)
@@ -122,7 +122,7 @@ func newRun(opts Options) (*run, error) {
 	}
 	fallback := wopts.Fallback
 	if fallback == nil {
-		fallback = summary.NewDigest(summary.DigestOptions{})
+		fallback = summarizer.NewDigest(summarizer.DigestOptions{})
 	}
 	r.primary = &meter{s: primary, seen: r.seen, seed: r.seed, rec: r.rec, before: r.foreground}
 	r.fallback = &meter{s: fallback, seen: r.seen, seed: r.seed}

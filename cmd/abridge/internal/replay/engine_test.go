@@ -173,7 +173,7 @@ func TestRecorderPieces(t *testing.T) {
 // failing is a summarizer that always fails.
 type failing struct{ calls int }
 
-func (f *failing) Summarize(context.Context, []processor.Message, string) (string, error) {
+func (f *failing) Summarize(context.Context, []processor.Message, string, string) (string, error) {
 	f.calls++
 	return "", errors.New("model down")
 }

@@ -11,14 +11,14 @@ import (
 
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/processors/window"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
 
 // meter wraps a summarizer to count its calls and input, time it, and
 // remember which messages it was given.
 type meter struct {
-	s window.Summarizer
+	s summarizer.Summarizer
 
 	mu    sync.Mutex
 	calls int
@@ -39,12 +39,12 @@ type meter struct {
 	before func()
 }
 
-var _ window.Summarizer = (*meter)(nil)
+var _ summarizer.Summarizer = (*meter)(nil)
 
 // Summarize calls the wrapped summarizer. Its whole time, bookkeeping
 // included, is counted as the summarizer's, in wall time and in CPU time of
 // the calling thread (the window calls it synchronously).
-func (m *meter) Summarize(ctx context.Context, messages []processor.Message, previous string) (string, error) {
+func (m *meter) Summarize(ctx context.Context, messages []processor.Message, previous, focus string) (string, error) {
 	if m.before != nil {
 		m.before()
 	}
@@ -54,7 +54,7 @@ func (m *meter) Summarize(ctx context.Context, messages []processor.Message, pre
 	if m.rec != nil {
 		before = len(m.rec.Calls())
 	}
-	out, err := m.s.Summarize(ctx, messages, previous)
+	out, err := m.s.Summarize(ctx, messages, previous, focus)
 	m.mu.Lock()
 	if m.rec != nil && err == nil {
 		m.unsent += unsent(messages, m.rec.Calls()[before:])

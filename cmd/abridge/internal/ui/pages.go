@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/abridge-go/abridge/cmd/abridge/internal/chart"
+	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/receipt"
 )
 
@@ -25,7 +26,7 @@ var pages = template.Must(template.New("page").Funcs(template.FuncMap{
 	"ago":     ago,
 	"stamp":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"seconds": func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + " s" },
-	"preview": func(s string) string { return clip(s, 160) },
+	"preview": func(s string) string { return processor.Preview(s, 160) },
 	"reason":  Reason,
 	"join":    strings.Join,
 	"inc":     func(i int) int { return i + 1 },
@@ -202,13 +203,4 @@ func ago(now, t time.Time) string {
 		return strconv.Itoa(int(d/time.Hour)) + " h ago"
 	}
 	return strconv.Itoa(int(d/(24*time.Hour))) + " days ago"
-}
-
-// clip returns s with its white space folded, cut to n runes and "…".
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

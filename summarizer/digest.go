@@ -1,12 +1,12 @@
-package summary
+package summarizer
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summary"
 )
 
 // DefaultDigestChars is the size bound of a [Digest] summary when
@@ -50,22 +50,17 @@ func NewDigest(opts DigestOptions) *Digest {
 // Summarize returns the digest of messages, merged with previous (kept,
 // clipped to a share of the bound; the files written it lists, those of
 // every digest it holds, are carried over whole). It never fails and never
-// waits.
-func (d *Digest) Summarize(_ context.Context, messages []processor.Message, previous string) (string, error) {
-	return d.digest(messages, previous, ""), nil
-}
-
-// SummarizeFocus is [Digest.Summarize] for an on-demand compaction with the
-// user's focus (see package compact). A digest extracts the same things
-// whatever the focus, so it cannot follow one; it records the focus, clipped,
-// right after its counts, so the model reading the summary knows what the
-// user asked to keep above all.
-func (d *Digest) SummarizeFocus(_ context.Context, messages []processor.Message, previous, focus string) (string, error) {
+// waits. A digest extracts the same things whatever the focus (an
+// on-demand compaction's, see package compact), so it cannot follow one;
+// it records a focus that is not empty, clipped, right after its counts,
+// so the model reading the summary knows what the user asked to keep above
+// all.
+func (d *Digest) Summarize(_ context.Context, messages []processor.Message, previous, focus string) (string, error) {
 	return d.digest(messages, previous, focus), nil
 }
 
 func (d *Digest) digest(messages []processor.Message, previous, focus string) string {
-	written, mentioned := Paths(messages)
+	written, mentioned := summary.Paths(messages)
 	prevWritten, prevRest := splitDigest(previous)
 	written = mergePaths(prevWritten, written)
 
@@ -86,14 +81,14 @@ func (d *Digest) digest(messages []processor.Message, previous, focus string) st
 	}
 	share := func(pct int) int { return max(budget*pct/100, 0) }
 
-	section("Focus asked for:", Clip(collapse(focus), share(5)))
+	section("Focus asked for:", summary.Clip(collapse(focus), share(5)))
 	if prevRest = strings.TrimSpace(prevRest); prevRest != "" {
-		section("Earlier summary:", Clip(prevRest, share(40)))
+		section("Earlier summary:", summary.Clip(prevRest, share(40)))
 	}
 	section("User requests:", userRequests(messages, share(15)))
 	section("Tool calls:", toolCalls(messages, share(13)))
 	section("Errors seen:", errorsSeen(messages, share(9)))
-	section("Last assistant text:", Clip(collapse(lastText(messages)), share(10)))
+	section("Last assistant text:", summary.Clip(collapse(lastText(messages)), share(10)))
 	if left := d.maxChars - max(b.Len(), fixed) - len("Files mentioned: \n"); left > 0 && len(mentioned) > 0 {
 		var kept []string
 		n := 0
@@ -111,7 +106,7 @@ func (d *Digest) digest(messages []processor.Message, previous, focus string) st
 	out := strings.TrimRight(b.String(), "\n")
 	if len(out) > fixed && len(out)-fixed > max(budget, 0) {
 		if budget > 0 {
-			out = out[:fixed] + Clip(out[fixed:], budget)
+			out = out[:fixed] + summary.Clip(out[fixed:], budget)
 		} else {
 			// The fixed lines fill the bound: nothing else fits (clip
 			// would not cut at 0).
@@ -156,9 +151,6 @@ func mergePaths(a, b []string) []string {
 	return out
 }
 
-// collapse replaces runs of white space with one space, and trims it.
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // fitLines joins items as "- item" lines within budget characters, always
 // keeping the first item and then as many of the latest as fit, in order.
 func fitLines(items []string, budget int) string {
@@ -168,7 +160,7 @@ func fitLines(items []string, budget int) string {
 	line := func(s string) string { return "- " + s + "\n" }
 	first := line(items[0])
 	if len(first) > budget {
-		return strings.TrimRight(Clip(first, budget), "\n")
+		return strings.TrimRight(summary.Clip(first, budget), "\n")
 	}
 	used := len(first)
 	var tail []string
@@ -197,30 +189,13 @@ func userRequests(messages []processor.Message, budget int) string {
 	for _, m := range messages {
 		for _, p := range m.Parts {
 			if u, ok := p.(processor.UserPrompt); ok {
-				if t := collapse(UserText(u)); t != "" {
-					items = append(items, Clip(t, 300))
+				if t := collapse(summary.UserText(u)); t != "" {
+					items = append(items, summary.Clip(t, 300))
 				}
 			}
 		}
 	}
 	return fitLines(items, budget)
-}
-
-// argKeys are the argument names shown for a tool call, best first.
-var argKeys = []string{"command", "cmd", "file_path", "path", "pattern", "query", "url", "description", "prompt"}
-
-// keyArg returns the most telling argument of a call, clipped.
-func keyArg(args string) string {
-	var m map[string]any
-	if err := json.Unmarshal([]byte(args), &m); err != nil {
-		return Clip(collapse(args), 120)
-	}
-	for _, k := range argKeys {
-		if s, ok := m[k].(string); ok && s != "" {
-			return Clip(collapse(s), 120)
-		}
-	}
-	return Clip(collapse(args), 120)
 }
 
 // toolCalls counts the calls per tool and lists the latest ones.
@@ -234,7 +209,7 @@ func toolCalls(messages []processor.Message, budget int) string {
 				names = append(names, c.ToolName)
 			}
 			count[c.ToolName]++
-			items = append(items, c.ToolName+": "+keyArg(c.Args))
+			items = append(items, c.ToolName+": "+summary.KeyArg(c.Args))
 		}
 	}
 	if len(items) == 0 {
@@ -248,71 +223,8 @@ func toolCalls(messages []processor.Message, budget int) string {
 	if len(items) == 1 {
 		noun = " call: "
 	}
-	head := Clip(strconv.Itoa(len(items))+noun+strings.Join(counts, ", "), budget)
+	head := summary.Clip(strconv.Itoa(len(items))+noun+strings.Join(counts, ", "), budget)
 	return strings.TrimRight(head+"\n"+fitLines(items, budget-len(head)-1), "\n")
-}
-
-// errorMarkers are substrings (case-sensitive) that mark a line as an
-// error report.
-var errorMarkers = []string{"error:", "Error:", "ERROR", "Error ", "Exception", "Traceback", "FAIL", "failed", "Failed",
-	"panic:", "fatal:", "Fatal", "No such file", "ermission denied", "not found", "command not found"}
-
-// exitPrefixes start lines that report a command's exit status.
-var exitPrefixes = []string{"Exit code ", "exit status ", "<returncode>"}
-
-// errorLine returns the first line of s that reads like an error, or "":
-// a line reporting a non-zero exit status (see exitStatus), completed with
-// the last line of the output, or else the line of the first error
-// marker, collapsed and clipped.
-func errorLine(s string) string {
-	mark := len(s) // where the first error marker starts; len(s) when none does
-	for _, m := range errorMarkers {
-		if i := strings.Index(s, m); i >= 0 && i < mark {
-			mark = i
-		}
-	}
-	end := len(s) // the end of the marker's line
-	if i := strings.IndexByte(s[mark:], '\n'); i >= 0 {
-		end = mark + i
-	}
-	// An exit status reported up to that line comes first.
-	for line := range strings.Lines(s[:end]) {
-		if l := strings.TrimSpace(line); exitStatus(l) {
-			return exitLine(s, l)
-		}
-	}
-	if mark == len(s) {
-		return ""
-	}
-	start := strings.LastIndexByte(s[:mark], '\n') + 1
-	return Clip(collapse(s[start:end]), 200)
-}
-
-// exitStatus reports whether the line l (trimmed) reports a non-zero exit
-// status.
-func exitStatus(l string) bool {
-	if l == "" {
-		return false
-	}
-	for _, pre := range exitPrefixes {
-		if rest, ok := strings.CutPrefix(l, pre); ok && rest != "" && rest[0] >= '1' && rest[0] <= '9' {
-			return true
-		}
-	}
-	return false
-}
-
-// exitLine returns the exit status line l of the output s, completed with
-// the last line of s (not l, nor a closing tag).
-func exitLine(s, l string) string {
-	for end := len(s); end > 0; {
-		start := strings.LastIndexByte(s[:end], '\n') + 1
-		if t := strings.TrimSpace(s[start:end]); t != "" && t != l && !strings.HasPrefix(t, "</") {
-			return Clip(collapse(l+" ... "+t), 200)
-		}
-		end = start - 1
-	}
-	return Clip(collapse(l), 200)
 }
 
 // errorsSeen lists the errors reported by tools and retry prompts.
@@ -335,14 +247,17 @@ func errorsSeen(messages []processor.Message, budget int) string {
 		for _, p := range m.Parts {
 			switch p := p.(type) {
 			case processor.RetryPrompt:
-				add(p.ToolName, Clip(collapse(p.Content), 200))
+				add(p.ToolName, summary.Clip(collapse(p.Content), 200))
 			case processor.ToolReturn:
-				add(p.ToolName, errorLine(p.ToolReturnContent()))
+				add(p.ToolName, summary.ErrorLine(p.ToolReturnContent()))
 			}
 		}
 	}
 	return fitLines(items, budget)
 }
+
+// collapse replaces runs of white space with one space, and trims it.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // lastText returns the last text the assistant wrote.
 func lastText(messages []processor.Message) string {
