@@ -13,6 +13,7 @@ import (
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -219,7 +220,7 @@ func TestCompactNoSummarizer(t *testing.T) {
 // history's system prompt does not.
 func TestCompactWithLLMSummarizer(t *testing.T) {
 	rec := model.NewRecorder(model.RespondText("Goal: fix TestParse."))
-	s := summarizer.New(rec, summarizer.Options{})
+	s := llm.New(rec, llm.Options{})
 	got, _, err := compact.Compact(context.Background(), s, cat(one(sys), conv), "keep the file names")
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"github.com/abridge-go/abridge/compact"
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
-	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -17,7 +17,7 @@ import (
 // the primary model here.
 func Example() {
 	m := model.NewRecorder(model.RespondText("Goal: fix TestParse in parse.go. Status: fixed, tests pass."))
-	s := summarizer.New(m, summarizer.Options{})
+	s := llm.New(m, llm.Options{})
 	history := []processor.Message{
 		processor.SystemMessage("You are a coding agent."),
 		processor.UserMessage("Fix the failing test."),

@@ -19,6 +19,7 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/processors/window/windowlog"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 )
 
 // Components are what [Config.Build] builds from a Config: everything a
@@ -167,7 +168,7 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 // llmSummarizer is an LLM summarizer calling m with SummaryTimeout, its
 // model's requests reported to observe (nil: not reported).
 func (c *Config) llmSummarizer(m model.Model, logger *zap.Logger, observe func(context.Context, model.Observation)) summarizer.Summarizer {
-	return summarizer.New(model.Observe(m, observe), summarizer.Options{Timeout: c.SummaryTimeout, Logger: logger})
+	return llm.New(model.Observe(m, observe), llm.Options{Timeout: c.SummaryTimeout, Logger: logger})
 }
 
 // LoggerTo builds the logger writing LogFormat lines at LogLevel and above

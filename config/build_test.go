@@ -28,6 +28,7 @@ import (
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -190,8 +191,8 @@ func TestBuildLLM(t *testing.T) {
 	if comp.SummarizerKind != "llm" {
 		t.Fatalf("SummarizerKind = %q, want llm", comp.SummarizerKind)
 	}
-	if _, ok := comp.WindowSummarizer.(*summarizer.LLM); !ok {
-		t.Errorf("Summarizer is %T, want *summarizer.LLM", comp.WindowSummarizer)
+	if _, ok := comp.WindowSummarizer.(*llm.LLM); !ok {
+		t.Errorf("Summarizer is %T, want *llm.LLM", comp.WindowSummarizer)
 	}
 	if got := comp.Model.Name(); got != "main-model" {
 		t.Errorf("Model.Name() = %q, want main-model", got)

@@ -27,7 +27,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
-	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
@@ -83,7 +83,7 @@ func TestTranscript(t *testing.T) {
 	sm := model.Observe(openaimodel.New(openaimodel.WithBaseURL(srv.URL), openaimodel.WithAPIKey(secret), openaimodel.WithMaxRetries(0)),
 		func(_ context.Context, o model.Observation) { summaryTokens.Add(o.Usage.InputTokens) })
 	ev := &events{}
-	win := window.New(window.Options{Summarizer: summarizer.New(sm, summarizer.Options{}), OnEvent: ev.onWindow, Ahead: -1})
+	win := window.New(window.Options{Summarizer: llm.New(sm, llm.Options{}), OnEvent: ev.onWindow, Ahead: -1})
 	trim := trimtools.New(trimtools.Options{})
 	core, logs := observer.New(zapcore.DebugLevel)
 	mw := middleware.New(processor.Chain(trim, win), middleware.Options{Compactor: win, Logger: zap.New(core), OnEvent: ev.onMiddleware})

@@ -23,7 +23,7 @@ type Observation struct {
 // Observe returns a Model that sends each request to m and then reports
 // it to fn: how many messages it sent, the usage the provider reported,
 // how long it took and its error. Wrap a summarizer's model with it to
-// see what the summaries cost (summarizer.New(model.Observe(m, fn), …)).
+// see what the summaries cost (llm.New(model.Observe(m, fn), …)).
 // fn is called synchronously, with the request's context, and must be
 // safe for concurrent use; a nil fn makes Observe return m.
 func Observe(m Model, fn func(ctx context.Context, o Observation)) Model {

@@ -17,7 +17,7 @@ import (
 	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
-	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
@@ -47,7 +47,7 @@ func TestAheadThroughProxy(t *testing.T) {
 	}
 	base, _ := url.Parse(upSrv.URL + "/v1")
 	sm := openai.New(openai.WithBaseURL(upSrv.URL), openai.WithMaxRetries(0))
-	win := window.New(window.Options{MaxMessages: 20, Summarizer: summarizer.New(sm, summarizer.Options{}), OnEvent: metrics.WindowEvent})
+	win := window.New(window.Options{MaxMessages: 20, Summarizer: llm.New(sm, llm.Options{}), OnEvent: metrics.WindowEvent})
 	srv := httptest.NewServer(proxy.New(proxy.Options{Upstream: base, Chain: win, Metrics: metrics}))
 	defer srv.Close()
 
@@ -153,7 +153,7 @@ func TestAheadDeferredOverflow(t *testing.T) {
 	sm := openai.New(openai.WithBaseURL(upSrv.URL), openai.WithMaxRetries(0))
 	// The summaries written ahead never come: a runner that takes them
 	// and never runs them.
-	win := window.New(window.Options{MaxMessages: 20, HardMessages: -1, Summarizer: summarizer.New(sm, summarizer.Options{}),
+	win := window.New(window.Options{MaxMessages: 20, HardMessages: -1, Summarizer: llm.New(sm, llm.Options{}),
 		OnEvent: metrics.WindowEvent, Background: never{}})
 	srv := httptest.NewServer(proxy.New(proxy.Options{Upstream: base, Chain: win, Metrics: metrics}))
 	defer srv.Close()

@@ -32,7 +32,7 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/processors/window/windowlog"
 	"github.com/abridge-go/abridge/proxy"
-	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/testkit/openaitest"
 	"github.com/abridge-go/abridge/transcript"
 )
@@ -70,7 +70,7 @@ func newFixture(t *testing.T, up *openaitest.Upstream, change func(*proxy.Option
 	sm := openaimodel.New(openaimodel.WithBaseURL(f.upSrv.URL), openaimodel.WithMaxRetries(0),
 		openaimodel.WithHTTPClient(&http.Client{Transport: proxy.ForwardAuthorization(mustURL(t, f.upSrv.URL), nil)}))
 	win := window.New(window.Options{
-		Summarizer: metrics.Summarizer(summarizer.New(model.Observe(sm, metrics.SummarizerRequest), summarizer.Options{})),
+		Summarizer: metrics.Summarizer(llm.New(model.Observe(sm, metrics.SummarizerRequest), llm.Options{})),
 		OnEvent:    windowlog.Events(logger, metrics.WindowEvent),
 		Ahead:      -1, // summaries written when due: TestAheadThroughProxy has them written ahead
 	})

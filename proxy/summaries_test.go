@@ -25,6 +25,7 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/testkit/openaitest"
 )
 
@@ -68,21 +69,21 @@ func newSummaryFixture(t *testing.T, apis ...string) *summaryFixture {
 		}
 		return "http://summaries.invalid/v1"
 	}
-	llm := func(m model.Model) summarizer.Summarizer {
-		return summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{})
+	newLLM := func(m model.Model) summarizer.Summarizer {
+		return llm.New(model.Observe(m, metrics.SummarizerRequest), llm.Options{})
 	}
 	opts := func(base string, c *http.Client) []openaimodel.Option {
 		return []openaimodel.Option{openaimodel.WithBaseURL(base), openaimodel.WithoutEnvironment(), openaimodel.WithMaxRetries(0), openaimodel.WithHTTPClient(c)}
 	}
 	routes := []proxy.SummaryRoute{
 		{API: "chat", Upstream: openAIUp, Endpoint: endpoint("chat", openAIUp.String()), New: func(c *http.Client) summarizer.Summarizer {
-			return llm(openaimodel.New(opts(openAIUp.String(), c)...))
+			return newLLM(openaimodel.New(opts(openAIUp.String(), c)...))
 		}},
 		{API: "responses", Upstream: openAIUp, Endpoint: endpoint("responses", openAIUp.String()), New: func(c *http.Client) summarizer.Summarizer {
-			return llm(openaimodel.NewResponses(opts(openAIUp.String(), c)...))
+			return newLLM(openaimodel.NewResponses(opts(openAIUp.String(), c)...))
 		}},
 		{API: "messages", Upstream: anthropicUp, Endpoint: endpoint("messages", anthropicSrv.URL), New: func(c *http.Client) summarizer.Summarizer {
-			return llm(anthropicmodel.New(anthropicmodel.WithBaseURL(anthropicSrv.URL), anthropicmodel.WithoutEnvironment(), anthropicmodel.WithMaxRetries(0), anthropicmodel.WithHTTPClient(c)))
+			return newLLM(anthropicmodel.New(anthropicmodel.WithBaseURL(anthropicSrv.URL), anthropicmodel.WithoutEnvironment(), anthropicmodel.WithMaxRetries(0), anthropicmodel.WithHTTPClient(c)))
 		}},
 	}
 	sums, unpaid := proxy.ClientPaidSummarizers(routes, metrics.Digest(summarizer.NewDigest(summarizer.DigestOptions{})))

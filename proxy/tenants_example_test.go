@@ -80,7 +80,7 @@ func ExampleOptions_summarizeFor() {
 func ExampleClientPaidSummarizers() {
 	openAI, _ := url.Parse("https://api.openai.com/v1")
 	anthropic, _ := url.Parse("https://api.anthropic.com/v1")
-	// In abridge serve: a summarizer.New on a model built with
+	// In abridge serve: an llm.New on a model built with
 	// openai.WithHTTPClient(client), whose transport adds the credential.
 	paidBy := func(client *http.Client) summarizer.Summarizer { return &calls{} }
 	_, unpaid := proxy.ClientPaidSummarizers([]proxy.SummaryRoute{

@@ -14,7 +14,7 @@ import (
 // last tool round cleared at the compaction.
 func ExampleEconomy() {
 	s := strategy.Economy()
-	// s.Window.Summarizer = summarizer.New(llm, summarizer.Options{}) // the offline digest when nil
+	// s.Window.Summarizer = llm.New(m, llm.Options{}) // the offline digest when nil
 	chain, _ := s.Build()
 	h := []processor.Message{processor.SystemMessage("You are a coding agent."), processor.UserMessage("Fix the build.")}
 	for i := range 15 {

@@ -1,14 +1,12 @@
-// Package summarizer writes the summaries that replace compacted history,
-// behind the one [Summarizer] interface that the window, on-demand
-// compaction and the configuration take. [LLM] asks a language model for a
-// dense hand-off note (the user's goal, decisions, the exact file paths,
-// commands, identifiers and error messages copied verbatim, other details,
-// problems, status and the next action) and merges a previous summary into
-// the new one, so a conversation compacted many times carries one rolling
-// summary; [Render] is the transcript text the model is shown. [Digest]
-// summarizes offline, without a model: it is the window's fallback and the
-// default when no model is configured. What a summary is made of (the
-// marker, the facts, the placeholder) is package summary's.
+// Package summarizer holds the one [Summarizer] interface that writes the
+// summaries replacing compacted history: the window, on-demand compaction
+// and the configuration take it, and [Func] makes one of a function.
+// [Digest] summarizes offline, without a model: it is the window's fallback
+// and the default when no model is configured. The summarizer that asks a
+// language model is package summarizer/llm's, so that what takes the
+// interface (the window, compact) links neither a model nor a logging
+// library. What a summary is made of (the marker, the facts, the
+// placeholder) is package summary's.
 package summarizer
 
 import (
@@ -42,7 +40,6 @@ func (f Func) Summarize(ctx context.Context, messages []processor.Message, previ
 }
 
 var (
-	_ Summarizer = (*LLM)(nil)
 	_ Summarizer = (*Digest)(nil)
 	_ Summarizer = Func(nil)
 )

@@ -5,8 +5,9 @@
 // ([Paths]), the placeholder of a cleared tool output ([Placeholder]), the
 // text helpers summaries are written with ([Clip], [ClipTexts],
 // [ErrorLine], [KeyArg]), and the one error every summarizer reports for an
-// empty summary ([ErrEmpty]). The summarizers themselves, the LLM one and
-// the offline digest, are in package summarizer. Tool-call arguments are
+// empty summary ([ErrEmpty]). The summarizers themselves are in package
+// summarizer (the offline digest) and summarizer/llm (the LLM one).
+// Tool-call arguments are
 // read with encoding/json and shell commands with a Bash parser
 // (mvdan.cc/sh/v3/syntax). It depends on package processor only.
 package summary

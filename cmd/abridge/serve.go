@@ -27,6 +27,7 @@ import (
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 )
 
 var serveCommand = &command{
@@ -304,12 +305,12 @@ func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, l
 	if cfg.Summarizer == config.SummarizerDigest {
 		return metrics.Summarizer(digest), config.SummarizerDigest, "nobody (no model calls)", every
 	}
-	llm := func(m model.Model) summarizer.Summarizer {
-		return summarizer.New(model.Observe(m, metrics.SummarizerRequest), summarizer.Options{Timeout: cfg.SummaryTimeout, Logger: logger})
+	newLLM := func(m model.Model) summarizer.Summarizer {
+		return llm.New(model.Observe(m, metrics.SummarizerRequest), llm.Options{Timeout: cfg.SummaryTimeout, Logger: logger})
 	}
 	if cfg.SummaryKeySet() {
 		// The proxy always has an endpoint, the upstream: auto means llm.
-		return metrics.Summarizer(llm(openai.New(cfg.SummaryModelOptions(logger)...))), config.SummarizerLLM, "the proxy's API key", nil
+		return metrics.Summarizer(newLLM(openai.New(cfg.SummaryModelOptions(logger)...))), config.SummarizerLLM, "the proxy's API key", nil
 	}
 	endpoint := cfg.SummaryEndpoint()
 	// A summary endpoint of its own is where every summary goes; it takes
@@ -331,13 +332,13 @@ func serveSummarizer(cfg *config.Config, upstream, anthropicUpstream *url.URL, l
 	}
 	routes := []proxy.SummaryRoute{
 		{API: "chat", Upstream: upstream, Endpoint: endpoint, New: func(c *http.Client) summarizer.Summarizer {
-			return llm(openai.New(paid(openAIOpts, c)...))
+			return newLLM(openai.New(paid(openAIOpts, c)...))
 		}},
 		{API: "responses", Upstream: upstream, Endpoint: endpoint, New: func(c *http.Client) summarizer.Summarizer {
-			return llm(openai.NewResponses(paid(openAIOpts, c)...))
+			return newLLM(openai.NewResponses(paid(openAIOpts, c)...))
 		}},
 		{API: "messages", Upstream: anthropicUpstream, Endpoint: anthropicEndpoint, New: func(c *http.Client) summarizer.Summarizer {
-			return llm(anthropic.New(paidAnthropic(c)...))
+			return newLLM(anthropic.New(paidAnthropic(c)...))
 		}},
 	}
 	sums, digests := proxy.ClientPaidSummarizers(routes, digest)

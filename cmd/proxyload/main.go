@@ -91,7 +91,7 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/proxy"
 	"github.com/abridge-go/abridge/session"
-	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/testkit/openaitest"
 	"github.com/abridge-go/abridge/testkit/transcripts"
 )
@@ -462,7 +462,7 @@ func run(args []string, stdout io.Writer) error {
 // on.
 func newChain(cfg *config.Config, upURL string, store window.Store, on func(window.Event)) (processor.Processor, *window.Window, error) {
 	sm := openaimodel.New(openaimodel.WithBaseURL(upURL+"/v1"), openaimodel.WithAPIKey("sk-load"), openaimodel.WithMaxRetries(0))
-	comp, err := cfg.Build(config.BuildOptions{Logger: zap.NewNop(), Summarizer: summarizer.New(sm, summarizer.Options{}), Store: store,
+	comp, err := cfg.Build(config.BuildOptions{Logger: zap.NewNop(), Summarizer: llm.New(sm, llm.Options{}), Store: store,
 		OnEvent: func(ctx context.Context, e window.Event) {
 			if info, ok := ctx.Value(reqKey{}).(*reqInfo); ok && e.Type == window.EventFinished && e.Waited > 0 {
 				info.summarized.Store(true)

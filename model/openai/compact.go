@@ -13,7 +13,7 @@ import (
 // Compact is compact.Compact for a history of openai-go message
 // params, for a host that keeps its history in openai-go's types. It
 // converts them with [FromParams], compacts with s (the LLM summarizer of
-// package summarizer or its offline digest, or what
+// package summarizer/llm, the offline digest of package summarizer, or what
 // config builds), following focus when it is not empty, and converts the
 // result back with [ToParams]: the leading system (or developer) messages,
 // a user message holding the summary marker, and an assistant message with

@@ -15,6 +15,7 @@ import (
 	"github.com/abridge-go/abridge/model/openai"
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -79,7 +80,7 @@ func TestOpenAISummaryRequest(t *testing.T) {
 	})
 	var ev events
 	store := trustedStore("Earlier: the user wants pkg/x fixed.")
-	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: summarizer.New(f.model(), summarizer.Options{}), OnEvent: ev.on, Store: store})
+	w := New(Options{Ahead: -1, MaxMessages: 12, Summarizer: llm.New(f.model(), llm.Options{}), OnEvent: ev.on, Store: store})
 	h := conversation(10, 100)
 	// A previous marker in the middle is merged, not summarized as text.
 	h = append(h[:4], append([]processor.Message{summary.Marker("Earlier: the user wants pkg/x fixed.")}, h[4:]...)...)
@@ -164,7 +165,7 @@ func TestOpenAIFaultsFallBack(t *testing.T) {
 			var ev events
 			w := New(Options{Ahead: -1,
 				MaxMessages: 12,
-				Summarizer:  summarizer.New(f.model(), summarizer.Options{}),
+				Summarizer:  llm.New(f.model(), llm.Options{}),
 				Timeout:     100 * time.Millisecond,
 				OnEvent:     ev.on,
 			})

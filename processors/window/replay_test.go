@@ -13,6 +13,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/testkit/transcripts"
 	"github.com/abridge-go/abridge/transcript"
 )
@@ -38,7 +39,7 @@ func (c *counting) Summarize(ctx context.Context, ms []processor.Message, previo
 		// Messages of a transcript are told apart by their content and
 		// position-bearing IDs; identical repeats count once, which only
 		// makes the bound stricter.
-		c.seen[summarizer.Render([]processor.Message{m}, 0)] = true
+		c.seen[llm.Render([]processor.Message{m}, 0)] = true
 	}
 	c.mu.Unlock()
 	return c.inner.Summarize(ctx, ms, previous, focus)

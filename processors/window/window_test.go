@@ -16,6 +16,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/summary"
 )
 
@@ -114,9 +115,9 @@ func roles(h []processor.Message) string {
 }
 
 // recorder returns an LLM summarizer over a Recorder answering text.
-func recorder(replies ...model.Reply) (*summarizer.LLM, *model.Recorder) {
+func recorder(replies ...model.Reply) (*llm.LLM, *model.Recorder) {
 	rec := model.NewRecorder(replies...)
-	return summarizer.New(rec, summarizer.Options{}), rec
+	return llm.New(rec, llm.Options{}), rec
 }
 
 // events collects the events a window reports.

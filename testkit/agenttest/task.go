@@ -77,7 +77,7 @@ type Request struct {
 	// Stream is set when the body asked for a stream.
 	Stream bool
 	// Summary is set for a summarizer's request (its instructions are
-	// summarizer.Instructions).
+	// llm.Instructions).
 	Summary bool
 	// Step is the tool round the answer asked for (from 1), or Parts+1
 	// for the final answer; 0 for a summary or a request off the task.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 )
 
 // WriteResponse answers with resp, a Responses API response object whose
@@ -146,12 +146,12 @@ func WriteAnthropicError(w http.ResponseWriter, status int, typ, msg string) {
 // summaryMark is how a summarizer's request is told in any API: its
 // instructions, as they read inside a JSON string.
 var summaryMark = func() []byte {
-	b, _ := json.Marshal(summarizer.Instructions[:60])
+	b, _ := json.Marshal(llm.Instructions[:60])
 	return b[1 : len(b)-1]
 }()
 
 // IsSummaryBody reports whether body, a request in any API, is a
-// summarizer's: it holds summarizer.Instructions.
+// summarizer's: it holds llm.Instructions.
 func IsSummaryBody(body []byte) bool { return bytes.Contains(body, summaryMark) }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -22,7 +22,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 )
 
 // Request is one request the Upstream received.
@@ -34,7 +34,7 @@ type Request struct {
 	// Body is the request's body as it arrived.
 	Body []byte
 	// Summary is set for a summarizer's request (its system message is
-	// summarizer.Instructions).
+	// llm.Instructions).
 	Summary bool
 	// Stream is set when the body asked for a stream.
 	Stream bool
@@ -284,7 +284,7 @@ func (u *Upstream) record(req Request) {
 }
 
 // isSummary reports whether messages are a summarizer's: the first is the
-// system message summarizer.Instructions.
+// system message llm.Instructions.
 func isSummary(messages []jsontext.Value) bool {
 	if len(messages) == 0 {
 		return false
@@ -297,7 +297,7 @@ func isSummary(messages []jsontext.Value) bool {
 		return false
 	}
 	s, _ := m.Content.(string)
-	return (m.Role == "system" || m.Role == "developer") && s == summarizer.Instructions
+	return (m.Role == "system" || m.Role == "developer") && s == llm.Instructions
 }
 
 // pieces cuts s into at most n pieces of about equal length (at rune

@@ -19,6 +19,7 @@ import (
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/receipt"
 	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/summary"
 	"github.com/abridge-go/abridge/transcript"
 )
@@ -109,13 +110,13 @@ func newRun(opts Options) (*run, error) {
 			primary = summarizer.NewDigest(summarizer.DigestOptions{})
 		case SummarizerRecorder:
 			r.rec = model.NewRecorder(recordedSummary)
-			primary = summarizer.New(r.rec, opts.LLM)
+			primary = llm.New(r.rec, opts.LLM)
 		case SummarizerModel:
 			if opts.Model == nil {
 				return nil, ErrNoModel
 			}
 			r.counter = &countingModel{m: opts.Model}
-			primary = summarizer.New(r.counter, opts.LLM)
+			primary = llm.New(r.counter, opts.LLM)
 		default:
 			return nil, fmt.Errorf("replay: unknown summarizer %q: want digest, recorder or model", opts.Summarizer)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/abridge-go/abridge/processor"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/strategy"
-	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/testkit/transcripts"
 	"github.com/abridge-go/abridge/transcript"
 )
@@ -154,7 +154,7 @@ func TestRecorderPieces(t *testing.T) {
 	for _, mode := range []Mode{ModeProcessed, ModeFull} {
 		t.Run(mode.String(), func(t *testing.T) {
 			r, err := newRun(Options{Mode: mode, Summarizer: SummarizerRecorder, Window: window.Options{MaxMessages: 20, SummaryClip: -1},
-				LLM: summarizer.Options{MaxInputChars: 3000, ClipChars: 800}})
+				LLM: llm.Options{MaxInputChars: 3000, ClipChars: 800}})
 			if err != nil {
 				t.Fatal(err)
 			}

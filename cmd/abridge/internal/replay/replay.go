@@ -31,7 +31,7 @@ import (
 	"github.com/abridge-go/abridge/processors/trimtools"
 	"github.com/abridge-go/abridge/processors/window"
 	"github.com/abridge-go/abridge/receipt"
-	"github.com/abridge-go/abridge/summarizer"
+	"github.com/abridge-go/abridge/summarizer/llm"
 	"github.com/abridge-go/abridge/transcript"
 )
 
@@ -162,7 +162,7 @@ type Options struct {
 	Model model.Model
 	// LLM holds the LLM summarizer's options when Summarizer is
 	// "recorder" or "model". Default: the summarizer's defaults.
-	LLM summarizer.Options
+	LLM llm.Options
 	// Progress, when set, is called by [Run] after each transcript with
 	// the file's path and how many of the total are done.
 	Progress func(file string, done, total int)

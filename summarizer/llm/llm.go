@@ -1,4 +1,13 @@
-package summarizer
+// Package llm is the summarizer that asks a language model: [LLM], made by
+// [New], writes a dense hand-off note (the user's goal, decisions, the
+// exact file paths, commands, identifiers and error messages copied
+// verbatim, other details, problems, status and the next action) and
+// merges a previous summary into the new one, so a conversation compacted
+// many times carries one rolling summary; [Render] is the transcript text
+// the model is shown. It implements [summarizer.Summarizer], the interface
+// the window, on-demand compaction and the configuration take; the offline
+// digest is package summarizer's.
+package llm
 
 import (
 	"context"
@@ -11,8 +20,11 @@ import (
 
 	"github.com/abridge-go/abridge/model"
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/summarizer"
 	"github.com/abridge-go/abridge/summary"
 )
+
+var _ summarizer.Summarizer = (*LLM)(nil)
 
 // Defaults of [Options].
 const (
