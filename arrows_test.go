@@ -57,6 +57,16 @@ func listPackages(t *testing.T) (map[string]pkg, map[string]bool) {
 	return pkgs, std
 }
 
+// moduleName returns the name the arrows give a package of the module (its
+// path inside the module, "." for the module's root), and false for a
+// package outside it.
+func moduleName(path string) (string, bool) {
+	if path == module {
+		return ".", true
+	}
+	return strings.CutPrefix(path, module+"/")
+}
+
 // TestArrows checks that the package dependencies point one way, as the
 // package map of docs/design.md says: the message model depends on the
 // standard library alone; the trimmer, the clearer, the summary format and
@@ -202,10 +212,7 @@ func checkDatabaseDrivers(t *testing.T, pkgs map[string]pkg) {
 		"testkit/pgtest":           {"pgx"},
 	}
 	for path, p := range pkgs {
-		name, ok := strings.CutPrefix(path, module+"/")
-		if path == module {
-			name, ok = ".", true
-		}
+		name, ok := moduleName(path)
 		if !ok {
 			continue
 		}
@@ -236,10 +243,7 @@ func TestTestkitOnlyInTests(t *testing.T) {
 	pkgs, _ := listPackages(t)
 	var got []string
 	for path, p := range pkgs {
-		name, ok := strings.CutPrefix(path, module+"/")
-		if path == module {
-			name, ok = ".", true
-		}
+		name, ok := moduleName(path)
 		if !ok || strings.HasPrefix(name, "testkit/") || name == "cmd/proxyload" {
 			continue
 		}
@@ -264,10 +268,7 @@ func TestInternalIsProduction(t *testing.T) {
 	used := map[string]bool{}
 	var internal []string
 	for path, p := range pkgs {
-		name, ok := strings.CutPrefix(path, module+"/")
-		if path == module {
-			name, ok = ".", true
-		}
+		name, ok := moduleName(path)
 		if !ok {
 			continue
 		}

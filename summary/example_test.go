@@ -4,17 +4,9 @@ import (
 	"fmt"
 
 	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/summary"
 )
-
-func history() []processor.Message {
-	return []processor.Message{
-		processor.UserMessage("Add a --verbose flag to cmd/tool/main.go."),
-		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "Edit", Args: `{"file_path":"cmd/tool/main.go","old_string":"a","new_string":"b"}`}),
-		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "Edit", Content: "ok"}),
-		processor.TextMessage("Added the flag."),
-	}
-}
 
 // Paths lists the files a history wrote and the others it mentioned.
 func ExamplePaths() {
@@ -46,7 +38,7 @@ func ExampleParseMarker() {
 // the work over copies exactly.
 func ExampleFacts() {
 	f := summary.NewFacts(summary.FactsOptions{})
-	fmt.Println(f.Section(history(), "", 0))
+	fmt.Println(f.Section(processortest.OneEdit(), "", 0))
 	// Output:
 	// Facts kept verbatim from the condensed messages (newest last):
 	// User said:

@@ -42,6 +42,19 @@ func Fixtures() []Fixture {
 	return fs
 }
 
+// OneEdit returns the shortest coding turn, freshly built: the user asks
+// for a change to a file, the assistant edits it (a tool call answered by
+// its return) and says it is done. The examples of the summary format and
+// the summarizers read it.
+func OneEdit() []processor.Message {
+	return []processor.Message{
+		processor.UserMessage("Add a --verbose flag to cmd/tool/main.go."),
+		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "Edit", Args: `{"file_path":"cmd/tool/main.go","old_string":"a","new_string":"b"}`}),
+		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "Edit", Content: "ok"}),
+		processor.TextMessage("Added the flag."),
+	}
+}
+
 // CodingSession returns a short coding session that ends with the agent's
 // answer, freshly built: a task naming a file, the file read and edited,
 // and a test run that fails, each a tool call answered by its return. It

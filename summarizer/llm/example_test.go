@@ -5,22 +5,13 @@ import (
 	"fmt"
 
 	"github.com/abridge-go/abridge/model"
-	"github.com/abridge-go/abridge/processor"
+	"github.com/abridge-go/abridge/processor/processortest"
 	"github.com/abridge-go/abridge/summarizer/llm"
 )
 
-func history() []processor.Message {
-	return []processor.Message{
-		processor.UserMessage("Add a --verbose flag to cmd/tool/main.go."),
-		processor.NewResponse(processor.ToolCall{ToolCallID: "c1", ToolName: "Edit", Args: `{"file_path":"cmd/tool/main.go","old_string":"a","new_string":"b"}`}),
-		processor.NewRequest(processor.ToolReturn{ToolCallID: "c1", ToolName: "Edit", Content: "ok"}),
-		processor.TextMessage("Added the flag."),
-	}
-}
-
 // Render shows the transcript the model is asked to summarize.
 func ExampleRender() {
-	fmt.Print(llm.Render(history(), 0))
+	fmt.Print(llm.Render(processortest.OneEdit(), 0))
 	// Output:
 	// [1] user:
 	// Add a --verbose flag to cmd/tool/main.go.
@@ -39,7 +30,7 @@ func ExampleRender() {
 func ExampleLLM_Summarize() {
 	rec := model.NewRecorder(model.RespondText("Goal: a --verbose flag. Status: added. Next step: test it."))
 	s := llm.New(rec, llm.Options{})
-	summary, err := s.Summarize(context.Background(), history(), "", "")
+	summary, err := s.Summarize(context.Background(), processortest.OneEdit(), "", "")
 	if err != nil {
 		fmt.Println(err)
 		return
