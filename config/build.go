@@ -59,7 +59,7 @@ type Components struct {
 	// toward its circuit breaker. Close it when done.
 	Window *window.Window
 	// Chain runs the trimmer of [Config.TrimOptions] (left out when
-	// TrimChars is -1), then Window.
+	// TrimMaxChars is -1), then Window.
 	Chain processor.Processor
 	// AgentOptions are the agent's options: Chain as its processors (the
 	// agent finds Window in it, the compactor it forces when the provider
@@ -152,7 +152,7 @@ func (c *Config) Build(opts BuildOptions) (*Components, error) {
 	wopts.Recall = opts.Recall
 	comp.Window = window.New(wopts)
 	var ps []processor.Processor
-	if c.TrimChars >= 0 {
+	if c.TrimMaxChars >= 0 {
 		ps = append(ps, trimtools.New(c.TrimOptions()))
 	}
 	comp.Chain = processor.Chain(append(ps, comp.Window)...)
@@ -271,10 +271,10 @@ func (c *Config) WindowOptions() window.Options {
 	}
 }
 
-// TrimOptions returns the trimmer's settings: MaxChars is TrimChars (the
+// TrimOptions returns the trimmer's settings: MaxChars is TrimMaxChars (the
 // environment reads 0 and -1 as trimtools.Options does).
 func (c *Config) TrimOptions() trimtools.Options {
-	return trimtools.Options{MaxChars: c.TrimChars}
+	return trimtools.Options{MaxChars: c.TrimMaxChars}
 }
 
 // requestFault reports whether err is a model provider refusing a request

@@ -53,7 +53,7 @@ func TestTrimOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
-			c := mustLoad(t, map[string]string{"ABRIDGE_TRIM_CHARS": tt.value})
+			c := mustLoad(t, map[string]string{"ABRIDGE_TRIM_MAX_CHARS": tt.value})
 			if diff := cmp.Diff(tt.want, c.TrimOptions()); diff != "" {
 				t.Errorf("TrimOptions (-want +got):\n%s", diff)
 			}
@@ -105,7 +105,7 @@ func toolReturnSizes(h []processor.Message) []int {
 }
 
 // TestChainTrims checks that the chain Build builds trims as
-// ABRIDGE_TRIM_CHARS says (the window, set to compact past 100 messages,
+// ABRIDGE_TRIM_MAX_CHARS says (the window, set to compact past 100 messages,
 // leaves the history alone).
 func TestChainTrims(t *testing.T) {
 	h := conversation(12) // tool returns of 600 characters
@@ -121,7 +121,7 @@ func TestChainTrims(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
-			comp, err := mustLoad(t, map[string]string{"ABRIDGE_TRIM_CHARS": tt.value, "ABRIDGE_MAX_MESSAGES": "100"}).Build(BuildOptions{Logger: zap.NewNop()})
+			comp, err := mustLoad(t, map[string]string{"ABRIDGE_TRIM_MAX_CHARS": tt.value, "ABRIDGE_MAX_MESSAGES": "100"}).Build(BuildOptions{Logger: zap.NewNop()})
 			if err != nil {
 				t.Fatal(err)
 			}

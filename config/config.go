@@ -60,7 +60,7 @@ type Config struct {
 	// Strategy names the processors' configuration (package strategy):
 	// default, economy, budget (a budget of 30,000 tokens) or budget-Nk
 	// (N thousand tokens). A strategy other than default changes the
-	// defaults of TrimChars, MaxMessages, KeepMessages, TailOutputs,
+	// defaults of TrimMaxChars, MaxMessages, KeepMessages, TailOutputs,
 	// TriggerTokens, FactsChars and SummaryClip to its own; a variable set
 	// explicitly still wins. Default default.
 	Strategy string `env:"STRATEGY" envDefault:"default"`
@@ -79,10 +79,12 @@ type Config struct {
 	SummaryAPIKey string `env:"SUMMARY_API_KEY" json:"-"`
 	// SummaryTimeout bounds one summary, retries included. Default 90s.
 	SummaryTimeout time.Duration `env:"SUMMARY_TIMEOUT" envDefault:"90s"`
-	// TrimChars caps old tool outputs, in characters: at least 100
+	// TrimMaxChars caps old tool outputs, in characters: at least 100
 	// (trimtools.MinMaxChars); 0 means the default 2000 and -1 disables
 	// trimming, as trimtools.Options.MaxChars reads them. Default 2000.
-	TrimChars int `env:"TRIM_CHARS" envDefault:"2000"`
+	// ABRIDGE_TRIM_CHARS, its variable's former name, is still read when
+	// ABRIDGE_TRIM_MAX_CHARS is unset.
+	TrimMaxChars int `env:"TRIM_MAX_CHARS" envDefault:"2000"`
 	// MaxMessages makes the window compact a history longer than this many
 	// messages; 0 means the default 40 and -1 disables this trigger, as
 	// window.Options.MaxMessages reads them. Default 40.
@@ -257,7 +259,7 @@ func LoadFrom(environ map[string]string) (*Config, error) {
 	if st, err := strategy.ByName(m[Prefix+"STRATEGY"]); err == nil && st.Name != strategy.NameDefault {
 		// The strategy's settings are the defaults of their variables.
 		for name, v := range map[string]int{
-			"TRIM_CHARS":     st.Trim.MaxChars,
+			"TRIM_MAX_CHARS": st.Trim.MaxChars,
 			"MAX_MESSAGES":   st.Window.MaxMessages,
 			"KEEP_MESSAGES":  st.Window.KeepMessages,
 			"TAIL_OUTPUTS":   st.Window.TailOutputs,

@@ -19,7 +19,7 @@ func defaults() Config {
 		Model:                 "gpt-4.1-mini",
 		SummaryAnthropicModel: "claude-haiku-4-5",
 		SummaryTimeout:        90 * time.Second,
-		TrimChars:             2000,
+		TrimMaxChars:          2000,
 		MaxMessages:           40,
 		ContextWindow:         0,
 		TriggerPercent:        70,
@@ -93,13 +93,13 @@ func TestEachVariable(t *testing.T) {
 		{"ABRIDGE_SUMMARY_API_KEY", "sk-summary", func(c *Config) { c.SummaryAPIKey = "sk-summary" }},
 		{"ABRIDGE_SUMMARY_TIMEOUT", "2m30s", func(c *Config) { c.SummaryTimeout = 150 * time.Second }},
 		{"ABRIDGE_SUMMARY_TIMEOUT", "1ms", func(c *Config) { c.SummaryTimeout = time.Millisecond }},
-		{"ABRIDGE_TRIM_CHARS", "500", func(c *Config) { c.TrimChars = 500 }},
-		{"ABRIDGE_TRIM_CHARS", "100", func(c *Config) { c.TrimChars = 100 }},
-		{"ABRIDGE_TRIM_CHARS", "0", func(c *Config) { c.TrimChars = 0 }},
+		{"ABRIDGE_TRIM_MAX_CHARS", "500", func(c *Config) { c.TrimMaxChars = 500 }},
+		{"ABRIDGE_TRIM_MAX_CHARS", "100", func(c *Config) { c.TrimMaxChars = 100 }},
+		{"ABRIDGE_TRIM_MAX_CHARS", "0", func(c *Config) { c.TrimMaxChars = 0 }},
 		{"ABRIDGE_MAX_MESSAGES", "80", func(c *Config) { c.MaxMessages = 80 }},
 		{"ABRIDGE_MAX_MESSAGES", "0", func(c *Config) { c.MaxMessages = 0 }},
 		{"ABRIDGE_MAX_MESSAGES", "-1", func(c *Config) { c.MaxMessages = -1 }},
-		{"ABRIDGE_TRIM_CHARS", "-1", func(c *Config) { c.TrimChars = -1 }},
+		{"ABRIDGE_TRIM_MAX_CHARS", "-1", func(c *Config) { c.TrimMaxChars = -1 }},
 		{"ABRIDGE_KEEP_MESSAGES", "12", func(c *Config) { c.KeepMessages = 12 }},
 		{"ABRIDGE_TRIGGER_TOKENS", "64000", func(c *Config) { c.TriggerTokens = 64000 }},
 		{"ABRIDGE_TAIL_OUTPUTS", "2", func(c *Config) { c.TailOutputs = 2 }},
@@ -163,6 +163,28 @@ func TestEachVariable(t *testing.T) {
 // TestDeprecatedNames checks that a variable's former name is still read
 // when the variable is unset, that the variable wins when both are set, and
 // that a bad value given under the former name is refused.
+func TestDeprecatedTrimName(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		environ map[string]string
+		want    int
+	}{
+		{"former name", map[string]string{"ABRIDGE_TRIM_CHARS": "500"}, 500},
+		{"both: the new name wins", map[string]string{"ABRIDGE_TRIM_CHARS": "500", "ABRIDGE_TRIM_MAX_CHARS": "300"}, 300},
+		{"neither", map[string]string{}, 2000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadFrom(tc.environ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, c.TrimMaxChars); diff != "" {
+				t.Errorf("TrimMaxChars (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestDeprecatedNames(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -252,12 +274,12 @@ func TestInvalid(t *testing.T) {
 		{"ABRIDGE_REQUEST_TIMEOUT", "0s", `ABRIDGE_REQUEST_TIMEOUT="0s": out of range; accepted: a positive duration with a unit (90s, 2m)`},
 		{"ABRIDGE_REQUEST_TIMEOUT", "5", `ABRIDGE_REQUEST_TIMEOUT="5": not a duration; accepted: a positive duration with a unit (90s, 2m)`},
 		{"ABRIDGE_STREAM_IDLE_TIMEOUT", "-1s", `ABRIDGE_STREAM_IDLE_TIMEOUT="-1s": out of range; accepted: a positive duration with a unit (90s, 2m)`},
-		{"ABRIDGE_TRIM_CHARS", "lots", `ABRIDGE_TRIM_CHARS="lots": not an integer; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
-		{"ABRIDGE_TRIM_CHARS", "2.5", `ABRIDGE_TRIM_CHARS="2.5": not an integer; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
-		{"ABRIDGE_TRIM_CHARS", "-2", `ABRIDGE_TRIM_CHARS="-2": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
-		{"ABRIDGE_TRIM_CHARS", "99", `ABRIDGE_TRIM_CHARS="99": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
-		{"ABRIDGE_TRIM_CHARS", "99999999999", `ABRIDGE_TRIM_CHARS="99999999999": out of range: larger than 2147483647; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
-		{"ABRIDGE_TRIM_CHARS", "-99999999999", `ABRIDGE_TRIM_CHARS="-99999999999": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_TRIM_MAX_CHARS", "lots", `ABRIDGE_TRIM_MAX_CHARS="lots": not an integer; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_TRIM_MAX_CHARS", "2.5", `ABRIDGE_TRIM_MAX_CHARS="2.5": not an integer; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_TRIM_MAX_CHARS", "-2", `ABRIDGE_TRIM_MAX_CHARS="-2": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_TRIM_MAX_CHARS", "99", `ABRIDGE_TRIM_MAX_CHARS="99": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_TRIM_MAX_CHARS", "99999999999", `ABRIDGE_TRIM_MAX_CHARS="99999999999": out of range: larger than 2147483647; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
+		{"ABRIDGE_TRIM_MAX_CHARS", "-99999999999", `ABRIDGE_TRIM_MAX_CHARS="-99999999999": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming`},
 		{"ABRIDGE_MAX_MESSAGES", "-40", `ABRIDGE_MAX_MESSAGES="-40": out of range; accepted: an integer ≥ 1, 0 for the default, or -1 to disable this trigger`},
 		{"ABRIDGE_MAX_MESSAGES", "forty", `ABRIDGE_MAX_MESSAGES="forty": not an integer; accepted: an integer ≥ 1, 0 for the default, or -1 to disable this trigger`},
 		{"ABRIDGE_KEEP_MESSAGES", "-3", `ABRIDGE_KEEP_MESSAGES="-3": out of range; accepted: an integer ≥ 0; 0 means max(4, N/2), N being ABRIDGE_MAX_MESSAGES (40 when it is -1)`},
@@ -322,7 +344,7 @@ func TestInvalid(t *testing.T) {
 
 func TestInvalidAllReported(t *testing.T) {
 	_, err := LoadFrom(map[string]string{
-		"ABRIDGE_TRIM_CHARS":      "abc",
+		"ABRIDGE_TRIM_MAX_CHARS":  "abc",
 		"ABRIDGE_MAX_MESSAGES":    "-2",
 		"ABRIDGE_TRIGGER_PERCENT": "250",
 		"ABRIDGE_SUMMARY_TIMEOUT": "ten",
@@ -341,7 +363,7 @@ func TestInvalidAllReported(t *testing.T) {
 	}
 	// In the table's order, each bad variable once, one per line.
 	want := []string{
-		"ABRIDGE_SUMMARY_TIMEOUT", "ABRIDGE_TRIM_CHARS", "ABRIDGE_MAX_MESSAGES",
+		"ABRIDGE_SUMMARY_TIMEOUT", "ABRIDGE_TRIM_MAX_CHARS", "ABRIDGE_MAX_MESSAGES",
 		"ABRIDGE_TRIGGER_PERCENT", "ABRIDGE_MAX_STEPS", "ABRIDGE_LOG_LEVEL", "ABRIDGE_LOG_FORMAT",
 	}
 	sortByTable(got)
@@ -365,10 +387,10 @@ func sortByTable(names []string) {
 
 func TestValidate(t *testing.T) {
 	c := Default()
-	c.TrimChars = -5
+	c.TrimMaxChars = -5
 	c.TriggerPercent = 0
 	err := c.Validate()
-	want := "ABRIDGE_TRIM_CHARS=\"-5\": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming\n" +
+	want := "ABRIDGE_TRIM_MAX_CHARS=\"-5\": out of range; accepted: an integer ≥ 100, 0 for the default, or -1 to disable trimming\n" +
 		"ABRIDGE_TRIGGER_PERCENT=\"0\": out of range; accepted: an integer from 1 to 100"
 	if err == nil {
 		t.Fatal("Validate accepted bad values")
@@ -479,13 +501,13 @@ func TestStrategy(t *testing.T) {
 		want    func(c *Config)
 	}{
 		{"economy", map[string]string{"ABRIDGE_STRATEGY": "economy"}, func(c *Config) {
-			c.Strategy, c.TrimChars, c.MaxMessages, c.KeepMessages, c.TailOutputs = "economy", 1000, 24, 6, 1
+			c.Strategy, c.TrimMaxChars, c.MaxMessages, c.KeepMessages, c.TailOutputs = "economy", 1000, 24, 6, 1
 		}},
 		{"economy, any case", map[string]string{"ABRIDGE_STRATEGY": " Economy"}, func(c *Config) {
-			c.Strategy, c.TrimChars, c.MaxMessages, c.KeepMessages, c.TailOutputs = "economy", 1000, 24, 6, 1
+			c.Strategy, c.TrimMaxChars, c.MaxMessages, c.KeepMessages, c.TailOutputs = "economy", 1000, 24, 6, 1
 		}},
-		{"economy with a variable set", map[string]string{"ABRIDGE_STRATEGY": "economy", "ABRIDGE_MAX_MESSAGES": "30", "ABRIDGE_TRIM_CHARS": "-1"}, func(c *Config) {
-			c.Strategy, c.TrimChars, c.MaxMessages, c.KeepMessages, c.TailOutputs = "economy", -1, 30, 6, 1
+		{"economy with a variable set", map[string]string{"ABRIDGE_STRATEGY": "economy", "ABRIDGE_MAX_MESSAGES": "30", "ABRIDGE_TRIM_MAX_CHARS": "-1"}, func(c *Config) {
+			c.Strategy, c.TrimMaxChars, c.MaxMessages, c.KeepMessages, c.TailOutputs = "economy", -1, 30, 6, 1
 		}},
 		{"budget", map[string]string{"ABRIDGE_STRATEGY": "budget"}, func(c *Config) {
 			c.Strategy, c.MaxMessages, c.TriggerTokens = "budget", -1, 30000
@@ -494,7 +516,7 @@ func TestStrategy(t *testing.T) {
 			c.Strategy, c.MaxMessages, c.TriggerTokens = "budget-60k", -1, 60000
 		}},
 		{"a budget of 100,000 tokens, its facts set", map[string]string{"ABRIDGE_STRATEGY": "budget-100000", "ABRIDGE_FACTS_CHARS": "-1"}, func(c *Config) {
-			c.Strategy, c.MaxMessages, c.TriggerTokens, c.TrimChars, c.FactsChars = "budget-100000", -1, 100000, 4000, -1
+			c.Strategy, c.MaxMessages, c.TriggerTokens, c.TrimMaxChars, c.FactsChars = "budget-100000", -1, 100000, 4000, -1
 		}},
 		{"default", map[string]string{"ABRIDGE_STRATEGY": "default"}, func(c *Config) {}},
 	} {

@@ -15,7 +15,7 @@ import (
 func ExampleLoadFrom() {
 	cfg, err := config.LoadFrom(map[string]string{
 		"ABRIDGE_MAX_MESSAGES":    "60",
-		"ABRIDGE_TRIM_CHARS":      "0",
+		"ABRIDGE_TRIM_MAX_CHARS":  "0",
 		"ABRIDGE_SUMMARY_TIMEOUT": "2m",
 		"OPENAI_API_KEY":          "sk-example",
 	})
@@ -25,7 +25,7 @@ func ExampleLoadFrom() {
 	}
 	fmt.Println("model:", cfg.Model)
 	fmt.Println("max messages:", cfg.MaxMessages)
-	fmt.Println("trim chars:", cfg.TrimChars)
+	fmt.Println("trim chars:", cfg.TrimMaxChars)
 	fmt.Println("summary timeout:", cfg.SummaryTimeout)
 	fmt.Println("summarizer:", cfg.SummarizerKind())
 	fmt.Println("key:", cfg.Redacted()["OPENAI_API_KEY"])

@@ -134,7 +134,7 @@ func TestNoSecretAnywhere(t *testing.T) {
 		bad[k] = v
 	}
 	bad["ABRIDGE_MAX_STEPS"] = primaryKey
-	bad["ABRIDGE_TRIM_CHARS"] = "x" + summaryKey
+	bad["ABRIDGE_TRIM_MAX_CHARS"] = "x" + summaryKey
 	bad["ABRIDGE_SUMMARY_BASE_URL"] = "gw:" + primaryKey
 	bad["ABRIDGE_LOG_LEVEL"] = summaryKey
 	bad["ABRIDGE_SUMMARY_TIMEOUT"] = primaryKey

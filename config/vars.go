@@ -11,7 +11,7 @@ import (
 
 // Variable documents one environment variable.
 type Variable struct {
-	// Name is the variable's name, e.g. ABRIDGE_TRIM_CHARS.
+	// Name is the variable's name, e.g. ABRIDGE_TRIM_MAX_CHARS.
 	Name string
 	// Default is the value used when the variable is unset or empty: a
 	// literal value, or a description in parentheses, such as
@@ -114,7 +114,7 @@ var variables = []variable{
 	{
 		Variable: Variable{
 			Group: GroupProcessors, Name: Prefix + "STRATEGY", Default: "default", Accepted: "default, economy, budget, or budget-Nk (a budget of N thousand tokens)",
-			Description: "The processors' configuration: default (trim at 2000, compact above 40 messages keeping the last 20), economy (the cheapest on billed input: trim at 1000, compact above 24 keeping the last 6, clearing their outputs but the last round's) or budget (compact once the prompt passes the budget, 30,000 tokens or N thousand: a small budget bills less, a large one keeps more). Each keeps the facts of what it compacts beside the summary. It sets the defaults of ABRIDGE_TRIM_CHARS, ABRIDGE_MAX_MESSAGES, ABRIDGE_KEEP_MESSAGES, ABRIDGE_TAIL_OUTPUTS, ABRIDGE_TRIGGER_TOKENS, ABRIDGE_FACTS_CHARS and ABRIDGE_SUMMARY_CLIP; those set explicitly win.",
+			Description: "The processors' configuration: default (trim at 2000, compact above 40 messages keeping the last 20), economy (the cheapest on billed input: trim at 1000, compact above 24 keeping the last 6, clearing their outputs but the last round's) or budget (compact once the prompt passes the budget, 30,000 tokens or N thousand: a small budget bills less, a large one keeps more). Each keeps the facts of what it compacts beside the summary. It sets the defaults of ABRIDGE_TRIM_MAX_CHARS, ABRIDGE_MAX_MESSAGES, ABRIDGE_KEEP_MESSAGES, ABRIDGE_TAIL_OUTPUTS, ABRIDGE_TRIGGER_TOKENS, ABRIDGE_FACTS_CHARS and ABRIDGE_SUMMARY_CLIP; those set explicitly win.",
 		},
 		field: "Strategy", kind: "a string", problem: unknownValue,
 		valid: func(c *Config) bool { _, err := strategy.ByName(c.Strategy); return err == nil },
@@ -174,14 +174,15 @@ var variables = []variable{
 	},
 	{
 		Variable: Variable{
-			Group: GroupProcessors, Name: Prefix + "TRIM_CHARS", Default: "2000", Accepted: "an integer ≥ " + strconv.Itoa(trimtools.MinMaxChars) + ", 0 for the default, or -1 to disable trimming",
-			Description: "Old tool outputs longer than this many characters are truncated.",
+			Group: GroupProcessors, Name: Prefix + "TRIM_MAX_CHARS", Default: "2000", Accepted: "an integer ≥ " + strconv.Itoa(trimtools.MinMaxChars) + ", 0 for the default, or -1 to disable trimming",
+			Description: "Old tool outputs longer than this many characters are truncated. Its former name, ABRIDGE_TRIM_CHARS, is still read when it is unset (deprecated).",
+			Deprecated:  []string{Prefix + "TRIM_CHARS"},
 		},
-		field: "TrimChars", kind: "an integer", problem: outOfRange,
+		field: "TrimMaxChars", kind: "an integer", problem: outOfRange,
 		valid: func(c *Config) bool {
-			return c.TrimChars == -1 || c.TrimChars == 0 || c.TrimChars >= trimtools.MinMaxChars
+			return c.TrimMaxChars == -1 || c.TrimMaxChars == 0 || c.TrimMaxChars >= trimtools.MinMaxChars
 		},
-		show: itoa(func(c *Config) int { return c.TrimChars }),
+		show: itoa(func(c *Config) int { return c.TrimMaxChars }),
 	},
 	{
 		Variable: Variable{

@@ -240,7 +240,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"help", "--help"}, []string{"Usage: abridge help [COMMAND]"}},
 		{[]string{"help", "-h"}, []string{"Usage: abridge help [COMMAND]"}},
 		{[]string{"help", "replay", "--help"}, []string{"Usage: abridge replay", "--mode processed|full|fresh"}},
-		{[]string{"replay", "--help"}, []string{"--json", "--wide", "--plot FILE", ".png", "--mode processed|full|fresh", "OPENAI_BASE_URL", "ABRIDGE_TRIM_CHARS"}},
+		{[]string{"replay", "--help"}, []string{"--json", "--wide", "--plot FILE", ".png", "--mode processed|full|fresh", "OPENAI_BASE_URL", "ABRIDGE_TRIM_MAX_CHARS"}},
 		{[]string{"replay", "-h"}, []string{"--json", "those last seen more than 20 messages", "largest and mean estimated tokens"}},
 		{[]string{"process", "--help"}, []string{"abridge process FILE", "ABRIDGE_MAX_MESSAGES"}},
 		{[]string{"compact", "--help"}, []string{"\n  --focus TEXT\n", "leading system prompts", "ABRIDGE_MODEL"}},

@@ -45,7 +45,7 @@ func TestProcess(t *testing.T) {
 		},
 		{
 			name:    "trimming off",
-			env:     map[string]string{"ABRIDGE_TRIM_CHARS": "-1"},
+			env:     map[string]string{"ABRIDGE_TRIM_MAX_CHARS": "-1"},
 			wantErr: []string{"tool returns trimmed: 0", "compaction: no"},
 		},
 		{
