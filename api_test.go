@@ -33,28 +33,15 @@ var publicPackages = []string{
 // types, and their exported fields and interface methods, test files
 // aside.
 func TestPublicAPI(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the go command is not on PATH: skipping")
-	}
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}} {{.Dir}}", "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	var public []string
 	counts := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Fields(line)
-		path, name, dir := fields[0], fields[1], fields[2]
-		rel, _ := moduleName(path)
-		if name == "main" || strings.Contains("/"+rel+"/", "/internal/") || strings.HasPrefix(rel, "testkit/") {
-			continue
-		}
-		public = append(public, rel)
-		n, err := countExported(dir)
+	for _, p := range listPublic(t) {
+		public = append(public, p.name)
+		n, err := countExported(p.dir)
 		if err != nil {
-			t.Fatalf("%s: %v", rel, err)
+			t.Fatalf("%s: %v", p.name, err)
 		}
-		counts[rel] = n
+		counts[p.name] = n
 	}
 	sort.Strings(public)
 	want := slices.Clone(publicPackages)
@@ -65,6 +52,34 @@ func TestPublicAPI(t *testing.T) {
 	for _, p := range public {
 		t.Logf("%-28s %4d exported identifiers", p, counts[p])
 	}
+}
+
+// listed is a package of the module as go list names it: its name in the
+// module (see moduleName) and its directory.
+type listed struct{ name, dir string }
+
+// listPublic returns the module's public packages: all but the commands,
+// the packages under internal/ and the test support under testkit/.
+func listPublic(t *testing.T) []listed {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH: skipping")
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}} {{.Dir}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var public []listed
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, rest, _ := strings.Cut(line, " ")
+		pkgName, dir, _ := strings.Cut(rest, " ")
+		name, _ := moduleName(path)
+		if pkgName == "main" || strings.Contains("/"+name+"/", "/internal/") || strings.HasPrefix(name, "testkit/") {
+			continue
+		}
+		public = append(public, listed{name, dir})
+	}
+	return public
 }
 
 // countExported counts the exported identifiers of the package in dir, as

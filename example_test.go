@@ -1,13 +1,10 @@
 package abridge_test
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/abridge-go/abridge"
@@ -33,23 +30,10 @@ func ExampleTranscripts() {
 // example whose output is checked. The test support under testkit/ is the
 // project's own, not API for users, and is left out.
 func TestEveryPackageHasExamples(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the go command is not on PATH: skipping the examples check")
-	}
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}} {{.Dir}}", "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		path, rest, _ := strings.Cut(sc.Text(), " ")
-		name, dir, _ := strings.Cut(rest, " ")
-		if name == "main" || strings.Contains(path+"/", "/internal/") || strings.HasPrefix(path, module+"/testkit/") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, "example_test.go"))
+	for _, p := range listPublic(t) {
+		data, err := os.ReadFile(filepath.Join(p.dir, "example_test.go"))
 		if err != nil || !bytes.Contains(data, []byte("// Output:")) {
-			t.Errorf("package %s has no example_test.go with a checked example (// Output:)", path)
+			t.Errorf("package %s has no example_test.go with a checked example (// Output:)", p.name)
 		}
 	}
 }

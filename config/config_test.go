@@ -163,40 +163,24 @@ func TestEachVariable(t *testing.T) {
 // TestDeprecatedNames checks that a variable's former name is still read
 // when the variable is unset, that the variable wins when both are set, and
 // that a bad value given under the former name is refused.
-func TestDeprecatedTrimName(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		environ map[string]string
-		want    int
-	}{
-		{"former name", map[string]string{"ABRIDGE_TRIM_CHARS": "500"}, 500},
-		{"both: the new name wins", map[string]string{"ABRIDGE_TRIM_CHARS": "500", "ABRIDGE_TRIM_MAX_CHARS": "300"}, 300},
-		{"neither", map[string]string{}, 2000},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := LoadFrom(tc.environ)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, c.TrimMaxChars); diff != "" {
-				t.Errorf("TrimMaxChars (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestDeprecatedNames(t *testing.T) {
+	trigger := func(c Config) int { return c.TriggerPercent }
+	trim := func(c Config) int { return c.TrimMaxChars }
 	for _, tc := range []struct {
 		name    string
 		environ map[string]string
+		got     func(Config) int
 		want    int
 		err     string
 	}{
-		{"former name", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": "80"}, 80, ""},
-		{"both: the new name wins", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": "80", "ABRIDGE_TRIGGER_PERCENT": "60"}, 60, ""},
-		{"former name empty", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": " "}, 70, ""},
-		{"former name, bad value", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": "150"}, 0,
+		{"former name", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": "80"}, trigger, 80, ""},
+		{"both: the new name wins", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": "80", "ABRIDGE_TRIGGER_PERCENT": "60"}, trigger, 60, ""},
+		{"former name empty", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": " "}, trigger, 70, ""},
+		{"former name, bad value", map[string]string{"ABRIDGE_THRESHOLD_PERCENT": "150"}, trigger, 0,
 			`ABRIDGE_TRIGGER_PERCENT="150": out of range; accepted: an integer from 1 to 100`},
+		{"trim: former name", map[string]string{"ABRIDGE_TRIM_CHARS": "500"}, trim, 500, ""},
+		{"trim: both, the new name wins", map[string]string{"ABRIDGE_TRIM_CHARS": "500", "ABRIDGE_TRIM_MAX_CHARS": "300"}, trim, 300, ""},
+		{"trim: neither", map[string]string{}, trim, 2000, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := LoadFrom(tc.environ)
@@ -209,8 +193,8 @@ func TestDeprecatedNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, c.TriggerPercent); diff != "" {
-				t.Errorf("TriggerPercent (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, tc.got(*c)); diff != "" {
+				t.Errorf("the setting (-want +got):\n%s", diff)
 			}
 		})
 	}
