@@ -4,8 +4,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -37,7 +37,7 @@ func TestPublicAPI(t *testing.T) {
 	counts := map[string]int{}
 	for _, p := range listPublic(t) {
 		public = append(public, p.name)
-		n, err := countExported(p.dir)
+		n, err := countExported(p.dir, p.files)
 		if err != nil {
 			t.Fatalf("%s: %v", p.name, err)
 		}
@@ -55,8 +55,11 @@ func TestPublicAPI(t *testing.T) {
 }
 
 // listed is a package of the module as go list names it: its name in the
-// module (see moduleName) and its directory.
-type listed struct{ name, dir string }
+// module (see moduleName), its directory and its Go files (tests aside).
+type listed struct {
+	name, dir string
+	files     []string
+}
 
 // listPublic returns the module's public packages: all but the commands,
 // the packages under internal/ and the test support under testkit/.
@@ -65,44 +68,49 @@ func listPublic(t *testing.T) []listed {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH: skipping")
 	}
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}} {{.Dir}}", "./...").Output()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{.Name}}\t{{.Dir}}\t{{join .GoFiles \",\"}}", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	var public []listed
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		path, rest, _ := strings.Cut(line, " ")
-		pkgName, dir, _ := strings.Cut(rest, " ")
+		fields := strings.Split(line, "\t")
+		if len(fields) != 4 {
+			t.Fatalf("go list printed %q", line)
+		}
+		path, pkgName, dir := fields[0], fields[1], fields[2]
+		var files []string
+		if fields[3] != "" {
+			files = strings.Split(fields[3], ",")
+		}
 		name, _ := moduleName(path)
 		if pkgName == "main" || strings.Contains("/"+name+"/", "/internal/") || strings.HasPrefix(name, "testkit/") {
 			continue
 		}
-		public = append(public, listed{name, dir})
+		public = append(public, listed{name, dir, files})
 	}
 	return public
 }
 
-// countExported counts the exported identifiers of the package in dir, as
-// TestPublicAPI says.
-func countExported(dir string) (int, error) {
+// countExported counts the exported identifiers of the package whose Go
+// files in dir are files, as TestPublicAPI says.
+func countExported(dir string, files []string) (int, error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
-	if err != nil {
-		return 0, err
-	}
 	n := 0
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				switch d := d.(type) {
-				case *ast.FuncDecl:
-					if d.Name.IsExported() && (d.Recv == nil || receiverExported(d.Recv.List[0].Type)) {
-						n++
-					}
-				case *ast.GenDecl:
-					for _, s := range d.Specs {
-						n += exportedInSpec(s)
-					}
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
+		if err != nil {
+			return 0, err
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Name.IsExported() && (d.Recv == nil || receiverExported(d.Recv.List[0].Type)) {
+					n++
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					n += exportedInSpec(s)
 				}
 			}
 		}
